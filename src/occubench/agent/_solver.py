@@ -1,0 +1,82 @@
+"""The agent loop: the main model calls the env's tools until it answers."""
+
+from __future__ import annotations
+
+from inspect_ai.model import ChatMessageSystem, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from occubench.agent._prompt import agent_system_prompt
+from occubench.agent._state import Episode, StopReason
+from occubench.agent._tool_layer import ToolLayer
+from occubench.dataset import EnvConfig, TaskRecord
+from occubench.defaults import DEFAULT_DATE, DEFAULT_MAX_TOOL_CALLS, DEFAULT_SIMULATOR_RETRIES
+from occubench.faults import FaultSettings
+from occubench.simulator import Simulator, render_system_prompt
+
+SIMULATOR_ROLE = "simulator"
+
+@solver
+def occubench_agent(
+    faults: FaultSettings | None = None,
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
+    date: str = DEFAULT_DATE,
+    simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
+    cache: bool = False,
+) -> Solver:
+    """Run the agent under test in the sample's simulated environment.
+
+    The sample's metadata carries its task record and env config. The agent gets a
+    system prompt (scenario, fixed date) and the env's tools, and is called until it
+    answers without a tool call or makes ``max_tool_calls`` calls.
+
+    Args:
+        faults: How faults are injected (default: none, E0).
+        max_tool_calls: Tool calls allowed before the loop stops.
+        date: Date given to agent and simulator (no wall clock in prompts).
+        simulator_retries: Re-asks of the simulator for a reply without JSON.
+        cache: Cache simulator responses (Inspect's cache).
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        task = TaskRecord.model_validate(state.metadata["task"])
+        env = EnvConfig.model_validate(state.metadata["env"])
+        settings = faults or FaultSettings()
+        key_fields = (env.fault_hints or {}).get("key_fields", [])
+        session = settings.session(task.task_id, expected_calls(task), key_fields)
+        simulator = Simulator(
+            get_model(role=SIMULATOR_ROLE, required=True),
+            render_system_prompt(env, date=date, extra_rules=settings.simulator_rules()),
+            max_retries=simulator_retries,
+            cache=cache,
+        )
+        episode = state.store_as(Episode)
+        if session is not None:
+            episode.fault_plan = session.plan.model_dump(mode="json")
+        layer = ToolLayer(simulator, episode, session)
+        state.messages.insert(
+            0, ChatMessageSystem(content=agent_system_prompt(task.task_scenario_name, date))
+        )
+        state.tools = [t.as_tool() for t in layer.tools(env)]
+        episode.stop_reason = StopReason.SAMPLE_LIMIT.value
+        while True:
+            state = await generate(state, tool_calls="single")
+            if state.completed:
+                break
+            if not state.output.message.tool_calls:
+                episode.stop_reason = StopReason.ANSWERED.value
+                break
+            if episode.tool_calls >= max_tool_calls:
+                episode.stop_reason = StopReason.TOOL_CALL_LIMIT.value
+                break
+        return state
+
+    return solve
+
+
+def expected_calls(task: TaskRecord) -> int | None:
+    """Tool calls the task is expected to take, when its record says (fault spacing)."""
+    if task.expected_tool_calls:
+        return task.expected_tool_calls
+    if task.reference_plan and task.reference_plan.steps:
+        return len(task.reference_plan.steps)
+    return None

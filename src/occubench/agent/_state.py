@@ -1,0 +1,34 @@
+"""What one sample's episode leaves in the log (Inspect store)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from inspect_ai.util import StoreModel
+from pydantic import Field
+
+
+class StopReason(str, Enum):
+    """Why the agent loop ended."""
+
+    ANSWERED = "answered"
+    """The agent replied without a tool call: its final answer."""
+    TOOL_CALL_LIMIT = "tool_call_limit"
+    """The agent reached the tool-call limit without answering."""
+    SAMPLE_LIMIT = "sample_limit"
+    """An Inspect limit (messages, tokens, time) ended the sample."""
+
+
+class Episode(StoreModel):
+    """Per-sample record of the interaction, kept in the log under ``Episode:*``."""
+
+    steps: list[dict[str, Any]] = Field(
+        default_factory=list, description="Simulator history: SimStep dumps, in call order."
+    )
+    tool_calls: int = Field(default=0, description="Tool calls that reached the tool layer.")
+    stop_reason: str | None = Field(default=None, description="A StopReason value.")
+    fault_plan: dict[str, Any] | None = Field(default=None, description="FaultPlan dump.")
+    fault_log: list[dict[str, Any]] = Field(
+        default_factory=list, description="Every injected fault, in call order."
+    )

@@ -1,0 +1,73 @@
+"""The tool layer: every agent tool call passes here on its way to the simulator.
+
+Inspect has already checked the arguments against the tool's schema (a bad call got a
+parsing error and never arrives). Faults plug in here: an explicit fault answers the
+agent without calling the simulator; an implicit one degrades the copy the agent sees
+while the simulator's history keeps the clean observation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from inspect_ai.tool import ToolDef
+
+from occubench.agent._state import Episode
+from occubench.dataset import EnvConfig, ToolSpec, tool_params
+from occubench.simulator import Simulator
+
+
+class FaultHook(Protocol):
+    """What the tool layer asks of a fault injector (see ``occubench.faults``)."""
+
+    def before_call(self, index: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """An explicit error observation for this call, or None to go on."""
+
+    def after_call(
+        self, index: int, tool: str, arguments: dict[str, Any], observation: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The observation the agent sees (possibly degraded)."""
+
+    def log(self) -> list[dict[str, Any]]:
+        """Every fault injected so far."""
+
+
+class ToolLayer:
+    """Runs one sample's tool calls against its simulator, recording the episode."""
+
+    def __init__(self, simulator: Simulator, episode: Episode, faults: FaultHook | None = None):
+        self.simulator = simulator
+        self.episode = episode
+        self.faults = faults
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
+        """Answer one tool call with the observation the agent sees, as JSON text."""
+        index = self.episode.tool_calls
+        self.episode.tool_calls = index + 1
+        try:
+            error = self.faults.before_call(index, tool, arguments) if self.faults else None
+            if error is not None:
+                self.simulator.record_failure(tool, arguments, error)
+                return json.dumps(error, ensure_ascii=False)
+            observation = await self.simulator.observe(tool, arguments)
+            if self.faults:
+                observation = self.faults.after_call(index, tool, arguments, observation)
+            return json.dumps(observation, ensure_ascii=False)
+        finally:
+            self.episode.steps = [s.model_dump() for s in self.simulator.steps]
+            if self.faults:
+                self.episode.fault_log = self.faults.log()
+
+    def tools(self, env: EnvConfig) -> list[ToolDef]:
+        """The env's actions as Inspect tools bound to this layer."""
+        return [self._tool(spec) for spec in env.action_set_definitions]
+
+    def _tool(self, spec: ToolSpec) -> ToolDef:
+        async def execute(**arguments: Any) -> str:
+            return await self.call(spec.name, arguments)
+
+        return ToolDef(
+            execute, name=spec.name, description=spec.description or spec.name,
+            parameters=tool_params(spec), max_output=0,
+        )

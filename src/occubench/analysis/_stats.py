@@ -1,0 +1,356 @@
+"""Statistics over per-sample pass/fail verdicts.
+
+Confidence intervals for completion rates, the robustness ratio across
+environment modes, paired model comparisons, ranking agreement and the
+pass^k / pass@k estimators. Everything here is pure: no I/O, no global state.
+Undefined quantities (no samples, zero baseline, too few items) are ``nan``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+BASELINE_MODE = "E0"
+PERTURBED_MODES = ("E1", "E2", "E3")
+
+Outcomes = Sequence[bool | int]
+_NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with a two-sided confidence interval (``nan`` when undefined)."""
+
+    estimate: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Result of an exact McNemar test between two aligned verdict lists."""
+
+    n: int
+    a_only: int
+    b_only: int
+    p_value: float
+    difference: float
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How far two scorings of the same models agree on their order.
+
+    ``flipped`` holds pairs ``(x, y)`` that A ranks x above y while B ranks y above x.
+    """
+
+    n_models: int
+    n_pairs: int
+    agreeing_pairs: int
+    share: float
+    tau: float
+    flipped: list[tuple[str, str]]
+
+
+_NAN_INTERVAL = Interval(_NAN, _NAN, _NAN)
+
+
+def _alpha(level: float) -> float:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be strictly between 0 and 1, got {level}")
+    return 1.0 - level
+
+
+def _check_counts(successes: int, n: int) -> None:
+    if n < 0 or successes < 0:
+        raise ValueError(f"counts must be non-negative, got successes={successes}, n={n}")
+    if successes > n:
+        raise ValueError(f"successes ({successes}) cannot exceed n ({n})")
+
+
+def _outcomes(values: Outcomes, name: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a flat sequence of verdicts")
+    if not np.isin(arr, (0.0, 1.0)).all():
+        raise ValueError(f"{name} must contain only booleans or 0/1")
+    return arr
+
+
+def _rate(arr: np.ndarray) -> float:
+    return float(arr.mean()) if arr.size else _NAN
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval:
+    """Wilson score interval for a binomial proportion.
+
+    Args:
+        successes: Number of passing samples.
+        n: Number of samples.
+        level: Confidence level in (0, 1).
+
+    Returns:
+        The observed rate with its Wilson bounds; all ``nan`` when ``n == 0``.
+
+    """
+    alpha = _alpha(level)
+    _check_counts(successes, n)
+    if n == 0:
+        return _NAN_INTERVAL
+    p = successes / n
+    z = float(stats.norm.ppf(1.0 - alpha / 2.0))
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2.0 * n)) / denom
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
+    return Interval(p, max(0.0, centre - half), min(1.0, centre + half))
+
+
+def clopper_pearson_interval(successes: int, n: int, level: float = 0.95) -> Interval:
+    """Exact (Clopper-Pearson) interval for a binomial proportion, from beta quantiles.
+
+    Takes the same arguments as `wilson_interval`; all ``nan`` when ``n == 0``.
+    """
+    alpha = _alpha(level)
+    _check_counts(successes, n)
+    if n == 0:
+        return _NAN_INTERVAL
+    failures = n - successes
+    low = 0.0 if successes == 0 else stats.beta.ppf(alpha / 2.0, successes, failures + 1)
+    high = 1.0 if failures == 0 else stats.beta.ppf(1.0 - alpha / 2.0, successes + 1, failures)
+    return Interval(successes / n, float(low), float(high))
+
+
+def _bootstrap(
+    statistic: Callable[[list[np.ndarray]], float],
+    groups: list[np.ndarray],
+    n_resamples: int,
+    level: float,
+    seed: int,
+) -> Interval:
+    """Percentile bootstrap that resamples each group independently along axis 0."""
+    alpha = _alpha(level)
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    if any(len(g) == 0 for g in groups):
+        return _NAN_INTERVAL
+    estimate = float(statistic(groups))
+    rng = np.random.default_rng(seed)
+    replicates = np.array(
+        [
+            statistic([g[rng.integers(0, len(g), size=len(g))] for g in groups])
+            for _ in range(n_resamples)
+        ],
+        dtype=float,
+    )
+    replicates = replicates[~np.isnan(replicates)]
+    if replicates.size == 0:
+        return Interval(estimate, _NAN, _NAN)
+    low, high = np.quantile(replicates, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return Interval(estimate, float(low), float(high))
+
+
+def bootstrap_interval(
+    statistic: Callable[[np.ndarray], float],
+    data: ArrayLike,
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """Seeded percentile bootstrap interval for any statistic of one sample.
+
+    Rows (axis 0) of ``data`` are resampled with replacement. Resamples where the
+    statistic is ``nan`` are dropped; if all are, the bounds are ``nan``.
+
+    Args:
+        statistic: Maps a resampled array to a number.
+        data: The sample; a 2-D array is resampled row-wise.
+        n_resamples: Number of bootstrap resamples.
+        level: Confidence level in (0, 1).
+        seed: Seed for ``numpy.random.default_rng``.
+
+    Returns:
+        ``statistic(data)`` with percentile bounds; all ``nan`` for empty data.
+
+    """
+    arr = np.asarray(data)
+    if arr.ndim == 0:
+        raise ValueError("data must be at least one-dimensional")
+    return _bootstrap(lambda gs: statistic(gs[0]), [arr], n_resamples, level, seed)
+
+
+def robustness(cr_by_mode: Mapping[str, float]) -> float:
+    """Robustness ratio R = min(CR over E1..E3) / CR_E0.
+
+    Only perturbed modes present (and not ``nan``) enter the minimum. Returns ``nan``
+    when E0 is missing, ``nan`` or zero, or when no perturbed mode is available.
+    """
+    baseline = cr_by_mode.get(BASELINE_MODE, _NAN)
+    perturbed = [
+        cr_by_mode[m] for m in PERTURBED_MODES if m in cr_by_mode and not math.isnan(cr_by_mode[m])
+    ]
+    if not perturbed or math.isnan(baseline) or baseline == 0:
+        return _NAN
+    return min(perturbed) / baseline
+
+
+def robustness_interval(
+    outcomes_by_mode: Mapping[str, Outcomes],
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """Robustness ratio with a stratified bootstrap interval.
+
+    ``outcomes_by_mode`` maps "E0".."E3" to verdict lists; other keys and empty lists
+    are ignored. Each mode is resampled independently; the remaining arguments are
+    as in `bootstrap_interval`. The estimate is R of the observed rates.
+    """
+    modes = [m for m in (BASELINE_MODE, *PERTURBED_MODES) if len(outcomes_by_mode.get(m, ())) > 0]
+    groups = [_outcomes(outcomes_by_mode[m], f"outcomes for {m}") for m in modes]
+
+    def ratio(gs: list[np.ndarray]) -> float:
+        return robustness({m: _rate(g) for m, g in zip(modes, gs, strict=True)})
+
+    return _bootstrap(ratio, groups, n_resamples, level, seed)
+
+
+def difference_interval(
+    a: Outcomes,
+    b: Outcomes,
+    paired: bool = True,
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """Bootstrap interval for the completion-rate difference CR(a) - CR(b).
+
+    Args:
+        a: Verdicts of the first system.
+        b: Verdicts of the second system.
+        paired: If true, ``a`` and ``b`` are aligned by task and tasks are resampled
+            jointly; otherwise each list is resampled on its own.
+        n_resamples: Number of bootstrap resamples.
+        level: Confidence level in (0, 1).
+        seed: Seed for ``numpy.random.default_rng``.
+
+    Returns:
+        The observed difference with percentile bounds; all ``nan`` if a list is empty.
+
+    """
+    arr_a, arr_b = _outcomes(a, "a"), _outcomes(b, "b")
+    if not paired:
+        return _bootstrap(
+            lambda gs: _rate(gs[0]) - _rate(gs[1]), [arr_a, arr_b], n_resamples, level, seed
+        )
+    if arr_a.size != arr_b.size:
+        raise ValueError(f"paired lists must align: len(a)={arr_a.size}, len(b)={arr_b.size}")
+    joint = np.column_stack([arr_a, arr_b])
+    return _bootstrap(
+        lambda gs: _rate(gs[0][:, 0]) - _rate(gs[0][:, 1]), [joint], n_resamples, level, seed
+    )
+
+
+def mcnemar_test(a: Outcomes, b: Outcomes, alpha: float = 0.05) -> PairedTest:
+    """Exact McNemar test: two-sided binomial test on the discordant pairs.
+
+    Args:
+        a: Verdicts of system A, aligned by task with ``b``.
+        b: Verdicts of system B.
+        alpha: Significance level for the verdict.
+
+    Returns:
+        Discordant counts, p-value (1.0 with no discordant pairs), CR_a - CR_b and
+        a verdict: "A better", "B better" or "not distinguishable".
+
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
+    arr_a, arr_b = _outcomes(a, "a"), _outcomes(b, "b")
+    if arr_a.size != arr_b.size:
+        raise ValueError(f"paired lists must align: len(a)={arr_a.size}, len(b)={arr_b.size}")
+    a_only = int(((arr_a == 1) & (arr_b == 0)).sum())
+    b_only = int(((arr_a == 0) & (arr_b == 1)).sum())
+    discordant = a_only + b_only
+    p_value = 1.0 if discordant == 0 else float(stats.binomtest(a_only, discordant).pvalue)
+    if p_value >= alpha:
+        verdict = "not distinguishable"
+    else:
+        verdict = "A better" if a_only > b_only else "B better"
+    difference = _rate(arr_a) - _rate(arr_b)
+    return PairedTest(arr_a.size, a_only, b_only, p_value, difference, verdict)
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's tau-b between two aligned score lists.
+
+    Returns ``nan`` with fewer than two items or when either list is constant.
+    """
+    if len(x) != len(y):
+        raise ValueError(f"x and y must align: len(x)={len(x)}, len(y)={len(y)}")
+    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
+        return _NAN
+    return float(stats.kendalltau(x, y).statistic)
+
+
+def pairwise_agreement(scores_a: Mapping[str, float], scores_b: Mapping[str, float]) -> Agreement:
+    """Compare the pairwise order of models under two scorings.
+
+    Only models with a non-``nan`` score in both mappings count. A pair agrees when
+    both scorings order it the same way, or both tie it; a pair tied in just one
+    scoring disagrees without being flipped.
+    """
+    common = sorted(
+        m
+        for m in scores_a.keys() & scores_b.keys()
+        if not (math.isnan(scores_a[m]) or math.isnan(scores_b[m]))
+    )
+    agreeing = 0
+    flipped: list[tuple[str, str]] = []
+    for x, y in combinations(common, 2):
+        sign_a = np.sign(scores_a[x] - scores_a[y])
+        sign_b = np.sign(scores_b[x] - scores_b[y])
+        if sign_a == sign_b:
+            agreeing += 1
+        elif sign_a * sign_b < 0:
+            flipped.append((x, y) if sign_a > 0 else (y, x))
+    n_pairs = len(common) * (len(common) - 1) // 2
+    return Agreement(
+        n_models=len(common),
+        n_pairs=n_pairs,
+        agreeing_pairs=agreeing,
+        share=agreeing / n_pairs if n_pairs else _NAN,
+        tau=kendall_tau([scores_a[m] for m in common], [scores_b[m] for m in common]),
+        flipped=flipped,
+    )
+
+
+def _check_k(n: int, c: int, k: int) -> None:
+    _check_counts(c, n)
+    if not 1 <= k <= n:
+        raise ValueError(f"k must satisfy 1 <= k <= n, got k={k}, n={n}")
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k = C(c, k) / C(n, k) from n trials with c passes (1 <= k <= n).
+
+    The chance that k trials drawn without replacement all pass.
+    """
+    _check_k(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k = 1 - C(n - c, k) / C(n, k) from n trials with c passes (1 <= k <= n).
+
+    The chance that at least one of k trials drawn without replacement passes.
+    """
+    _check_k(n, c, k)
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)

@@ -1,0 +1,22 @@
+"""The typer application; each command lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from occubench.cli import list_cmd, run
+
+app = typer.Typer(
+    name="occubench",
+    help="Evaluate AI agents on professional work inside Language Environment Simulators.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command(name="run")(run.run)
+app.command(name="list")(list_cmd.list_tasks)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

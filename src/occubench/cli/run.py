@@ -1,0 +1,120 @@
+"""``occubench run``: run the benchmark through Inspect and print the summary."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from inspect_ai import eval_set
+from inspect_ai.model import GenerateConfig, Model, get_model
+
+from occubench.analysis import read_runs, summary_tables
+from occubench.cli._common import console, dataset_dir, user_errors
+from occubench.dataset import load_dataset
+from occubench.defaults import (
+    DEFAULT_ENV_MODE,
+    DEFAULT_FAULT_COUNT,
+    DEFAULT_FAULT_DURATION,
+    DEFAULT_FAULT_ENGINE,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_SAMPLE_RETRIES,
+    DEFAULT_SEED,
+    DEFAULT_VERIFIER_VOTES,
+)
+from occubench.faults import FaultSettings
+from occubench.task import occubench, split_arg
+
+
+def default_log_dir(spec: dict[str, Any]) -> Path:
+    """A log folder named after the run's arguments: the same command finds it again."""
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()
+    return Path("logs") / f"occubench-{spec['task_args']['env_mode']}-{digest[:10]}"
+
+
+def role_model(name: str, max_connections: int) -> Model:
+    """A role model with its own connection pool size."""
+    return get_model(name, config=GenerateConfig(max_connections=max_connections))
+
+
+def run(
+    agent_model: str = typer.Option(..., help="Agent under test, an Inspect model name."),
+    simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
+    verifier_model: str | None = typer.Option(
+        None, help="Judge model (default: the simulator; tasks with checks use only checks)."
+    ),
+    dataset: Path | None = typer.Option(None, help="Dataset folder (default: $OCCUBENCH_DATASET)."),
+    env_mode: str = typer.Option(DEFAULT_ENV_MODE, help="E0 clean, E1 explicit, E2 implicit, E3 mixed."),
+    fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
+    fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
+    fault_engine: str = typer.Option(DEFAULT_FAULT_ENGINE, help="code (seeded) or prompt (paper)."),
+    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plans."),
+    tasks: str | None = typer.Option(None, help="Only these task ids, e.g. 11,24,26."),
+    categories: str | None = typer.Option(None, help="Only these industries (comma-separated)."),
+    domains: str | None = typer.Option(None, help="Only these domains (comma-separated)."),
+    difficulty: str | None = typer.Option(None, help="Only these difficulty levels, e.g. 2,3."),
+    with_plan: bool = typer.Option(False, help="Give the agent the task's solution plan."),
+    max_tool_calls: int = typer.Option(DEFAULT_MAX_TOOL_CALLS, help="Tool calls per task."),
+    votes: int = typer.Option(DEFAULT_VERIFIER_VOTES, help="k judge votes per sample."),
+    epochs: int = typer.Option(1, help="Runs of each task."),
+    max_connections: int = typer.Option(
+        DEFAULT_MAX_CONNECTIONS, help="Concurrent requests per model (agent, simulator, verifier)."
+    ),
+    max_samples: int | None = typer.Option(None, help="Samples run at once (default: Inspect's)."),
+    retry_on_error: int = typer.Option(DEFAULT_SAMPLE_RETRIES, help="Retries of an errored sample."),
+    cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
+    log_dir: Path | None = typer.Option(
+        None, help="Log folder (default: logs/occubench-<mode>-<hash of the arguments>)."
+    ),
+    display: str = typer.Option("rich", help="Inspect display: rich, plain, full or none."),
+) -> None:
+    """Run agents on the dataset's tasks in the simulator, grade them, print the summary.
+
+    Running the same command again with the same log folder resumes: finished samples
+    are kept, only missing or errored ones run.
+    """
+    with user_errors():
+        root = dataset_dir(dataset)
+        FaultSettings(env_mode=env_mode, fault_count=fault_count, fault_duration=fault_duration,
+                      engine=fault_engine, seed=seed)
+        ids, levels = split_arg(tasks), split_arg(difficulty)
+        load_dataset(
+            root,
+            task_ids=[int(i) for i in ids] if ids else None,
+            categories=split_arg(categories),
+            domains=split_arg(domains),
+            difficulties=[int(d) for d in levels] if levels else None,
+        )
+    task_args = dict(
+        dataset=str(root.resolve()), env_mode=env_mode, fault_count=fault_count,
+        fault_duration=fault_duration, fault_engine=fault_engine, seed=seed, with_plan=with_plan,
+        task_ids=tasks, categories=categories, domains=domains, difficulty=difficulty,
+        max_tool_calls=max_tool_calls, votes=votes, cache=cache,
+    )
+    roles = {"simulator": simulator_model, **({"verifier": verifier_model} if verifier_model else {})}
+    spec = {"task_args": task_args, "agent": agent_model, "roles": roles, "epochs": epochs}
+    out = log_dir or default_log_dir(spec)
+    console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
+    success, logs = eval_set(
+        occubench(**task_args),
+        log_dir=str(out),
+        model=role_model(agent_model, max_connections),
+        model_roles={k: role_model(v, max_connections) for k, v in roles.items()},
+        epochs=epochs,
+        max_samples=max_samples,
+        retry_on_error=retry_on_error,
+        fail_on_error=False,
+        display=display,  # type: ignore[arg-type]
+    )
+    rows = read_runs([log.location for log in logs])
+    for table in summary_tables(rows):
+        console.print(table)
+    errors = sum(r.error is not None for r in rows)
+    if errors:
+        console.print(f"{errors} sample(s) ended in an infrastructure error (not scored).")
+    if not success:
+        console.print("The run did not complete; run the same command again to resume.")
+        raise typer.Exit(1)

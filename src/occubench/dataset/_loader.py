@@ -1,0 +1,282 @@
+"""Read and write a dataset folder in the public OccuBench release layout.
+
+```
+DIR/eval_benchmark_solvable.jsonl     one task a line
+DIR/task_scenario_all_pool.jsonl      one scenario a line (category, domain, name)
+DIR/world_model_configs/ENV.json      one env config a file, named by env_name
+```
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from occubench.dataset._errors import DatasetError, DatasetIssue, issues_from_validation
+from occubench.dataset._models import EnvConfig, Scenario, TaskRecord, ToolSpec
+from occubench.dataset._tool_schema import check_tool
+
+logger = logging.getLogger(__name__)
+
+TASKS_FILE = "eval_benchmark_solvable.jsonl"
+SCENARIOS_FILE = "task_scenario_all_pool.jsonl"
+CONFIGS_DIR = "world_model_configs"
+UNKNOWN = "Unknown"
+"""Industry and domain of a task whose scenario is not in the pool."""
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class Dataset:
+    """Tasks with their env configs and the scenario pool, validated."""
+
+    root: Path
+    tasks: list[TaskRecord]
+    envs: dict[str, EnvConfig]
+    scenarios: dict[str, Scenario]
+    warnings: list[DatasetIssue] = field(default_factory=list)
+
+    def industry(self, task: TaskRecord) -> str:
+        """The task's industry (the scenario pool's category)."""
+        scenario = self.scenarios.get(task.task_scenario_name)
+        return scenario.category if scenario else UNKNOWN
+
+    def domain(self, task: TaskRecord) -> str:
+        """The task's domain."""
+        scenario = self.scenarios.get(task.task_scenario_name)
+        return scenario.domain if scenario else UNKNOWN
+
+    def env(self, task: TaskRecord) -> EnvConfig:
+        """The task's env config."""
+        return self.envs[task.env_name]
+
+
+def load_dataset(
+    root: str | Path,
+    *,
+    task_ids: Sequence[int] | None = None,
+    categories: Sequence[str] | None = None,
+    domains: Sequence[str] | None = None,
+    difficulties: Sequence[int] | None = None,
+) -> Dataset:
+    """Load and validate a dataset folder, keeping the tasks that pass every filter.
+
+    Only the env configs of the selected tasks are read. Every problem found (bad JSON,
+    missing or mistyped field, invalid tool schema, duplicate tool or task id, missing
+    config, unknown filter value) is collected and raised at once as ``DatasetError``.
+    Tool schema keywords Inspect would drop are logged as warnings and kept in
+    ``Dataset.warnings``.
+    """
+    root = Path(root)
+    issues: list[DatasetIssue] = []
+    if not root.is_dir():
+        raise DatasetError([DatasetIssue(file=str(root), message="dataset folder not found")])
+    tasks = _read_jsonl(root / TASKS_FILE, TaskRecord, issues)
+    scenarios_list = _read_jsonl(root / SCENARIOS_FILE, Scenario, issues)
+    scenarios = {s.task_scenario_name: s for s in scenarios_list}
+    _check_unique_ids(root / TASKS_FILE, tasks, issues)
+
+    selected = _select(
+        root, tasks, scenarios, issues, task_ids, categories, domains, difficulties
+    )
+    warnings: list[DatasetIssue] = []
+    envs: dict[str, EnvConfig] = {}
+    for name in dict.fromkeys(t.env_name for t in selected):
+        env = _read_env(root / CONFIGS_DIR / f"{name}.json", name, issues, warnings)
+        if env is not None:
+            envs[name] = env
+    for task in selected:
+        if task.task_scenario_name not in scenarios:
+            warnings.append(
+                DatasetIssue(
+                    file=str(root / TASKS_FILE),
+                    field="task_scenario_name",
+                    message=f"task {task.task_id}: scenario {task.task_scenario_name!r} is "
+                    f"not in {SCENARIOS_FILE}; industry and domain are {UNKNOWN!r}",
+                )
+            )
+    if issues:
+        raise DatasetError(issues)
+    for warning in warnings:
+        logger.warning("%s", warning)
+    return Dataset(root=root, tasks=selected, envs=envs, scenarios=scenarios, warnings=warnings)
+
+
+def write_dataset(
+    root: str | Path,
+    tasks: Iterable[TaskRecord],
+    envs: Iterable[EnvConfig],
+    scenarios: Iterable[Scenario],
+) -> Path:
+    """Write a dataset folder in the release layout (extension fields included when set)."""
+    root = Path(root)
+    (root / CONFIGS_DIR).mkdir(parents=True, exist_ok=True)
+    _write_jsonl(root / TASKS_FILE, tasks)
+    _write_jsonl(root / SCENARIOS_FILE, scenarios)
+    for env in envs:
+        path = root / CONFIGS_DIR / f"{env.environment_name}.json"
+        path.write_text(json.dumps(_dump(env), indent=2, ensure_ascii=False) + "\n")
+    return root
+
+
+def _dump(record: BaseModel) -> dict[str, Any]:
+    return record.model_dump(mode="json", exclude_none=True)
+
+
+def _write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
+    lines = [json.dumps(_dump(r), ensure_ascii=False) for r in records]
+    path.write_text("".join(line + "\n" for line in lines))
+
+
+def _read_jsonl(path: Path, model: type[M], issues: list[DatasetIssue]) -> list[M]:
+    if not path.is_file():
+        issues.append(DatasetIssue(file=str(path), message="file not found"))
+        return []
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            issues.append(DatasetIssue(file=str(path), line=number, message=f"bad JSON: {e.msg}"))
+            continue
+        if not isinstance(data, dict):
+            issues.append(
+                DatasetIssue(file=str(path), line=number, message="a line must be a JSON object")
+            )
+            continue
+        try:
+            records.append(model.model_validate(data))
+        except ValidationError as e:
+            issues += issues_from_validation(e, path, number)
+    return records
+
+
+def _check_unique_ids(path: Path, tasks: list[TaskRecord], issues: list[DatasetIssue]) -> None:
+    seen: set[int] = set()
+    for task in tasks:
+        if task.task_id in seen:
+            issues.append(
+                DatasetIssue(file=str(path), field="task_id", message=f"duplicate task_id {task.task_id}")
+            )
+        seen.add(task.task_id)
+
+
+def _select(
+    root: Path,
+    tasks: list[TaskRecord],
+    scenarios: dict[str, Scenario],
+    issues: list[DatasetIssue],
+    task_ids: Sequence[int] | None,
+    categories: Sequence[str] | None,
+    domains: Sequence[str] | None,
+    difficulties: Sequence[int] | None,
+) -> list[TaskRecord]:
+    def unknown(kind: str, wanted: Iterable[Any], known: Iterable[Any]) -> None:
+        known = sorted(set(known), key=str)
+        missing = [w for w in wanted if w not in known]
+        if missing:
+            issues.append(
+                DatasetIssue(
+                    file=str(root),
+                    message=f"unknown {kind} {missing}; known: {', '.join(map(str, known))}",
+                )
+            )
+
+    def scenario_field(task: TaskRecord, name: str) -> str:
+        scenario = scenarios.get(task.task_scenario_name)
+        return getattr(scenario, name) if scenario else UNKNOWN
+
+    if task_ids is not None:
+        unknown("task ids", task_ids, (t.task_id for t in tasks))
+        tasks = [t for t in tasks if t.task_id in set(task_ids)]
+    if categories is not None:
+        unknown("categories", categories, [s.category for s in scenarios.values()] + [UNKNOWN])
+        tasks = [t for t in tasks if scenario_field(t, "category") in set(categories)]
+    if domains is not None:
+        unknown("domains", domains, [s.domain for s in scenarios.values()] + [UNKNOWN])
+        tasks = [t for t in tasks if scenario_field(t, "domain") in set(domains)]
+    if difficulties is not None:
+        tasks = [t for t in tasks if t.difficulty_level in set(difficulties)]
+    return tasks
+
+
+def _read_env(
+    path: Path, name: str, issues: list[DatasetIssue], warnings: list[DatasetIssue]
+) -> EnvConfig | None:
+    if not path.is_file():
+        issues.append(DatasetIssue(file=str(path), message=f"env config {name!r} not found"))
+        return None
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        issues.append(DatasetIssue(file=str(path), line=e.lineno, message=f"bad JSON: {e.msg}"))
+        return None
+    try:
+        env = EnvConfig.model_validate(data)
+    except ValidationError as e:
+        issues += issues_from_validation(e, path, None, text)
+        _check_tools(path, text, _valid_tools(data), issues, warnings)
+        return None
+    _check_tools(path, text, env.action_set_definitions, issues, warnings)
+    return env
+
+
+def _valid_tools(data: Any) -> list[ToolSpec]:
+    """The tool definitions that validate on their own (to check them despite other errors)."""
+    raw = data.get("action_set_definitions") if isinstance(data, dict) else None
+    tools = []
+    for item in raw if isinstance(raw, list) else []:
+        try:
+            tools.append(ToolSpec.model_validate(item))
+        except ValidationError:
+            continue  # already reported with the config's own errors
+    return tools
+
+
+def _check_tools(
+    path: Path,
+    text: str,
+    tools: list[ToolSpec],
+    issues: list[DatasetIssue],
+    warnings: list[DatasetIssue],
+) -> None:
+    seen: set[str] = set()
+    for i, tool in enumerate(tools):
+        where = f"action_set_definitions[{i}]"
+        line = _line_of(text, f'"{tool.name}"')
+        if tool.name in seen:
+            issues.append(
+                DatasetIssue(
+                    file=str(path), line=line, field=f"{where}.name",
+                    message=f"duplicate tool name {tool.name!r}",
+                )
+            )
+        seen.add(tool.name)
+        errors, lost = check_tool(tool)
+        for sub, message in errors:
+            issues.append(
+                DatasetIssue(file=str(path), line=line, field=f"{where}.{sub}", message=message)
+            )
+        if lost:
+            warnings.append(
+                DatasetIssue(
+                    file=str(path), line=line, field=f"{where}.parameters",
+                    message=f"tool {tool.name!r}: Inspect drops these schema keywords, so "
+                    f"they are not enforced: {', '.join(lost)}",
+                )
+            )
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    pos = text.find(needle)
+    return text.count("\n", 0, pos) + 1 if pos >= 0 else None

@@ -1,0 +1,140 @@
+"""Pydantic models of the on-disk formats: env configs, tasks, scenarios.
+
+The public OccuBench fields load unchanged; everything occubench adds is an optional
+field, so what our pipeline writes stays readable by the official code.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Record(BaseModel):
+    """Base for on-disk records: unknown fields are kept, not rejected."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ToolSpec(_Record):
+    """One action of an environment, exposed to the agent as a function tool."""
+
+    name: str = Field(min_length=1, description="Function name the agent calls.")
+    description: str = Field(description="What the action does, shown to the agent.")
+    parameters: dict[str, Any] = Field(
+        description="JSON Schema (an object schema) of the action's arguments."
+    )
+    example_output: Any = Field(
+        default=None, description="An example observation; optional in the release."
+    )
+
+
+class EnvConfig(_Record):
+    """A Language Environment Simulator config: the four-part declarative spec."""
+
+    environment_name: str = Field(description="Id of the env, the config's file stem.")
+    world_model_system_prompt: str = Field(description="System prompt of the simulator.")
+    action_set_definitions: list[ToolSpec] = Field(description="The env's tools.")
+    task_initial_state: dict[str, Any] = Field(description="State before the first call.")
+    state_description: dict[str, Any] = Field(
+        description="Meaning of each state field (usually strings)."
+    )
+    fault_hints: dict[str, Any] | None = Field(
+        default=None, description="Extension: hints for fault injection (key fields, ...)."
+    )
+
+
+class PlanStep(_Record):
+    """One expected tool call of a structured reference plan."""
+
+    tool: str = Field(description="Tool name.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments.")
+    observation: Any = Field(
+        default=None, description="The clean observation this call returns, when known."
+    )
+    critical: bool = Field(default=False, description="The answer depends on this call.")
+
+
+class ReferencePlan(_Record):
+    """Extension: the ordered calls that solve a task and the facts its answer states."""
+
+    steps: list[PlanStep] = Field(description="Tool calls in order.")
+    answer_facts: list[str] = Field(
+        default_factory=list, description="Facts the final answer must state."
+    )
+    answer: str | None = Field(default=None, description="A model final answer.")
+
+
+class ToolCalledCheck(_Record):
+    """Passes when the tool was called with arguments that include ``arguments``."""
+
+    kind: Literal["tool_called"] = "tool_called"
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolNotCalledCheck(_Record):
+    """Passes when the tool was never called."""
+
+    kind: Literal["tool_not_called"] = "tool_not_called"
+    tool: str
+
+
+class OrderCheck(_Record):
+    """Passes when these tools were first called in this order."""
+
+    kind: Literal["order"] = "order"
+    tools: list[str] = Field(min_length=2)
+
+
+class AnswerContainsCheck(_Record):
+    """Passes when the final answer contains every value (case-insensitive)."""
+
+    kind: Literal["answer_contains"] = "answer_contains"
+    values: list[str] = Field(min_length=1)
+
+
+class AnswerExcludesCheck(_Record):
+    """Passes when the final answer contains none of the values (case-insensitive)."""
+
+    kind: Literal["answer_excludes"] = "answer_excludes"
+    values: list[str] = Field(min_length=1)
+
+
+Check = Annotated[
+    ToolCalledCheck | ToolNotCalledCheck | OrderCheck | AnswerContainsCheck | AnswerExcludesCheck,
+    Field(discriminator="kind"),
+]
+"""A deterministic check of a trajectory (extension field of a task)."""
+
+
+class TaskRecord(_Record):
+    """One task: an instruction in one environment with its rubric."""
+
+    task_id: int = Field(description="Unique id of the task in the dataset.")
+    difficulty_level: int = Field(ge=1, description="1 (easy) to 3 (hard) in the release.")
+    task_scenario_name: str = Field(description="Scenario (professional role).")
+    agent_instruction: str = Field(min_length=1, description="What the agent must do.")
+    env_name: str = Field(description="Stem of the env config file in world_model_configs/.")
+    verification_plan: str = Field(description="Rubric the verifier judges against.")
+    solution_plan: str | None = Field(
+        default=None, description="Extension: how to solve it (given in 'with plan' mode)."
+    )
+    reference_plan: ReferencePlan | None = Field(
+        default=None, description="Extension: structured plan with expected observations."
+    )
+    checks: list[Check] | None = Field(
+        default=None, description="Extension: deterministic checks of the trajectory."
+    )
+    expected_tool_calls: int | None = Field(
+        default=None, ge=1, description="Extension: tool calls a solution takes."
+    )
+
+
+class Scenario(_Record):
+    """A professional scenario of the pool, with its industry and domain."""
+
+    category: str = Field(description="Industry (one of 10 in the release).")
+    domain: str = Field(description="Domain (one of 65 in the release).")
+    task_scenario_name: str = Field(description="Scenario name, as tasks refer to it.")

@@ -1,0 +1,87 @@
+"""Tool schemas: JSON-Schema validity and what Inspect's ToolParams keeps of them.
+
+Inspect validates an agent's arguments against ``ToolParams`` before a tool runs,
+and ``ToolParams`` silently drops JSON-Schema keywords it does not model (``oneOf``,
+``const``, ``$ref``, ``minItems``, ...). We build the ToolParams here, and report
+every keyword lost so that no constraint disappears unnoticed.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonschema
+from inspect_ai.tool import ToolParams
+from pydantic import ValidationError
+
+from occubench.dataset._models import ToolSpec
+
+
+def fill_descriptions(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Copy ``schema`` with a description on every top-level property that lacks one.
+
+    Inspect refuses a tool parameter without a description, and many release configs
+    have some (482 of 2932 parameters). The filler is the parameter name in words.
+
+    Returns:
+        The filled copy and the names of the properties that were filled.
+    """
+    filled = copy.deepcopy(schema)
+    names = []
+    for name, prop in (filled.get("properties") or {}).items():
+        if isinstance(prop, dict) and not prop.get("description"):
+            prop["description"] = name.replace("_", " ").strip().capitalize() + "."
+            names.append(name)
+    return filled, names
+
+
+def tool_params(spec: ToolSpec) -> ToolParams:
+    """The Inspect parameters of a tool (descriptions filled, see ``fill_descriptions``)."""
+    filled, _ = fill_descriptions(spec.parameters)
+    return ToolParams.model_validate(filled)
+
+
+def lost_keywords(original: Any, kept: Any, path: str = "$") -> list[str]:
+    """Paths of the schema keywords present in ``original`` but absent from ``kept``."""
+    lost: list[str] = []
+    if isinstance(original, dict) and isinstance(kept, dict):
+        for key, value in original.items():
+            if key not in kept:
+                lost.append(f"{path}.{key}")
+            else:
+                lost += lost_keywords(value, kept[key], f"{path}.{key}")
+    elif isinstance(original, list) and isinstance(kept, list):
+        for i, (a, b) in enumerate(zip(original, kept, strict=False)):
+            lost += lost_keywords(a, b, f"{path}[{i}]")
+    return lost
+
+
+def check_tool(spec: ToolSpec) -> tuple[list[tuple[str, str]], list[str]]:
+    """Validate one tool's parameter schema.
+
+    Returns:
+        ``errors`` as (field, message) pairs, relative to the tool, and ``lost``,
+        the keyword paths Inspect would drop (a warning, not an error).
+    """
+    errors: list[tuple[str, str]] = []
+    schema = spec.parameters
+    try:
+        jsonschema.Draft7Validator.check_schema(schema)
+    except jsonschema.SchemaError as e:
+        where = ".".join(str(p) for p in e.absolute_path)
+        errors.append((f"parameters.{where}".rstrip("."), f"invalid JSON Schema: {e.message}"))
+        return errors, []
+    if schema.get("type", "object") != "object":
+        errors.append(("parameters.type", f"must be 'object', got {schema.get('type')!r}"))
+        return errors, []
+    filled, _ = fill_descriptions(schema)
+    try:
+        params = ToolParams.model_validate(filled)
+    except ValidationError as e:
+        for err in e.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            errors.append((f"parameters.{where}", f"not usable as a tool schema: {err['msg']}"))
+        return errors, []
+    kept = params.model_dump(exclude_none=True)
+    return errors, lost_keywords(filled, kept)

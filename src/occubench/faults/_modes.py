@@ -1,0 +1,25 @@
+"""Environment modes: how the environment misbehaves during a task."""
+
+from enum import Enum
+
+
+class EnvMode(str, Enum):
+    """The paper's four environment modes."""
+
+    E0 = "E0"
+    """Clean: every call answers correctly."""
+    E1 = "E1"
+    """Explicit errors: HTTP 500, timeout, connection refused, service unavailable."""
+    E2 = "E2"
+    """Implicit degradation: truncated lists, missing or null fields, stale values."""
+    E3 = "E3"
+    """Mixed: about half explicit, half implicit."""
+
+
+class FaultEngine(str, Enum):
+    """Who decides where faults land."""
+
+    CODE = "code"
+    """A seeded plan decides; faults are produced and logged by code (default)."""
+    PROMPT = "prompt"
+    """The paper's way: fault rules appended to the simulator's system prompt."""

@@ -1,0 +1,32 @@
+"""Grading: deterministic checks, the k-vote judge, and the rule combining them."""
+
+from occubench.grading._checks import CheckResult, ToolCall, run_check, run_checks
+from occubench.grading._prompt import VERIFIER_SYSTEM_PROMPT, verifier_request
+from occubench.grading._scorer import (
+    VERIFIER_ROLE,
+    VerifierError,
+    final_answer,
+    occubench_scorer,
+)
+from occubench.grading._trajectory import neutralize, render_trajectory, tool_calls
+from occubench.grading._verdict import VerdictParseError, Vote, majority, parse_verdict
+
+__all__ = [
+    "VERIFIER_ROLE",
+    "VERIFIER_SYSTEM_PROMPT",
+    "CheckResult",
+    "ToolCall",
+    "VerdictParseError",
+    "VerifierError",
+    "Vote",
+    "final_answer",
+    "majority",
+    "neutralize",
+    "occubench_scorer",
+    "parse_verdict",
+    "render_trajectory",
+    "run_check",
+    "run_checks",
+    "tool_calls",
+    "verifier_request",
+]

@@ -1,0 +1,77 @@
+"""Deterministic checks of a trajectory: tool calls, their order, the final answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from occubench.dataset import (
+    AnswerContainsCheck,
+    AnswerExcludesCheck,
+    Check,
+    OrderCheck,
+    ToolCalledCheck,
+    ToolNotCalledCheck,
+)
+
+
+class ToolCall(BaseModel):
+    """A tool call the agent made (as the agent sent it)."""
+
+    tool: str
+    arguments: dict[str, Any]
+
+
+class CheckResult(BaseModel):
+    """The outcome of one check."""
+
+    check: dict[str, Any] = Field(description="The check as written in the task.")
+    passed: bool
+    detail: str = Field(description="Why it passed or failed.")
+
+
+def _includes(arguments: dict[str, Any], expected: dict[str, Any]) -> bool:
+    def same(a: Any, b: Any) -> bool:
+        if isinstance(a, str) and isinstance(b, str):
+            return a.strip().casefold() == b.strip().casefold()
+        if isinstance(a, int | float) and isinstance(b, int | float):
+            return abs(a - b) < 1e-9
+        return bool(a == b)
+
+    return all(k in arguments and same(arguments[k], v) for k, v in expected.items())
+
+
+def run_check(check: Check, calls: list[ToolCall], answer: str) -> CheckResult:
+    """Evaluate one check against the agent's calls and final answer."""
+    text = answer.casefold()
+    passed: bool
+    match check:
+        case ToolCalledCheck():
+            passed = any(c.tool == check.tool and _includes(c.arguments, check.arguments)
+                         for c in calls)
+            detail = f"{check.tool} called with {check.arguments}: {passed}"
+        case ToolNotCalledCheck():
+            passed = all(c.tool != check.tool for c in calls)
+            detail = f"{check.tool} never called: {passed}"
+        case OrderCheck():
+            firsts = {}
+            for i, c in enumerate(calls):
+                firsts.setdefault(c.tool, i)
+            positions = [firsts.get(t) for t in check.tools]
+            passed = None not in positions and positions == sorted(positions)  # type: ignore[type-var]
+            detail = f"first calls of {check.tools} at {positions}"
+        case AnswerContainsCheck():
+            missing = [v for v in check.values if v.casefold() not in text]
+            passed = not missing
+            detail = "answer states all values" if passed else f"answer lacks {missing}"
+        case AnswerExcludesCheck():
+            found = [v for v in check.values if v.casefold() in text]
+            passed = not found
+            detail = "answer avoids all values" if passed else f"answer states {found}"
+    return CheckResult(check=check.model_dump(mode="json"), passed=passed, detail=detail)
+
+
+def run_checks(checks: list[Check], calls: list[ToolCall], answer: str) -> list[CheckResult]:
+    """Evaluate every check; all must pass for the checks verdict to pass."""
+    return [run_check(check, calls, answer) for check in checks]

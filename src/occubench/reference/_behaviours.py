@@ -1,0 +1,104 @@
+"""Scripted model behaviours: pure functions from a conversation to a reply.
+
+They stand in for real models offline (tests, the demo, the local OpenAI-compatible
+server). Each reads only what a real model would see: the messages and the tools.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from inspect_ai.model import ChatMessage, ChatMessageTool, ChatMessageUser
+from inspect_ai.tool import ToolInfo
+from pydantic import BaseModel, Field
+
+
+class Reply(BaseModel):
+    """What a scripted model answers: text, tool calls, or both."""
+
+    content: str = ""
+    tool_calls: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
+
+
+Behaviour = Callable[[list[ChatMessage], list[ToolInfo]], Reply]
+
+
+def example_value(name: str, schema: dict[str, Any]) -> Any:
+    """A plausible value for a JSON-Schema property (enum, default, or by type)."""
+    for key in ("enum", "examples"):
+        if schema.get(key):
+            return schema[key][0]
+    if "default" in schema and schema["default"] is not None:
+        return schema["default"]
+    kind = schema.get("type", "string")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "integer":
+        return max(1, int(schema.get("minimum", 1)))
+    if kind == "number":
+        return float(schema.get("minimum", 1.0))
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [example_value(name, schema.get("items") or {})]
+    if kind == "object":
+        return example_arguments(schema)
+    return f"{name.upper()}-1"
+
+
+def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for every required property of an object schema."""
+    props = schema.get("properties") or {}
+    return {name: example_value(name, props.get(name) or {}) for name in schema.get("required", [])}
+
+
+def schema_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Calls each tool once, in order, with arguments from its schema, then reports."""
+    results = [m for m in messages if isinstance(m, ChatMessageTool)]
+    if len(results) < len(tools):
+        tool = tools[len(results)]
+        schema = tool.parameters.model_dump(exclude_none=True)
+        return Reply(tool_calls=[(tool.name, example_arguments(schema))])
+    lines = [f"- {m.function}: {m.error.message if m.error else m.text[:200]}" for m in results]
+    return Reply(content="Final answer. What the environment reported:\n" + "\n".join(lines))
+
+
+def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Acknowledges the last action with a JSON observation that echoes it."""
+    try:
+        action = json.loads(messages[-1].text) if messages else {}
+    except json.JSONDecodeError:
+        action = {}
+    action = action if isinstance(action, dict) else {}
+    observation = {"status": "ok", "action": action.get("name"),
+                   "arguments": action.get("arguments", {})}
+    return Reply(content=f"<observation>{json.dumps(observation)}</observation>")
+
+
+_BLOCK = r"<{tag}>\n(.*?)\n</{tag}>"
+
+
+def data_block(text: str, tag: str) -> str:
+    """The content of one data block of a judge request ("" if absent)."""
+    found = re.search(_BLOCK.format(tag=tag), text, re.DOTALL)
+    return found.group(1) if found else ""
+
+
+def scripted_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Passes a trajectory with at least one observation and a final answer."""
+    request = next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser)), "")
+    observed = "[observation]" in data_block(request, "trajectory")
+    answered = data_block(request, "final_answer") not in ("", "(no final answer)")
+    verdict = {"is_correct": observed and answered,
+               "feedback": f"observations seen: {observed}; final answer given: {answered}"}
+    return Reply(content=json.dumps(verdict))
+
+
+BEHAVIOURS: dict[str, Behaviour] = {
+    "schema-agent": schema_agent,
+    "echo-simulator": echo_simulator,
+    "scripted-judge": scripted_judge,
+}
+"""Scripted models by name: ``occubench/<name>`` in Inspect."""

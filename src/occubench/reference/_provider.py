@@ -1,0 +1,94 @@
+"""The ``occubench/<name>`` Inspect model provider: scripted, offline models.
+
+- ``occubench/<behaviour>``: one of ``BEHAVIOURS`` (``schema-agent``, ...).
+- ``occubench/replay``: answers with ``outputs`` (``-M outputs=[...]``) in turn, cycling.
+  An output is a string (text) or ``{"tool": name, "arguments": {...}}`` (a tool call).
+
+Every output sets token usage (about four characters a token), so nothing offline
+ever calls a tokenizer that would download.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+)
+from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
+
+from occubench.reference._behaviours import BEHAVIOURS, Reply
+
+REPLAY = "replay"
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic token count (about four characters a token)."""
+    return max(1, len(text) // 4)
+
+
+def to_output(model: str, reply: Reply, messages: list[ChatMessage]) -> ModelOutput:
+    """An Inspect ModelOutput for a reply, with usage set."""
+    calls = [
+        ToolCall(id=f"call_{len(messages)}_{i}", function=name, arguments=args)
+        for i, (name, args) in enumerate(reply.tool_calls)
+    ]
+    message = ChatMessageAssistant(content=reply.content, tool_calls=calls or None, model=model)
+    output = ModelOutput.from_message(message, stop_reason="tool_calls" if calls else "stop")
+    prompt = sum(estimate_tokens(m.text) for m in messages)
+    completion = estimate_tokens(reply.content + str(reply.tool_calls))
+    output.usage = ModelUsage(
+        input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion
+    )
+    return output
+
+
+class ScriptedAPI(ModelAPI):
+    """Offline models whose answers are scripted (see module docstring)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        if model_name == REPLAY:
+            outputs = model_args.get("outputs") or []
+            if not outputs:
+                raise ValueError("occubench/replay needs outputs (-M outputs=[...])")
+            self._replay = itertools.cycle(outputs)
+        elif model_name not in BEHAVIOURS:
+            known = ", ".join(sorted([*BEHAVIOURS, REPLAY]))
+            raise ValueError(f"unknown scripted model occubench/{model_name}; known: {known}")
+
+    def max_connections(self) -> int:
+        """Scripted answers cost nothing: do not throttle."""
+        return 1000
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        """Answer from the script."""
+        if self.model_name == REPLAY:
+            item = next(self._replay)
+            reply = (
+                Reply(tool_calls=[(item["tool"], item.get("arguments", {}))])
+                if isinstance(item, dict)
+                else Reply(content=str(item))
+            )
+        else:
+            reply = BEHAVIOURS[self.model_name](input, tools)
+        return to_output(f"occubench/{self.model_name}", reply, input)

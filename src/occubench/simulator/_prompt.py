@@ -1,0 +1,111 @@
+"""The simulator's messages: a fixed system prompt, then the history appended.
+
+Rendering of release prompts: every ``world_model_system_prompt`` of the public
+release still holds the doubled braces of an unformatted template (``{{ }}``) in its
+body and in the appended ``{{initial_state}}:`` and ``{{state_descriptions}}:``
+sections, while the appended ``{action_set_definitions}:`` section is plain JSON
+with single braces. We never call ``str.format`` (the JSON would break). The prompt
+is cut into sections at those label lines, and in each section where every run of
+braces has even length each run is halved, which is what formatting the template
+would have shown; a section with any odd run (plain JSON, or text written by hand)
+is left as it is.
+
+Prefix stability: the system message depends only on the env config, the date and
+the fault engine, never on the step, and each step appends one user message (the
+action) and one assistant message (the observation). Every simulator prompt of a
+task is therefore an exact prefix of the next one, so provider prompt caches hit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+
+from occubench.dataset import EnvConfig
+
+_BRACE_RUN = re.compile(r"\{+|\}+")
+_SECTION_LABEL = re.compile(r"(?m)^(?=\{+[A-Za-z_]+\}+:)")
+
+OUTPUT_CONTRACT = """
+
+### Reply format (fixed by the harness)
+- Today's date in this environment is {date}.
+- Each user message is one action: a JSON object with "name" (the action) and "arguments".
+- Reply with the observation of that action only: one JSON object inside
+  <observation></observation> tags, and nothing else.
+- An earlier observation marked "harness_note": "failed" was an error raised before
+  the action reached the environment: that action had no effect on the state.
+"""
+
+REASK = (
+    "Your last reply did not contain a JSON object. Reply again with only the observation: "
+    "one JSON object inside <observation></observation> tags."
+)
+
+
+def normalize_braces(text: str) -> str:
+    """Halve the brace runs of every section whose runs all have even length (module doc)."""
+    return "".join(_halve(section) for section in _SECTION_LABEL.split(text))
+
+
+def _halve(section: str) -> str:
+    runs = _BRACE_RUN.findall(section)
+    if not runs or any(len(run) % 2 for run in runs):
+        return section
+    return _BRACE_RUN.sub(lambda m: m.group(0)[: len(m.group(0)) // 2], section)
+
+
+def _embeds_state(prompt: str) -> bool:
+    return "initial_state}" in prompt
+
+
+def render_system_prompt(env: EnvConfig, *, date: str, extra_rules: str = "") -> str:
+    """The simulator's system prompt for ``env``.
+
+    Release prompts already carry the initial state, state description and tools at
+    their end; for a prompt that does not, these sections are appended.
+    """
+    prompt = normalize_braces(env.world_model_system_prompt)
+    if not _embeds_state(prompt):
+        tools = [t.model_dump(mode="json", exclude_none=True) for t in env.action_set_definitions]
+        prompt += (
+            "\n\n### Initial state\n```json\n"
+            + json.dumps(env.task_initial_state, indent=2, ensure_ascii=False)
+            + "\n```\n\n### State description\n```json\n"
+            + json.dumps(env.state_description, indent=2, ensure_ascii=False)
+            + "\n```\n\n### Actions\n```json\n"
+            + json.dumps(tools, indent=2, ensure_ascii=False)
+            + "\n```"
+        )
+    prompt += OUTPUT_CONTRACT.format(date=date)
+    if extra_rules:
+        prompt += "\n" + extra_rules.strip() + "\n"
+    return prompt
+
+
+def action_message(tool: str, arguments: dict[str, Any]) -> ChatMessageUser:
+    """The user message that submits one action to the simulator."""
+    return ChatMessageUser(
+        content=json.dumps({"name": tool, "arguments": arguments}, ensure_ascii=False)
+    )
+
+
+def observation_message(observation: dict[str, Any], *, failed: bool = False) -> ChatMessage:
+    """The history entry (an assistant message) for an action's outcome.
+
+    A failed action (an explicit fault raised before the environment was reached) is
+    marked with ``"harness_note": "failed"`` so the simulator keeps the state as it was;
+    the agent never sees that mark.
+    """
+    if failed:
+        observation = {**observation, "harness_note": "failed"}
+    text = json.dumps(observation, ensure_ascii=False)
+    return ChatMessageAssistant(content=f"<observation>{text}</observation>")
+
+
+def system_message(prompt: str) -> ChatMessageSystem:
+    """Wrap the rendered prompt as the first message."""
+    return ChatMessageSystem(content=prompt)

@@ -1,0 +1,97 @@
+"""The Language Environment Simulator: an LLM answers each tool call with an observation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, Model
+from pydantic import BaseModel, Field
+
+from occubench.defaults import DEFAULT_SIMULATOR_RETRIES
+from occubench.simulator._parse import ObservationParseError, parse_observation
+from occubench.simulator._prompt import (
+    REASK,
+    action_message,
+    observation_message,
+    system_message,
+)
+
+
+class SimulatorError(RuntimeError):
+    """The simulator gave no usable observation: an infrastructure error, not an agent failure."""
+
+
+class SimStep(BaseModel):
+    """One action and what the simulator's history holds for it."""
+
+    tool: str = Field(description="Action name.")
+    arguments: dict[str, Any] = Field(description="Action arguments.")
+    observation: dict[str, Any] = Field(description="Clean observation (or the error, if failed).")
+    failed: bool = Field(default=False, description="Failed before reaching the environment.")
+    attempts: int = Field(default=1, description="Simulator calls it took (re-asks included).")
+
+
+class Simulator:
+    """Simulates one environment for one sample, with its history as the state.
+
+    Args:
+        model: The ``simulator`` role model.
+        system_prompt: The rendered system prompt (see ``render_system_prompt``).
+        max_retries: Re-asks when a reply holds no JSON object, before ``SimulatorError``.
+        cache: Let Inspect cache simulator responses.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        system_prompt: str,
+        *,
+        max_retries: int = DEFAULT_SIMULATOR_RETRIES,
+        cache: bool = False,
+    ) -> None:
+        self.model = model
+        self.system_prompt = system_prompt
+        self.max_retries = max_retries
+        self.cache = cache
+        self.steps: list[SimStep] = []
+        self._messages: list[ChatMessage] = [system_message(system_prompt)]
+
+    async def observe(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Ask the simulator for the observation of one action and add it to the history.
+
+        Raises:
+            SimulatorError: when every attempt's reply holds no JSON object.
+        """
+        action = action_message(tool, arguments)
+        prompt = [*self._messages, action]
+        problem = ""
+        for attempt in range(1, self.max_retries + 2):
+            output = await self.model.generate(prompt, cache=self.cache)
+            try:
+                observation = parse_observation(output.completion)
+            except ObservationParseError as e:
+                problem = str(e)
+                prompt = [
+                    *prompt,
+                    ChatMessageAssistant(content=output.completion),
+                    ChatMessageUser(content=REASK),
+                ]
+                continue
+            self._append(SimStep(tool=tool, arguments=arguments, observation=observation,
+                                 attempts=attempt), action)
+            return observation
+        raise SimulatorError(
+            f"simulator gave no JSON observation for {tool!r} after "
+            f"{self.max_retries + 1} attempts: {problem}"
+        )
+
+    def record_failure(self, tool: str, arguments: dict[str, Any], error: dict[str, Any]) -> None:
+        """Note in the history that an action failed before reaching the environment."""
+        self._append(
+            SimStep(tool=tool, arguments=arguments, observation=error, failed=True, attempts=0),
+            action_message(tool, arguments),
+        )
+
+    def _append(self, step: SimStep, action: ChatMessage) -> None:
+        self.steps.append(step)
+        self._messages += [action, observation_message(step.observation, failed=step.failed)]

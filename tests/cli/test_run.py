@@ -1,0 +1,71 @@
+import json
+
+from typer.testing import CliRunner
+
+from occubench.cli import app
+from occubench.dataset import CONFIGS_DIR, TASKS_FILE
+
+import pytest
+
+from occubench.cli import _common
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def wide_console():
+    """Tables fit on one line each, so assertions can read rows."""
+    for console in (_common.console, _common.err_console):
+        console.width = 200
+MODELS = ["--agent-model", "occubench/schema-agent", "--simulator-model", "occubench/echo-simulator",
+          "--verifier-model", "occubench/scripted-judge", "--display", "none"]
+
+
+def test_run_prints_per_industry_table_and_resumes(sample_dir, tmp_path):
+    args = ["run", *MODELS, "--dataset", str(sample_dir), "--log-dir", str(tmp_path)]
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "Completion rate by industry" in result.output
+    assert "Healthcare & Life Sciences" in result.output
+    last = [line for line in result.output.splitlines() if "all" in line][-1]
+    assert "10 " in last and "100.0" in last
+    logs = sorted(tmp_path.glob("*.eval"))
+    assert len(logs) == 1
+    again = runner.invoke(app, args, terminal_width=200)
+    assert again.exit_code == 0 and sorted(tmp_path.glob("*.eval")) == logs  # nothing re-run
+
+
+def test_bad_dataset_is_one_clear_report(sample_copy):
+    tasks = sample_copy / TASKS_FILE
+    lines = tasks.read_text().splitlines()
+    env = json.loads(lines[0])["env_name"]
+    lines[3] = "{not json"
+    record = json.loads(lines[4])
+    del record["agent_instruction"]
+    lines[4] = json.dumps(record)
+    tasks.write_text("\n".join(lines) + "\n")
+    config = sample_copy / CONFIGS_DIR / f"{env}.json"
+    data = json.loads(config.read_text())
+    data["action_set_definitions"].append(dict(data["action_set_definitions"][0]))
+    config.write_text(json.dumps(data, indent=2))
+
+    result = runner.invoke(app, ["run", *MODELS, "--dataset", str(sample_copy)])
+    assert result.exit_code == 2
+    out = result.output
+    assert "3 problem(s)" in out and "Traceback" not in out
+    assert f"{TASKS_FILE}:4" in out and "bad JSON" in out
+    assert f"{TASKS_FILE}:5 [agent_instruction]" in out
+    assert "duplicate tool name" in out and config.name in out
+
+
+def test_unknown_env_mode_is_a_clear_error(sample_dir):
+    result = runner.invoke(app, ["run", *MODELS, "--dataset", str(sample_dir), "--env-mode", "E9"])
+    assert result.exit_code == 2 and "E9" in result.output and "Traceback" not in result.output
+
+
+def test_list(sample_dir):
+    result = runner.invoke(app, ["list", "--dataset", str(sample_dir)], terminal_width=200)
+    assert result.exit_code == 0 and "Science & Research" in result.output
+    assert "10 tasks, 100 scenarios" in result.output
+    scen = runner.invoke(app, ["list", "--dataset", str(sample_dir), "--scenarios"], terminal_width=200)
+    assert "Property Valuation Assessment" in scen.output

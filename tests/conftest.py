@@ -1,0 +1,65 @@
+"""Shared fixtures: the public sample dataset and offline model helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+SAMPLE_DIR = Path(
+    os.environ.get("OCCUBENCH_SAMPLE", Path(__file__).resolve().parents[2] / "shared" / "occubench-sample")
+)
+SAMPLE_IDS = [11, 24, 26, 32, 46, 47, 51, 70, 119, 154]
+SCRIPTED_ROLES = {"simulator": "occubench/echo-simulator", "verifier": "occubench/scripted-judge"}
+
+
+@pytest.fixture(scope="session")
+def sample_dir() -> Path:
+    if not (SAMPLE_DIR / "eval_benchmark_solvable.jsonl").is_file():
+        pytest.fail(f"the public sample is missing at {SAMPLE_DIR} (set OCCUBENCH_SAMPLE)")
+    return SAMPLE_DIR
+
+
+@pytest.fixture
+def sample_copy(sample_dir: Path, tmp_path: Path) -> Path:
+    """A writable copy of the sample, for tests that break it."""
+    target = tmp_path / "dataset"
+    shutil.copytree(sample_dir, target)
+    for path in target.rglob("*"):
+        path.chmod(0o644 if path.is_file() else 0o755)
+    return target
+
+
+def rewrite_json(path: Path, change) -> None:
+    """Load a JSON file, let ``change`` edit it, write it back."""
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def run_task(log_dir: Path, *, agent="occubench/schema-agent", roles=None, eval_args=None, **task_args):
+    """Run the occubench task on the sample with offline models; returns the EvalLog."""
+    from inspect_ai import eval as inspect_eval
+
+    from occubench.task import occubench
+
+    task_args.setdefault("dataset", str(SAMPLE_DIR))
+    logs = inspect_eval(
+        occubench(**task_args),
+        model=agent,
+        model_roles=SCRIPTED_ROLES if roles is None else roles,
+        log_dir=str(log_dir),
+        display="none",
+        **(eval_args or {}),
+    )
+    return logs[0]
+
+
+def replay(*outputs):
+    """An occubench/replay model answering with ``outputs`` in turn."""
+    from inspect_ai.model import get_model
+
+    return get_model("occubench/replay", outputs=list(outputs))

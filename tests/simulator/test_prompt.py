@@ -1,0 +1,42 @@
+import json
+
+from occubench.dataset import EnvConfig, load_dataset
+from occubench.simulator import normalize_braces, render_system_prompt
+
+
+def test_doubled_braces_are_halved():
+    assert normalize_braces('{{ "a": {{ "b": 1 }}}}') == '{ "a": { "b": 1 }}'
+
+
+def test_single_braces_left_alone():
+    text = '{"a": {"b": 1}} and {{x}}'  # an odd run means the text is not a raw template
+    assert normalize_braces(text) == text
+
+
+def test_sections_decided_separately():
+    text = 'Body {{x}}\n{{initial_state}}: {{"a": 1}}\n{action_set_definitions}: {"t": {}}'
+    assert normalize_braces(text) == 'Body {x}\n{initial_state}: {"a": 1}\n{action_set_definitions}: {"t": {}}'
+
+
+def test_release_prompts_render_valid_json(sample_dir):
+    ds = load_dataset(sample_dir)
+    for task in ds.tasks:
+        env = ds.env(task)
+        prompt = render_system_prompt(env, date="2025-06-16")
+        assert "{{" not in prompt and "2025-06-16" in prompt and "<observation>" in prompt
+        assert "### Actions" not in prompt  # release prompts embed their own state and tools
+        state = prompt.split("{initial_state}:", 1)[1].split("{state_descriptions}:", 1)[0]
+        assert json.loads(state) == env.task_initial_state
+        tools = prompt.split("{action_set_definitions}:", 1)[1].split("### Reply format", 1)[0]
+        assert set(json.loads(tools)) == {t.name for t in env.action_set_definitions}
+
+
+def test_prompt_without_state_gets_sections():
+    env = EnvConfig(
+        environment_name="e", world_model_system_prompt="You simulate a shop.",
+        action_set_definitions=[{"name": "get", "description": "d",
+                                 "parameters": {"type": "object", "properties": {}}}],
+        task_initial_state={"stock": {"sku1": 4}}, state_description={"stock": "units"},
+    )
+    prompt = render_system_prompt(env, date="2025-01-01", extra_rules="RULES HERE")
+    assert '"sku1": 4' in prompt and "### Actions" in prompt and prompt.rstrip().endswith("RULES HERE")
