@@ -26,17 +26,24 @@ from occubench.defaults import (
 )
 from occubench.faults import FaultSettings
 from occubench.grading import occubench_scorer
+from occubench.reference._suite import REFERENCE_DATASET, reference_suite_dir
 
 TASK_VERSION = "0.1.0"
 
 
 def resolve_dataset_dir(dataset: str | Path | None) -> Path:
-    """The dataset folder: the argument, else $OCCUBENCH_DATASET, else an error."""
+    """The dataset folder: the argument, else $OCCUBENCH_DATASET, else an error.
+
+    The name ``reference`` stands for the built-in reference suite.
+    """
     chosen = dataset or os.environ.get(DEFAULT_DATASET_ENV)
     if not chosen:
         raise ValueError(
-            f"no dataset given: pass dataset=DIR (CLI: --dataset DIR) or set {DEFAULT_DATASET_ENV}"
+            f"no dataset given: pass dataset=DIR (CLI: --dataset DIR) or set "
+            f"{DEFAULT_DATASET_ENV}; --dataset {REFERENCE_DATASET} is the built-in suite"
         )
+    if str(chosen) == REFERENCE_DATASET:
+        return reference_suite_dir()
     return Path(chosen)
 
 
@@ -96,7 +103,8 @@ def occubench(
     """OccuBench: professional tasks in Language Environment Simulators.
 
     Args:
-        dataset: Folder in the release layout (default: $OCCUBENCH_DATASET).
+        dataset: Folder in the release layout (default: $OCCUBENCH_DATASET), or
+            ``reference`` for the built-in reference suite.
         env_mode: E0 (clean), E1 (explicit errors), E2 (implicit degradation), E3 (mixed).
         fault_count: Fault events per task (E1-E3).
         fault_duration: Consecutive tool calls each fault event covers.

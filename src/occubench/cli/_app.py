@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from occubench.cli import list_cmd, run
+from occubench.cli import demo, list_cmd, run
 
 app = typer.Typer(
     name="occubench",
@@ -15,6 +15,7 @@ app = typer.Typer(
 )
 app.command(name="run")(run.run)
 app.command(name="list")(list_cmd.list_tasks)
+app.command(name="demo")(demo.demo)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from occubench.dataset._loader import (
 from occubench.dataset._models import (
     AnswerContainsCheck,
     AnswerExcludesCheck,
+    CannedObservation,
     Check,
     EnvConfig,
     OrderCheck,
@@ -31,6 +32,7 @@ __all__ = [
     "TASKS_FILE",
     "AnswerContainsCheck",
     "AnswerExcludesCheck",
+    "CannedObservation",
     "Check",
     "Dataset",
     "DatasetError",

@@ -30,6 +30,14 @@ class ToolSpec(_Record):
     )
 
 
+class CannedObservation(_Record):
+    """The observation an exact call (same tool, same arguments) must return."""
+
+    tool: str = Field(description="Tool name.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Exact arguments.")
+    observation: dict[str, Any] = Field(description="The observation to return.")
+
+
 class EnvConfig(_Record):
     """A Language Environment Simulator config: the four-part declarative spec."""
 
@@ -43,6 +51,10 @@ class EnvConfig(_Record):
     fault_hints: dict[str, Any] | None = Field(
         default=None, description="Extension: hints for fault injection (key fields, ...)."
     )
+    canned_observations: list[CannedObservation] | None = Field(
+        default=None,
+        description="Extension: known observations of exact calls, shown to the simulator.",
+    )
 
 
 class PlanStep(_Record):
@@ -50,9 +62,6 @@ class PlanStep(_Record):
 
     tool: str = Field(description="Tool name.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments.")
-    observation: Any = Field(
-        default=None, description="The clean observation this call returns, when known."
-    )
     critical: bool = Field(default=False, description="The answer depends on this call.")
 
 
@@ -60,10 +69,12 @@ class ReferencePlan(_Record):
     """Extension: the ordered calls that solve a task and the facts its answer states."""
 
     steps: list[PlanStep] = Field(description="Tool calls in order.")
-    answer_facts: list[str] = Field(
-        default_factory=list, description="Facts the final answer must state."
+    answer: str = Field(
+        description="Final answer template; {{N.path}} is the value at path in step N's observation."
     )
-    answer: str | None = Field(default=None, description="A model final answer.")
+    answer_facts: list[str] = Field(
+        default_factory=list, description="The facts the final answer must state (clean values)."
+    )
 
 
 class ToolCalledCheck(_Record):
@@ -89,14 +100,14 @@ class OrderCheck(_Record):
 
 
 class AnswerContainsCheck(_Record):
-    """Passes when the final answer contains every value (case-insensitive)."""
+    """Passes when the final answer mentions every value (case-insensitive, whole tokens)."""
 
     kind: Literal["answer_contains"] = "answer_contains"
     values: list[str] = Field(min_length=1)
 
 
 class AnswerExcludesCheck(_Record):
-    """Passes when the final answer contains none of the values (case-insensitive)."""
+    """Passes when the final answer mentions none of the values (case-insensitive, whole tokens)."""
 
     kind: Literal["answer_excludes"] = "answer_excludes"
     values: list[str] = Field(min_length=1)

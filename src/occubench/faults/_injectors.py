@@ -294,8 +294,8 @@ def _null_fields(root: Any, rng: random.Random, is_key: Callable[[str], bool]) -
         for record in group.records:
             if name in record and _nullable(record[name]):
                 old = record[name]
-                new = "" if isinstance(old, str) else [] if isinstance(old, list) else None
-                record[name] = new if empty else None
+                blank: Any = "" if isinstance(old, str) else [] if isinstance(old, list) else None
+                record[name] = blank if empty else None
                 shown[json.dumps(record[name])] = None
                 hits += 1
         rendered = " or ".join(shown)
@@ -367,12 +367,12 @@ def _older(value: Any, factor: float, days: int) -> Any:
         if value == 0 or not math.isfinite(value):
             return None
         text = repr(value)
-        scaled = value * factor
+        aged = value * factor
         if "." in text and "e" not in text:
-            rounded = round(scaled, max(2, len(text.partition(".")[2])))
+            rounded = round(aged, max(2, len(text.partition(".")[2])))
             if rounded not in (0, value):
-                scaled = rounded
-        return scaled if scaled != value else None
+                aged = rounded
+        return aged if aged != value else None
     if isinstance(value, str):
         match = _ISO_DATE.match(value)
         if match is None:

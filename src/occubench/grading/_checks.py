@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -42,9 +43,17 @@ def _includes(arguments: dict[str, Any], expected: dict[str, Any]) -> bool:
     return all(k in arguments and same(arguments[k], v) for k, v in expected.items())
 
 
+def mentions(text: str, value: str) -> bool:
+    """Whether ``text`` states ``value`` as a whole token (case-insensitive).
+
+    "6" is not mentioned by "26" or "6.5", "0.62" not by "10.62"; "ED-11" is by "bed ED-11."
+    """
+    pattern = r"(?<![0-9a-z.])" + re.escape(value.casefold()) + r"(?![0-9a-z]|\.[0-9])"
+    return re.search(pattern, text.casefold()) is not None
+
+
 def run_check(check: Check, calls: list[ToolCall], answer: str) -> CheckResult:
     """Evaluate one check against the agent's calls and final answer."""
-    text = answer.casefold()
     passed: bool
     match check:
         case ToolCalledCheck():
@@ -62,11 +71,11 @@ def run_check(check: Check, calls: list[ToolCall], answer: str) -> CheckResult:
             passed = None not in positions and positions == sorted(positions)  # type: ignore[type-var]
             detail = f"first calls of {check.tools} at {positions}"
         case AnswerContainsCheck():
-            missing = [v for v in check.values if v.casefold() not in text]
+            missing = [v for v in check.values if not mentions(answer, v)]
             passed = not missing
             detail = "answer states all values" if passed else f"answer lacks {missing}"
         case AnswerExcludesCheck():
-            found = [v for v in check.values if v.casefold() in text]
+            found = [v for v in check.values if mentions(answer, v)]
             passed = not found
             detail = "answer avoids all values" if passed else f"answer states {found}"
     return CheckResult(check=check.model_dump(mode="json"), passed=passed, detail=detail)

@@ -8,22 +8,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolInfo
-from pydantic import BaseModel, Field
 
-
-class Reply(BaseModel):
-    """What a scripted model answers: text, tool calls, or both."""
-
-    content: str = ""
-    tool_calls: list[tuple[str, dict[str, Any]]] = Field(default_factory=list)
-
-
-Behaviour = Callable[[list[ChatMessage], list[ToolInfo]], Reply]
+from occubench.defaults import DEFAULT_EXPECTED_TOOL_CALLS
+from occubench.reference._agents import REFERENCE_AGENTS
+from occubench.reference._canned import canned_simulator
+from occubench.reference._reply import Behaviour, Reply
 
 
 def example_value(name: str, schema: dict[str, Any]) -> Any:
@@ -65,6 +58,26 @@ def schema_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     return Reply(content="Final answer. What the environment reported:\n" + "\n".join(lines))
 
 
+_STEPS = re.compile(r"\[steps=(\d+)\]")
+
+
+def steps_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Make exactly N tool calls, cycling through the tools in order, then answer.
+
+    N is read from a ``[steps=N]`` marker in the first user message (the instruction),
+    else ``DEFAULT_EXPECTED_TOOL_CALLS`` (16): the throughput benchmark's agent.
+    """
+    instruction = next((m.text for m in messages if isinstance(m, ChatMessageUser)), "")
+    marker = _STEPS.search(instruction)
+    steps = int(marker.group(1)) if marker else DEFAULT_EXPECTED_TOOL_CALLS
+    done = sum(isinstance(m, ChatMessageTool) for m in messages)
+    if done < steps and tools:
+        tool = tools[done % len(tools)]
+        schema = tool.parameters.model_dump(exclude_none=True)
+        return Reply(tool_calls=[(tool.name, example_arguments(schema))])
+    return Reply(content=f"Final answer after {done} tool calls.")
+
+
 def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     """Acknowledges the last action with a JSON observation that echoes it."""
     try:
@@ -98,7 +111,10 @@ def scripted_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
 
 BEHAVIOURS: dict[str, Behaviour] = {
     "schema-agent": schema_agent,
+    "steps-agent": steps_agent,
     "echo-simulator": echo_simulator,
     "scripted-judge": scripted_judge,
+    "canned": canned_simulator,
+    **REFERENCE_AGENTS,
 }
 """Scripted models by name: ``occubench/<name>`` in Inspect."""

@@ -40,6 +40,15 @@ OUTPUT_CONTRACT = """
   the action reached the environment: that action had no effect on the state.
 """
 
+CANNED_SECTION = """
+
+### Known observations
+When an action matches one of these exactly (same name, same arguments), reply with its
+observation unchanged:
+<canned_observations>
+{canned}
+</canned_observations>"""
+
 REASK = (
     "Your last reply did not contain a JSON object. Reply again with only the observation: "
     "one JSON object inside <observation></observation> tags."
@@ -80,6 +89,9 @@ def render_system_prompt(env: EnvConfig, *, date: str, extra_rules: str = "") ->
             + json.dumps(tools, indent=2, ensure_ascii=False)
             + "\n```"
         )
+    if env.canned_observations:
+        canned = [c.model_dump(mode="json") for c in env.canned_observations]
+        prompt += CANNED_SECTION.format(canned=json.dumps(canned, indent=1, ensure_ascii=False))
     prompt += OUTPUT_CONTRACT.format(date=date)
     if extra_rules:
         prompt += "\n" + extra_rules.strip() + "\n"

@@ -1,0 +1,50 @@
+"""The ``canned`` simulator: answers exact calls from the env's known observations.
+
+It reads the ``<canned_observations>`` block that ``render_system_prompt`` puts in
+the simulator's system prompt when an env config has ``canned_observations``, so it
+sees exactly what a real simulator model would see.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from inspect_ai.model import ChatMessage, ChatMessageSystem
+from inspect_ai.tool import ToolInfo
+
+from occubench.reference._reply import Reply
+
+_CANNED = re.compile(r"<canned_observations>\s*(.*?)\s*</canned_observations>", re.DOTALL)
+
+
+def canonical(arguments: Any) -> str:
+    """A comparable form of call arguments (key order does not matter)."""
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+
+
+def canned_observations(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    """The known observations listed in the system prompt (empty when there are none)."""
+    system = next((m.text for m in messages if isinstance(m, ChatMessageSystem)), "")
+    found = _CANNED.search(system)
+    return json.loads(found.group(1)) if found else []
+
+
+def canned_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """The known observation of the last action, or a structured not-found error."""
+    try:
+        action = json.loads(messages[-1].text)
+    except (json.JSONDecodeError, IndexError):
+        action = {}
+    action = action if isinstance(action, dict) else {}
+    name, arguments = action.get("name"), action.get("arguments", {})
+    observation: dict[str, Any] = {
+        "error": {"code": "NOT_FOUND",
+                  "message": f"no record for {name} with arguments {canonical(arguments)}"}
+    }
+    for known in canned_observations(messages):
+        if known["tool"] == name and canonical(known["arguments"]) == canonical(arguments):
+            observation = known["observation"]
+            break
+    return Reply(content=f"<observation>{json.dumps(observation, ensure_ascii=False)}</observation>")
