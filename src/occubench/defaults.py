@@ -43,3 +43,41 @@ DEFAULT_EXPECTED_TOOL_CALLS = 16
 
 DEFAULT_MAX_CONNECTIONS = 32
 """Concurrent requests per model (agent, simulator, verifier each)."""
+
+DEFAULT_MAX_RETRIES = 8
+"""Inspect retries of one model call (429, 5xx, timeouts, dropped connections), after the
+provider SDK's own; backoff starts at 3 s and doubles (about 13-25 min in all)."""
+
+DEFAULT_TIMEOUT = 3600
+"""Seconds one model call may take with its retries before Inspect gives up (then the
+sample errors and is retried as a whole, see DEFAULT_SAMPLE_RETRIES)."""
+
+DEFAULT_ATTEMPT_TIMEOUT = 600
+"""Seconds one attempt of a model call may take: a hung request is abandoned and retried."""
+
+DEFAULT_BOOTSTRAP_RESAMPLES = 2000
+"""Bootstrap resamples for the intervals of R and of rate differences in reports."""
+
+DEFAULT_BOOTSTRAP_SEED = 0
+"""Seed of the report's bootstrap: the same logs give the same intervals."""
+
+DEFAULT_REPORT_DIR = Path("occubench-report")
+"""Folder ``occubench report`` writes its files to when --out is not given."""
+
+DEFAULT_REPORT_TEXT_LIMIT = 20_000
+"""Characters of one message shown in the HTML trajectory view (the rest is cut, noted)."""
+
+DEFAULT_SYNTH_SUBTOPICS = 16
+"""Sub-topics (one environment each) the synthesis pipeline derives from a scenario."""
+
+DEFAULT_SYNTH_RUNS_WITH_PLAN = 3
+"""Agent runs with the solution plan per synthesized task (solvability)."""
+
+DEFAULT_SYNTH_RUNS_WITHOUT_PLAN = 5
+"""Agent runs without the plan per synthesized task (autonomous success rate)."""
+
+DEFAULT_SYNTH_MAX_REPAIRS = 2
+"""Repair attempts of a task that no run with the plan solved, before it is dropped."""
+
+DEFAULT_SYNTH_GENERATOR_RETRIES = 2
+"""Re-asks of the generator when its output is not valid JSON or fails validation."""

@@ -25,7 +25,8 @@ from occubench.defaults import (
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.faults import FaultSettings
-from occubench.grading import occubench_scorer
+from occubench.grading import needs_state, occubench_scorer
+from occubench.simulator import StateMode
 from occubench.reference._suite import REFERENCE_DATASET, reference_suite_dir
 
 TASK_VERSION = "0.1.0"
@@ -99,6 +100,7 @@ def occubench(
     simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
     date: str = DEFAULT_DATE,
     cache: bool = False,
+    state_mode: str = StateMode.HISTORY.value,
 ) -> Task:
     """OccuBench: professional tasks in Language Environment Simulators.
 
@@ -120,7 +122,10 @@ def occubench(
         simulator_retries: Re-asks of the simulator for a reply without JSON.
         date: The fixed date agent and simulator are told.
         cache: Cache simulator and verifier responses (Inspect's cache).
+        state_mode: ``history`` (the paper's way) or ``explicit`` (JSON state patched by
+            the simulator and logged after every step; needed by ``state_equals`` checks).
     """
+    mode = StateMode(state_mode)
     faults = FaultSettings(
         env_mode=env_mode, fault_count=fault_count, fault_duration=fault_duration,
         engine=fault_engine, seed=seed,
@@ -135,12 +140,17 @@ def occubench(
         domains=split_arg(domains),
         difficulties=[int(d) for d in levels] if levels else None,
     )
+    stateful = [r.task_id for r in loaded.tasks if needs_state(r.checks)]
+    if stateful and mode is not StateMode.EXPLICIT:
+        raise ValueError(
+            f"tasks {stateful} have state_equals checks: run them with state_mode=explicit"
+        )
     samples = [record_to_sample(loaded, r, with_plan=with_plan) for r in loaded.tasks]
     return Task(
         dataset=MemoryDataset(samples, name=root.name, location=str(root)),
         solver=occubench_agent(
             faults=faults, max_tool_calls=max_tool_calls, date=date,
-            simulator_retries=simulator_retries, cache=cache,
+            simulator_retries=simulator_retries, cache=cache, state_mode=mode,
         ),
         scorer=occubench_scorer(votes=votes, cache=cache),
         message_limit=DEFAULT_MESSAGE_LIMIT,
@@ -148,5 +158,5 @@ def occubench(
         version=TASK_VERSION,
         metadata={"env_mode": faults.env_mode.value, "fault_count": fault_count,
                   "fault_duration": fault_duration, "fault_engine": faults.engine.value,
-                  "seed": seed, "with_plan": with_plan},
+                  "seed": seed, "with_plan": with_plan, "state_mode": mode.value},
     )

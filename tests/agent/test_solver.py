@@ -66,5 +66,5 @@ def test_simulator_without_json_is_an_infrastructure_error(tmp_path):
     )
     assert log.status == "success"  # the run itself completes
     for sample in log.samples:
-        assert sample.error is not None and "no JSON observation" in sample.error.message
+        assert sample.error is not None and "no usable observation" in sample.error.message
         assert not sample.scores  # never scored as an agent failure

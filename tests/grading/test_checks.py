@@ -44,3 +44,18 @@ def test_failing_checks():
     )
     assert [r.passed for r in results] == [False] * 6
     assert "lacks ['denied']" in results[4].detail
+
+
+def test_state_checks():
+    state = {"orders": [{"id": "A1", "status": "shipped"}]}
+    ok, wrong, absent = run_checks(
+        checks(
+            {"kind": "state_equals", "path": "/orders/0/status", "value": "shipped"},
+            {"kind": "state_equals", "path": "/orders/0/status", "value": "open"},
+            {"kind": "state_equals", "path": "/orders/3/status", "value": "open"},
+        ),
+        [], "", state,
+    )
+    assert ok.passed and not wrong.passed and not absent.passed
+    assert "absent" in absent.detail
+    assert not run_checks(checks({"kind": "state_equals", "path": "/a", "value": 1}), [], "")[0].passed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from inspect_ai.model import ChatMessageSystem, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
@@ -11,7 +13,7 @@ from occubench.agent._tool_layer import ToolLayer
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_DATE, DEFAULT_MAX_TOOL_CALLS, DEFAULT_SIMULATOR_RETRIES
 from occubench.faults import FaultSettings
-from occubench.simulator import Simulator, render_system_prompt
+from occubench.simulator import STATE_CONTRACT, Simulator, StateMode, render_system_prompt
 
 SIMULATOR_ROLE = "simulator"
 
@@ -22,6 +24,7 @@ def occubench_agent(
     date: str = DEFAULT_DATE,
     simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
     cache: bool = False,
+    state_mode: StateMode | str = StateMode.HISTORY,
 ) -> Solver:
     """Run the agent under test in the sample's simulated environment.
 
@@ -35,7 +38,10 @@ def occubench_agent(
         date: Date given to agent and simulator (no wall clock in prompts).
         simulator_retries: Re-asks of the simulator for a reply without JSON.
         cache: Cache simulator responses (Inspect's cache).
+        state_mode: ``history`` (state implicit in the simulator's history) or
+            ``explicit`` (JSON state changed by the simulator's patches, logged per step).
     """
+    explicit = StateMode(state_mode) is StateMode.EXPLICIT
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = TaskRecord.model_validate(state.metadata["task"])
@@ -45,11 +51,16 @@ def occubench_agent(
         session = settings.session(task.task_id, expected_calls(task), key_fields)
         simulator = Simulator(
             get_model(role=SIMULATOR_ROLE, required=True),
-            render_system_prompt(env, date=date, extra_rules=settings.simulator_rules()),
+            render_system_prompt(
+                env, date=date,
+                extra_rules=(STATE_CONTRACT if explicit else "") + settings.simulator_rules(),
+            ),
             max_retries=simulator_retries,
             cache=cache,
+            state=copy.deepcopy(env.task_initial_state) if explicit else None,
         )
         episode = state.store_as(Episode)
+        episode.state = simulator.state
         if session is not None:
             episode.fault_plan = session.plan.model_dump(mode="json")
         layer = ToolLayer(simulator, episode, session)

@@ -27,6 +27,9 @@ class Episode(StoreModel):
         default_factory=list, description="Simulator history: SimStep dumps, in call order."
     )
     tool_calls: int = Field(default=0, description="Tool calls that reached the tool layer.")
+    state: dict[str, Any] | None = Field(
+        default=None, description="Explicit state mode: the state after the last step."
+    )
     stop_reason: str | None = Field(default=None, description="A StopReason value.")
     fault_plan: dict[str, Any] | None = Field(default=None, description="FaultPlan dump.")
     fault_log: list[dict[str, Any]] = Field(

@@ -55,7 +55,8 @@ class ToolLayer:
                 observation = self.faults.after_call(index, tool, arguments, observation)
             return json.dumps(observation, ensure_ascii=False)
         finally:
-            self.episode.steps = [s.model_dump() for s in self.simulator.steps]
+            self.episode.steps = [s.model_dump(exclude_none=True) for s in self.simulator.steps]
+            self.episode.state = self.simulator.state
             if self.faults:
                 self.episode.fault_log = self.faults.log()
 

@@ -15,17 +15,21 @@ from occubench.analysis import read_runs, summary_tables
 from occubench.cli._common import console, dataset_dir, user_errors
 from occubench.dataset import load_dataset
 from occubench.defaults import (
+    DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_ENV_MODE,
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
     DEFAULT_FAULT_ENGINE,
     DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_SAMPLE_RETRIES,
     DEFAULT_SEED,
+    DEFAULT_TIMEOUT,
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.faults import FaultSettings
+from occubench.simulator import StateMode
 from occubench.task import occubench, split_arg
 
 
@@ -35,9 +39,13 @@ def default_log_dir(spec: dict[str, Any]) -> Path:
     return Path("logs") / f"occubench-{spec['task_args']['env_mode']}-{digest[:10]}"
 
 
-def role_model(name: str, max_connections: int) -> Model:
-    """A role model with its own connection pool size."""
-    return get_model(name, config=GenerateConfig(max_connections=max_connections))
+def role_model(name: str, config: GenerateConfig) -> Model:
+    """A model (agent or role) with its own connection pool and retry settings.
+
+    The settings go on each model, not only on the eval: Inspect passes max_retries and
+    timeout on to role models but not attempt_timeout.
+    """
+    return get_model(name, config=config)
 
 
 def run(
@@ -57,6 +65,9 @@ def run(
     domains: str | None = typer.Option(None, help="Only these domains (comma-separated)."),
     difficulty: str | None = typer.Option(None, help="Only these difficulty levels, e.g. 2,3."),
     with_plan: bool = typer.Option(False, help="Give the agent the task's solution plan."),
+    state_mode: str = typer.Option(
+        "history", help="history (state in the simulator's history) or explicit (JSON Patch)."
+    ),
     max_tool_calls: int = typer.Option(DEFAULT_MAX_TOOL_CALLS, help="Tool calls per task."),
     votes: int = typer.Option(DEFAULT_VERIFIER_VOTES, help="k judge votes per sample."),
     epochs: int = typer.Option(1, help="Runs of each task."),
@@ -65,6 +76,13 @@ def run(
     ),
     max_samples: int | None = typer.Option(None, help="Samples run at once (default: Inspect's)."),
     retry_on_error: int = typer.Option(DEFAULT_SAMPLE_RETRIES, help="Retries of an errored sample."),
+    max_retries: int = typer.Option(
+        DEFAULT_MAX_RETRIES, help="Retries of one model call (429, 5xx, timeouts), after the SDK's."
+    ),
+    timeout: int = typer.Option(DEFAULT_TIMEOUT, help="Seconds for one model call, retries included."),
+    attempt_timeout: int = typer.Option(
+        DEFAULT_ATTEMPT_TIMEOUT, help="Seconds for one attempt of a model call before a retry."
+    ),
     cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
     log_dir: Path | None = typer.Option(
         None, help="Log folder (default: logs/occubench-<mode>-<hash of the arguments>)."
@@ -80,6 +98,7 @@ def run(
         root = dataset_dir(dataset)
         FaultSettings(env_mode=env_mode, fault_count=fault_count, fault_duration=fault_duration,
                       engine=fault_engine, seed=seed)
+        StateMode(state_mode)
         ids, levels = split_arg(tasks), split_arg(difficulty)
         load_dataset(
             root,
@@ -92,17 +111,19 @@ def run(
         dataset=str(root.resolve()), env_mode=env_mode, fault_count=fault_count,
         fault_duration=fault_duration, fault_engine=fault_engine, seed=seed, with_plan=with_plan,
         task_ids=tasks, categories=categories, domains=domains, difficulty=difficulty,
-        max_tool_calls=max_tool_calls, votes=votes, cache=cache,
+        max_tool_calls=max_tool_calls, votes=votes, cache=cache, state_mode=state_mode,
     )
     roles = {"simulator": simulator_model, **({"verifier": verifier_model} if verifier_model else {})}
     spec = {"task_args": task_args, "agent": agent_model, "roles": roles, "epochs": epochs}
-    out = log_dir or default_log_dir(spec)
+    out = log_dir or default_log_dir(spec)  # retry settings left out: they do not change results
+    config = GenerateConfig(max_connections=max_connections, max_retries=max_retries,
+                            timeout=timeout, attempt_timeout=attempt_timeout)
     console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
     success, logs = eval_set(
         occubench(**task_args),
         log_dir=str(out),
-        model=role_model(agent_model, max_connections),
-        model_roles={k: role_model(v, max_connections) for k, v in roles.items()},
+        model=role_model(agent_model, config),
+        model_roles={k: role_model(v, config) for k, v in roles.items()},
         epochs=epochs,
         max_samples=max_samples,
         retry_on_error=retry_on_error,

@@ -113,8 +113,21 @@ class AnswerExcludesCheck(_Record):
     values: list[str] = Field(min_length=1)
 
 
+class StateEqualsCheck(_Record):
+    """Passes when the final state holds ``value`` at ``path`` (explicit state mode only)."""
+
+    kind: Literal["state_equals"] = "state_equals"
+    path: str = Field(description="JSON Pointer into the state, e.g. /orders/0/status.")
+    value: Any = Field(description="The expected value.")
+
+
 Check = Annotated[
-    ToolCalledCheck | ToolNotCalledCheck | OrderCheck | AnswerContainsCheck | AnswerExcludesCheck,
+    ToolCalledCheck
+    | ToolNotCalledCheck
+    | OrderCheck
+    | AnswerContainsCheck
+    | AnswerExcludesCheck
+    | StateEqualsCheck,
     Field(discriminator="kind"),
 ]
 """A deterministic check of a trajectory (extension field of a task)."""

@@ -1,6 +1,6 @@
 """Grading: deterministic checks, the k-vote judge, and the rule combining them."""
 
-from occubench.grading._checks import CheckResult, ToolCall, run_check, run_checks
+from occubench.grading._checks import CheckResult, ToolCall, needs_state, run_check, run_checks
 from occubench.grading._prompt import VERIFIER_SYSTEM_PROMPT, verifier_request
 from occubench.grading._scorer import (
     VERIFIER_ROLE,
@@ -21,6 +21,7 @@ __all__ = [
     "Vote",
     "final_answer",
     "majority",
+    "needs_state",
     "neutralize",
     "occubench_scorer",
     "parse_verdict",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import jsonpointer
+
 from pydantic import BaseModel, Field
 
 from occubench.dataset import (
@@ -12,9 +14,13 @@ from occubench.dataset import (
     AnswerExcludesCheck,
     Check,
     OrderCheck,
+    StateEqualsCheck,
     ToolCalledCheck,
     ToolNotCalledCheck,
 )
+
+
+_ABSENT = object()
 
 
 class ToolCall(BaseModel):
@@ -52,8 +58,10 @@ def mentions(text: str, value: str) -> bool:
     return re.search(pattern, text.casefold()) is not None
 
 
-def run_check(check: Check, calls: list[ToolCall], answer: str) -> CheckResult:
-    """Evaluate one check against the agent's calls and final answer."""
+def run_check(
+    check: Check, calls: list[ToolCall], answer: str, state: dict[str, Any] | None = None
+) -> CheckResult:
+    """Evaluate one check against the agent's calls, final answer and final state."""
     passed: bool
     match check:
         case ToolCalledCheck():
@@ -78,9 +86,20 @@ def run_check(check: Check, calls: list[ToolCall], answer: str) -> CheckResult:
             found = [v for v in check.values if mentions(answer, v)]
             passed = not found
             detail = "answer avoids all values" if passed else f"answer states {found}"
+        case StateEqualsCheck():
+            actual = jsonpointer.resolve_pointer(state, check.path, _ABSENT) if state else _ABSENT
+            passed = actual is not _ABSENT and actual == check.value
+            detail = f"state at {check.path} is {'absent' if actual is _ABSENT else actual!r}"
     return CheckResult(check=check.model_dump(mode="json"), passed=passed, detail=detail)
 
 
-def run_checks(checks: list[Check], calls: list[ToolCall], answer: str) -> list[CheckResult]:
+def run_checks(
+    checks: list[Check], calls: list[ToolCall], answer: str, state: dict[str, Any] | None = None
+) -> list[CheckResult]:
     """Evaluate every check; all must pass for the checks verdict to pass."""
-    return [run_check(check, calls, answer) for check in checks]
+    return [run_check(check, calls, answer, state) for check in checks]
+
+
+def needs_state(checks: list[Check] | None) -> bool:
+    """Whether any check reads the final state (which only explicit state mode keeps)."""
+    return any(isinstance(c, StateEqualsCheck) for c in checks or [])

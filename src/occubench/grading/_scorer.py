@@ -116,7 +116,7 @@ def occubench_scorer(
         }
         passed = True
         if task.checks:
-            results = run_checks(task.checks, tool_calls(state.messages), answer)
+            results = run_checks(task.checks, tool_calls(state.messages), answer, episode.state)
             metadata["checks"] = [r.model_dump() for r in results]
             passed = all(r.passed for r in results)
         model = judge_model(bool(task.checks))

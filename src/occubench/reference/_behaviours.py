@@ -79,7 +79,10 @@ def steps_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
 
 
 def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
-    """Acknowledges the last action with a JSON observation that echoes it."""
+    """Acknowledges the last action with a JSON observation that echoes it.
+
+    In explicit state mode it also patches ``/last_action`` of the state.
+    """
     try:
         action = json.loads(messages[-1].text) if messages else {}
     except json.JSONDecodeError:
@@ -87,7 +90,11 @@ def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     action = action if isinstance(action, dict) else {}
     observation = {"status": "ok", "action": action.get("name"),
                    "arguments": action.get("arguments", {})}
-    return Reply(content=f"<observation>{json.dumps(observation)}</observation>")
+    reply = f"<observation>{json.dumps(observation)}</observation>"
+    if "current_state" in action:  # explicit state mode: record the last action in the state
+        patch = [{"op": "add", "path": "/last_action", "value": action.get("name")}]
+        reply += f"<state_patch>{json.dumps(patch)}</state_patch>"
+    return Reply(content=reply)
 
 
 _BLOCK = r"<{tag}>\n(.*?)\n</{tag}>"

@@ -47,4 +47,7 @@ def canned_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Repl
         if known["tool"] == name and canonical(known["arguments"]) == canonical(arguments):
             observation = known["observation"]
             break
-    return Reply(content=f"<observation>{json.dumps(observation, ensure_ascii=False)}</observation>")
+    reply = f"<observation>{json.dumps(observation, ensure_ascii=False)}</observation>"
+    if "current_state" in action:  # explicit state mode: lookups change nothing
+        reply += "<state_patch>[]</state_patch>"
+    return Reply(content=reply)

@@ -49,11 +49,6 @@ observation unchanged:
 {canned}
 </canned_observations>"""
 
-REASK = (
-    "Your last reply did not contain a JSON object. Reply again with only the observation: "
-    "one JSON object inside <observation></observation> tags."
-)
-
 
 def normalize_braces(text: str) -> str:
     """Halve the brace runs of every section whose runs all have even length (module doc)."""

@@ -9,12 +9,8 @@ from pydantic import BaseModel, Field
 
 from occubench.defaults import DEFAULT_SIMULATOR_RETRIES
 from occubench.simulator._parse import ObservationParseError, parse_observation
-from occubench.simulator._prompt import (
-    REASK,
-    action_message,
-    observation_message,
-    system_message,
-)
+from occubench.simulator._prompt import action_message, observation_message, system_message
+from occubench.simulator._state import PatchError, apply_reply_patch, reask_for, state_action
 
 
 class SimulatorError(RuntimeError):
@@ -29,6 +25,12 @@ class SimStep(BaseModel):
     observation: dict[str, Any] = Field(description="Clean observation (or the error, if failed).")
     failed: bool = Field(default=False, description="Failed before reaching the environment.")
     attempts: int = Field(default=1, description="Simulator calls it took (re-asks included).")
+    patch: list[dict[str, Any]] | None = Field(
+        default=None, description="Explicit state mode: the JSON Patch the step applied."
+    )
+    state: dict[str, Any] | None = Field(
+        default=None, description="Explicit state mode: the state after the step."
+    )
 
 
 class Simulator:
@@ -37,8 +39,11 @@ class Simulator:
     Args:
         model: The ``simulator`` role model.
         system_prompt: The rendered system prompt (see ``render_system_prompt``).
-        max_retries: Re-asks when a reply holds no JSON object, before ``SimulatorError``.
+        max_retries: Re-asks when a reply holds no JSON object (or, in explicit state
+            mode, no patch that applies), before ``SimulatorError``.
         cache: Let Inspect cache simulator responses.
+        state: The initial state, for explicit state mode (None: history mode). The
+            system prompt must then include ``STATE_CONTRACT``.
     """
 
     def __init__(
@@ -48,8 +53,10 @@ class Simulator:
         *,
         max_retries: int = DEFAULT_SIMULATOR_RETRIES,
         cache: bool = False,
+        state: dict[str, Any] | None = None,
     ) -> None:
         self.model = model
+        self.state = state
         self.system_prompt = system_prompt
         self.max_retries = max_retries
         self.cache = cache
@@ -63,35 +70,47 @@ class Simulator:
             SimulatorError: when every attempt's reply holds no JSON object.
         """
         action = action_message(tool, arguments)
-        prompt = [*self._messages, action]
+        sent = (
+            action if self.state is None
+            else ChatMessageUser(content=state_action(tool, arguments, self.state))
+        )
+        prompt = [*self._messages, sent]
         problem = ""
         for attempt in range(1, self.max_retries + 2):
             output = await self.model.generate(prompt, cache=self.cache)
             try:
                 observation = parse_observation(output.completion)
-            except ObservationParseError as e:
+                patch, new_state = (
+                    apply_reply_patch(output.completion, self.state)
+                    if self.state is not None else (None, None)
+                )
+            except (ObservationParseError, PatchError) as e:
                 problem = str(e)
                 prompt = [
                     *prompt,
                     ChatMessageAssistant(content=output.completion),
-                    ChatMessageUser(content=REASK),
+                    ChatMessageUser(content=reask_for(e)),
                 ]
                 continue
+            if new_state is not None:
+                self.state = new_state
             self._append(SimStep(tool=tool, arguments=arguments, observation=observation,
-                                 attempts=attempt), action)
+                                 attempts=attempt, patch=patch, state=new_state), action)
             return observation
         raise SimulatorError(
-            f"simulator gave no JSON observation for {tool!r} after "
+            f"simulator gave no usable observation for {tool!r} after "
             f"{self.max_retries + 1} attempts: {problem}"
         )
 
     def record_failure(self, tool: str, arguments: dict[str, Any], error: dict[str, Any]) -> None:
         """Note in the history that an action failed before reaching the environment."""
         self._append(
-            SimStep(tool=tool, arguments=arguments, observation=error, failed=True, attempts=0),
+            SimStep(tool=tool, arguments=arguments, observation=error, failed=True, attempts=0,
+                    state=self.state),
             action_message(tool, arguments),
         )
 
     def _append(self, step: SimStep, action: ChatMessage) -> None:
+        """Add a step; the history keeps the plain action (no state), so it stays a prefix."""
         self.steps.append(step)
         self._messages += [action, observation_message(step.observation, failed=step.failed)]
