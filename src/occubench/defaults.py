@@ -38,11 +38,28 @@ DEFAULT_FAIL_ON_ERROR = 1.0
 DEFAULT_DATE = "2025-06-16"
 """Fixed date given to the agent and the simulator: no wall clock in prompts."""
 
+DEFAULT_FAULT_LATENCY = 5.0
+"""Seconds a ``latency`` family fault delays an answer."""
+
 DEFAULT_EXPECTED_TOOL_CALLS = 16
 """Calls a task is assumed to take when its plan does not say (fault spacing)."""
 
-DEFAULT_MAX_CONNECTIONS = 32
-"""Concurrent requests per model (agent, simulator, verifier each)."""
+DEFAULT_MAX_CONNECTIONS = 128
+"""Concurrent requests per model for the agent and the simulator (``occubench run``).
+
+A sample waits on one call at a time, so this many tasks run in lockstep at the
+critical-path bound. The verifier gets this times k (votes): a judge round of that
+many samples finishing together is then one round of latency.
+"""
+
+DEFAULT_SAMPLES_PER_CONNECTION = 2
+"""max_samples = this x max_connections: a sample waits on the agent or the simulator
+about half the time each, so twice as many samples as connections keep both pools full."""
+
+DEFAULT_LOG_REALTIME = False
+"""Inspect's realtime sample log (live view of running samples in ``inspect view``).
+Off by default: it costs a sizeable share of the harness CPU per model call (see
+README "Throughput and concurrency"); finished samples are logged either way."""
 
 DEFAULT_MAX_RETRIES = 8
 """Inspect retries of one model call (429, 5xx, timeouts, dropped connections), after the
@@ -81,3 +98,40 @@ DEFAULT_SYNTH_MAX_REPAIRS = 2
 
 DEFAULT_SYNTH_GENERATOR_RETRIES = 2
 """Re-asks of the generator when its output is not valid JSON or fails validation."""
+
+DEFAULT_AUDIT_RULE_CHECKS = 20
+"""Observations per simulator the verifier judges for rule invention in ``occubench audit``."""
+
+DEFAULT_AUDIT_CONCURRENCY = 16
+"""Probe trajectories (and judge calls) the fidelity audit runs at once."""
+
+DEFAULT_AUDIT_PLANS_PER_ENV = 2
+"""Task plans per environment the fidelity audit replays as probe trajectories."""
+
+DEFAULT_AUDIT_PROBE_VALUES = 3
+"""Entity values a generated probe tries per tool (one call each)."""
+
+DEFAULT_AUDIT_MAX_PROBES = 15
+"""First-pass calls of a generated probe trajectory (repeats and unknown ids come on top)."""
+
+DEFAULT_AUDIT_FLAG_BELOW = 1.0
+"""An environment is flagged on a fidelity metric scoring below this (1.0: any failure)."""
+
+DEFAULT_FIDELITY_WEIGHTS = {
+    "fabrication": 1.0,
+    "omission": 1.0,
+    "determinism": 1.0,
+    "schema": 1.0,
+    "unknown_id": 1.0,
+    "rule_invention": 1.0,
+}
+"""Weights of the fidelity score's parts (a part that was not measured is left out)."""
+
+DEFAULT_PROGRESS_POLL_SECONDS = 2.0
+"""How often the live view of a sharded run re-reads the running shards' logs."""
+
+DEFAULT_RAY_NUM_CPUS = 1.0
+"""Ray CPUs one shard asks for (a shard is one Inspect process: about one core busy)."""
+
+DEFAULT_SWEEP_LOG_DIR = Path("logs") / "sweeps"
+"""Folder ``occubench sweep`` logs to when the sweep file and --log-dir do not say."""

@@ -18,13 +18,14 @@ from occubench.defaults import (
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
     DEFAULT_FAULT_ENGINE,
+    DEFAULT_FAULT_LATENCY,
     DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_MESSAGE_LIMIT,
     DEFAULT_SEED,
     DEFAULT_SIMULATOR_RETRIES,
     DEFAULT_VERIFIER_VOTES,
 )
-from occubench.faults import FaultSettings
+from occubench.faults import FaultSettings, parse_families
 from occubench.grading import needs_state, occubench_scorer
 from occubench.simulator import StateMode
 from occubench.reference._suite import REFERENCE_DATASET, reference_suite_dir
@@ -89,6 +90,8 @@ def occubench(
     fault_count: int = DEFAULT_FAULT_COUNT,
     fault_duration: int = DEFAULT_FAULT_DURATION,
     fault_engine: str = DEFAULT_FAULT_ENGINE,
+    fault_families: str | list[str] | None = None,
+    fault_latency: float = DEFAULT_FAULT_LATENCY,
     seed: int = DEFAULT_SEED,
     with_plan: bool = False,
     task_ids: str | list[int] | None = None,
@@ -111,6 +114,9 @@ def occubench(
         fault_count: Fault events per task (E1-E3).
         fault_duration: Consecutive tool calls each fault event covers.
         fault_engine: "code" (seeded, logged faults) or "prompt" (the paper's way).
+        fault_families: Extra fault families, mixable: persistent, cascading, targeted,
+            semantic, latency (list or "a,b"); always injected by code.
+        fault_latency: Seconds a latency fault delays an answer.
         seed: Seed of the fault plans.
         with_plan: Give the agent the task's solution_plan when it has one.
         task_ids: Only these task ids (list or "11,24,26").
@@ -128,7 +134,8 @@ def occubench(
     mode = StateMode(state_mode)
     faults = FaultSettings(
         env_mode=env_mode, fault_count=fault_count, fault_duration=fault_duration,
-        engine=fault_engine, seed=seed,
+        engine=fault_engine, seed=seed, families=parse_families(fault_families),
+        latency_seconds=fault_latency,
     )
     root = resolve_dataset_dir(dataset)
     levels = split_arg(difficulty)
@@ -158,5 +165,6 @@ def occubench(
         version=TASK_VERSION,
         metadata={"env_mode": faults.env_mode.value, "fault_count": fault_count,
                   "fault_duration": fault_duration, "fault_engine": faults.engine.value,
+                  "fault_families": [f.value for f in faults.families],
                   "seed": seed, "with_plan": with_plan, "state_mode": mode.value},
     )

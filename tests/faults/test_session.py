@@ -1,5 +1,6 @@
 """Injection in the tool layer: what the agent sees, what the simulator keeps, the log."""
 
+import asyncio
 import json
 
 from inspect_ai.model import ChatMessageTool
@@ -22,7 +23,7 @@ def test_explicit_fault_then_clean_retry():
     assert session.before_call(0, "get", {})["error"]["status"] == 500
     assert session.before_call(1, "get", {}) is not None  # fd=2: the retry is still faulted
     assert session.before_call(2, "get", {}) is None  # transient: then clean
-    assert session.after_call(2, "get", {}, {"a": 1}) == {"a": 1}
+    assert asyncio.run(session.after_call(2, "get", {}, {"a": 1})) == {"a": 1}
     log = session.log()
     assert [f["call_index"] for f in log] == [0, 1] and all(f["explicit"] for f in log)
     assert log[0]["retried_later"] is True and log[1]["retried_later"] is True
@@ -32,7 +33,7 @@ def test_implicit_fault_degrades_only_the_agents_copy():
     session = FaultSession(plan((0, 1, FaultKind.TRUNCATED_LIST)))
     clean = {"items": [{"id": 1}, {"id": 2}, {"id": 3}, {"id": 4}]}
     assert session.before_call(0, "list", {}) is None
-    seen = session.after_call(0, "list", {}, clean)
+    seen = asyncio.run(session.after_call(0, "list", {}, clean))
     assert len(seen["items"]) in (1, 2) and len(clean["items"]) == 4
     (fault,) = session.log()
     assert fault["seen_by_agent"] == seen and fault["applied"] and not fault["retried_later"]

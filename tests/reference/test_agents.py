@@ -39,12 +39,14 @@ ERROR = Result({"error": {}}, "500")
 step = Step("get_a", {}, ["value"])
 
 
-def test_careful_needs_two_identical_complete_reads():
+def test_careful_needs_three_identical_complete_reads():
+    stale = Result({"value": 2}, None)
     assert careful(step, []) is Decision.CALL
-    assert careful(step, [GOOD]) is Decision.CALL
-    assert careful(step, [GOOD, GOOD]) is Decision.ACCEPT
-    assert careful(step, [Result({"value": 2}, None), GOOD]) is Decision.CALL  # stale vs fresh
-    assert careful(step, [Result({}, None), Result({}, None)]) is Decision.CALL  # value missing
+    assert careful(step, [GOOD, GOOD]) is Decision.CALL
+    assert careful(step, [GOOD, GOOD, GOOD]) is Decision.ACCEPT
+    assert careful(step, [stale, stale, GOOD]) is Decision.CALL  # two agreeing stale reads
+    assert careful(step, [stale, stale, GOOD, GOOD, GOOD]) is Decision.ACCEPT
+    assert careful(step, [Result({}, None)] * 3) is Decision.CALL  # value missing
     assert careful(step, [ERROR] * 10) is Decision.GIVE_UP
 
 

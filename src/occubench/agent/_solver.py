@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from inspect_ai.model import ChatMessageSystem, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -13,7 +14,13 @@ from occubench.agent._tool_layer import ToolLayer
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_DATE, DEFAULT_MAX_TOOL_CALLS, DEFAULT_SIMULATOR_RETRIES
 from occubench.faults import FaultSettings
-from occubench.simulator import STATE_CONTRACT, Simulator, StateMode, render_system_prompt
+from occubench.simulator import (
+    STATE_CONTRACT,
+    Simulator,
+    StateMode,
+    corrupt_observation,
+    render_system_prompt,
+)
 
 SIMULATOR_ROLE = "simulator"
 
@@ -47,10 +54,20 @@ def occubench_agent(
         task = TaskRecord.model_validate(state.metadata["task"])
         env = EnvConfig.model_validate(state.metadata["env"])
         settings = faults or FaultSettings()
-        key_fields = (env.fault_hints or {}).get("key_fields", [])
-        session = settings.session(task.task_id, expected_calls(task), key_fields)
+        model = get_model(role=SIMULATOR_ROLE, required=True)
+
+        async def corrupter(tool: str, observation: dict[str, Any]) -> dict[str, Any]:
+            return await corrupt_observation(
+                model, tool, observation, retries=simulator_retries, cache=cache
+            )
+
+        session = settings.session(
+            task.task_id, expected_calls(task), (env.fault_hints or {}).get("key_fields", []),
+            tools=[t.name for t in env.action_set_definitions],
+            critical_calls=critical_calls(task), corrupter=corrupter,
+        )
         simulator = Simulator(
-            get_model(role=SIMULATOR_ROLE, required=True),
+            model,
             render_system_prompt(
                 env, date=date,
                 extra_rules=(STATE_CONTRACT if explicit else "") + settings.simulator_rules(),
@@ -62,7 +79,7 @@ def occubench_agent(
         episode = state.store_as(Episode)
         episode.state = simulator.state
         if session is not None:
-            episode.fault_plan = session.plan.model_dump(mode="json")
+            episode.fault_plan = session.record()
         layer = ToolLayer(simulator, episode, session)
         state.messages.insert(
             0, ChatMessageSystem(content=agent_system_prompt(task.task_scenario_name, date))
@@ -82,6 +99,13 @@ def occubench_agent(
         return state
 
     return solve
+
+
+def critical_calls(task: TaskRecord) -> list[tuple[str, dict[str, Any]]]:
+    """The calls a targeted fault may hit: the plan's critical steps (all, if none marked)."""
+    steps = task.reference_plan.steps if task.reference_plan else []
+    marked = [s for s in steps if s.critical] or steps
+    return [(s.tool, s.arguments) for s in marked]
 
 
 def expected_calls(task: TaskRecord) -> int | None:

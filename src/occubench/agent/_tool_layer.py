@@ -24,7 +24,7 @@ class FaultHook(Protocol):
     def before_call(self, index: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
         """An explicit error observation for this call, or None to go on."""
 
-    def after_call(
+    async def after_call(
         self, index: int, tool: str, arguments: dict[str, Any], observation: dict[str, Any]
     ) -> dict[str, Any]:
         """The observation the agent sees (possibly degraded)."""
@@ -52,7 +52,7 @@ class ToolLayer:
                 return json.dumps(error, ensure_ascii=False)
             observation = await self.simulator.observe(tool, arguments)
             if self.faults:
-                observation = self.faults.after_call(index, tool, arguments, observation)
+                observation = await self.faults.after_call(index, tool, arguments, observation)
             return json.dumps(observation, ensure_ascii=False)
         finally:
             self.episode.steps = [s.model_dump(exclude_none=True) for s in self.simulator.steps]

@@ -5,9 +5,11 @@ lines ``N. Call TOOL with {json arguments}.`` and a last line ``Answer: ...`` wh
 ``{{N.path}}`` placeholders stand for values of step N's observation (``beds[2].bed_id``).
 Their state is their own conversation, replayed on every turn.
 
-- ``careful``: retries errors, and re-reads every step until two reads in a row are
-  complete (every value the answer needs is present and not null) and identical, so
-  truncated, missing, nulled and stale data are noticed and read again.
+- ``careful``: retries errors, and re-reads every step until ``CONFIRMATIONS`` reads
+  in a row are complete (every value the answer needs is present and not null) and
+  identical. Truncated, missing and nulled data are noticed and read again; three
+  agreeing reads include at least one clean read whenever a transient fault lasts at
+  most two calls (the default fault duration), so stale data cannot pass either.
 - ``no-retry``: gives up at the first error; takes data as it comes.
 - ``trusting``: retries errors but takes whatever data comes back.
 """
@@ -28,6 +30,9 @@ from occubench.reference._reply import Behaviour, Reply
 
 MAX_ATTEMPTS = 10
 """Calls a reference agent makes for one plan step before giving up."""
+
+CONFIRMATIONS = 3
+"""Identical complete reads in a row the careful agent needs to accept a step."""
 
 _STEP = re.compile(r"^\s*(\d+)\. Call (\w+) with (\{.*\})\.\s*$", re.MULTILINE)
 _ANSWER = re.compile(r"^Answer: (.+)$", re.MULTILINE)
@@ -109,14 +114,16 @@ Policy = Callable[[Step, list[Result]], Decision]
 
 
 def careful(step: Step, results: list[Result]) -> Decision:
-    """Accept two complete, identical reads in a row; retry anything else."""
+    """Accept CONFIRMATIONS complete, identical reads in a row; retry anything else."""
+
     def complete(r: Result) -> bool:
         return r.error is None and all(
             resolve(r.observation, p) not in (MISSING, None, "") for p in step.paths
         )
 
-    if len(results) >= 2 and complete(results[-1]) and complete(results[-2]):
-        if results[-1].observation == results[-2].observation:
+    last = results[-CONFIRMATIONS:]
+    if len(last) == CONFIRMATIONS and all(complete(r) for r in last):
+        if all(r.observation == last[0].observation for r in last):
             return Decision.ACCEPT
     return Decision.GIVE_UP if len(results) >= MAX_ATTEMPTS else Decision.CALL
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date, timedelta
 from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem
 from inspect_ai.tool import ToolInfo
 
 from occubench.reference._reply import Reply
+from occubench.simulator import SEMANTIC_FAULT_PROMPT
 
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANNED = re.compile(r"<canned_observations>\s*(.*?)\s*</canned_observations>", re.DOTALL)
 
 
@@ -31,8 +34,43 @@ def canned_observations(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     return json.loads(found.group(1)) if found else []
 
 
+def semantic_variant(observation: Any) -> Any:
+    """A deterministic "subtly wrong" copy: the first number of a non-id field x10 (a unit
+    swap), or else the first ISO date moved one day later."""
+    altered = json.loads(json.dumps(observation))
+
+    def visit(node: Any, want: type) -> bool:
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(
+            node, list) else []
+        for key, value in items:
+            is_id = isinstance(key, str) and (key == "id" or key.endswith("_id"))
+            if want is float and isinstance(value, int | float) and not isinstance(value, bool) \
+                    and not is_id and value:
+                node[key] = value * 10
+                return True
+            if want is str and isinstance(value, str) and _DATE.fullmatch(value):
+                day = date.fromisoformat(value) + timedelta(days=1)
+                node[key] = day.isoformat()
+                return True
+            if isinstance(value, dict | list) and visit(value, want):
+                return True
+        return False
+
+    if not visit(altered, float):
+        visit(altered, str)
+    return altered
+
+
 def canned_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
-    """The known observation of the last action, or a structured not-found error."""
+    """The known observation of the last action, or a structured not-found error.
+
+    Asked for a semantic fault (the system prompt is ``SEMANTIC_FAULT_PROMPT``), it
+    returns ``semantic_variant`` of the observation it is given.
+    """
+    system = next((m.text for m in messages if isinstance(m, ChatMessageSystem)), "")
+    if system == SEMANTIC_FAULT_PROMPT:
+        given = json.loads(messages[-1].text).get("observation", {})
+        return Reply(content=f"<observation>{json.dumps(semantic_variant(given))}</observation>")
     try:
         action = json.loads(messages[-1].text)
     except (json.JSONDecodeError, IndexError):
