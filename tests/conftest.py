@@ -41,16 +41,24 @@ def rewrite_json(path: Path, change) -> None:
 
 
 def run_task(log_dir: Path, *, agent="occubench/schema-agent", roles=None, eval_args=None, **task_args):
-    """Run the occubench task on the sample with offline models; returns the EvalLog."""
+    """Run the occubench task on the sample with offline models; returns the EvalLog.
+
+    Models named by string are built fresh (not memoized), so a model that talks to a
+    test server never outlives that server in Inspect's model cache.
+    """
     from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
 
     from occubench.task import occubench
+
+    def fresh(model):
+        return get_model(model, memoize=False) if isinstance(model, str) else model
 
     task_args.setdefault("dataset", str(SAMPLE_DIR))
     logs = inspect_eval(
         occubench(**task_args),
-        model=agent,
-        model_roles=SCRIPTED_ROLES if roles is None else roles,
+        model=fresh(agent),
+        model_roles={k: fresh(v) for k, v in (SCRIPTED_ROLES if roles is None else roles).items()},
         log_dir=str(log_dir),
         display="none",
         **(eval_args or {}),

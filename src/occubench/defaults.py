@@ -99,6 +99,10 @@ DEFAULT_SYNTH_MAX_REPAIRS = 2
 DEFAULT_SYNTH_GENERATOR_RETRIES = 2
 """Re-asks of the generator when its output is not valid JSON or fails validation."""
 
+DEFAULT_SYNTH_RUN_BATCH = 200
+"""Tasks per Inspect eval in the synthesis runs: results are stored after each batch, so
+an interrupted run loses at most one batch."""
+
 DEFAULT_AUDIT_RULE_CHECKS = 20
 """Observations per simulator the verifier judges for rule invention in ``occubench audit``."""
 

@@ -29,10 +29,10 @@ def test_run_prints_per_industry_table_and_resumes(sample_dir, tmp_path):
     assert "Healthcare & Life Sciences" in result.output
     last = [line for line in result.output.splitlines() if "all" in line][-1]
     assert "10 " in last and "100.0" in last
-    logs = sorted(tmp_path.glob("*.eval"))
-    assert len(logs) == 1
+    logs = sorted(tmp_path.rglob("*.eval"))
+    assert len(logs) >= 1
     again = runner.invoke(app, args, terminal_width=200)
-    assert again.exit_code == 0 and sorted(tmp_path.glob("*.eval")) == logs  # nothing re-run
+    assert again.exit_code == 0 and sorted(tmp_path.rglob("*.eval")) == logs  # nothing re-run
 
 
 def test_bad_dataset_is_one_clear_report(sample_copy):

@@ -8,9 +8,11 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, read_eval_log_samples
 from inspect_ai.model import ModelUsage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 SCORER = "occubench_scorer"
+UNREAD_FIELDS = {"events", "messages", "attachments"}
+"""Sample fields a row does not need: skipping them makes reading a log ~3x cheaper."""
 AGENT = "agent"
 
 
@@ -34,6 +36,14 @@ class SampleRow(BaseModel):
     domain: str
     difficulty: int
     passed: bool | None = Field(description="The verdict; None when the sample errored.")
+    votes_yes: int | None = Field(
+        default=None, description="Judge votes for 'correct'; None when no judge ran."
+    )
+    votes_total: int | None = Field(default=None, description="Judge votes cast (k).")
+    checks_passed: int | None = Field(
+        default=None, description="Deterministic checks passed; None when the task has none."
+    )
+    checks_total: int | None = Field(default=None, description="Deterministic checks run.")
     error: str | None = Field(description="Infrastructure error, counted apart from verdicts.")
     stop_reason: str | None
     tool_calls: int
@@ -41,7 +51,28 @@ class SampleRow(BaseModel):
     tokens: dict[str, int] = Field(default_factory=dict, description="Total tokens by role.")
     input_tokens: dict[str, int] = Field(default_factory=dict, description="Input tokens by role.")
     output_tokens: dict[str, int] = Field(default_factory=dict, description="Output by role.")
+    input_tokens_cache_read: dict[str, int] = Field(
+        default_factory=dict, description="Input tokens read from a prompt cache, by role."
+    )
+    input_tokens_cache_write: dict[str, int] = Field(
+        default_factory=dict, description="Input tokens written to a prompt cache, by role."
+    )
     wall_time: float | None = Field(description="Seconds the sample took.")
+    cost: float | None = Field(
+        default=None, description="Cost of all roles in USD, when prices are configured."
+    )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def faults_applied(self) -> int:
+        """Injected faults that changed what the agent saw."""
+        return sum(bool(f.get("applied", True)) for f in self.faults)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def faults_retried(self) -> int:
+        """Applied faults after which the agent called the same tool again."""
+        return sum(bool(f.get("applied", True) and f.get("retried_later")) for f in self.faults)
 
 
 def log_files(paths: Iterable[str | Path]) -> list[str]:
@@ -77,9 +108,25 @@ def _by_role(role_usage: dict[str, ModelUsage], total: dict[str, ModelUsage]) ->
             input_tokens=agent.input_tokens - usage.input_tokens,
             output_tokens=agent.output_tokens - usage.output_tokens,
             total_tokens=agent.total_tokens - usage.total_tokens,
+            input_tokens_cache_read=(agent.input_tokens_cache_read or 0)
+            - (usage.input_tokens_cache_read or 0),
+            input_tokens_cache_write=(agent.input_tokens_cache_write or 0)
+            - (usage.input_tokens_cache_write or 0),
         )
     roles[AGENT] = agent
     return roles
+
+
+def _verdict(metadata: dict[str, Any]) -> dict[str, int | None]:
+    """Judge votes and deterministic checks from the scorer's metadata."""
+    votes = metadata.get("votes")
+    checks = metadata.get("checks")
+    return {
+        "votes_yes": None if votes is None else sum(v.get("is_correct") is True for v in votes),
+        "votes_total": None if votes is None else len(votes),
+        "checks_passed": None if checks is None else sum(bool(c.get("passed")) for c in checks),
+        "checks_total": None if checks is None else len(checks),
+    }
 
 
 def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
@@ -90,7 +137,9 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
         args = header.eval.task_args or {}
         meta = header.eval.metadata or {}
         verifier = _role_model(header, "verifier")
-        for sample in read_eval_log_samples(file, all_samples_required=False):
+        for sample in read_eval_log_samples(
+            file, all_samples_required=False, exclude_fields=UNREAD_FIELDS
+        ):
             md = sample.metadata or {}
             score = (sample.scores or {}).get(SCORER)
             store = sample.store or {}
@@ -114,6 +163,7 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
                     domain=str(md.get("domain", "")),
                     difficulty=int(md.get("difficulty", 0)),
                     passed=None if sample.error or score is None else score.value == "C",
+                    **_verdict((score.metadata if score is not None else None) or {}),
                     error=sample.error.message if sample.error else None,
                     stop_reason=store.get("Episode:stop_reason"),
                     tool_calls=int(store.get("Episode:tool_calls", 0)),
@@ -121,6 +171,12 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
                     tokens={r: u.total_tokens for r, u in usage.items()},
                     input_tokens={r: u.input_tokens for r, u in usage.items()},
                     output_tokens={r: u.output_tokens for r, u in usage.items()},
+                    input_tokens_cache_read={
+                        r: u.input_tokens_cache_read or 0 for r, u in usage.items()
+                    },
+                    input_tokens_cache_write={
+                        r: u.input_tokens_cache_write or 0 for r, u in usage.items()
+                    },
                     wall_time=sample.total_time,
                 )
             )

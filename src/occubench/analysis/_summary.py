@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 from rich.table import Table
 
+from occubench.analysis._cost import CostSummary, PriceTable, costs_by
 from occubench.analysis._runs import SampleRow
 from occubench.analysis._stats import wilson_interval
 
@@ -62,10 +63,36 @@ def rate_table(title: str, first: str, rates: Sequence[RateRow]) -> Table:
     return table
 
 
-def summary_tables(rows: Sequence[SampleRow]) -> list[Table]:
-    """Overall and per-industry completion rates of one run."""
-    return [
+def _usd(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.4f}"
+
+
+def cost_table(costs: Sequence[CostSummary]) -> Table:
+    """Render cost summaries as a rich table (per run, per task, per solved task)."""
+    table = Table(title="Cost (USD)")
+    table.add_column("run")
+    for name in ("samples", "solved", "total", "per task", "per solved task"):
+        table.add_column(name, justify="right")
+    table.add_column("no price for")
+    for c in costs:
+        table.add_row(
+            c.group, str(c.samples), str(c.solved), _usd(c.total), _usd(c.per_task),
+            _usd(c.per_solved_task), ", ".join(c.unpriced_models),
+        )
+    return table
+
+
+def summary_tables(rows: Sequence[SampleRow], prices: PriceTable | None = None) -> list[Table]:
+    """Overall and per-industry completion rates of one run, and its cost when priced."""
+    tables = [
         rate_table("Completion rate by industry", "industry", [
             *rates_by(rows, lambda r: r.industry), rate_row("all", rows)
         ]),
     ]
+    if prices is not None:
+        tables.append(cost_table(costs_by(rows, prices, _run_label)))
+    return tables
+
+
+def _run_label(row: SampleRow) -> str:
+    return f"{row.agent_model} {row.env_mode} [{row.run_id[:8]}]"

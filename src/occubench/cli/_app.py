@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from occubench.cli import demo, list_cmd, run
+from occubench.cli import audit, compare_simulators, demo, list_cmd, report, run, sweep, synth
 
 app = typer.Typer(
     name="occubench",
@@ -16,6 +16,11 @@ app = typer.Typer(
 app.command(name="run")(run.run)
 app.command(name="list")(list_cmd.list_tasks)
 app.command(name="demo")(demo.demo)
+app.command(name="report")(report.report)
+app.command(name="synth")(synth.synth)
+app.command(name="audit")(audit.audit)
+app.command(name="compare-simulators")(compare_simulators.compare_simulators)
+app.command(name="sweep")(sweep.sweep)
 
 
 def main() -> None:

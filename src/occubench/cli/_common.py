@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -10,6 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from occubench.analysis import SampleRow, terminal_text
 from occubench.dataset import DatasetError
 
 console = Console()
@@ -18,24 +19,41 @@ err_console = Console(stderr=True)
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Report bad input as a clear message and exit 2, without a traceback."""
+    """Report bad input as a clear message and exit 2, without a traceback.
+
+    Messages may quote the input, so they are printed with control sequences stripped
+    and rich markup escaped.
+    """
     try:
         yield
     except DatasetError as e:
-        err_console.print(f"[bold red]Dataset error[/]: {len(e.issues)} problem(s)", highlight=False)
+        count = len(e.issues)
+        err_console.print(f"[bold red]Dataset error[/]: {count} problem(s)", highlight=False)
         for issue in e.issues:
-            err_console.print(f"  - {issue}", markup=False, highlight=False)
+            err_console.print(f"  - {terminal_text(issue)}", highlight=False)
         raise typer.Exit(2) from None
     except ValidationError as e:
         for err in e.errors():
             where = ".".join(str(p) for p in err["loc"])
-            err_console.print(
-                f"[bold red]Error[/]: {where}: {err['msg']} (got {err['input']!r})", highlight=False
-            )
+            what = terminal_text(f"{where}: {err['msg']} (got {err['input']!r})")
+            err_console.print(f"[bold red]Error[/]: {what}", highlight=False)
         raise typer.Exit(2) from None
     except (ValueError, FileNotFoundError) as e:
-        err_console.print(f"[bold red]Error[/]: {e}", highlight=False)
+        err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
         raise typer.Exit(2) from None
+
+
+_NAMES = ("scenario", "industry", "domain")
+
+
+def terminal_rows(rows: Sequence[SampleRow]) -> list[SampleRow]:
+    """Rows whose dataset names are safe in a terminal table (for the run summary).
+
+    A dataset is input like any other: a scenario, industry or domain name may hold
+    escape sequences (cursor moves, a new window title, hidden text) or rich markup (a
+    stray ``[/]`` would even crash the table). Both are neutralised by ``terminal_text``.
+    """
+    return [r.model_copy(update={n: terminal_text(getattr(r, n)) for n in _NAMES}) for r in rows]
 
 
 def dataset_dir(value: Path | None) -> Path:

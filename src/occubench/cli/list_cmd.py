@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from occubench.analysis import terminal_text
 from occubench.cli._common import console, dataset_dir, user_errors
 from occubench.dataset import load_dataset
 
@@ -23,13 +24,14 @@ def list_tasks(
         key = (loaded.industry(task), loaded.domain(task), task.task_scenario_name)
         counts.setdefault(key, []).append(task.task_id)
     if scenarios:
-        table = Table(title=f"Scenarios in {loaded.root}")
+        table = Table(title=terminal_text(f"Scenarios in {loaded.root}"))
         for name in ("industry", "domain", "scenario", "tasks", "task ids"):
             table.add_column(name)
         for (industry, domain, scenario), ids in sorted(counts.items()):
-            table.add_row(industry, domain, scenario, str(len(ids)), ",".join(map(str, ids)))
+            table.add_row(*map(terminal_text, (industry, domain, scenario)), str(len(ids)),
+                          ",".join(map(str, ids)))
     else:
-        table = Table(title=f"Industries in {loaded.root}")
+        table = Table(title=terminal_text(f"Industries in {loaded.root}"))
         for name in ("industry", "domains", "scenarios", "tasks"):
             table.add_column(name)
         by_industry: dict[str, list[tuple[str, str, int]]] = {}
@@ -37,7 +39,7 @@ def list_tasks(
             by_industry.setdefault(industry, []).append((domain, scenario, len(ids)))
         for industry, items in sorted(by_industry.items()):
             table.add_row(
-                industry, str(len({d for d, _, _ in items})), str(len(items)),
+                terminal_text(industry), str(len({d for d, _, _ in items})), str(len(items)),
                 str(sum(n for _, _, n in items)),
             )
     console.print(table)

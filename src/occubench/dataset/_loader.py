@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,15 @@ CONFIGS_DIR = "world_model_configs"
 UNKNOWN = "Unknown"
 """Industry and domain of a task whose scenario is not in the pool."""
 
+MAX_DEPTH = 100
+"""Deepest JSON nesting accepted in a dataset file (real data nests a few levels; pydantic
+and json give up at a few hundred, so deeper input is reported here instead)."""
+
 M = TypeVar("M", bound=BaseModel)
+_INVALID = object()
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_NAME_FIELDS = {"task_scenario_name", "category", "domain", "env_name"}
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass
@@ -135,18 +144,67 @@ def _write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
     path.write_text("".join(line + "\n" for line in lines))
 
 
+def _read_bytes(path: Path, issues: list[DatasetIssue]) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        issues.append(DatasetIssue(file=str(path), message=f"cannot read: {e.strerror or e}"))
+        return None
+
+
+def _decode(raw: bytes, path: Path, line: int | None, issues: list[DatasetIssue]) -> str | None:
+    """UTF-8 text of ``raw``; None (and an issue at its line) when it is not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        where = line if line is not None else raw.count(b"\n", 0, e.start) + 1
+        issues.append(DatasetIssue(file=str(path), line=where, message="not UTF-8 text"))
+        return None
+
+
+def _parse(text: str, path: Path, line: int | None, issues: list[DatasetIssue]) -> Any:
+    """Parse JSON no deeper than ``MAX_DEPTH``; ``_INVALID`` (and an issue) otherwise."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        message, line = f"bad JSON: {e.msg}", line if line is not None else e.lineno
+    except RecursionError:
+        message = f"nested more than {MAX_DEPTH} levels"
+    except ValueError as e:  # e.g. an integer of more digits than Python converts
+        message = f"bad JSON: {str(e).split(';')[0]}"
+    else:
+        if _depth(data) <= MAX_DEPTH:
+            return data
+        message = f"nested more than {MAX_DEPTH} levels"
+    issues.append(DatasetIssue(file=str(path), line=line, message=message))
+    return _INVALID
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed JSON (iterative: safe on any input)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack += [(v, level + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    return deepest
+
+
 def _read_jsonl(path: Path, model: type[M], issues: list[DatasetIssue]) -> list[M]:
     if not path.is_file():
         issues.append(DatasetIssue(file=str(path), message="file not found"))
         return []
+    raw = _read_bytes(path, issues)
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
+    # Lines end at "\n" only: str.splitlines() would also split at U+2028 and other
+    # separators, which JSON strings may hold raw (write_dataset writes them so).
+    for number, chunk in enumerate((raw or b"").split(b"\n"), start=1):
+        line = _decode(chunk, path, number, issues)
+        if line is None or not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as e:
-            issues.append(DatasetIssue(file=str(path), line=number, message=f"bad JSON: {e.msg}"))
+        data = _parse(line, path, number, issues)
+        if data is _INVALID:
             continue
         if not isinstance(data, dict):
             issues.append(
@@ -154,9 +212,16 @@ def _read_jsonl(path: Path, model: type[M], issues: list[DatasetIssue]) -> list[
             )
             continue
         try:
-            records.append(model.model_validate(data))
+            record = model.model_validate(data)
         except ValidationError as e:
             issues += issues_from_validation(e, path, number)
+            continue
+        for name in _NAME_FIELDS & set(model.model_fields):
+            value = getattr(record, name)
+            if _UNPRINTABLE.search(value):  # names reach terminals, Inspect's display included
+                issues.append(DatasetIssue(file=str(path), line=number, field=name,
+                                           message=f"control characters in a name: {value!r}"))
+        records.append(record)
     return records
 
 
@@ -212,14 +277,19 @@ def _select(
 def _read_env(
     path: Path, name: str, issues: list[DatasetIssue], warnings: list[DatasetIssue]
 ) -> EnvConfig | None:
+    if Path(name).name != name or name in ("", ".", ".."):  # no path out of CONFIGS_DIR
+        issues.append(
+            DatasetIssue(file=str(path), field="env_name",
+                         message=f"env_name {name!r} must be a file name in {CONFIGS_DIR}/")
+        )
+        return None
     if not path.is_file():
         issues.append(DatasetIssue(file=str(path), message=f"env config {name!r} not found"))
         return None
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        issues.append(DatasetIssue(file=str(path), line=e.lineno, message=f"bad JSON: {e.msg}"))
+    raw = _read_bytes(path, issues)
+    text = None if raw is None else _decode(raw, path, None, issues)
+    data = _INVALID if text is None else _parse(text, path, None, issues)
+    if data is _INVALID or text is None:
         return None
     try:
         env = EnvConfig.model_validate(data)
@@ -262,6 +332,14 @@ def _check_tools(
                 )
             )
         seen.add(tool.name)
+        if not _TOOL_NAME.fullmatch(tool.name):
+            warnings.append(
+                DatasetIssue(
+                    file=str(path), line=line, field=f"{where}.name",
+                    message=f"tool name {tool.name!r} will be refused by provider APIs "
+                    "(they take 1-64 letters, digits, '_' or '-')",
+                )
+            )
         errors, lost = check_tool(tool)
         for sub, message in errors:
             issues.append(

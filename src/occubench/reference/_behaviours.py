@@ -16,6 +16,7 @@ from inspect_ai.tool import ToolInfo
 from occubench.defaults import DEFAULT_EXPECTED_TOOL_CALLS
 from occubench.reference._agents import REFERENCE_AGENTS
 from occubench.reference._canned import canned_simulator
+from occubench.reference._flawed import FLAWED
 from occubench.reference._reply import Behaviour, Reply
 
 
@@ -123,5 +124,6 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "scripted-judge": scripted_judge,
     "canned": canned_simulator,
     **REFERENCE_AGENTS,
+    **FLAWED,
 }
 """Scripted models by name: ``occubench/<name>`` in Inspect."""

@@ -3,6 +3,8 @@
 - ``occubench/<behaviour>``: one of ``BEHAVIOURS`` (``schema-agent``, ...).
 - ``occubench/replay``: answers with ``outputs`` (``-M outputs=[...]``) in turn, cycling.
   An output is a string (text) or ``{"tool": name, "arguments": {...}}`` (a tool call).
+- ``occubench/scripted-generator``, ``plan-agent``, ``state-simulator``: the synthesis
+  pipeline's offline world (``_generator``).
 
 Every output sets token usage (about four characters a token), so nothing offline
 ever calls a tokenizer that would download.
@@ -24,6 +26,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from occubench.reference._behaviours import BEHAVIOURS, Reply
+from occubench.reference._generator import SYNTHESIS_MODELS
 
 REPLAY = "replay"
 
@@ -66,9 +69,13 @@ class ScriptedAPI(ModelAPI):
             if not outputs:
                 raise ValueError("occubench/replay needs outputs (-M outputs=[...])")
             self._replay = itertools.cycle(outputs)
+        elif model_name in SYNTHESIS_MODELS:
+            self._behaviour = SYNTHESIS_MODELS[model_name](**model_args)
         elif model_name not in BEHAVIOURS:
-            known = ", ".join(sorted([*BEHAVIOURS, REPLAY]))
+            known = ", ".join(sorted([*BEHAVIOURS, *SYNTHESIS_MODELS, REPLAY]))
             raise ValueError(f"unknown scripted model occubench/{model_name}; known: {known}")
+        else:
+            self._behaviour = BEHAVIOURS[model_name]
 
     def max_connections(self) -> int:
         """Scripted answers cost nothing: do not throttle."""
@@ -90,5 +97,5 @@ class ScriptedAPI(ModelAPI):
                 else Reply(content=str(item))
             )
         else:
-            reply = BEHAVIOURS[self.model_name](input, tools)
+            reply = self._behaviour(input, tools)
         return to_output(f"occubench/{self.model_name}", reply, input)

@@ -1,0 +1,350 @@
+"""Throughput, harness CPU, token economy and response cache of an occubench run.
+
+The harness is the real thing: ``occubench run`` in its own process (and its shard
+processes), through Inspect's ``openai-api`` provider (OpenAI SDK, httpx) against the
+scripted OpenAI-compatible server in another process on 127.0.0.1 (``serve.py``: the
+package's server with a deeper listen backlog). The agent is ``steps-agent`` (exactly
+``--tool-calls`` calls per task, cycling the env's tools), the simulator
+``echo-simulator``, the judge ``scripted-judge``. Tasks are the public sample's,
+repeated to ``--tasks`` into a temporary dataset in the release layout; each copy has
+its own env config (a one-line header in the simulator's system prompt) and a numbered
+instruction, so no two tasks share a prompt (or a response-cache entry).
+
+The critical-path bound is the longest chain of sequential calls of one task times the
+per-call latency: agent turns + simulator calls + one judge round (the k votes run in
+parallel). Wall time is the harness from launch to exit, startup included. Harness CPU
+is the CPU time of the harness and its shards (not the server's).
+
+    python benchmarks/throughput.py --tasks 100 --latency-ms 1000
+    python benchmarks/throughput.py --tasks 100 --latency-ms 200
+    python benchmarks/throughput.py --tasks 100 --latency-ms 0 --profile   # CPU per call
+    python benchmarks/throughput.py --tasks 20 --cache-rerun               # cached re-run
+
+Options after ``--`` go to ``occubench run`` (e.g. ``-- --workers 1``). The machine
+should be otherwise idle: the load average is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import list_eval_logs, read_eval_log_samples
+
+from occubench.analysis import PrefixShare, prefix_share
+from occubench.dataset import load_dataset, write_dataset
+
+SAMPLE_DIR = Path(os.environ.get(
+    "OCCUBENCH_SAMPLE", Path(__file__).resolve().parents[2] / "shared" / "occubench-sample"
+))
+SERVICE = "local"
+MODELS = {"agent": "steps-agent", "simulator": "echo-simulator", "verifier": "scripted-judge"}
+ROLES = tuple(MODELS)
+BIN = Path(sys.executable).parent
+
+
+def make_dataset(root: Path, tasks: int, tool_calls: int) -> Path:
+    """The sample's tasks repeated to ``tasks``, each with its own env copy, in ``root``."""
+    sample = load_dataset(SAMPLE_DIR)
+    records, envs = [], []
+    for i in range(tasks):
+        base = sample.tasks[i % len(sample.tasks)]
+        env = sample.env(base)
+        name = f"{env.environment_name}_copy{i}"
+        envs.append(env.model_copy(update={
+            "environment_name": name,
+            "world_model_system_prompt": f"Benchmark instance {i}.\n"
+            + env.world_model_system_prompt,
+        }))
+        records.append(base.model_copy(update={
+            "task_id": i + 1, "env_name": name, "expected_tool_calls": tool_calls,
+            "agent_instruction": f"{base.agent_instruction}\n(Benchmark instance {i}.) "
+            f"[steps={tool_calls}]",
+        }))
+    return write_dataset(root, records, envs, sample.scenarios.values())
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """The scripted OpenAI-compatible server, in its own process."""
+
+    def __init__(self, latency: float) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("serve.py")),
+             "--host", "127.0.0.1", "--port", str(self.port), "--latency", str(latency)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        if "serving" not in line:
+            self.stop()
+            raise RuntimeError(f"the server did not start: {line!r}")
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stats(self) -> dict[str, Any]:
+        """``GET /stats``: requests and prompt tokens per model, peak in-flight requests."""
+        with urllib.request.urlopen(f"{self.base_url}/stats", timeout=10) as r:
+            return json.loads(r.read())
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server process has used so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@contextmanager
+def server(latency: float) -> Iterator[Server]:
+    s = Server(latency)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@dataclass
+class Run:
+    """One harness run: its times and CPU, then what its log says."""
+
+    wall: float
+    cpu: float
+    started: float
+    ended: float
+    samples: int = 0
+    calls: Counter[str] = field(default_factory=Counter)
+    input_tokens: Counter[str] = field(default_factory=Counter)
+    chain: int = 0
+    first_call: float = math.inf
+    last_call: float = 0.0
+    prefix: PrefixShare = field(default_factory=PrefixShare)
+
+
+def harness(args: list[str], env: dict[str, str], timeout: float,
+            profile: Path | None = None) -> Run:
+    """Run ``occubench run ARGS`` as a child process (bounded by ``timeout``)."""
+    command = [str(BIN / "occubench"), "run", *args]
+    if profile is not None:
+        spy = shutil.which("py-spy", path=str(BIN)) or shutil.which("py-spy")
+        if spy is None:
+            raise RuntimeError("--profile needs py-spy (pip install py-spy)")
+        command = [spy, "record", "--subprocesses", "--rate", "200", "--format", "raw",
+                   "--output", str(profile), "--", *command]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started, start = time.time(), time.perf_counter()
+    done = subprocess.run(command, env=env, timeout=timeout, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
+        raise RuntimeError(f"occubench run exited with {done.returncode}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Run(wall=wall, cpu=cpu, started=started, ended=started + wall)
+
+
+def analyse(run: Run, log_dir: Path, votes: int) -> Run:
+    """Fill in calls, tokens, the longest chain and simulator prefix reuse from the log."""
+    for info in list_eval_logs(str(log_dir), recursive=True):
+        for sample in read_eval_log_samples(info.name, resolve_attachments=True):
+            run.samples += 1
+            live: Counter[str] = Counter()
+            for event in sample.events:
+                if not isinstance(event, ModelEvent):
+                    continue
+                role = event.role or "agent"
+                run.calls[role] += 1
+                run.first_call = min(run.first_call, event.timestamp.timestamp())
+                run.last_call = max(run.last_call, (event.completed or event.timestamp).timestamp())
+                if event.cache != "read":  # a cache hit sends nothing
+                    live[role] += 1
+                    if event.output.usage is not None:
+                        run.input_tokens[role] += event.output.usage.input_tokens
+            judge_rounds = math.ceil(live["verifier"] / votes)
+            run.chain = max(run.chain, live["agent"] + live["simulator"] + judge_rounds)
+            run.prefix = run.prefix + prefix_share(sample.events)
+    return run
+
+
+IDLE_FRAMES = ("_worker (concurrent/futures/thread.py:81)",)  # a pool thread waiting for work
+IDLE_CALLS = ("Condition.wait (", "Queue.get (", "Event.wait (")  # a thread blocked on a lock
+HTTP = "HTTP stack (httpx, httpcore, h11, anyio streams)"
+OWNERS = {"occubench": "occubench", "inspect_ai": "inspect_ai", "openai": "openai SDK",
+          **{name: HTTP for name in ("httpx", "httpx2", "httpcore", "httpcore2", "h11")}}
+EVENT_LOOP = "AsyncIOBackend.run (anyio"
+
+
+def owner_of(frame: str) -> str | None:
+    """The tracked package a py-spy frame (``func (pkg/module.py:line)``) belongs to."""
+    if frame.startswith(EVENT_LOOP):  # the event loop Inspect runs in: Inspect's engine
+        return "inspect_ai"
+    path = frame.rpartition(" (")[2]
+    if path.startswith("anyio/"):
+        return HTTP
+    return OWNERS.get(path.split("/", 1)[0]) if "/" in path else None
+
+
+def share_by_owner(raw: Path) -> tuple[int, Counter[str], Counter[str]]:
+    """Busy samples by owner: the innermost frame of occubench, Inspect, openai or HTTP.
+
+    Library and stdlib frames (pydantic, json, copy, asyncio, ...) count for the
+    tracked package that called them; pool threads waiting for work are left out.
+    Also returns the hottest innermost owned frames.
+    """
+    owners: Counter[str] = Counter()
+    hot: Counter[str] = Counter()
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = [f for f in stack.split(";") if f.strip()]
+        # with --subprocesses the first frame names the process: skip it
+        frames = [f for f in frames if not f.startswith("process ")]
+        if not frames or frames[-1] in IDLE_FRAMES or frames[-1].startswith(IDLE_CALLS):
+            continue
+        n = int(count)
+        total += n
+        owned = next(((o, f) for f in reversed(frames) if (o := owner_of(f))), None)
+        owner, frame = owned if owned else ("other (interpreter, stdlib)", frames[-1])
+        owners[owner] += n
+        hot[f"{owner}: {frame}"] += n
+    return total, owners, hot
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--tool-calls", type=int, default=16)
+    parser.add_argument("--latency-ms", type=float, default=1000)
+    parser.add_argument("--votes", type=int, default=3)
+    parser.add_argument("--env-mode", default="E0")
+    parser.add_argument("--profile", action="store_true",
+                        help="then a second run sampled by py-spy: where the harness CPU goes")
+    parser.add_argument("--cache-rerun", action="store_true",
+                        help="run with --cache, then the same run again into a new log folder")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("extra", nargs="*", help="options for occubench run (after --)")
+    opts = parser.parse_args()
+    latency = opts.latency_ms / 1000
+    work = Path(tempfile.mkdtemp(prefix="occubench-bench-"))
+    print(f"load average before: {load_average()} ({os.cpu_count()} cores)")
+    try:
+        dataset = make_dataset(work / "dataset", opts.tasks, opts.tool_calls)
+        with server(latency) as srv:
+            env = {**os.environ, "LOCAL_BASE_URL": srv.base_url, "LOCAL_API_KEY": "benchmark",
+                   "INSPECT_CACHE_DIR": str(work / "cache")}
+            common = ["--dataset", str(dataset), "--env-mode", opts.env_mode,
+                      "--votes", str(opts.votes), "--display", "none",
+                      "--agent-model", f"openai-api/{SERVICE}/{MODELS['agent']}",
+                      "--simulator-model", f"openai-api/{SERVICE}/{MODELS['simulator']}",
+                      "--verifier-model", f"openai-api/{SERVICE}/{MODELS['verifier']}",
+                      *(["--cache"] if opts.cache_rerun else []), *opts.extra]
+            calls_per_task = 2 * opts.tool_calls + 1 + opts.votes
+            timeout = 600 + 20 * opts.tasks * calls_per_task * max(latency, 0.01)
+            run = harness([*common, "--log-dir", str(work / "logs-1")], env, timeout)
+            stats, server_cpu = srv.stats(), srv.cpu_seconds()
+            report(opts, latency, analyse(run, work / "logs-1", opts.votes), stats, server_cpu)
+            if opts.cache_rerun:
+                again = harness([*common, "--log-dir", str(work / "logs-2")], env, timeout)
+                report_rerun(stats, srv.stats(), again)
+            if opts.profile:  # a second run under py-spy: the CPU figure above stays clean
+                raw = work / "harness.txt"
+                harness([*common, "--log-dir", str(work / "logs-p")], env, timeout, raw)
+                report_profile(raw, run.cpu, sum(stats["requests"].values()))
+    finally:
+        print(f"load average after: {load_average()}")
+        if opts.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def report(opts: argparse.Namespace, latency: float, run: Run, stats: dict[str, Any],
+           server_cpu: float) -> None:
+    requests = stats["requests"]
+    total = sum(requests.values())
+    n = max(run.samples, 1)
+    print(f"{run.samples} tasks x {opts.tool_calls} tool calls, env {opts.env_mode}, "
+          f"latency {opts.latency_ms:.0f} ms, {opts.votes} votes; "
+          f"occubench run options: {' '.join(opts.extra) or '(defaults)'}")
+    print("calls at the server: " + ", ".join(f"{r} {requests.get(MODELS[r], 0)}" for r in ROLES)
+          + f" (total {total}); in the log: "
+          + ", ".join(f"{r} {run.calls[r]}" for r in ROLES))
+    print("prompt tokens per task: " + ", ".join(
+        f"{r} {run.input_tokens[r] / n:,.0f}" for r in ROLES)
+        + f" (server total: {sum(stats['prompt_tokens'].values()):,})")
+    print(f"max in-flight requests: {stats['max_in_flight']}")
+    bound = run.chain * latency
+    print(f"wall {run.wall:.1f} s, startup included: {run.first_call - run.started:.1f} s to the "
+          f"first model call, {run.last_call - run.first_call:.1f} s of calls, "
+          f"{run.ended - run.last_call:.1f} s after the last")
+    if bound:
+        print(f"critical path {run.chain} calls x {latency:.3f} s = {bound:.1f} s; "
+              f"ratio wall/bound {run.wall / bound:.2f} "
+              f"(calls span / bound {(run.last_call - run.first_call) / bound:.2f})")
+    cores = os.cpu_count() or 1
+    print(f"harness CPU {run.cpu:.1f} s = {1000 * run.cpu / max(total, 1):.2f} ms per LLM call; "
+          f"server CPU {server_cpu:.1f} s; CPU floor on {cores} cores "
+          f"{(run.cpu + server_cpu) / cores:.1f} s")
+    p = run.prefix
+    print(f"simulator prefix share {100 * p.share:.1f}% ({p.exact_pairs}/{p.pairs} consecutive "
+          f"prompts are exact prefixes of the next)")
+
+
+def report_profile(raw: Path, cpu: float, calls: int) -> None:
+    total, owners, hot = share_by_owner(raw)
+    print(f"where the harness CPU goes (py-spy, {total} busy samples, startup included; "
+          "ms/call scale the clean run's CPU by the shares):")
+    for name, n in owners.most_common():
+        per_call = 1000 * cpu * n / total / max(calls, 1)
+        print(f"  {name:50s} {100 * n / total:5.1f}%  {per_call:.2f} ms/call")
+    print("  hottest innermost frames of those packages:")
+    for name, n in hot.most_common(12):
+        print(f"    {100 * n / total:5.1f}%  {name}")
+
+
+def report_rerun(first: dict[str, Any], second: dict[str, Any], again: Run) -> None:
+    made = {r: second["requests"].get(MODELS[r], 0) - first["requests"].get(MODELS[r], 0)
+            for r in ROLES}
+    print(f"identical re-run with --cache into a new log folder: wall {again.wall:.1f} s; "
+          "requests it made at the server: " + ", ".join(f"{r} {made[r]}" for r in ROLES))
+
+
+if __name__ == "__main__":
+    main()

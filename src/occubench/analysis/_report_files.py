@@ -1,0 +1,158 @@
+"""Write a report to a folder: Markdown, CSV, JSON and HTML, with static charts.
+
+Whatever formats are asked for, the charts are written too, as PNG and SVG under
+``plots/``. Files:
+
+- ``md``: ``report.md`` (every table, charts linked);
+- ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ...) and the tidy
+  sample table ``samples.csv``;
+- ``json``: ``report.json`` (the `Report`) and ``samples.jsonl`` (one row per sample);
+- ``html``: ``report.html``, one self-contained page.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from enum import Enum
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import BaseModel
+
+from occubench.analysis._plots import chart_files, report_figures
+from occubench.analysis._report import Report
+from occubench.analysis._report_html import render_html
+from occubench.analysis._report_tables import markdown_table, report_tables
+from occubench.analysis._report_trajectory import read_trajectories
+from occubench.analysis._runs import SampleRow
+from occubench.analysis._sanitize import markdown_cell
+
+
+class ReportFormat(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
+    """File formats of ``occubench report``."""
+
+    MD = "md"
+    CSV = "csv"
+    JSON = "json"
+    HTML = "html"
+
+
+PLOTS_DIR = "plots"
+CSV_TABLES = ("leaderboard", "rates", "robustness", "comparisons", "agreement", "pass_k",
+              "costs", "fault_recovery")
+"""Report fields written as one CSV file each."""
+
+
+def flat(record: dict[str, Any]) -> dict[str, Any]:
+    """One CSV row: nested mappings become ``key_sub`` columns, lists are joined by "; "."""
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, dict):
+            out.update({f"{key}_{k}": v for k, v in flat(value).items()})
+        elif isinstance(value, list | tuple):
+            out[key] = "; ".join(
+                " > ".join(map(str, v)) if isinstance(v, list | tuple) else str(v) for v in value
+            )
+        else:
+            out[key] = value
+    return out
+
+
+def sample_record(row: SampleRow) -> dict[str, Any]:
+    """A sample as a flat CSV row (the fault log is summarised by its counts)."""
+    record = row.model_dump(exclude={"faults"})
+    record["faults_injected"] = len(row.faults)
+    return flat(record)
+
+
+def write_csv(
+    path: Path, records: Sequence[dict[str, Any]], columns: Sequence[str] = ()
+) -> Path:
+    """Write flat records as CSV; the header is ``columns`` plus any other keys of the records."""
+    columns = list(dict.fromkeys([*columns, *(key for record in records for key in record)]))
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(records)
+    return path
+
+
+def write_markdown(report: Report, path: Path, plots: Sequence[Path]) -> Path:
+    """Write every table of the report (fault kinds and all breakdowns) and link the PNGs."""
+    parts = [
+        "# occubench report",
+        "",
+        f"{report.samples} samples from {len(report.logs)} log(s); {report.errors} "
+        "infrastructure error(s), left out of every rate.",
+        "",
+        f"Agents: {markdown_cell(', '.join(report.agents))}. "
+        f"Simulators: {markdown_cell(', '.join(report.simulators))}. "
+        f"Modes: {markdown_cell(', '.join(report.env_modes))}.",
+        "",
+    ]
+    parts += [
+        markdown_table(t)
+        for t in report_tables(
+            report, dimensions=("industry", "domain", "scenario", "difficulty"), fault_kinds=True
+        )
+    ]
+    parts += [
+        f"![{p.stem}]({PLOTS_DIR}/{p.name})\n" for p in plots if p.suffix == ".png"
+    ]
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def write_report(
+    report: Report,
+    rows: Sequence[SampleRow],
+    formats: Sequence[ReportFormat | str],
+    out: Path,
+) -> list[Path]:
+    """Write the report in ``formats`` into ``out`` (created), charts included.
+
+    Returns:
+        Every file written.
+
+    """
+    chosen = [ReportFormat(f) for f in dict.fromkeys(formats)]
+    if not chosen:
+        return []
+    (out / PLOTS_DIR).mkdir(parents=True, exist_ok=True)
+    charts = chart_files(report_figures(report))
+    written = []
+    for name, content in charts.items():
+        (out / PLOTS_DIR / name).write_bytes(content)
+        written.append(out / PLOTS_DIR / name)
+    plots = list(written)
+    for fmt in chosen:
+        if fmt is ReportFormat.MD:
+            written.append(write_markdown(report, out / "report.md", plots))
+        elif fmt is ReportFormat.CSV:
+            for name in CSV_TABLES:
+                items: list[BaseModel] = getattr(report, name)
+                item_type = get_args(Report.model_fields[name].annotation)[0]
+                written.append(write_csv(out / f"{name}.csv",
+                                         [flat(i.model_dump()) for i in items],
+                                         columns=list(item_type.model_fields)))
+            written.append(write_csv(out / "samples.csv", [sample_record(r) for r in rows]))
+        elif fmt is ReportFormat.JSON:
+            path = out / "report.json"
+            path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+            samples = out / "samples.jsonl"
+            samples.write_text(
+                "".join(json.dumps(r.model_dump(mode="json")) + "\n" for r in rows),
+                encoding="utf-8",
+            )
+            written += [path, samples]
+        else:
+            page = render_html(
+                report, rows, read_trajectories(rows),
+                {n.removesuffix(".svg"): c for n, c in charts.items() if n.endswith(".svg")},
+            )
+            path = out / "report.html"
+            path.write_text(page, encoding="utf-8")
+            written.append(path)
+    return written

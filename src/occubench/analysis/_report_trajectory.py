@@ -1,0 +1,88 @@
+"""Trajectories for the report's drill-down, read back from the logs.
+
+The text is kept as the models wrote it (cut at a limit); whoever renders it escapes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from inspect_ai.log import EvalSample, read_eval_log_samples
+from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
+from pydantic import BaseModel, Field
+
+from occubench.analysis._runs import SCORER, SampleRow
+from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
+
+
+class Turn(BaseModel):
+    """One message of a trajectory."""
+
+    role: str = Field(description="system, user, assistant or tool.")
+    text: str = Field(description="The message text (cut at the limit).")
+    calls: list[str] = Field(default_factory=list, description="Tool calls: name(arguments).")
+    tool: str | None = Field(default=None, description="For a tool message: the tool called.")
+    error: str | None = Field(default=None, description="For a tool message: the error shown.")
+    cut: bool = Field(default=False, description="Whether some text was cut off.")
+
+
+class Trajectory(BaseModel):
+    """What one sample did and how it was graded."""
+
+    turns: list[Turn] = Field(default_factory=list)
+    answer: str = Field(default="", description="The final answer the judge saw.")
+    explanation: str = Field(default="", description="The scorer's summary.")
+    votes: list[dict[str, Any]] = Field(default_factory=list, description="Judge votes.")
+    checks: list[dict[str, Any]] = Field(default_factory=list, description="Check results.")
+
+
+def _cut(text: str, limit: int) -> tuple[str, bool]:
+    return (text, False) if len(text) <= limit else (text[:limit], True)
+
+
+def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Trajectory:
+    """The messages and grading of one logged sample."""
+    turns = []
+    for message in sample.messages:
+        text, cut = _cut(message.text, limit)
+        turn = Turn(role=message.role, text=text, cut=cut)
+        if isinstance(message, ChatMessageAssistant):
+            turn.calls = [
+                _cut(f"{c.function}({json.dumps(c.arguments, ensure_ascii=False)})", limit)[0]
+                for c in message.tool_calls or []
+            ]
+        elif isinstance(message, ChatMessageTool):
+            turn.tool = message.function
+            turn.error = message.error.message if message.error else None
+        turns.append(turn)
+    score = (sample.scores or {}).get(SCORER)
+    metadata = (score.metadata if score is not None else None) or {}
+    return Trajectory(
+        turns=turns,
+        answer=_cut(str(score.answer or ""), limit)[0] if score is not None else "",
+        explanation=(score.explanation or "") if score is not None else "",
+        votes=[
+            {"is_correct": v.get("is_correct"),
+             "feedback": _cut(str(v.get("feedback", "")), limit)[0]}
+            for v in metadata.get("votes", [])
+        ],
+        checks=list(metadata.get("checks", [])),
+    )
+
+
+def read_trajectories(
+    rows: Sequence[SampleRow], limit: int = DEFAULT_REPORT_TEXT_LIMIT
+) -> list[Trajectory]:
+    """The trajectory of every row, in the order of ``rows`` (each log is read once)."""
+    wanted: dict[str, dict[tuple[str, int], int]] = {}
+    for i, row in enumerate(rows):
+        wanted.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = i
+    found: list[Trajectory] = [Trajectory() for _ in rows]
+    for log, positions in wanted.items():
+        for sample in read_eval_log_samples(log, all_samples_required=False):
+            index = positions.get((str(sample.id), sample.epoch))
+            if index is not None:
+                found[index] = trajectory(sample, limit)
+    return found

@@ -1,0 +1,97 @@
+"""``occubench audit``: probe simulators and score how faithfully they simulate."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from inspect_ai.model import get_model
+
+from occubench.cli._common import console, dataset_dir, user_errors
+from occubench.dataset import load_dataset
+from occubench.defaults import (
+    DEFAULT_AUDIT_CONCURRENCY,
+    DEFAULT_AUDIT_PLANS_PER_ENV,
+    DEFAULT_AUDIT_RULE_CHECKS,
+    DEFAULT_DATE,
+    DEFAULT_SEED,
+)
+from occubench.fidelity import audit_tables, run_audit
+from occubench.fidelity._audit import NO_VERIFIER
+
+
+def audit(
+    simulator_model: Annotated[
+        list[str],
+        typer.Option(help="Simulator model to audit; repeat the option to compare several."),
+    ],
+    dataset: Annotated[
+        Path | None,
+        typer.Option(help="Dataset folder, or 'reference' (default: $OCCUBENCH_DATASET)."),
+    ] = None,
+    verifier_model: Annotated[
+        str | None,
+        typer.Option(help="Judge of rule invention (without one, that part is not measured)."),
+    ] = None,
+    sample_rule_checks: Annotated[
+        int, typer.Option(help="Observations per simulator the judge checks for invented rules.")
+    ] = DEFAULT_AUDIT_RULE_CHECKS,
+    plans_per_env: Annotated[
+        int, typer.Option(help="Task plans replayed per environment.")
+    ] = DEFAULT_AUDIT_PLANS_PER_ENV,
+    seed: Annotated[int, typer.Option(help="Seed of the rule-invention sample.")] = DEFAULT_SEED,
+    date: Annotated[str, typer.Option(help="Date given to the simulators.")] = DEFAULT_DATE,
+    max_concurrency: Annotated[
+        int, typer.Option(help="Probe trajectories and judge calls at once.")
+    ] = DEFAULT_AUDIT_CONCURRENCY,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the full audit (JSON) to this file.")
+    ] = None,
+) -> None:
+    """Score each simulator's fidelity and flag the environments it fails in.
+
+    Parts: fabrication, omission, determinism, schema conformity, unknown-id handling
+    and, with a verifier, rule invention.
+    """
+    with user_errors():
+        data = load_dataset(dataset_dir(dataset))
+        models = [get_model(name) for name in simulator_model]
+        judge = get_model(verifier_model) if verifier_model else None
+    report = asyncio.run(
+        run_audit(
+            models,
+            data,
+            verifier=judge,
+            rule_checks=sample_rule_checks,
+            date=date,
+            seed=seed,
+            max_plans=plans_per_env,
+            max_concurrency=max_concurrency,
+        )
+    )
+    for table in audit_tables(report):
+        console.print(table)
+    calls = sum(len(t.probes) for t in report.probes)
+    weights = ", ".join(f"{m.value} {w:g}" for m, w in report.weights.items())
+    console.print(
+        f"{len(report.probes)} probe trajectories ({calls} calls) in {len(data.envs)} "
+        f"environments per simulator. Fidelity = weighted mean of the measured parts "
+        f"(weights: {weights}).",
+        highlight=False,
+    )
+    if judge is None:
+        console.print(f"Rule invention {NO_VERIFIER}.", highlight=False)
+    for sim in report.simulators:
+        if sim.errors:
+            console.print(
+                f"{sim.model}: {len(sim.errors)} trajectories ended early on a simulator "
+                f"error (first: {sim.errors[0]})",
+                highlight=False,
+                markup=False,
+            )
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(report.model_dump_json(indent=2))
+        console.print(f"Full audit: {out}", highlight=False)

@@ -1,0 +1,75 @@
+"""``occubench report``: leaderboard, breakdowns and statistics of a set of runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from occubench.analysis import (
+    DIMENSIONS,
+    ReportFormat,
+    build_report,
+    load_prices,
+    read_runs,
+    report_tables,
+    rich_table,
+    write_report,
+)
+from occubench.cli._common import console, user_errors
+from occubench.defaults import (
+    DEFAULT_BOOTSTRAP_RESAMPLES,
+    DEFAULT_BOOTSTRAP_SEED,
+    DEFAULT_REPORT_DIR,
+)
+
+BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
+
+
+def report(
+    logs: Annotated[list[str], typer.Argument(help="Inspect log files or folders (recursive).")],
+    formats: Annotated[list[ReportFormat] | None, typer.Option(
+        "--format", "-f",
+        help="File format to write, repeatable: md, csv, json, html (default with --out: all).",
+    )] = None,
+    out: Annotated[Path | None, typer.Option(
+        help=f"Folder for the files (default: {DEFAULT_REPORT_DIR})."
+    )] = None,
+    prices: Annotated[Path | None, typer.Option(
+        help="Price table, YAML or JSON: models: {NAME: {input_per_mtok, output_per_mtok}}."
+    )] = None,
+    by: Annotated[list[str] | None, typer.Option(
+        help=f"Breakdown shown in the terminal, repeatable: {BREAKDOWNS} "
+        "(default: industry and difficulty)."
+    )] = None,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = (
+        DEFAULT_BOOTSTRAP_RESAMPLES
+    ),
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_BOOTSTRAP_SEED,
+) -> None:
+    """Report completion rates, robustness R, comparisons and cost of runs, with 95% CIs.
+
+    Prints the tables; with --format or --out also writes Markdown, CSV, JSON and a
+    self-contained HTML page (plus PNG/SVG charts).
+    """
+    by = by or ["industry", "difficulty"]
+    with user_errors():
+        unknown = [d for d in by if d not in DIMENSIONS]
+        if unknown:
+            raise ValueError(f"unknown breakdown {', '.join(unknown)}; use {', '.join(DIMENSIONS)}")
+        table = load_prices(prices) if prices is not None else None
+        rows = read_runs(logs)
+        result = build_report(rows, table, n_resamples=resamples, seed=seed)
+    for text_table in report_tables(result, dimensions=by):
+        console.print(rich_table(text_table))
+    if result.errors:
+        console.print(f"{result.errors} sample(s) ended in an infrastructure error (not scored).")
+    if not formats and out is None:
+        return
+    folder = out or DEFAULT_REPORT_DIR
+    written = write_report(result, rows, formats or list(ReportFormat), folder)
+    console.print(f"Wrote {len(written)} files to {folder}", markup=False, highlight=False)
+    html = folder / "report.html"
+    if html in written:
+        console.print(f"HTML report: {html}", markup=False, highlight=False)

@@ -1,0 +1,145 @@
+"""``occubench sweep``: a grid of runs from YAML, in shards on an executor, one report."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from occubench.analysis import (
+    ReportFormat,
+    build_report,
+    read_runs,
+    report_tables,
+    rich_table,
+    write_report,
+)
+from occubench.cli._common import console, user_errors
+from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
+from occubench.scale import (
+    Executor,
+    RunSpec,
+    check_executor,
+    execute,
+    expand_sweep,
+    labelled,
+    load_sweeps,
+    merged_logs,
+    override,
+    placeholders,
+    sweep_runs,
+    sweep_shards,
+)
+from occubench.task import split_arg
+
+
+def runs_table(runs: Sequence[tuple[RunSpec, int]]) -> Table:
+    """The expanded runs, one line each (``--dry-run``)."""
+    table = Table(title=f"{len(runs)} runs")
+    for name in ("#", "agent", "simulator", "verifier", "mode", "fc", "fd", "seed", "shards",
+                 "log folder"):
+        table.add_column(name, justify="right" if name in ("#", "fc", "fd", "seed", "shards")
+                         else "left")
+    for i, (run, shards) in enumerate(runs, 1):
+        args = run.task_args
+        table.add_row(str(i), run.agent_label or run.agent, run.roles["simulator"],
+                      run.roles.get("verifier", "-"), str(args["env_mode"]),
+                      str(args["fault_count"]), str(args["fault_duration"]), str(args["seed"]),
+                      str(shards), Path(run.log_dir).name)
+    return table
+
+
+def sweep(
+    sweeps: Annotated[list[str], typer.Argument(
+        help="Sweep YAML files or shipped names (paper-main, ...); 'paper-*' takes them all."
+    )],
+    agents: Annotated[str | None, typer.Option(
+        help="Agent models replacing the sweep's (comma-separated); its generate options "
+        "(e.g. reasoning efforts) apply to each."
+    )] = None,
+    simulators: Annotated[str | None, typer.Option(
+        help="Simulator models replacing the sweep's (comma-separated)."
+    )] = None,
+    verifiers: Annotated[str | None, typer.Option(
+        help="Verifier models replacing the sweep's (comma-separated)."
+    )] = None,
+    dataset: Annotated[str | None, typer.Option(
+        help="Dataset folder or 'reference' (default: the sweep's, else $OCCUBENCH_DATASET)."
+    )] = None,
+    log_dir: Annotated[str | None, typer.Option(
+        help=f"Folder or URL of the runs (default: the sweep's, else {DEFAULT_SWEEP_LOG_DIR})."
+    )] = None,
+    executor: Annotated[Executor, typer.Option(
+        help="Where shards run: local processes, or Ray tasks (occubench[ray])."
+    )] = Executor.LOCAL,
+    workers: Annotated[int | None, typer.Option(
+        min=1, help="Local executor: shard processes at once (default: the machine's cores)."
+    )] = None,
+    ray_address: Annotated[str | None, typer.Option(
+        help="Ray cluster address (default: start a local Ray instance)."
+    )] = None,
+    dry_run: Annotated[bool, typer.Option(
+        help="Print the runs (and the shards, when the dataset is known); run nothing."
+    )] = False,
+    out: Annotated[Path | None, typer.Option(
+        help="Also write the report's files (Markdown, CSV, JSON, HTML) to this folder."
+    )] = None,
+    display: Annotated[str, typer.Option(
+        help="rich: one live view across shards; none: no view."
+    )] = "rich",
+) -> None:
+    """Run every combination a sweep file lists, then report on all of it.
+
+    Runs log to LOG_DIR/<run>-<digest>, split into the sweep's shards; running the same
+    command again resumes every unfinished shard. Shipped sweeps name their models
+    placeholder/...: replace them with --agents, --simulators, --verifiers.
+    """
+    with user_errors():
+        chosen = [
+            override(s, agents=split_arg(agents), simulators=split_arg(simulators),
+                     verifiers=split_arg(verifiers), dataset=dataset, log_dir=log_dir)
+            for s in load_sweeps(sweeps)
+        ]
+        runs = sweep_runs(chosen)
+        check_executor(executor)
+    if dry_run:
+        console.print(runs_table(runs))
+        counts = ", ".join(f"{s.name} {len(expand_sweep(s))}" for s in chosen)
+        console.print(f"{len(runs)} runs ({counts}; a run shared by sweeps counts once)",
+                      highlight=False)
+        if all(run.task_args["dataset"] for run, _ in runs):
+            with user_errors():
+                console.print(f"{len(sweep_shards(runs))} shards", highlight=False)
+        else:
+            console.print("Shards are dealt once the dataset is known (--dataset or "
+                          "$OCCUBENCH_DATASET).")
+        return
+    with user_errors():
+        missing = sorted({name for s in chosen for name in placeholders(s)})
+        if missing:
+            raise ValueError(f"the sweep names placeholder models ({', '.join(missing)}): "
+                             "replace them with --agents, --simulators, --verifiers or edit a "
+                             "copy of the sweep file")
+        shards = sweep_shards(runs)
+    console.print(f"{len(runs)} runs, {len(shards)} shards, logs under "
+                  f"{Path(runs[0][0].log_dir).parent}  (run the same command again to resume)",
+                  highlight=False)
+    results = execute(shards, executor, parallel=workers or os.cpu_count() or 1,
+                      ray_address=ray_address, console=None if display == "none" else console)
+    for failed in (r for r in results if not r.success):
+        console.print(f"{failed.run} [{failed.index}/{failed.count}]: {failed.error}", markup=False)
+    rows = labelled(read_runs(merged_logs(results)), results, [run for run, _ in runs])
+    if rows:
+        result = build_report(rows)
+        for table in report_tables(result):
+            console.print(rich_table(table))
+        if out is not None:
+            written = write_report(result, rows, list(ReportFormat), out)
+            console.print(f"Wrote {len(written)} files to {out}", highlight=False)
+    if not all(r.success for r in results):
+        console.print("The sweep did not complete; run the same command again to resume.")
+        raise typer.Exit(1)

@@ -1,0 +1,129 @@
+"""``occubench synth``: synthesize a dataset from catalog scenarios, then print the funnel."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.util import display_type
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from typer import Option
+
+from occubench.analysis import load_prices
+from occubench.cli._common import console, user_errors
+from occubench.defaults import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_SEED,
+    DEFAULT_SYNTH_GENERATOR_RETRIES,
+    DEFAULT_SYNTH_MAX_REPAIRS,
+    DEFAULT_SYNTH_RUN_BATCH,
+    DEFAULT_SYNTH_RUNS_WITH_PLAN,
+    DEFAULT_SYNTH_RUNS_WITHOUT_PLAN,
+    DEFAULT_SYNTH_SUBTOPICS,
+    DEFAULT_VERIFIER_VOTES,
+)
+from occubench.synthesis import (
+    DATASET_DIR,
+    MANIFEST_FILE,
+    SynthesisModels,
+    SynthesisSettings,
+    funnel_tables,
+    load_catalog,
+    run_synthesis,
+)
+from occubench.task import split_arg
+
+
+class RichProgress:
+    """Shows the pipeline's progress, one bar per stage."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.bars: dict[str, TaskID] = {}
+
+    def stage(self, name: str, total: int) -> None:
+        """Add the stage's bar, or update its total."""
+        if name in self.bars:
+            self.progress.update(self.bars[name], total=total)
+        else:
+            self.bars[name] = self.progress.add_task(name, total=total)
+
+    def advance(self, name: str, amount: int = 1) -> None:
+        """Advance the stage's bar."""
+        self.progress.advance(self.bars[name], amount)
+
+
+def synth(
+    out: Annotated[Path, Option(help="Output folder: work/ (resumable), runs/ (logs), dataset/.")],
+    generator_model: Annotated[str, Option(help="Generator of sub-topics, envs, tasks, repairs.")],
+    simulator_model: Annotated[str, Option(help="Simulator (LES) of the agent runs.")],
+    agent_model: Annotated[str, Option(help="Agent of the solvability and calibration runs.")],
+    verifier_model: Annotated[
+        str | None, Option(help="Judge of the runs (default: the simulator).")
+    ] = None,
+    catalog: Annotated[
+        Path | None, Option(help="Scenario catalog YAML (default: the built-in 100 scenarios).")
+    ] = None,
+    scenarios: Annotated[
+        str | None, Option(help="Only these scenarios, by name, comma-separated (default: all).")
+    ] = None,
+    subtopics: Annotated[int, Option(help="Sub-topics (envs) per scenario.")] = (
+        DEFAULT_SYNTH_SUBTOPICS
+    ),
+    runs_with_plan: Annotated[int, Option(help="Runs with the plan per task (solvability).")] = (
+        DEFAULT_SYNTH_RUNS_WITH_PLAN
+    ),
+    runs_without_plan: Annotated[
+        int, Option(help="Runs without the plan per task (calibration).")
+    ] = DEFAULT_SYNTH_RUNS_WITHOUT_PLAN,
+    max_repairs: Annotated[int, Option(help="Repairs of a task no run with the plan solved.")] = (
+        DEFAULT_SYNTH_MAX_REPAIRS
+    ),
+    generator_retries: Annotated[
+        int, Option(help="Re-asks of the generator on unusable output.")
+    ] = DEFAULT_SYNTH_GENERATOR_RETRIES,
+    votes: Annotated[int, Option(help="Verifier votes per run.")] = DEFAULT_VERIFIER_VOTES,
+    seed: Annotated[int, Option(help="Seed of the runs and of the generator.")] = DEFAULT_SEED,
+    prices: Annotated[Path | None, Option(help="Price table (YAML/JSON) for the cost.")] = None,
+    max_connections: Annotated[int, Option(help="Concurrent requests per model.")] = (
+        DEFAULT_MAX_CONNECTIONS
+    ),
+    run_batch: Annotated[int, Option(help="Tasks per eval of the runs (stored after each).")] = (
+        DEFAULT_SYNTH_RUN_BATCH
+    ),
+) -> None:
+    """Synthesize a benchmark from catalog scenarios: generate, validate, run, repair, select.
+
+    Running the same command again resumes: finished steps are read from OUT/work.
+    """
+    with user_errors():
+        loaded = load_catalog(catalog, builtin=False) if catalog else load_catalog()
+        chosen = loaded.select(names=split_arg(scenarios))
+        settings = SynthesisSettings(
+            subtopics=subtopics, runs_with_plan=runs_with_plan,
+            runs_without_plan=runs_without_plan, max_repairs=max_repairs,
+            generator_retries=generator_retries, votes=votes, seed=seed, run_batch=run_batch,
+        )
+        table = load_prices(prices) if prices else None
+        config = GenerateConfig(max_connections=max_connections)
+        models = SynthesisModels(
+            generator=get_model(generator_model, config=config),
+            agent=get_model(agent_model, config=config),
+            simulator=get_model(simulator_model, config=config),
+            verifier=get_model(verifier_model, config=config) if verifier_model else None,
+        )
+    os.environ.setdefault("INSPECT_DISPLAY", "none")  # our bars, not Inspect's, unless asked
+    display_type()
+    console.print(f"Synthesizing {len(chosen)} scenario(s) into {out} "
+                  "(run the same command again to resume)", highlight=False)
+    columns = (TextColumn("{task.description:<13}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=console) as bars:
+        manifest = run_synthesis(chosen, models, out, settings, prices=table,
+                                 progress=RichProgress(bars))
+    for rendered in funnel_tables(manifest):
+        console.print(rendered)
+    root = out / DATASET_DIR
+    console.print(f"Dataset: {root} ({len(manifest.tasks)} tasks); manifest: "
+                  f"{root / MANIFEST_FILE}", highlight=False)

@@ -1,0 +1,92 @@
+"""The local executor: each shard in its own OS process on this machine.
+
+A worker is ``python -m occubench.scale.worker SPEC.json RESULT.json`` started with
+this interpreter; it inherits the environment (API keys, base URLs), which is never
+written to the spec. At most ``parallel`` workers run at once; the others wait.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from occubench.scale._progress import ProgressView, ShardState
+from occubench.scale._spec import ShardResult, ShardSpec
+
+_TAIL_LINES = 5
+_WAIT_SECONDS = 0.2
+
+
+def start_shard(spec: ShardSpec, stem: Path) -> subprocess.Popen[bytes]:
+    """Start a worker process for ``spec``.
+
+    It reads ``STEM.spec.json``, writes ``STEM.result.json`` and its output (stdout and
+    stderr) to ``STEM.out``.
+    """
+    stem.with_suffix(".spec.json").write_text(spec.model_dump_json(indent=2))
+    with stem.with_suffix(".out").open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "occubench.scale.worker",
+             str(stem.with_suffix(".spec.json")), str(stem.with_suffix(".result.json"))],
+            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+
+
+def shard_result(spec: ShardSpec, stem: Path, returncode: int) -> ShardResult:
+    """The worker's result file, or a failed result naming its exit code and last output."""
+    result = stem.with_suffix(".result.json")
+    if result.is_file():
+        return ShardResult.model_validate_json(result.read_text())
+    out = stem.with_suffix(".out")
+    tail = out.read_text(errors="replace").splitlines()[-_TAIL_LINES:] if out.is_file() else []
+    return ShardResult(
+        index=spec.index, count=spec.count, run=spec.run.name, log_dir=spec.log_dir,
+        success=False,
+        error=f"worker exited with code {returncode} (output: {out})"
+        + "".join(f"\n  {line}" for line in tail),
+    )
+
+
+def run_local(
+    shards: Sequence[ShardSpec], parallel: int, view: ProgressView | None = None
+) -> list[ShardResult]:
+    """Run the shards in worker processes, ``parallel`` at a time; results in shard order.
+
+    The workers' files go to a temporary folder, removed when every shard succeeded
+    and kept (named in the failed results) otherwise.
+    """
+    work = Path(tempfile.mkdtemp(prefix="occubench-shards-"))
+    stems = [work / f"{i:04d}" for i in range(len(shards))]
+    results: list[ShardResult | None] = [None] * len(shards)
+    states = [ShardState.PENDING] * len(shards)
+    running: dict[int, subprocess.Popen[bytes]] = {}
+    waiting = list(range(len(shards)))
+    try:
+        while waiting or running:
+            while waiting and len(running) < max(1, parallel):
+                i = waiting.pop(0)
+                running[i] = start_shard(shards[i], stems[i])
+                states[i] = ShardState.RUNNING
+            for i, proc in list(running.items()):
+                if proc.poll() is not None:
+                    del running[i]
+                    result = shard_result(shards[i], stems[i], proc.returncode)
+                    results[i] = result
+                    states[i] = ShardState.DONE if result.success else ShardState.FAILED
+            if view is not None:
+                view.update(states)
+            if running:
+                time.sleep(_WAIT_SECONDS)
+    finally:
+        for proc in running.values():  # only on an exception (e.g. Ctrl-C): stop our workers
+            proc.terminate()
+            proc.wait()
+    done = [r for r in results if r is not None]
+    if all(r.success for r in done):
+        shutil.rmtree(work, ignore_errors=True)
+    return done

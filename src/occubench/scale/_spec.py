@@ -1,0 +1,115 @@
+"""Runs and shards as plain data: what a worker process or a Ray task is given.
+
+Only model names and options travel (never model objects, never secrets): a worker
+rebuilds the models from their names, and API keys and base URLs come from the
+environment it inherits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from occubench.defaults import DEFAULT_RAY_NUM_CPUS, DEFAULT_SAMPLE_RETRIES
+
+
+class Executor(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
+    """Where the shards of a run execute."""
+
+    LOCAL = "local"
+    """One OS process per shard on this machine."""
+    RAY = "ray"
+    """One Ray task per shard, on a local or remote Ray cluster."""
+
+
+class RunSpec(BaseModel):
+    """One occubench run: the task's arguments, the models by name, the eval options."""
+
+    name: str = Field(default="run", description="Label of the run in progress views and reports.")
+    agent: str = Field(description="Agent under test (Inspect model name).")
+    agent_label: str | None = Field(
+        default=None,
+        description="Name the agent goes by in reports (default: the model name); tells apart "
+        "one model under several generate options.",
+    )
+    roles: dict[str, str] = Field(description="Model role -> model name (simulator, verifier).")
+    task_args: dict[str, Any] = Field(description="Keyword arguments of the occubench task.")
+    epochs: int = Field(default=1, ge=1, description="Runs of each task.")
+    generate: dict[str, Any] = Field(
+        default_factory=dict,
+        description="GenerateConfig fields for every model (connections, retries, timeouts).",
+    )
+    agent_generate: dict[str, Any] = Field(
+        default_factory=dict,
+        description="GenerateConfig fields for the agent only (e.g. reasoning_effort).",
+    )
+    role_generate: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="GenerateConfig fields for one role only (e.g. the verifier's connections).",
+    )
+    max_samples: int | None = Field(default=None, description="Samples at once in one shard.")
+    retry_on_error: int = Field(
+        default=DEFAULT_SAMPLE_RETRIES, description="Inspect retries of an errored sample."
+    )
+    eval_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Further eval_set options that do not change results (log_realtime, ...).",
+    )
+    log_dir: str = Field(description="Folder or fsspec URL of the run; shards log in subfolders.")
+    resources: dict[str, float] = Field(
+        default_factory=dict,
+        description='Ray custom resources each shard needs, e.g. {"node:10.0.0.5": 0.01}.',
+    )
+    num_cpus: float = Field(default=DEFAULT_RAY_NUM_CPUS, description="Ray CPUs each shard takes.")
+
+    def key(self) -> str:
+        """A short digest of what the run computes (log folder and label left out)."""
+        what = self.model_dump(
+            include={"agent", "roles", "task_args", "epochs", "agent_generate"}
+        )
+        text = json.dumps(what, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+class ShardSpec(BaseModel):
+    """One shard of a run: the same task arguments, narrowed to some task ids."""
+
+    run: RunSpec
+    index: int = Field(ge=1, description="1-based shard number.")
+    count: int = Field(ge=1, description="Shards the run is split into.")
+    task_ids: list[int] = Field(description="Task ids this shard runs (a slice of the selection).")
+
+    @property
+    def name(self) -> str:
+        """The shard's label: the run's name and its number."""
+        return f"{self.run.name} [{self.index}/{self.count}]"
+
+    @property
+    def log_dir(self) -> str:
+        """The shard's own log folder (its eval set), under the run's folder."""
+        return f"{self.run.log_dir.rstrip('/')}/shard-{self.index}-of-{self.count}"
+
+    @property
+    def samples(self) -> int:
+        """Samples this shard runs (tasks x epochs)."""
+        return len(self.task_ids) * self.run.epochs
+
+    def task_args(self) -> dict[str, Any]:
+        """The run's task arguments with ``task_ids`` narrowed to this shard's ids."""
+        return {**self.run.task_args, "task_ids": list(self.task_ids)}
+
+
+class ShardResult(BaseModel):
+    """What running one shard gave."""
+
+    index: int
+    count: int
+    run: str = Field(description="Name of the run the shard belongs to.")
+    log_dir: str
+    success: bool = Field(description="Every sample of the shard completed (errors recorded).")
+    logs: list[str] = Field(default_factory=list, description="Log files of the shard's eval set.")
+    error: str | None = Field(default=None, description="Why the shard did not finish.")

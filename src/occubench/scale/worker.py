@@ -1,0 +1,32 @@
+"""Run one shard in this process: ``python -m occubench.scale.worker SPEC.json RESULT.json``.
+
+SPEC.json holds a ``ShardSpec`` (model names and options, no secrets: API keys and base
+URLs come from the environment). The ``ShardResult`` is written to RESULT.json; the
+exit code is 0 when the shard completed, 1 when it did not.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from occubench.scale._shards import run_shard
+from occubench.scale._spec import ShardSpec
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the shard described by the spec file; write the result file."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m occubench.scale.worker SPEC.json RESULT.json", file=sys.stderr)
+        return 2
+    spec = ShardSpec.model_validate_json(Path(args[0]).read_text())
+    result = run_shard(spec)
+    partial = Path(args[1]).with_suffix(".partial")
+    partial.write_text(result.model_dump_json(indent=2))
+    partial.replace(args[1])
+    return 0 if result.success else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

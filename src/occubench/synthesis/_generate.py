@@ -1,0 +1,117 @@
+"""Ask the generator for one JSON object, parse it robustly, re-ask when it is unusable.
+
+The reply may hold the object in ``<json>`` tags, in a fenced block, or bare. A reply
+that holds no object, that does not fit the stage's pydantic model, or whose value a
+stage check rejects, is answered with the ``reask`` prompt naming the problems, up to
+``retries`` times. Provider errors are not caught: they end the stage and a rerun redoes
+the item.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+)
+from pydantic import BaseModel, ValidationError
+
+from occubench.simulator import ObservationParseError, parse_observation
+from occubench.synthesis._artifacts import StageResult, TokenUsage
+from occubench.synthesis._prompts import REASK, SYSTEM, render_prompt
+
+GENERATOR_ROLE = "generator"
+MAX_LISTED_PROBLEMS = 12
+
+_TAGGED = re.compile(r"<json>(.*?)</json>", re.DOTALL | re.IGNORECASE)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ReplyError(ValueError):
+    """The generator's reply holds no object of the expected shape."""
+
+
+def parse_reply(text: str, model: type[M]) -> M:
+    """The object in ``text`` (last ``<json>`` block, else fenced, else bare) as ``model``.
+
+    Raises:
+        ReplyError: no JSON object, or it does not fit ``model`` (the message lists why).
+    """
+    tagged = _TAGGED.findall(text)
+    try:
+        data = parse_observation(tagged[-1] if tagged else text)
+    except ObservationParseError:
+        preview = text.strip().replace("\n", " ")[:120]
+        raise ReplyError(f"the reply holds no JSON object (it starts: {preview!r})") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise ReplyError(format_validation(e)) from None
+
+
+def format_validation(error: ValidationError) -> str:
+    """One line per pydantic error: ``path: message``."""
+    lines = []
+    for err in error.errors()[:MAX_LISTED_PROBLEMS]:
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        lines.append(f"- {where}: {err['msg']}")
+    more = error.error_count() - MAX_LISTED_PROBLEMS
+    return "\n".join(lines + ([f"- ... and {more} more"] if more > 0 else []))
+
+
+async def generate_json(
+    model: Model,
+    prompt: str,
+    output: type[M],
+    *,
+    retries: int,
+    check: Callable[[M], list[str]] | None = None,
+    seed: int | None = None,
+) -> StageResult[M]:
+    """Ask ``model`` for an object of type ``output``; re-ask up to ``retries`` times.
+
+    Args:
+        model: The generator.
+        prompt: The stage's filled prompt (the user message; the system prompt is fixed).
+        output: The pydantic model of the expected object.
+        retries: Re-asks after an unusable reply.
+        check: Extra validation of a parsed value; the problems it returns are re-asked.
+        seed: Sampling seed passed to the provider (when it supports one).
+
+    Returns:
+        The last parsed value (None if no reply parsed), the problems it still has
+        (empty when usable) and the generator's tokens.
+    """
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=render_prompt(SYSTEM)),
+        ChatMessageUser(content=prompt),
+    ]
+    usage = TokenUsage()
+    value: M | None = None
+    problems: list[str] = []
+    for _ in range(retries + 1):
+        reply = await model.generate(messages, config=GenerateConfig(seed=seed))
+        usage += TokenUsage.of(reply.usage)
+        try:
+            value = parse_reply(reply.completion, output)
+            problems = check(value) if check else []
+        except ReplyError as e:
+            value, problems = None, [str(e)]
+        if not problems:
+            break
+        listed = "\n".join(p if p.startswith("- ") else f"- {p}" for p in problems)
+        messages += [
+            ChatMessageAssistant(content=reply.completion),
+            ChatMessageUser(content=render_prompt(REASK, problem=listed)),
+        ]
+    return StageResult[output](  # type: ignore[valid-type]
+        value=value, issues=problems, usage={GENERATOR_ROLE: usage}
+    )

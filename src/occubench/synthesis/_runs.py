@@ -1,0 +1,197 @@
+"""Stages e and f: run the agent on candidate tasks, with the plan or without it.
+
+The candidates are written as a temporary dataset (``write_dataset``) and run by the
+real occubench task (``occubench(with_plan=..., epochs=n)``) under the simulator; the
+verifier (and the task's checks) decide each run, as in a benchmark run. The agent is
+the main model; ``simulator`` and ``verifier`` are model roles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from inspect_ai import eval_async
+from inspect_ai.log import EvalSample
+from inspect_ai.model import Model
+from pydantic import BaseModel, Field
+
+from occubench.analysis import SampleRow, read_runs
+from occubench.dataset import EnvConfig, Scenario, write_dataset
+from occubench.defaults import DEFAULT_SAMPLE_RETRIES, DEFAULT_VERIFIER_VOTES
+from occubench.grading import render_trajectory
+from occubench.synthesis._artifacts import StageResult, TokenUsage, add_usage
+from occubench.synthesis._catalog import CatalogScenario
+from occubench.synthesis._records import TaskDraft
+from occubench.task import occubench
+
+SCORER = "occubench_scorer"
+MAX_EVIDENCE_RUNS = 2
+"""Failed runs described to the generator when it is asked to repair a task."""
+MAX_TRAJECTORY_CHARS = 4000
+
+
+class RunError(RuntimeError):
+    """A batch of runs could not be carried out (the eval itself failed)."""
+
+
+@dataclass(frozen=True)
+class RunModels:
+    """The models of the runs: the agent under test and the two roles."""
+
+    agent: Model
+    simulator: Model
+    verifier: Model
+
+
+class Candidate(BaseModel):
+    """One task to run, with its environment."""
+
+    key: str = Field(description="The instance's id in the pipeline.")
+    scenario: CatalogScenario
+    env: EnvConfig
+    task: TaskDraft
+
+
+class RunOutcome(BaseModel):
+    """The verdicts of n runs of one task."""
+
+    with_plan: bool = Field(description="The agent was given the solution plan.")
+    runs: int = Field(description="Runs made (epochs).")
+    passed: int = Field(description="Runs the verifier and the checks passed.")
+    errors: int = Field(description="Runs that ended in an infrastructure error (not scored).")
+    error_messages: list[str] = Field(default_factory=list, description="Distinct errors.")
+    evidence: list[str] = Field(
+        default_factory=list, description="What went wrong in some failed runs (for repair)."
+    )
+
+    @property
+    def scored(self) -> int:
+        """Runs with a verdict."""
+        return self.runs - self.errors
+
+    @property
+    def rate(self) -> float | None:
+        """Share of scored runs that passed (None when none was scored)."""
+        return self.passed / self.scored if self.scored else None
+
+
+async def run_candidates(
+    candidates: Sequence[Candidate],
+    models: RunModels,
+    *,
+    with_plan: bool,
+    epochs: int,
+    work_dir: Path,
+    seed: int,
+    votes: int = DEFAULT_VERIFIER_VOTES,
+) -> dict[str, StageResult[RunOutcome]]:
+    """Run every candidate ``epochs`` times in one eval; the outcome of each, by key.
+
+    Args:
+        candidates: Tasks to run (keys must be unique).
+        models: Agent, simulator and verifier.
+        with_plan: Give the agent each task's solution plan.
+        epochs: Runs per task.
+        work_dir: Folder for the temporary dataset (``dataset/``) and the logs (``logs/``).
+        seed: The task's seed.
+        votes: Verifier votes per run.
+
+    Raises:
+        RunError: the eval failed as a whole.
+    """
+    if not candidates:
+        return {}
+    dataset_dir = write_dataset(
+        work_dir / "dataset",
+        tasks=[
+            c.task.to_record(i, c.scenario.name, c.env.environment_name)
+            for i, c in enumerate(candidates, start=1)
+        ],
+        envs={c.env.environment_name: c.env for c in candidates}.values(),
+        scenarios={
+            c.scenario.name: Scenario(
+                category=c.scenario.industry, domain=c.scenario.domain,
+                task_scenario_name=c.scenario.name,
+            )
+            for c in candidates
+        }.values(),
+    )
+    logs = await eval_async(
+        occubench(dataset=str(dataset_dir), with_plan=with_plan, seed=seed, votes=votes),
+        model=models.agent,
+        model_roles={"simulator": models.simulator, "verifier": models.verifier},
+        epochs=epochs,
+        log_dir=str(work_dir / "logs"),
+        fail_on_error=False,
+        retry_on_error=DEFAULT_SAMPLE_RETRIES,
+        score_display=False,
+        log_realtime=False,  # nothing watches these runs live; the log is read once at the end
+    )
+    log = logs[0]
+    if log.status != "success" or log.samples is None:
+        message = log.error.message if log.error else f"eval ended with status {log.status}"
+        raise RunError(f"runs in {work_dir}: {message}")
+    by_id = {i: c.key for i, c in enumerate(candidates, start=1)}
+    outcomes = {c.key: RunOutcome(with_plan=with_plan, runs=0, passed=0, errors=0)
+                for c in candidates}
+    usage: dict[str, dict[str, TokenUsage]] = {c.key: {} for c in candidates}
+    for row in read_runs([log.location]):
+        key = by_id[int(row.task_id)]
+        outcome = outcomes[key]
+        outcome.runs += 1
+        outcome.passed += row.passed is True
+        if row.error is not None:
+            outcome.errors += 1
+            if row.error not in outcome.error_messages:
+                outcome.error_messages.append(row.error)
+        usage[key] = add_usage(usage[key], _row_usage(row))
+    for sample in log.samples:
+        outcome = outcomes[by_id[int(sample.id)]]
+        if _failed(sample) and len(outcome.evidence) < MAX_EVIDENCE_RUNS:
+            outcome.evidence.append(describe_failure(sample))
+    return {
+        key: StageResult[RunOutcome](value=outcome, usage=usage[key])
+        for key, outcome in outcomes.items()
+    }
+
+
+def _row_usage(row: SampleRow) -> dict[str, TokenUsage]:
+    return {
+        role: TokenUsage(
+            input_tokens=row.input_tokens.get(role, 0),
+            output_tokens=row.output_tokens.get(role, 0),
+            total_tokens=row.tokens.get(role, 0),
+            input_tokens_cache_read=row.input_tokens_cache_read.get(role, 0),
+            input_tokens_cache_write=row.input_tokens_cache_write.get(role, 0),
+        )
+        for role in row.tokens
+    }
+
+
+def _failed(sample: EvalSample) -> bool:
+    score = (sample.scores or {}).get(SCORER)
+    return sample.error is None and score is not None and score.value != "C"
+
+
+def describe_failure(sample: EvalSample) -> str:
+    """A failed run in words: why it stopped, failed checks, verifier feedback, trajectory."""
+    score = (sample.scores or {})[SCORER]
+    meta = score.metadata or {}
+    lines = [
+        f"Run {sample.epoch}: failed. The agent stopped ({meta.get('stop_reason')}) after "
+        f"{meta.get('tool_calls')} tool calls."
+    ]
+    failed_checks = [c for c in meta.get("checks") or [] if not c.get("passed")]
+    if failed_checks:
+        lines.append("Deterministic checks failed:")
+        lines += [f"- {c['check']}: {c['detail']}" for c in failed_checks]
+    negative = [v for v in meta.get("votes") or [] if v.get("is_correct") is not True]
+    if negative:
+        lines.append(f"Verifier feedback: {negative[0].get('feedback', '')}")
+    trajectory = render_trajectory(sample.messages)
+    if len(trajectory) > MAX_TRAJECTORY_CHARS:
+        trajectory = trajectory[:MAX_TRAJECTORY_CHARS] + "\n[... trajectory cut ...]"
+    lines += ["Trajectory:", trajectory]
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""``occubench compare-simulators`` on real runs of the reference agents under two simulators."""
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import run_task
+from occubench.cli import _common, app
+from occubench.fidelity import SimulatorComparison
+from occubench.reference._suite import reference_suite_dir
+
+runner = CliRunner()
+AGENTS = ["occubench/careful", "occubench/no-retry", "occubench/trusting"]
+
+
+@pytest.fixture(autouse=True)
+def wide_console():
+    for console in (_common.console, _common.err_console):
+        console.width = 220
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    """E2 with one one-call fault: careful re-reads until two reads agree, which the
+    inconsistent simulator never allows, while the others take the first read."""
+    root = tmp_path_factory.mktemp("logs")
+    for simulator in ("occubench/canned", "occubench/inconsistent"):
+        run_task(
+            root / simulator.split("/")[1],
+            agent=AGENTS,
+            roles={"simulator": simulator},
+            dataset=str(reference_suite_dir()),
+            task_ids="1001,1002",
+            env_mode="E2",
+            fault_count=1,
+            fault_duration=1,
+            with_plan=True,
+            eval_args={"max_tasks": 3},
+        )
+    return root
+
+
+def test_compare_simulators_shows_agreement_compression_and_flips(logs, tmp_path):
+    out = tmp_path / "comparison.json"
+    result = runner.invoke(app, ["compare-simulators", str(logs), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    careful = next(line for line in lines if line.startswith("│ occubench/careful"))
+    assert [cell.strip() for cell in careful.split("│")[2:4]] == ["100", "0"]
+    spread = next(line for line in lines if "spread (max-min)" in line)
+    assert [cell.strip() for cell in spread.split("│")[2:4]] == ["50.0", "50.0"]
+    assert "occubench/careful > occubench/no-retry" in result.output
+    assert "occubench/careful > occubench/trusting" in result.output
+    comparison = SimulatorComparison.model_validate_json(out.read_text())
+    [agreement] = comparison.agreements
+    assert agreement.n_pairs == 3 and agreement.agreeing_pairs == 1 and agreement.tau < 0
+
+
+def test_runs_under_one_simulator_are_a_clear_error(logs):
+    result = runner.invoke(app, ["compare-simulators", str(logs / "canned")])
+    assert result.exit_code == 2 and "two or more simulators" in result.output
+    missing = runner.invoke(app, ["compare-simulators", str(logs / "nowhere")])
+    assert missing.exit_code == 2 and "no log file or folder" in missing.output

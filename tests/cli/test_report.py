@@ -1,0 +1,84 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import SCRIPTED_ROLES, replay, run_task
+from occubench.cli import _common, app
+
+runner = CliRunner()
+SCHEMA = "occubench/schema-agent"
+
+
+@pytest.fixture(autouse=True)
+def wide_console():
+    """Tables fit on one line each, so assertions can read rows."""
+    for console in (_common.console, _common.err_console):
+        console.width = 220
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("logs")
+    for mode in ("E0", "E1"):
+        run_task(folder, agent=[SCHEMA, replay("I am done.")], roles=SCRIPTED_ROLES,
+                 env_mode=mode, task_ids="11,70")
+    return folder
+
+
+def test_report_prints_leaderboard_with_intervals_and_r(logs, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["report", str(logs), "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Leaderboard" in out and "R 95% CI" in out
+    first = next(line for line in out.splitlines() if "│ 1 " in line)
+    assert SCHEMA in first and "[34.2, 100.0]" in first and "1.00" in first  # Wilson 2/2, R
+    assert "Paired comparisons" in out and "not distinguishable" in out
+    assert list(tmp_path.iterdir()) == []  # nothing written without --format or --out
+
+
+def test_report_writes_the_formats_asked_for(logs, tmp_path):
+    out = tmp_path / "rep"
+    result = runner.invoke(
+        app, ["report", str(logs), "--format", "html", "-f", "json", "--out", str(out),
+              "--resamples", "100"],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"HTML report: {out / 'report.html'}" in result.output
+    assert {p.name for p in out.iterdir()} == {"report.html", "report.json", "samples.jsonl",
+                                                 "plots"}
+    assert (out / "plots" / "env_modes.svg").is_file()
+    report = json.loads((out / "report.json").read_text())
+    assert report["agents"] == ["occubench/replay", SCHEMA] and report["env_modes"] == ["E0", "E1"]
+
+
+def test_report_with_prices_shows_cost(logs, tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(
+        "models:\n"
+        + "".join(f"  {m}: {{input_per_mtok: 1.0, output_per_mtok: 2.0}}\n"
+                  for m in (SCHEMA, "occubench/replay", "occubench/echo-simulator",
+                            "occubench/scripted-judge"))
+    )
+    result = runner.invoke(app, ["report", str(logs), "--prices", str(prices), "--by", "domain",
+                                 "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    assert "$/task" in result.output and "$0.0" in result.output
+    assert "Completion rate by domain" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["/nonexistent/logs"], "no log file or folder"),
+        (["{logs}", "--by", "colour"], "unknown breakdown colour"),
+        (["{logs}", "--prices", "{tmp}/missing.yaml"], "missing.yaml"),
+        (["{tmp}"], "no samples"),
+    ],
+)
+def test_report_errors_are_clean(logs, tmp_path, args, message):
+    args = [a.format(logs=logs, tmp=tmp_path) for a in args]
+    result = runner.invoke(app, ["report", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output

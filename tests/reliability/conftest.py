@@ -1,0 +1,43 @@
+"""Helpers of the reliability tests: `occubench run` in-process, against the local server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from occubench.cli import _common, app
+
+HTTP_MODELS = [
+    "--agent-model", "openai-api/local/schema-agent",
+    "--simulator-model", "openai-api/local/echo-simulator",
+    "--verifier-model", "openai-api/local/scripted-judge",
+]
+"""The scripted models through the local OpenAI-compatible server (``LOCAL_*`` env)."""
+
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch):
+    """Tables fit on one line each, so assertions can read rows."""
+    for console in (_common.console, _common.err_console):
+        monkeypatch.setattr(console, "width", 200)
+
+
+@pytest.fixture
+def http_models() -> list[str]:
+    """The model options of a run through the local server."""
+    return list(HTTP_MODELS)
+
+
+@pytest.fixture
+def occubench_run(sample_dir, monkeypatch, tmp_path) -> Callable[..., Result]:
+    """Invoke ``occubench run`` in-process (one worker, no display) on the sample."""
+    monkeypatch.chdir(tmp_path)
+
+    def invoke(*args: str, models: list[str] = HTTP_MODELS) -> Result:
+        base = ["run", *models, "--dataset", str(sample_dir), "--display", "none", "--workers", "1"]
+        return CliRunner().invoke(app, [*base, *args], terminal_width=200)
+
+    return invoke

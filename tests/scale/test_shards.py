@@ -1,0 +1,151 @@
+"""Shards: the plan, 1 vs 2 workers, a killed shard resumed, the Ray executor."""
+
+import os
+import signal
+import time
+from importlib.util import find_spec
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import SAMPLE_DIR, SAMPLE_IDS
+from occubench.analysis import read_runs
+from occubench.cli import app
+from occubench.reference._openai_server import ScriptedOpenAIServer
+from occubench.scale import (
+    Executor,
+    RunSpec,
+    check_executor,
+    execute,
+    merged_logs,
+    plan_shards,
+    read_shard_counts,
+    shard_count,
+    start_shard,
+)
+
+runner = CliRunner()
+# careful follows the plan and retries; canned answers from known observations; checks
+# grade: deterministic, and E3 injects explicit and implicit faults
+REFERENCE = ["--dataset", "reference", "--agent-model", "occubench/careful",
+             "--simulator-model", "occubench/canned", "--env-mode", "E3", "--with-plan",
+             "--display", "none"]
+REFERENCE_ARGS = {"dataset": "reference", "env_mode": "E3", "with_plan": True}
+
+
+def outcomes(rows):
+    """Everything a deterministic run decides, per task."""
+    return {r.task_id: (r.passed, r.checks_passed, r.stop_reason, r.tool_calls, r.faults)
+            for r in rows}
+
+
+@pytest.fixture(scope="module")
+def one_worker(tmp_path_factory):
+    """The in-process path (--workers 1): today's single eval set."""
+    out = tmp_path_factory.mktemp("one-worker")
+    result = runner.invoke(app, ["run", *REFERENCE, "--workers", "1", "--log-dir", str(out)])
+    assert result.exit_code == 0, result.output
+    assert list(out.glob("*.eval")) and not list(out.glob("shard-*"))
+    return outcomes(read_runs([out]))
+
+
+def test_plan_deals_sorted_ids_round_robin(tmp_path):
+    run = RunSpec(agent="occubench/schema-agent", roles={}, log_dir=str(tmp_path),
+                  task_args={"dataset": str(SAMPLE_DIR)})
+    shards = plan_shards(run, 3)
+    ids = sorted(SAMPLE_IDS)
+    assert [s.task_ids for s in shards] == [ids[0::3], ids[1::3], ids[2::3]]
+    assert [s.log_dir for s in shards] == [f"{tmp_path}/shard-{i}-of-3" for i in (1, 2, 3)]
+    assert shards[0].task_args() == {"dataset": str(SAMPLE_DIR), "task_ids": ids[0::3]}
+    assert plan_shards(run, 3) == shards  # the same command finds the same shards
+    assert len(plan_shards(run, 50)) == len(ids)  # at most one shard per task
+    few = run.model_copy(update={"task_args": {"dataset": str(SAMPLE_DIR), "task_ids": "70,11"}})
+    assert [s.task_ids for s in plan_shards(few, 2)] == [[11], [70]]
+    assert shard_count(None, 1) == 1 and shard_count(4, 3) == 3 and shard_count(2, 10) == 2
+    with pytest.raises(ValueError, match="at least 1"):
+        plan_shards(run, 0)
+
+
+def test_shards_share_the_runs_connections_and_samples(tmp_path):
+    run = RunSpec(agent="occubench/schema-agent", roles={"verifier": "occubench/scripted-judge"},
+                  task_args={"dataset": str(SAMPLE_DIR)}, log_dir=str(tmp_path),
+                  generate={"max_connections": 32, "timeout": 60},
+                  role_generate={"verifier": {"max_connections": 96}}, max_samples=128)
+    shard = plan_shards(run, 3)[0]
+    assert shard.run.generate == {"max_connections": 11, "timeout": 60}
+    assert shard.run.role_generate == {"verifier": {"max_connections": 32}}
+    assert shard.run.max_samples == 43
+    assert plan_shards(run, 1)[0].run == run
+
+
+def test_two_workers_give_the_verdicts_and_faults_of_one(one_worker, tmp_path):
+    live = [a if a != "none" else "rich" for a in REFERENCE]  # with the live view
+    result = runner.invoke(app, ["run", *live, "--workers", "2", "--log-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "10/10 samples, 0 errors" in result.output  # the view's last frame
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == [
+        "shard-1-of-2", "shard-2-of-2"]
+    two = outcomes(read_runs([tmp_path]))
+    assert two == one_worker
+    assert sum(len(o[4]) for o in two.values()) > 0  # faults were injected and logged
+    assert "10 " in [line for line in result.output.splitlines() if "all" in line][-1]
+
+
+def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
+    ids = [11, 24, 26, 32]
+    with ScriptedOpenAIServer(latency=0.1) as server:
+        monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
+        monkeypatch.setenv("LOCAL_API_KEY", "test-key")  # inherited by the workers
+        run = RunSpec(
+            agent="openai-api/local/schema-agent",
+            roles={"simulator": "openai-api/local/echo-simulator",
+                   "verifier": "openai-api/local/scripted-judge"},
+            task_args={"dataset": str(SAMPLE_DIR), "task_ids": ",".join(map(str, ids))},
+            max_samples=1, log_dir=str(tmp_path / "logs"),
+        )
+        shards = plan_shards(run, 2)
+        victim = start_shard(shards[0], tmp_path / "victim")
+        deadline = time.monotonic() + 120
+        while read_shard_counts(shards[0].log_dir).done < 1:
+            assert victim.poll() is None, "the shard finished before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+        assert 1 <= read_shard_counts(shards[0].log_dir).done < shards[0].samples  # mid-run
+        results = execute(shards)  # the same shards again: resume
+    assert [r.success for r in results] == [True, True], [r.error for r in results]
+    rows = read_runs(merged_logs(results))
+    assert sorted(r.task_id for r in rows) == ids  # exactly one result per task
+    assert all(r.passed for r in rows)
+
+
+def test_failed_worker_is_reported_not_raised(tmp_path):
+    run = RunSpec(agent="occubench/no-such-model", roles={}, log_dir=str(tmp_path),
+                  task_args={"dataset": str(SAMPLE_DIR), "task_ids": "11"})
+    [result] = execute(plan_shards(run, 1))
+    assert not result.success and "exited with code" in result.error
+    assert "no-such-model" in result.error  # the worker's last output lines
+
+
+@pytest.mark.skipif(find_spec("ray") is None,
+                    reason="Ray is not installed: pip install 'occubench[ray]'")
+def test_ray_local_mode_gives_the_verdicts_of_the_local_executor(one_worker, tmp_path):
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        run = RunSpec(agent="occubench/careful", roles={"simulator": "occubench/canned"},
+                      task_args=REFERENCE_ARGS, log_dir=str(tmp_path))
+        results = execute(plan_shards(run, 2), Executor.RAY)
+    finally:
+        ray.shutdown()
+    assert [r.success for r in results] == [True, True], [r.error for r in results]
+    assert outcomes(read_runs(merged_logs(results))) == one_worker
+
+
+def test_ray_missing_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr("occubench.scale._execute.find_spec", lambda name: None)
+    with pytest.raises(ValueError, match=r"pip install 'occubench\[ray\]'"):
+        check_executor("ray")
+    assert check_executor("local") is Executor.LOCAL

@@ -1,0 +1,119 @@
+"""Sweep files: validation, expansion to runs and shards, overrides, shipped sweeps."""
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from conftest import SAMPLE_DIR, SAMPLE_IDS
+from occubench.scale import (
+    expand_sweep,
+    load_sweep,
+    load_sweeps,
+    override,
+    placeholders,
+    shipped_sweeps,
+    sweep_runs,
+    sweep_shards,
+)
+
+GRID = {
+    "name": "grid",
+    "dataset": str(SAMPLE_DIR),
+    "filters": {"tasks": "11,24,26"},
+    "agents": ["occubench/schema-agent",
+               {"model": "occubench/careful", "generate": {"reasoning_effort": "high"},
+                "resources": {"node:a": 0.01}}],
+    "simulators": ["occubench/echo-simulator"],
+    "verifiers": [None, "occubench/scripted-judge"],
+    "env_modes": ["E0", "E3"],
+    "faults": {"fault_count": [1, 2], "fault_duration": [2]},
+    "seeds": [0, 7],
+    "shards": 2,
+}
+
+
+def write(tmp_path, data, name="sweep.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_grid_expands_to_runs_then_shards(tmp_path):
+    sweep = load_sweep(write(tmp_path, {**GRID, "log_dir": str(tmp_path / "logs")}))
+    runs = expand_sweep(sweep)
+    # 2 agents x 1 simulator x 2 verifiers x (E0 once + E3 x 2 fault counts x 2 seeds)
+    assert len(runs) == 2 * 2 * (1 + 2 * 2)
+    first = runs[0]
+    assert first.name == "occubench_schema-agent__occubench_echo-simulator__E0"
+    assert first.log_dir == f"{tmp_path}/logs/{first.name}-{first.key()}"
+    assert first.roles == {"simulator": "occubench/echo-simulator"}
+    assert first.task_args["env_mode"] == "E0" and first.task_args["task_ids"] == "11,24,26"
+    e3 = [r for r in runs if r.task_args["env_mode"] == "E3"]
+    assert sorted({(r.task_args["fault_count"], r.task_args["seed"]) for r in e3}) == [
+        (1, 0), (1, 7), (2, 0), (2, 7)]
+    careful = [r for r in runs if r.agent == "occubench/careful"]
+    assert {r.agent_label for r in careful} == {"occubench/careful[reasoning_effort=high]"}
+    assert all(r.agent_generate == {"reasoning_effort": "high"} for r in careful)
+    assert all(r.resources == {"node:a": 0.01} for r in careful)
+    assert len({r.log_dir for r in runs}) == len(runs)
+
+    planned = sweep_runs([sweep])
+    shards = sweep_shards(planned)
+    assert len(shards) == 2 * len(runs)
+    assert [(s.index, s.count, s.task_ids) for s in shards[:2]] == [(1, 2, [11, 26]), (2, 2, [24])]
+    assert shards[1].log_dir == f"{first.log_dir}/shard-2-of-2"
+    assert expand_sweep(load_sweep(write(tmp_path, {**GRID, "log_dir": str(tmp_path / "logs")})
+                                   )) == runs  # the same file, the same runs (resume)
+
+
+def test_runs_shared_by_sweeps_run_once(tmp_path):
+    main = load_sweep(write(tmp_path, {**GRID, "env_modes": ["E0"]}, "a.yaml"))
+    robust = load_sweep(write(tmp_path, {**GRID, "name": "other"}, "b.yaml"))
+    assert len(sweep_runs([main, robust])) == len(expand_sweep(robust))
+
+
+def test_bad_sweeps_are_clear_errors(tmp_path):
+    with pytest.raises(ValidationError, match="reasoning_effort"):
+        load_sweep(write(tmp_path, {**GRID, "agents": [
+            {"model": "m/a", "generate": {"reasoning_effort": "hgih"}}]}))
+    with pytest.raises(ValidationError, match="env_modes"):
+        load_sweep(write(tmp_path, {**GRID, "env_modes": ["E9"]}))
+    with pytest.raises(ValidationError, match="agents must differ"):
+        load_sweep(write(tmp_path, {**GRID, "agents": ["m/a", "m/a"]}))
+    with pytest.raises(ValidationError, match="seed"):  # a typo is not silently ignored
+        load_sweep(write(tmp_path, {**GRID, "seed": 3}))
+    with pytest.raises(FileNotFoundError, match="paper-main"):
+        load_sweep("no-such-sweep")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("agents: [1")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        load_sweep(broken)
+
+
+SHIPPED = {"paper-main": 15, "paper-robustness": 60, "paper-fault-count": 60,
+           "paper-fault-duration": 60, "paper-reasoning-effort": 5, "paper-cross-simulator": 45}
+
+
+def test_shipped_paper_sweeps_expand_to_the_paper_grid():
+    assert set(shipped_sweeps()) >= set(SHIPPED)
+    sweeps = load_sweeps(["paper-*"])
+    assert {s.name: len(expand_sweep(s)) for s in sweeps} == SHIPPED
+    # shared runs count once: robustness holds main's E0 runs and the ablations' fc=2, fd=2
+    # E3 runs; cross-simulator's first simulator is main's
+    assert len(sweep_runs(sweeps)) == 60 + 45 + 45 + 5 + 30
+    robust = next(s for s in sweeps if s.name == "paper-robustness")
+    assert [m.value for m in robust.env_modes] == ["E0", "E1", "E2", "E3"]
+    assert placeholders(robust)[0].startswith("placeholder/")
+
+
+def test_override_names_the_users_models_and_keeps_variants():
+    effort = override(load_sweep("paper-reasoning-effort"), agents=["openai/a", "openai/b"],
+                      simulators=["google/s"])
+    assert len(effort.agents) == 10 and not placeholders(effort)
+    assert sorted({a.generate["reasoning_effort"] for a in effort.agents}) == [
+        "high", "low", "medium", "none", "xhigh"]
+    main = override(load_sweep("paper-main"), agents=["openai/a"], simulators=["google/s"],
+                    dataset=str(SAMPLE_DIR))
+    [run] = expand_sweep(main)
+    assert run.agent == "openai/a" and run.roles == {"simulator": "google/s"}
+    assert [s.task_ids for s in sweep_shards([(run, 1)])] == [sorted(SAMPLE_IDS)]
