@@ -320,10 +320,10 @@ def _check_tools(
     issues: list[DatasetIssue],
     warnings: list[DatasetIssue],
 ) -> None:
-    seen: set[str] = set()
+    seen: list[str] = []
     for i, tool in enumerate(tools):
         where = f"action_set_definitions[{i}]"
-        line = _line_of(text, f'"{tool.name}"')
+        line = _line_of(text, f'"{tool.name}"', seen.count(tool.name))
         if tool.name in seen:
             issues.append(
                 DatasetIssue(
@@ -331,7 +331,7 @@ def _check_tools(
                     message=f"duplicate tool name {tool.name!r}",
                 )
             )
-        seen.add(tool.name)
+        seen.append(tool.name)
         if not _TOOL_NAME.fullmatch(tool.name):
             warnings.append(
                 DatasetIssue(
@@ -355,6 +355,11 @@ def _check_tools(
             )
 
 
-def _line_of(text: str, needle: str) -> int | None:
-    pos = text.find(needle)
-    return text.count("\n", 0, pos) + 1 if pos >= 0 else None
+def _line_of(text: str, needle: str, skip: int = 0) -> int | None:
+    """Line of the (skip+1)-th occurrence of ``needle`` (a repeated name: its own line)."""
+    pos = -1
+    for _ in range(skip + 1):
+        pos = text.find(needle, pos + 1)
+        if pos < 0:
+            return None
+    return text.count("\n", 0, pos) + 1
