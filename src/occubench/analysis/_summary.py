@@ -9,6 +9,7 @@ from rich.table import Table
 
 from occubench.analysis._cost import CostSummary, PriceTable, costs_by
 from occubench.analysis._runs import SampleRow
+from occubench.analysis._sanitize import terminal_text
 from occubench.analysis._stats import wilson_interval
 
 
@@ -76,8 +77,8 @@ def cost_table(costs: Sequence[CostSummary]) -> Table:
     table.add_column("no price for")
     for c in costs:
         table.add_row(
-            c.group, str(c.samples), str(c.solved), _usd(c.total), _usd(c.per_task),
-            _usd(c.per_solved_task), ", ".join(c.unpriced_models),
+            terminal_text(c.group), str(c.samples), str(c.solved), _usd(c.total),
+            _usd(c.per_task), _usd(c.per_solved_task), terminal_text(", ".join(c.unpriced_models)),
         )
     return table
 
@@ -95,4 +96,4 @@ def summary_tables(rows: Sequence[SampleRow], prices: PriceTable | None = None) 
 
 
 def _run_label(row: SampleRow) -> str:
-    return f"{row.agent_model} {row.env_mode} [{row.run_id[:8]}]"
+    return f"{row.agent_model} {row.env_mode} (run {row.run_id[:8]})"
