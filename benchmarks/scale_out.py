@@ -41,12 +41,25 @@ def scale_table(opts: argparse.Namespace, work: Path) -> None:
     for latency_ms in opts.latency_ms:
         latency = latency_ms / 1000
         with server(latency) as srv:
-            env = {**os.environ, f"{SERVICE.upper()}_BASE_URL": srv.base_url,
-                   f"{SERVICE.upper()}_API_KEY": "benchmark"}
-            common = ["--dataset", str(dataset), "--votes", str(opts.votes), "--display", "none",
-                      "--agent-model", f"openai-api/{SERVICE}/{MODELS['agent']}",
-                      "--simulator-model", f"openai-api/{SERVICE}/{MODELS['simulator']}",
-                      "--verifier-model", f"openai-api/{SERVICE}/{MODELS['verifier']}"]
+            env = {
+                **os.environ,
+                f"{SERVICE.upper()}_BASE_URL": srv.base_url,
+                f"{SERVICE.upper()}_API_KEY": "benchmark",
+            }
+            common = [
+                "--dataset",
+                str(dataset),
+                "--votes",
+                str(opts.votes),
+                "--display",
+                "none",
+                "--agent-model",
+                f"openai-api/{SERVICE}/{MODELS['agent']}",
+                "--simulator-model",
+                f"openai-api/{SERVICE}/{MODELS['simulator']}",
+                "--verifier-model",
+                f"openai-api/{SERVICE}/{MODELS['verifier']}",
+            ]
             timeout = 600 + 20 * opts.tasks * (2 * opts.tool_calls + 2) * max(latency, 0.01)
             for attempt in range(opts.repeat):
                 for workers in opts.workers:
@@ -54,32 +67,72 @@ def scale_table(opts: argparse.Namespace, work: Path) -> None:
                     before, served = load(), srv.cpu_seconds()
                     args = [*common, "--workers", str(workers), "--log-dir", str(logs)]
                     run = analyse(harness(args, env, timeout), logs, opts.votes)
-                    rows.append((latency_ms, workers, run.wall, run.cpu, run.chain * latency,
-                                 srv.cpu_seconds() - served, run.samples, f"{before}/{load()}"))
-                    print(f"latency {latency_ms:g} ms, workers {workers}: wall {run.wall:.1f} s, "
-                          f"CPU {run.cpu:.1f} s, {run.samples} samples", flush=True)
-    print(f"\n{opts.tasks} tasks x {opts.tool_calls} tool calls, {opts.votes} votes, "
-          f"{os.cpu_count()} CPUs; wall = `occubench run` from launch to exit (startup included)\n")
-    print("| latency | workers | wall (s) | critical path (s) | wall / critical | "
-          "harness CPU (s) | server CPU (s) | samples | load avg before/after |")
+                    rows.append(
+                        (
+                            latency_ms,
+                            workers,
+                            run.wall,
+                            run.cpu,
+                            run.chain * latency,
+                            srv.cpu_seconds() - served,
+                            run.samples,
+                            f"{before}/{load()}",
+                        )
+                    )
+                    print(
+                        f"latency {latency_ms:g} ms, workers {workers}: wall {run.wall:.1f} s, "
+                        f"CPU {run.cpu:.1f} s, {run.samples} samples",
+                        flush=True,
+                    )
+    print(
+        f"\n{opts.tasks} tasks x {opts.tool_calls} tool calls, {opts.votes} votes, "
+        f"{os.cpu_count()} CPUs; wall = `occubench run` from launch to exit (startup included)\n"
+    )
+    print(
+        "| latency | workers | wall (s) | critical path (s) | wall / critical | "
+        "harness CPU (s) | server CPU (s) | samples | load avg before/after |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for latency_ms, workers, wall, cpu, critical, served, samples, loads in rows:
-        print(f"| {latency_ms:g} ms | {workers} | {wall:.1f} | {critical:.1f} | "
-              f"{wall / critical:.2f} | {cpu:.1f} | {served:.1f} | {samples} | {loads} |")
+        print(
+            f"| {latency_ms:g} ms | {workers} | {wall:.1f} | {critical:.1f} | "
+            f"{wall / critical:.2f} | {cpu:.1f} | {served:.1f} | {samples} | {loads} |"
+        )
 
 
 def ray_check(work: Path) -> None:
     """The public sample in 2 shards under Ray local mode vs the local executor."""
-    models = ["--agent-model", "occubench/schema-agent", "--simulator-model",
-              "occubench/echo-simulator", "--verifier-model", "occubench/scripted-judge"]
+    models = [
+        "--agent-model",
+        "occubench/schema-agent",
+        "--simulator-model",
+        "occubench/echo-simulator",
+        "--verifier-model",
+        "occubench/scripted-judge",
+    ]
     verdicts = {}
-    for name, extra in (("local, 1 worker", ["--workers", "1"]),
-                        ("local, 2 workers", ["--workers", "2"]),
-                        ("ray local mode, 2 shards", ["--workers", "2", "--executor", "ray"])):
+    for name, extra in (
+        ("local, 1 worker", ["--workers", "1"]),
+        ("local, 2 workers", ["--workers", "2"]),
+        ("ray local mode, 2 shards", ["--workers", "2", "--executor", "ray"]),
+    ):
         logs = work / name.replace(" ", "").replace(",", "-")
-        done = subprocess.run([str(BIN / "occubench"), "run", "--dataset", str(SAMPLE_DIR),
-                               *models, *extra, "--display", "none", "--log-dir", str(logs)],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                str(BIN / "occubench"),
+                "run",
+                "--dataset",
+                str(SAMPLE_DIR),
+                *models,
+                *extra,
+                "--display",
+                "none",
+                "--log-dir",
+                str(logs),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             sys.stderr.write(done.stdout[-3000:] + done.stderr[-3000:])
             raise RuntimeError(f"{name}: occubench run exited with {done.returncode}")
@@ -87,8 +140,10 @@ def ray_check(work: Path) -> None:
         verdicts[name] = {r.task_id: (r.passed, r.votes_yes, r.tool_calls) for r in rows}
         print(f"{name}: {len(rows)} samples, {sum(bool(r.passed) for r in rows)} passed")
     first = next(iter(verdicts.values()))
-    print("same verdicts, votes and tool calls per task: "
-          + ", ".join(f"{name} {v == first}" for name, v in verdicts.items()))
+    print(
+        "same verdicts, votes and tool calls per task: "
+        + ", ".join(f"{name} {v == first}" for name, v in verdicts.items())
+    )
 
 
 def sweep_counts() -> None:
@@ -99,8 +154,9 @@ def sweep_counts() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--tool-calls", type=int, default=16)
     parser.add_argument("--votes", type=int, default=3)

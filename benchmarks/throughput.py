@@ -51,9 +51,11 @@ from inspect_ai.log import list_eval_logs, read_eval_log_samples
 from occubench.analysis import PrefixShare, prefix_share
 from occubench.dataset import load_dataset, write_dataset
 
-SAMPLE_DIR = Path(os.environ.get(
-    "OCCUBENCH_SAMPLE", Path(__file__).resolve().parents[2] / "shared" / "occubench-sample"
-))
+SAMPLE_DIR = Path(
+    os.environ.get(
+        "OCCUBENCH_SAMPLE", Path(__file__).resolve().parents[2] / "shared" / "occubench-sample"
+    )
+)
 SERVICE = "local"
 MODELS = {"agent": "steps-agent", "simulator": "echo-simulator", "verifier": "scripted-judge"}
 ROLES = tuple(MODELS)
@@ -68,16 +70,26 @@ def make_dataset(root: Path, tasks: int, tool_calls: int) -> Path:
         base = sample.tasks[i % len(sample.tasks)]
         env = sample.env(base)
         name = f"{env.environment_name}_copy{i}"
-        envs.append(env.model_copy(update={
-            "environment_name": name,
-            "world_model_system_prompt": f"Benchmark instance {i}.\n"
-            + env.world_model_system_prompt,
-        }))
-        records.append(base.model_copy(update={
-            "task_id": i + 1, "env_name": name, "expected_tool_calls": tool_calls,
-            "agent_instruction": f"{base.agent_instruction}\n(Benchmark instance {i}.) "
-            f"[steps={tool_calls}]",
-        }))
+        envs.append(
+            env.model_copy(
+                update={
+                    "environment_name": name,
+                    "world_model_system_prompt": f"Benchmark instance {i}.\n"
+                    + env.world_model_system_prompt,
+                }
+            )
+        )
+        records.append(
+            base.model_copy(
+                update={
+                    "task_id": i + 1,
+                    "env_name": name,
+                    "expected_tool_calls": tool_calls,
+                    "agent_instruction": f"{base.agent_instruction}\n(Benchmark instance {i}.) "
+                    f"[steps={tool_calls}]",
+                }
+            )
+        )
     return write_dataset(root, records, envs, sample.scenarios.values())
 
 
@@ -94,9 +106,18 @@ class Server:
     def __init__(self, latency: float) -> None:
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("serve.py")),
-             "--host", "127.0.0.1", "--port", str(self.port), "--latency", str(latency)],
-            stdout=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                str(Path(__file__).with_name("serve.py")),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--latency",
+                str(latency),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         line = self.proc.stdout.readline() if self.proc.stdout else ""
         if "serving" not in line:
@@ -152,16 +173,28 @@ class Run:
     prefix: PrefixShare = field(default_factory=PrefixShare)
 
 
-def harness(args: list[str], env: dict[str, str], timeout: float,
-            profile: Path | None = None) -> Run:
+def harness(
+    args: list[str], env: dict[str, str], timeout: float, profile: Path | None = None
+) -> Run:
     """Run ``occubench run ARGS`` as a child process (bounded by ``timeout``)."""
     command = [str(BIN / "occubench"), "run", *args]
     if profile is not None:
         spy = shutil.which("py-spy", path=str(BIN)) or shutil.which("py-spy")
         if spy is None:
             raise RuntimeError("--profile needs py-spy (pip install py-spy)")
-        command = [spy, "record", "--subprocesses", "--rate", "200", "--format", "raw",
-                   "--output", str(profile), "--", *command]
+        command = [
+            spy,
+            "record",
+            "--subprocesses",
+            "--rate",
+            "200",
+            "--format",
+            "raw",
+            "--output",
+            str(profile),
+            "--",
+            *command,
+        ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started, start = time.time(), time.perf_counter()
     done = subprocess.run(command, env=env, timeout=timeout, capture_output=True, text=True)
@@ -200,8 +233,12 @@ def analyse(run: Run, log_dir: Path, votes: int) -> Run:
 IDLE_FRAMES = ("_worker (concurrent/futures/thread.py:81)",)  # a pool thread waiting for work
 IDLE_CALLS = ("Condition.wait (", "Queue.get (", "Event.wait (")  # a thread blocked on a lock
 HTTP = "HTTP stack (httpx, httpcore, h11, anyio streams)"
-OWNERS = {"occubench": "occubench", "inspect_ai": "inspect_ai", "openai": "openai SDK",
-          **{name: HTTP for name in ("httpx", "httpx2", "httpcore", "httpcore2", "h11")}}
+OWNERS = {
+    "occubench": "occubench",
+    "inspect_ai": "inspect_ai",
+    "openai": "openai SDK",
+    **{name: HTTP for name in ("httpx", "httpx2", "httpcore", "httpcore2", "h11")},
+}
 EVENT_LOOP = "AsyncIOBackend.run (anyio"
 
 
@@ -254,10 +291,16 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=1000)
     parser.add_argument("--votes", type=int, default=3)
     parser.add_argument("--env-mode", default="E0")
-    parser.add_argument("--profile", action="store_true",
-                        help="then a second run sampled by py-spy: where the harness CPU goes")
-    parser.add_argument("--cache-rerun", action="store_true",
-                        help="run with --cache, then the same run again into a new log folder")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="then a second run sampled by py-spy: where the harness CPU goes",
+    )
+    parser.add_argument(
+        "--cache-rerun",
+        action="store_true",
+        help="run with --cache, then the same run again into a new log folder",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("extra", nargs="*", help="options for occubench run (after --)")
     opts = parser.parse_args()
@@ -267,14 +310,30 @@ def main() -> None:
     try:
         dataset = make_dataset(work / "dataset", opts.tasks, opts.tool_calls)
         with server(latency) as srv:
-            env = {**os.environ, "LOCAL_BASE_URL": srv.base_url, "LOCAL_API_KEY": "benchmark",
-                   "INSPECT_CACHE_DIR": str(work / "cache")}
-            common = ["--dataset", str(dataset), "--env-mode", opts.env_mode,
-                      "--votes", str(opts.votes), "--display", "none",
-                      "--agent-model", f"openai-api/{SERVICE}/{MODELS['agent']}",
-                      "--simulator-model", f"openai-api/{SERVICE}/{MODELS['simulator']}",
-                      "--verifier-model", f"openai-api/{SERVICE}/{MODELS['verifier']}",
-                      *(["--cache"] if opts.cache_rerun else []), *opts.extra]
+            env = {
+                **os.environ,
+                "LOCAL_BASE_URL": srv.base_url,
+                "LOCAL_API_KEY": "benchmark",
+                "INSPECT_CACHE_DIR": str(work / "cache"),
+            }
+            common = [
+                "--dataset",
+                str(dataset),
+                "--env-mode",
+                opts.env_mode,
+                "--votes",
+                str(opts.votes),
+                "--display",
+                "none",
+                "--agent-model",
+                f"openai-api/{SERVICE}/{MODELS['agent']}",
+                "--simulator-model",
+                f"openai-api/{SERVICE}/{MODELS['simulator']}",
+                "--verifier-model",
+                f"openai-api/{SERVICE}/{MODELS['verifier']}",
+                *(["--cache"] if opts.cache_rerun else []),
+                *opts.extra,
+            ]
             calls_per_task = 2 * opts.tool_calls + 1 + opts.votes
             timeout = 600 + 20 * opts.tasks * calls_per_task * max(latency, 0.01)
             run = harness([*common, "--log-dir", str(work / "logs-1")], env, timeout)
@@ -295,42 +354,60 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def report(opts: argparse.Namespace, latency: float, run: Run, stats: dict[str, Any],
-           server_cpu: float) -> None:
+def report(
+    opts: argparse.Namespace, latency: float, run: Run, stats: dict[str, Any], server_cpu: float
+) -> None:
     requests = stats["requests"]
     total = sum(requests.values())
     n = max(run.samples, 1)
-    print(f"{run.samples} tasks x {opts.tool_calls} tool calls, env {opts.env_mode}, "
-          f"latency {opts.latency_ms:.0f} ms, {opts.votes} votes; "
-          f"occubench run options: {' '.join(opts.extra) or '(defaults)'}")
-    print("calls at the server: " + ", ".join(f"{r} {requests.get(MODELS[r], 0)}" for r in ROLES)
-          + f" (total {total}); in the log: "
-          + ", ".join(f"{r} {run.calls[r]}" for r in ROLES))
-    print("prompt tokens per task: " + ", ".join(
-        f"{r} {run.input_tokens[r] / n:,.0f}" for r in ROLES)
-        + f" (server total: {sum(stats['prompt_tokens'].values()):,})")
+    print(
+        f"{run.samples} tasks x {opts.tool_calls} tool calls, env {opts.env_mode}, "
+        f"latency {opts.latency_ms:.0f} ms, {opts.votes} votes; "
+        f"occubench run options: {' '.join(opts.extra) or '(defaults)'}"
+    )
+    print(
+        "calls at the server: "
+        + ", ".join(f"{r} {requests.get(MODELS[r], 0)}" for r in ROLES)
+        + f" (total {total}); in the log: "
+        + ", ".join(f"{r} {run.calls[r]}" for r in ROLES)
+    )
+    print(
+        "prompt tokens per task: "
+        + ", ".join(f"{r} {run.input_tokens[r] / n:,.0f}" for r in ROLES)
+        + f" (server total: {sum(stats['prompt_tokens'].values()):,})"
+    )
     print(f"max in-flight requests: {stats['max_in_flight']}")
     bound = run.chain * latency
-    print(f"wall {run.wall:.1f} s, startup included: {run.first_call - run.started:.1f} s to the "
-          f"first model call, {run.last_call - run.first_call:.1f} s of calls, "
-          f"{run.ended - run.last_call:.1f} s after the last")
+    print(
+        f"wall {run.wall:.1f} s, startup included: {run.first_call - run.started:.1f} s to the "
+        f"first model call, {run.last_call - run.first_call:.1f} s of calls, "
+        f"{run.ended - run.last_call:.1f} s after the last"
+    )
     if bound:
-        print(f"critical path {run.chain} calls x {latency:.3f} s = {bound:.1f} s; "
-              f"ratio wall/bound {run.wall / bound:.2f} "
-              f"(calls span / bound {(run.last_call - run.first_call) / bound:.2f})")
+        print(
+            f"critical path {run.chain} calls x {latency:.3f} s = {bound:.1f} s; "
+            f"ratio wall/bound {run.wall / bound:.2f} "
+            f"(calls span / bound {(run.last_call - run.first_call) / bound:.2f})"
+        )
     cores = os.cpu_count() or 1
-    print(f"harness CPU {run.cpu:.1f} s = {1000 * run.cpu / max(total, 1):.2f} ms per LLM call; "
-          f"server CPU {server_cpu:.1f} s; CPU floor on {cores} cores "
-          f"{(run.cpu + server_cpu) / cores:.1f} s")
+    print(
+        f"harness CPU {run.cpu:.1f} s = {1000 * run.cpu / max(total, 1):.2f} ms per LLM call; "
+        f"server CPU {server_cpu:.1f} s; CPU floor on {cores} cores "
+        f"{(run.cpu + server_cpu) / cores:.1f} s"
+    )
     p = run.prefix
-    print(f"simulator prefix share {100 * p.share:.1f}% ({p.exact_pairs}/{p.pairs} consecutive "
-          f"prompts are exact prefixes of the next)")
+    print(
+        f"simulator prefix share {100 * p.share:.1f}% ({p.exact_pairs}/{p.pairs} consecutive "
+        f"prompts are exact prefixes of the next)"
+    )
 
 
 def report_profile(raw: Path, cpu: float, calls: int) -> None:
     total, owners, hot = share_by_owner(raw)
-    print(f"where the harness CPU goes (py-spy, {total} busy samples, startup included; "
-          "ms/call scale the clean run's CPU by the shares):")
+    print(
+        f"where the harness CPU goes (py-spy, {total} busy samples, startup included; "
+        "ms/call scale the clean run's CPU by the shares):"
+    )
     for name, n in owners.most_common():
         per_call = 1000 * cpu * n / total / max(calls, 1)
         print(f"  {name:50s} {100 * n / total:5.1f}%  {per_call:.2f} ms/call")
@@ -340,10 +417,13 @@ def report_profile(raw: Path, cpu: float, calls: int) -> None:
 
 
 def report_rerun(first: dict[str, Any], second: dict[str, Any], again: Run) -> None:
-    made = {r: second["requests"].get(MODELS[r], 0) - first["requests"].get(MODELS[r], 0)
-            for r in ROLES}
-    print(f"identical re-run with --cache into a new log folder: wall {again.wall:.1f} s; "
-          "requests it made at the server: " + ", ".join(f"{r} {made[r]}" for r in ROLES))
+    made = {
+        r: second["requests"].get(MODELS[r], 0) - first["requests"].get(MODELS[r], 0) for r in ROLES
+    }
+    print(
+        f"identical re-run with --cache into a new log folder: wall {again.wall:.1f} s; "
+        "requests it made at the server: " + ", ".join(f"{r} {made[r]}" for r in ROLES)
+    )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 SAMPLE_DIR = Path(
-    os.environ.get("OCCUBENCH_SAMPLE", Path(__file__).resolve().parents[2] / "shared" / "occubench-sample")
+    os.environ.get(
+        "OCCUBENCH_SAMPLE", Path(__file__).resolve().parents[2] / "shared" / "occubench-sample"
+    )
 )
 SAMPLE_IDS = [11, 24, 26, 32, 46, 47, 51, 70, 119, 154]
 SCRIPTED_ROLES = {"simulator": "occubench/echo-simulator", "verifier": "occubench/scripted-judge"}
@@ -40,7 +42,9 @@ def rewrite_json(path: Path, change) -> None:
     path.write_text(json.dumps(data))
 
 
-def run_task(log_dir: Path, *, agent="occubench/schema-agent", roles=None, eval_args=None, **task_args):
+def run_task(
+    log_dir: Path, *, agent="occubench/schema-agent", roles=None, eval_args=None, **task_args
+):
     """Run the occubench task on the sample with offline models; returns the EvalLog.
 
     Models named by string are built fresh (not memoized), so a model that talks to a

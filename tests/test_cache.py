@@ -3,8 +3,10 @@
 from conftest import run_task
 from occubench.reference._openai_server import ScriptedOpenAIServer
 
-ROLES = {"simulator": "openai-api/local/echo-simulator",
-         "verifier": "openai-api/local/scripted-judge"}
+ROLES = {
+    "simulator": "openai-api/local/echo-simulator",
+    "verifier": "openai-api/local/scripted-judge",
+}
 
 
 def test_identical_rerun_is_served_from_the_cache(tmp_path, monkeypatch):
@@ -15,8 +17,13 @@ def test_identical_rerun_is_served_from_the_cache(tmp_path, monkeypatch):
 
         def run(name: str, cache: bool) -> dict[str, int]:
             before = dict(server.stats.requests)
-            log = run_task(tmp_path / name, agent="openai-api/local/schema-agent", roles=ROLES,
-                           task_ids="11", cache=cache)
+            log = run_task(
+                tmp_path / name,
+                agent="openai-api/local/schema-agent",
+                roles=ROLES,
+                task_ids="11",
+                cache=cache,
+            )
             assert log.status == "success"
             assert [s.scores["occubench_scorer"].value for s in log.samples] == ["C"]
             return {m: n - before.get(m, 0) for m, n in server.stats.requests.items()}

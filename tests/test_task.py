@@ -9,7 +9,10 @@ def test_all_sample_tasks_run_and_are_graded(tmp_path):
     assert log.status == "success"
     assert sorted(s.id for s in log.samples) == SAMPLE_IDS
     assert all(s.error is None and s.scores["occubench_scorer"].value == "C" for s in log.samples)
-    assert {s.metadata["industry"] for s in log.samples} >= {"Technology & IT", "Science & Research"}
+    assert {s.metadata["industry"] for s in log.samples} >= {
+        "Technology & IT",
+        "Science & Research",
+    }
     metrics = log.results.scores[0].metrics
     assert metrics["accuracy"].value == 1.0 and metrics["Technology & IT"].value == 1.0
     assert log.eval.task_version == "0.1.0"
@@ -24,13 +27,30 @@ def test_inspect_cli_entry_point(tmp_path):
     from conftest import SAMPLE_DIR
 
     result = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", "occubench/occubench",
-         "--model", "occubench/schema-agent",
-         "--model-role", "simulator=occubench/echo-simulator",
-         "--model-role", "verifier=occubench/scripted-judge",
-         "-T", f"dataset={SAMPLE_DIR}", "-T", "task_ids=26,51",
-         "--log-dir", str(tmp_path), "--display", "plain"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "occubench/occubench",
+            "--model",
+            "occubench/schema-agent",
+            "--model-role",
+            "simulator=occubench/echo-simulator",
+            "--model-role",
+            "verifier=occubench/scripted-judge",
+            "-T",
+            f"dataset={SAMPLE_DIR}",
+            "-T",
+            "task_ids=26,51",
+            "--log-dir",
+            str(tmp_path),
+            "--display",
+            "plain",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     from inspect_ai.log import list_eval_logs, read_eval_log

@@ -27,8 +27,8 @@ from occubench.defaults import (
 )
 from occubench.faults import FaultSettings, parse_families
 from occubench.grading import needs_state, occubench_scorer
-from occubench.simulator import StateMode
 from occubench.reference._suite import REFERENCE_DATASET, reference_suite_dir
+from occubench.simulator import StateMode
 
 TASK_VERSION = "0.1.0"
 
@@ -133,8 +133,12 @@ def occubench(
     """
     mode = StateMode(state_mode)
     faults = FaultSettings(
-        env_mode=env_mode, fault_count=fault_count, fault_duration=fault_duration,
-        engine=fault_engine, seed=seed, families=parse_families(fault_families),
+        env_mode=env_mode,
+        fault_count=fault_count,
+        fault_duration=fault_duration,
+        engine=fault_engine,
+        seed=seed,
+        families=parse_families(fault_families),
         latency_seconds=fault_latency,
     )
     root = resolve_dataset_dir(dataset)
@@ -156,15 +160,25 @@ def occubench(
     return Task(
         dataset=MemoryDataset(samples, name=root.name, location=str(root)),
         solver=occubench_agent(
-            faults=faults, max_tool_calls=max_tool_calls, date=date,
-            simulator_retries=simulator_retries, cache=cache, state_mode=mode,
+            faults=faults,
+            max_tool_calls=max_tool_calls,
+            date=date,
+            simulator_retries=simulator_retries,
+            cache=cache,
+            state_mode=mode,
         ),
         scorer=occubench_scorer(votes=votes, cache=cache),
         message_limit=DEFAULT_MESSAGE_LIMIT,
         fail_on_error=False,
         version=TASK_VERSION,
-        metadata={"env_mode": faults.env_mode.value, "fault_count": fault_count,
-                  "fault_duration": fault_duration, "fault_engine": faults.engine.value,
-                  "fault_families": [f.value for f in faults.families],
-                  "seed": seed, "with_plan": with_plan, "state_mode": mode.value},
+        metadata={
+            "env_mode": faults.env_mode.value,
+            "fault_count": fault_count,
+            "fault_duration": fault_duration,
+            "fault_engine": faults.engine.value,
+            "fault_families": [f.value for f in faults.families],
+            "seed": seed,
+            "with_plan": with_plan,
+            "state_mode": mode.value,
+        },
     )

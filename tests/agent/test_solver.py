@@ -1,4 +1,5 @@
 from inspect_ai.model import ChatMessageTool
+
 from conftest import SCRIPTED_ROLES, replay, run_task
 
 
@@ -53,14 +54,19 @@ def test_with_plan_adds_the_solution_plan(sample_copy, tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     task_id = str(records[0]["task_id"])
     plain = run_task(tmp_path / "a", dataset=str(sample_copy), task_ids=task_id).samples[0]
-    planned = run_task(tmp_path / "b", dataset=str(sample_copy), task_ids=task_id, with_plan=True).samples[0]
+    planned = run_task(
+        tmp_path / "b", dataset=str(sample_copy), task_ids=task_id, with_plan=True
+    ).samples[0]
     assert "A plan that solves" not in plain.messages[1].text
-    assert "A plan that solves this task:\n1. Call get_property_metadata" in planned.messages[1].text
+    assert (
+        "A plan that solves this task:\n1. Call get_property_metadata" in planned.messages[1].text
+    )
 
 
 def test_simulator_without_json_is_an_infrastructure_error(tmp_path):
     log = run_task(
-        tmp_path, task_ids="11,24",
+        tmp_path,
+        task_ids="11,24",
         roles={"simulator": replay("I am not JSON"), "verifier": SCRIPTED_ROLES["verifier"]},
         simulator_retries=1,
     )

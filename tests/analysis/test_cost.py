@@ -15,20 +15,44 @@ from occubench.analysis import (
     summary_tables,
 )
 
-PRICES = PriceTable.model_validate({"models": {
-    "p/agent": {"input_per_mtok": 2.0, "output_per_mtok": 10.0, "cached_input_per_mtok": 0.5},
-    "p/sim": {"input_per_mtok": 1.0, "output_per_mtok": 4.0},
-}})
+PRICES = PriceTable.model_validate(
+    {
+        "models": {
+            "p/agent": {
+                "input_per_mtok": 2.0,
+                "output_per_mtok": 10.0,
+                "cached_input_per_mtok": 0.5,
+            },
+            "p/sim": {"input_per_mtok": 1.0, "output_per_mtok": 4.0},
+        }
+    }
+)
 
 
 def row(passed=True, verifier_model=None, run_id="run1", **tokens):
     """tokens: role=(input, output, cache_read, cache_write)."""
     return SampleRow(
-        log="x.eval", run_id=run_id, agent_model="p/agent", simulator_model="p/sim",
-        verifier_model=verifier_model, env_mode="E0", fault_count=0, fault_duration=0,
-        fault_engine="code", seed=0, epoch=1, task_id=1, scenario="s", industry="i",
-        domain="d", difficulty=1, passed=passed, error=None, stop_reason="answered",
-        tool_calls=3, wall_time=1.0,
+        log="x.eval",
+        run_id=run_id,
+        agent_model="p/agent",
+        simulator_model="p/sim",
+        verifier_model=verifier_model,
+        env_mode="E0",
+        fault_count=0,
+        fault_duration=0,
+        fault_engine="code",
+        seed=0,
+        epoch=1,
+        task_id=1,
+        scenario="s",
+        industry="i",
+        domain="d",
+        difficulty=1,
+        passed=passed,
+        error=None,
+        stop_reason="answered",
+        tool_calls=3,
+        wall_time=1.0,
         tokens={r: t[0] + t[1] + t[2] + t[3] for r, t in tokens.items()},
         input_tokens={r: t[0] for r, t in tokens.items()},
         output_tokens={r: t[1] for r, t in tokens.items()},
@@ -38,8 +62,11 @@ def row(passed=True, verifier_model=None, run_id="run1", **tokens):
 
 
 def test_row_cost_by_role():
-    r = row(agent=(1_000_000, 100_000, 2_000_000, 0), simulator=(500_000, 250_000, 0, 0),
-            verifier=(100_000, 0, 400_000, 0))
+    r = row(
+        agent=(1_000_000, 100_000, 2_000_000, 0),
+        simulator=(500_000, 250_000, 0, 0),
+        verifier=(100_000, 0, 400_000, 0),
+    )
     # agent: 2.0 + 1.0 (output) + 2 x 0.5 (cached) = 4.0
     # simulator: 0.5 + 1.0 = 1.5; verifier = the simulator's model: 0.1 + 0.4 (no cached price)
     assert row_cost(r, PRICES) == pytest.approx(4.0 + 1.5 + 0.5)
@@ -59,8 +86,11 @@ def test_missing_price_is_none_unless_the_role_used_nothing():
 
 
 def test_per_run_task_and_solved_task():
-    rows = [row(agent=(1_000_000, 0, 0, 0)), row(passed=False, agent=(3_000_000, 0, 0, 0)),
-            row(passed=None, run_id="run2", agent=(500_000, 0, 0, 0))]
+    rows = [
+        row(agent=(1_000_000, 0, 0, 0)),
+        row(passed=False, agent=(3_000_000, 0, 0, 0)),
+        row(passed=None, run_id="run2", agent=(500_000, 0, 0, 0)),
+    ]
     first, second = costs_by(rows, PRICES)
     assert (first.group, first.samples, first.solved) == ("run1", 2, 1)
     assert first.total == pytest.approx(8.0) and first.per_task == pytest.approx(4.0)
@@ -84,14 +114,19 @@ def test_load_prices_yaml_and_json(tmp_path):
     assert load_prices(js).models["p/sim"].cached_input_per_mtok is None
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("models:\n  p/a: {input_per_mtok: cheap, output_per_mtok: 1}\n",
-     r"models\.p/a\.input_per_mtok"),
-    ("models:\n  p/a: {input_per_mtok: 1}\n", r"models\.p/a\.output_per_mtok"),
-    ("models:\n  p/a: {input_per_mtok: -1, output_per_mtok: 1}\n", "greater than or equal"),
-    ("p/a: {input_per_mtok: 1, output_per_mtok: 1}\n", "'models' key"),
-    ("models: [unclosed\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "models:\n  p/a: {input_per_mtok: cheap, output_per_mtok: 1}\n",
+            r"models\.p/a\.input_per_mtok",
+        ),
+        ("models:\n  p/a: {input_per_mtok: 1}\n", r"models\.p/a\.output_per_mtok"),
+        ("models:\n  p/a: {input_per_mtok: -1, output_per_mtok: 1}\n", "greater than or equal"),
+        ("p/a: {input_per_mtok: 1, output_per_mtok: 1}\n", "'models' key"),
+        ("models: [unclosed\n", "not valid YAML"),
+    ],
+)
 def test_load_prices_errors_name_file_and_field(tmp_path, text, expected):
     path = tmp_path / "prices.yaml"
     path.write_text(text)

@@ -24,17 +24,46 @@ from occubench.analysis._sanitize import markdown_cell, terminal_text
 SIM = "sim/x"
 
 
-def row(agent="a/one", mode="E0", task=1, passed=True, *, epoch=1, simulator=SIM,
-        industry="Health", difficulty=1, error=None, faults=(), tokens=None, tool_calls=3):
+def row(
+    agent="a/one",
+    mode="E0",
+    task=1,
+    passed=True,
+    *,
+    epoch=1,
+    simulator=SIM,
+    industry="Health",
+    difficulty=1,
+    error=None,
+    faults=(),
+    tokens=None,
+    tool_calls=3,
+):
     return SampleRow(
-        log="file:///x.eval", run_id=f"{agent}-{mode}", agent_model=agent,
-        simulator_model=simulator, verifier_model=None, env_mode=mode, fault_count=2,
-        fault_duration=2, fault_engine="code",
-        seed=0, epoch=epoch, task_id=task, scenario=f"S{task % 3}", industry=industry,
-        domain="D", difficulty=difficulty, passed=None if error else passed, error=error,
-        stop_reason="answered", tool_calls=tool_calls, faults=list(faults),
+        log="file:///x.eval",
+        run_id=f"{agent}-{mode}",
+        agent_model=agent,
+        simulator_model=simulator,
+        verifier_model=None,
+        env_mode=mode,
+        fault_count=2,
+        fault_duration=2,
+        fault_engine="code",
+        seed=0,
+        epoch=epoch,
+        task_id=task,
+        scenario=f"S{task % 3}",
+        industry=industry,
+        domain="D",
+        difficulty=difficulty,
+        passed=None if error else passed,
+        error=error,
+        stop_reason="answered",
+        tool_calls=tool_calls,
+        faults=list(faults),
         tokens=tokens or {"agent": 100, "simulator": 50},
-        input_tokens={"agent": 80, "simulator": 40}, output_tokens={"agent": 20, "simulator": 10},
+        input_tokens={"agent": 80, "simulator": 40},
+        output_tokens={"agent": 20, "simulator": 10},
         wall_time=1.0,
     )
 
@@ -65,8 +94,10 @@ def test_rates_by_dimension_split_setups_modes_and_groups():
         (g.agent, g.env_mode, g.group): (g.passed, g.scored) for g in rates(rows, "industry")
     }
     assert by_industry == {
-        ("a/one", "E0", "Health"): (1, 2), ("a/one", "E0", "Law"): (1, 1),
-        ("a/one", "E1", "Health"): (0, 1), ("b/two", "E0", "Health"): (0, 1),
+        ("a/one", "E0", "Health"): (1, 2),
+        ("a/one", "E0", "Law"): (1, 1),
+        ("a/one", "E1", "Health"): (0, 1),
+        ("b/two", "E0", "Health"): (0, 1),
     }
     by_difficulty = {(g.agent, g.env_mode, g.group): g.rate for g in rates(rows, "difficulty")}
     assert by_difficulty[("a/one", "E0", "3")] == 0.5
@@ -75,9 +106,14 @@ def test_rates_by_dimension_split_setups_modes_and_groups():
 
 
 def test_robustness_is_worst_perturbed_mode_over_clean():
-    rows = (outcomes("a/one", "E0", 8, 10) + outcomes("a/one", "E1", 6, 10)
-            + outcomes("a/one", "E2", 4, 10) + outcomes("a/one", "E3", 7, 10)
-            + outcomes("b/two", "E0", 0, 10) + outcomes("b/two", "E1", 0, 10))
+    rows = (
+        outcomes("a/one", "E0", 8, 10)
+        + outcomes("a/one", "E1", 6, 10)
+        + outcomes("a/one", "E2", 4, 10)
+        + outcomes("a/one", "E3", 7, 10)
+        + outcomes("b/two", "E0", 0, 10)
+        + outcomes("b/two", "E1", 0, 10)
+    )
     result = {r.agent: r for r in robustness_scores(rows, n_resamples=500)}
     one = result["a/one"]
     assert one.rates == {"E0": 0.8, "E1": 0.6, "E2": 0.4, "E3": 0.7}
@@ -136,16 +172,27 @@ def test_simulator_agreement_share_and_tau():
     assert agreement.flipped == [("b", "c")]
 
 
-FAULT = {"call_index": 0, "tool": "t", "kind": "http_500", "explicit": True, "applied": True,
-         "changes": [], "retried_later": True}
+FAULT = {
+    "call_index": 0,
+    "tool": "t",
+    "kind": "http_500",
+    "explicit": True,
+    "applied": True,
+    "changes": [],
+    "retried_later": True,
+}
 
 
 def test_fault_recovery_counts_applied_faults_and_hit_samples():
     rows = [
         row(mode="E1", task=1, passed=True, faults=[FAULT, {**FAULT, "retried_later": False}]),
         row(mode="E1", task=2, passed=False, faults=[{**FAULT, "kind": "timeout"}]),
-        row(mode="E1", task=3, passed=True,
-            faults=[{**FAULT, "kind": "truncated_list", "applied": False}]),
+        row(
+            mode="E1",
+            task=3,
+            passed=True,
+            faults=[{**FAULT, "kind": "truncated_list", "applied": False}],
+        ),
         row(mode="E1", task=4, passed=True),
     ]
     result = {f.kind: f for f in fault_recovery(rows)}
@@ -163,10 +210,12 @@ def test_tokens_and_cost_per_task_and_per_solved_task():
     [plain] = costs(rows)
     assert plain.tokens_per_task == 150 and plain.tokens_per_solved == 450
     assert plain.cost is None
-    prices = PriceTable(models={
-        "a/one": ModelPrice(input_per_mtok=1.0, output_per_mtok=10.0),
-        SIM: ModelPrice(input_per_mtok=2.0, output_per_mtok=4.0),
-    })
+    prices = PriceTable(
+        models={
+            "a/one": ModelPrice(input_per_mtok=1.0, output_per_mtok=10.0),
+            SIM: ModelPrice(input_per_mtok=2.0, output_per_mtok=4.0),
+        }
+    )
     [paid] = costs(rows, prices)
     per_row = (80 * 1 + 20 * 10 + 40 * 2 + 10 * 4) / 1e6
     assert paid.cost == pytest.approx(3 * per_row)
@@ -177,8 +226,12 @@ def test_tokens_and_cost_per_task_and_per_solved_task():
 
 
 def test_report_ranks_on_clean_mode_with_undefined_last():
-    rows = (outcomes("a/one", "E0", 3, 10) + outcomes("b/two", "E0", 7, 10)
-            + outcomes("c/three", "E1", 5, 10) + outcomes("a/one", "E1", 3, 10))
+    rows = (
+        outcomes("a/one", "E0", 3, 10)
+        + outcomes("b/two", "E0", 7, 10)
+        + outcomes("c/three", "E1", 5, 10)
+        + outcomes("a/one", "E1", 3, 10)
+    )
     report = build_report(rows, n_resamples=200)
     assert [line.agent for line in report.leaderboard] == ["b/two", "a/one"]
     assert report.leaderboard[1].r == pytest.approx(1.0)

@@ -11,8 +11,15 @@ STEPS_ROLES = {"simulator": "occubench/echo-simulator", "verifier": "occubench/s
 
 
 def event(*messages, role="simulator"):
-    return ModelEvent(model="m", role=role, input=list(messages), tools=[], tool_choice="auto",
-                      config={}, output={})
+    return ModelEvent(
+        model="m",
+        role=role,
+        input=list(messages),
+        tools=[],
+        tool_choice="auto",
+        config={},
+        output={},
+    )
 
 
 def test_share_counts_the_common_prefix():
@@ -28,8 +35,14 @@ def test_share_counts_the_common_prefix():
 
 @pytest.mark.parametrize("env_mode", ["E0", "E3"])
 def test_simulator_prompts_are_prefixes_of_the_next(tmp_path, env_mode):
-    log = run_task(tmp_path, agent="occubench/steps-agent", roles=STEPS_ROLES,
-                   env_mode=env_mode, fault_count=4, task_ids="11,24")
+    log = run_task(
+        tmp_path,
+        agent="occubench/steps-agent",
+        roles=STEPS_ROLES,
+        env_mode=env_mode,
+        fault_count=4,
+        task_ids="11,24",
+    )
     assert log.status == "success"
     for sample in log.samples:
         assert sample.store["Episode:tool_calls"] == 16

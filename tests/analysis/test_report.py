@@ -46,12 +46,17 @@ def _block(text: str, tag: str) -> str:
 def majority_clean_judge(input, tools, tool_choice, config) -> ModelOutput:
     """Pass when there is a final answer and most observations are not errors."""
     request = input[-1].text
-    observations = [line for line in _block(request, "trajectory").splitlines()
-                    if line.startswith("[observation]")]
+    observations = [
+        line
+        for line in _block(request, "trajectory").splitlines()
+        if line.startswith("[observation]")
+    ]
     errors = sum('"error"' in line for line in observations)
     answered = _block(request, "final_answer") not in ("", "(no final answer)")
-    verdict = {"is_correct": answered and 2 * errors < len(observations),
-               "feedback": f"{errors} of {len(observations)} observations are errors"}
+    verdict = {
+        "is_correct": answered and 2 * errors < len(observations),
+        "feedback": f"{errors} of {len(observations)} observations are errors",
+    }
     output = ModelOutput.from_content("mockllm/model", json.dumps(verdict))
     output.usage = ModelUsage(input_tokens=50, output_tokens=10, total_tokens=60)
     return output
@@ -59,11 +64,20 @@ def majority_clean_judge(input, tools, tool_choice, config) -> ModelOutput:
 
 def make_logs(log_dir: Path, modes=MODES, task_ids=TASKS) -> Path:
     """Logs of the two agents in each mode (one Inspect eval per mode)."""
-    roles = {"simulator": "occubench/echo-simulator",
-             "verifier": get_model("mockllm/model", custom_outputs=majority_clean_judge)}
+    roles = {
+        "simulator": "occubench/echo-simulator",
+        "verifier": get_model("mockllm/model", custom_outputs=majority_clean_judge),
+    }
     for mode in modes:
-        run_task(log_dir, agent=[SCHEMA, replay(PAYLOAD)], roles=roles, env_mode=mode,
-                 fault_count=2, fault_duration=2, task_ids=task_ids)
+        run_task(
+            log_dir,
+            agent=[SCHEMA, replay(PAYLOAD)],
+            roles=roles,
+            env_mode=mode,
+            fault_count=2,
+            fault_duration=2,
+            task_ids=task_ids,
+        )
     return log_dir
 
 
@@ -85,8 +99,9 @@ def report(rows) -> Report:
 def expected_rate(rows, agent, mode):
     """CR by the judge's rule, from the fault log: explicit faults under half the calls."""
     chosen = [r for r in rows if r.agent_model == agent and r.env_mode == mode]
-    passes = [agent == SCHEMA and 2 * sum(f["explicit"] for f in r.faults) < r.tool_calls
-              for r in chosen]
+    passes = [
+        agent == SCHEMA and 2 * sum(f["explicit"] for f in r.faults) < r.tool_calls for r in chosen
+    ]
     return sum(passes) / len(passes)
 
 
@@ -140,8 +155,10 @@ def test_terminal_tables_show_intervals_and_r(report):
 
 
 def test_hostile_names_are_inert_in_the_terminal(rows):
-    hostile = [r.model_copy(update={"agent_model": "evil\x1b]0;owned\x07[red]x[/red]\x1b[2J"})
-               for r in rows[:4]]
+    hostile = [
+        r.model_copy(update={"agent_model": "evil\x1b]0;owned\x07[red]x[/red]\x1b[2J"})
+        for r in rows[:4]
+    ]
     console = Console(record=True, width=220, force_terminal=True)
     for table in report_tables(build_report(hostile, n_resamples=50)):
         console.print(rich_table(table))
@@ -177,8 +194,9 @@ def test_files_in_every_format(tmp_path, rows, report):
 def test_html_with_two_simulators_and_epochs_shows_agreement_and_pass_k(rows):
     other = [r.model_copy(update={"simulator_model": "other/sim"}) for r in rows]
     again = [r.model_copy(update={"epoch": 2}) for r in rows]
-    broken = rows[0].model_copy(update={"passed": None, "error": "<b>simulator down</b>",
-                                        "epoch": 3})
+    broken = rows[0].model_copy(
+        update={"passed": None, "error": "<b>simulator down</b>", "epoch": 3}
+    )
     both = rows + other + again + [broken]
     report = build_report(both, n_resamples=50)
     assert report.errors == 1
@@ -186,8 +204,9 @@ def test_html_with_two_simulators_and_epochs_shows_agreement_and_pass_k(rows):
     assert {(a.n_pairs, a.share) for a in report.agreement} == {(1, 1.0)}
     assert {p.k for p in report.pass_k} == {1, 2}
     figures = report_figures(report)
-    charts = {n.removesuffix(".svg"): c
-              for n, c in chart_files(figures).items() if n.endswith(".svg")}
+    charts = {
+        n.removesuffix(".svg"): c for n, c in chart_files(figures).items() if n.endswith(".svg")
+    }
     page = render_html(report, both, [Trajectory()] * len(both), charts)
     assert 'id="agreement"' in page and "100.0% (1/1)" in page
     assert 'id="passk"' in page

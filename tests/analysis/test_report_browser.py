@@ -15,8 +15,14 @@ from occubench.analysis import build_report, read_runs, write_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
     "--host-resolver-rules=MAP * ~NOTFOUND",
 ]
 PAYLOAD = (
@@ -35,7 +41,10 @@ def dump_dom(page: Path, workdir: Path) -> str:
     profile = workdir / f"profile-{page.stem}"
     result = subprocess.run(
         [str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120, env={"HOME": str(workdir)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"HOME": str(workdir)},
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
@@ -45,8 +54,13 @@ def dump_dom(page: Path, workdir: Path) -> str:
 def html_report(tmp_path_factory) -> Path:
     logs = tmp_path_factory.mktemp("logs")
     for mode in ("E0", "E1"):
-        run_task(logs, agent=["occubench/schema-agent", replay(PAYLOAD)], roles=SCRIPTED_ROLES,
-                 env_mode=mode, task_ids="11,70")
+        run_task(
+            logs,
+            agent=["occubench/schema-agent", replay(PAYLOAD)],
+            roles=SCRIPTED_ROLES,
+            env_mode=mode,
+            task_ids="11,70",
+        )
     rows = read_runs([logs])
     out = tmp_path_factory.mktemp("report")
     write_report(build_report(rows, n_resamples=100), rows, ["html"], out)

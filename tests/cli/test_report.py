@@ -21,8 +21,13 @@ def wide_console():
 def logs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("logs")
     for mode in ("E0", "E1"):
-        run_task(folder, agent=[SCHEMA, replay("I am done.")], roles=SCRIPTED_ROLES,
-                 env_mode=mode, task_ids="11,70")
+        run_task(
+            folder,
+            agent=[SCHEMA, replay("I am done.")],
+            roles=SCRIPTED_ROLES,
+            env_mode=mode,
+            task_ids="11,70",
+        )
     return folder
 
 
@@ -41,13 +46,28 @@ def test_report_prints_leaderboard_with_intervals_and_r(logs, tmp_path, monkeypa
 def test_report_writes_the_formats_asked_for(logs, tmp_path):
     out = tmp_path / "rep"
     result = runner.invoke(
-        app, ["report", str(logs), "--format", "html", "-f", "json", "--out", str(out),
-              "--resamples", "100"],
+        app,
+        [
+            "report",
+            str(logs),
+            "--format",
+            "html",
+            "-f",
+            "json",
+            "--out",
+            str(out),
+            "--resamples",
+            "100",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert f"HTML report: {out / 'report.html'}" in result.output
-    assert {p.name for p in out.iterdir()} == {"report.html", "report.json", "samples.jsonl",
-                                                 "plots"}
+    assert {p.name for p in out.iterdir()} == {
+        "report.html",
+        "report.json",
+        "samples.jsonl",
+        "plots",
+    }
     assert (out / "plots" / "env_modes.svg").is_file()
     report = json.loads((out / "report.json").read_text())
     assert report["agents"] == ["occubench/replay", SCHEMA] and report["env_modes"] == ["E0", "E1"]
@@ -57,12 +77,19 @@ def test_report_with_prices_shows_cost(logs, tmp_path):
     prices = tmp_path / "prices.yaml"
     prices.write_text(
         "models:\n"
-        + "".join(f"  {m}: {{input_per_mtok: 1.0, output_per_mtok: 2.0}}\n"
-                  for m in (SCHEMA, "occubench/replay", "occubench/echo-simulator",
-                            "occubench/scripted-judge"))
+        + "".join(
+            f"  {m}: {{input_per_mtok: 1.0, output_per_mtok: 2.0}}\n"
+            for m in (
+                SCHEMA,
+                "occubench/replay",
+                "occubench/echo-simulator",
+                "occubench/scripted-judge",
+            )
+        )
     )
-    result = runner.invoke(app, ["report", str(logs), "--prices", str(prices), "--by", "domain",
-                                 "--resamples", "50"])
+    result = runner.invoke(
+        app, ["report", str(logs), "--prices", str(prices), "--by", "domain", "--resamples", "50"]
+    )
     assert result.exit_code == 0, result.output
     assert "$/task" in result.output and "$0.0" in result.output
     assert "Completion rate by domain" in result.output

@@ -1,13 +1,10 @@
 import json
 
+import pytest
 from typer.testing import CliRunner
 
-from occubench.cli import app
+from occubench.cli import _common, app
 from occubench.dataset import CONFIGS_DIR, TASKS_FILE
-
-import pytest
-
-from occubench.cli import _common
 
 runner = CliRunner()
 
@@ -17,8 +14,18 @@ def wide_console():
     """Tables fit on one line each, so assertions can read rows."""
     for console in (_common.console, _common.err_console):
         console.width = 200
-MODELS = ["--agent-model", "occubench/schema-agent", "--simulator-model", "occubench/echo-simulator",
-          "--verifier-model", "occubench/scripted-judge", "--display", "none"]
+
+
+MODELS = [
+    "--agent-model",
+    "occubench/schema-agent",
+    "--simulator-model",
+    "occubench/echo-simulator",
+    "--verifier-model",
+    "occubench/scripted-judge",
+    "--display",
+    "none",
+]
 
 
 def test_run_prints_per_industry_table_and_resumes(sample_dir, tmp_path):
@@ -67,5 +74,7 @@ def test_list(sample_dir):
     result = runner.invoke(app, ["list", "--dataset", str(sample_dir)], terminal_width=200)
     assert result.exit_code == 0 and "Science & Research" in result.output
     assert "10 tasks, 100 scenarios" in result.output
-    scen = runner.invoke(app, ["list", "--dataset", str(sample_dir), "--scenarios"], terminal_width=200)
+    scen = runner.invoke(
+        app, ["list", "--dataset", str(sample_dir), "--scenarios"], terminal_width=200
+    )
     assert "Property Valuation Assessment" in scen.output

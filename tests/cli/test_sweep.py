@@ -20,8 +20,20 @@ def test_dry_run_prints_the_runs_and_their_count(monkeypatch):
     assert result.exit_code == 0, result.output
     assert "185 runs (paper-cross-simulator 45, paper-fault-count 60" in result.output
     assert "Shards are dealt once the dataset is known" in result.output
-    named = runner.invoke(app, ["sweep", "paper-robustness", "--dry-run", "--agents", "openai/a",
-                                "--simulators", "google/s", "--dataset", str(SAMPLE_DIR)])
+    named = runner.invoke(
+        app,
+        [
+            "sweep",
+            "paper-robustness",
+            "--dry-run",
+            "--agents",
+            "openai/a",
+            "--simulators",
+            "google/s",
+            "--dataset",
+            str(SAMPLE_DIR),
+        ],
+    )
     assert named.exit_code == 0, named.output
     assert "4 runs" in named.output and "4 shards" in named.output
     assert "openai/a" in named.output and "placeholder" not in named.output
@@ -34,9 +46,15 @@ def test_placeholders_must_be_replaced_before_running():
 
 
 def test_sweep_runs_every_run_and_reports(tmp_path):
-    sweep = {"name": "tiny", "dataset": "reference", "with_plan": True,
-             "agents": ["occubench/careful"], "simulators": ["occubench/canned"],
-             "env_modes": ["E0", "E3"], "log_dir": str(tmp_path / "logs")}
+    sweep = {
+        "name": "tiny",
+        "dataset": "reference",
+        "with_plan": True,
+        "agents": ["occubench/careful"],
+        "simulators": ["occubench/canned"],
+        "env_modes": ["E0", "E3"],
+        "log_dir": str(tmp_path / "logs"),
+    }
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(sweep))
     result = runner.invoke(app, ["sweep", str(path), "--workers", "2", "--display", "none"])

@@ -12,10 +12,14 @@ runner = CliRunner()
 
 SCENARIO = "Month-End Accrual Posting"  # the scripted generator gives it a trivial and a good env
 MODELS = [
-    "--generator-model", "occubench/scripted-generator",
-    "--agent-model", "occubench/plan-agent",
-    "--simulator-model", "occubench/state-simulator",
-    "--verifier-model", "occubench/scripted-judge",
+    "--generator-model",
+    "occubench/scripted-generator",
+    "--agent-model",
+    "occubench/plan-agent",
+    "--simulator-model",
+    "occubench/state-simulator",
+    "--verifier-model",
+    "occubench/scripted-judge",
 ]
 
 
@@ -36,11 +40,27 @@ def cells(output: str, start: str) -> list[str]:
 def test_synth_prints_the_funnel_and_the_dataset_runs(tmp_path):
     out = tmp_path / "out"
     prices = tmp_path / "prices.yaml"
-    prices.write_text("models:\n  occubench/scripted-generator: "
-                      "{input_per_mtok: 1.0, output_per_mtok: 2.0}\n")
-    args = ["synth", *MODELS, "--scenarios", SCENARIO, "--out", str(out), "--subtopics", "2",
-            "--runs-with-plan", "1", "--runs-without-plan", "3", "--votes", "1",
-            "--prices", str(prices)]
+    prices.write_text(
+        "models:\n  occubench/scripted-generator: {input_per_mtok: 1.0, output_per_mtok: 2.0}\n"
+    )
+    args = [
+        "synth",
+        *MODELS,
+        "--scenarios",
+        SCENARIO,
+        "--out",
+        str(out),
+        "--subtopics",
+        "2",
+        "--runs-with-plan",
+        "1",
+        "--runs-without-plan",
+        "3",
+        "--votes",
+        "1",
+        "--prices",
+        str(prices),
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     # sub-topics, envs valid, generated, valid, solvable, (repaired), non-trivial, selected, level
@@ -57,20 +77,35 @@ def test_synth_prints_the_funnel_and_the_dataset_runs(tmp_path):
     again = runner.invoke(app, args)  # resumes: everything is read back
     assert again.exit_code == 0 and again.output.count("│ total") == 1
 
-    run = runner.invoke(app, [
-        "run", "--dataset", str(dataset), "--agent-model", "occubench/plan-agent",
-        "--simulator-model", "occubench/state-simulator",
-        "--verifier-model", "occubench/scripted-judge", "--epochs", "3",
-        "--log-dir", str(tmp_path / "logs"), "--display", "none",
-    ])
+    run = runner.invoke(
+        app,
+        [
+            "run",
+            "--dataset",
+            str(dataset),
+            "--agent-model",
+            "occubench/plan-agent",
+            "--simulator-model",
+            "occubench/state-simulator",
+            "--verifier-model",
+            "occubench/scripted-judge",
+            "--epochs",
+            "3",
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--display",
+            "none",
+        ],
+    )
     assert run.exit_code == 0, run.output
     # industry, scored, passed: the plan-agent solves the level-3 task alone in 1 run of 3
     assert cells(run.output, "│ all")[:3] == ["all", "3", "1"]
 
 
 def test_unknown_scenario_is_a_clean_error(tmp_path):
-    result = runner.invoke(app, ["synth", *MODELS, "--scenarios", "Dragon Taming",
-                                 "--out", str(tmp_path)])
+    result = runner.invoke(
+        app, ["synth", *MODELS, "--scenarios", "Dragon Taming", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 2
     assert "unknown scenario name" in result.output and "Dragon Taming" in result.output
     assert "Traceback" not in result.output

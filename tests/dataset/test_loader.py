@@ -2,8 +2,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE_IDS, rewrite_json
 
+from conftest import SAMPLE_IDS, rewrite_json
 from occubench.dataset import (
     CONFIGS_DIR,
     TASKS_FILE,
@@ -54,7 +54,9 @@ def test_every_problem_reported_at_once(sample_copy: Path):
     tasks.write_text("\n".join(lines) + "\n")
     first_env = json.loads(lines[0])["env_name"]
     config = sample_copy / CONFIGS_DIR / f"{first_env}.json"
-    rewrite_json(config, lambda d: d["action_set_definitions"].append(d["action_set_definitions"][0]))
+    rewrite_json(
+        config, lambda d: d["action_set_definitions"].append(d["action_set_definitions"][0])
+    )
     last_env = json.loads(lines[-1])["env_name"]
     (sample_copy / CONFIGS_DIR / f"{last_env}.json").unlink()
 
@@ -83,7 +85,10 @@ def test_invalid_schema_and_wrong_types(sample_copy: Path):
         load_dataset(sample_copy, task_ids=[11])
     fields = {i.field for i in e.value.issues}
     assert "task_initial_state" in fields
-    assert any(i.field and i.field.startswith("action_set_definitions[0].parameters") for i in e.value.issues)
+    assert any(
+        i.field and i.field.startswith("action_set_definitions[0].parameters")
+        for i in e.value.issues
+    )
 
 
 def test_lossy_schema_keywords_warn(sample_copy: Path, caplog):
@@ -104,8 +109,11 @@ def test_lossy_schema_keywords_warn(sample_copy: Path, caplog):
 def test_missing_descriptions_are_filled(sample_dir):
     from occubench.dataset import ToolSpec
 
-    spec = ToolSpec(name="t", description="d", parameters={
-        "type": "object", "properties": {"customer_name": {"type": "string"}}})
+    spec = ToolSpec(
+        name="t",
+        description="d",
+        parameters={"type": "object", "properties": {"customer_name": {"type": "string"}}},
+    )
     assert tool_params(spec).properties["customer_name"].description == "Customer name."
 
 

@@ -13,9 +13,15 @@ CANNED = {"simulator": "occubench/canned"}
 
 
 def plan(*events):
-    return FaultPlan(env_mode="E3", fault_count=len(events), fault_duration=1, seed=0, task_id=1,
-                     expected_calls=8, events=[FaultEvent(start_call=s, duration=d, kind=k)
-                                               for s, d, k in events])
+    return FaultPlan(
+        env_mode="E3",
+        fault_count=len(events),
+        fault_duration=1,
+        seed=0,
+        task_id=1,
+        expected_calls=8,
+        events=[FaultEvent(start_call=s, duration=d, kind=k) for s, d, k in events],
+    )
 
 
 def test_explicit_fault_then_clean_retry():
@@ -49,8 +55,14 @@ def test_settings_choose_the_engine():
 
 
 def test_log_matches_what_the_agent_saw_and_simulator_keeps_truth(tmp_path):
-    log = run_task(tmp_path, agent="occubench/careful", roles=CANNED, env_mode="E3",
-                   task_ids="1001,1005", **REFERENCE)
+    log = run_task(
+        tmp_path,
+        agent="occubench/careful",
+        roles=CANNED,
+        env_mode="E3",
+        task_ids="1001,1005",
+        **REFERENCE,
+    )
     for sample in log.samples:
         results = [m for m in sample.messages if isinstance(m, ChatMessageTool)]
         faults = sample.store["Episode:fault_log"]
@@ -78,12 +90,20 @@ def test_same_seed_same_faults_other_seed_other_faults(tmp_path):
     assert fault_logs(first) == fault_logs(second)
     assert fault_logs(first) != fault_logs(other)
     assert [s.scores["occubench_scorer"].value for s in first.samples] == [
-        s.scores["occubench_scorer"].value for s in second.samples]
+        s.scores["occubench_scorer"].value for s in second.samples
+    ]
 
 
 def test_prompt_engine_appends_rules_and_injects_nothing(tmp_path):
-    log = run_task(tmp_path, agent="occubench/careful", roles=CANNED, env_mode="E1",
-                   fault_engine="prompt", task_ids="1001", **REFERENCE)
+    log = run_task(
+        tmp_path,
+        agent="occubench/careful",
+        roles=CANNED,
+        env_mode="E1",
+        fault_engine="prompt",
+        task_ids="1001",
+        **REFERENCE,
+    )
     from inspect_ai.log import resolve_sample_attachments
 
     sample = resolve_sample_attachments(log.samples[0])

@@ -20,8 +20,16 @@ CRITICAL = [("get_a", {"id": "A"}), ("list_b", {}), ("get_c", {"id": "C"})]
 
 
 def context(**kw):
-    base = dict(seed=0, task_id=7, fault_count=2, fault_duration=2, expected_calls=8,
-                tools=["get_a", "list_b", "get_c"], critical_calls=CRITICAL, latency_seconds=0.01)
+    base = dict(
+        seed=0,
+        task_id=7,
+        fault_count=2,
+        fault_duration=2,
+        expected_calls=8,
+        tools=["get_a", "list_b", "get_c"],
+        critical_calls=CRITICAL,
+        latency_seconds=0.01,
+    )
     return FamilyContext(**{**base, **kw})
 
 
@@ -63,14 +71,19 @@ def test_persistent_tool_stays_down_others_work():
 
 def test_cascading_fails_every_tool_in_its_window():
     s = session(FamilyEvent(family="cascading", start_call=1, duration=2))
-    results = [s.before_call(i, tool, {}) for i, tool in enumerate(["get_a", "list_b", "get_c", "get_a"])]
+    results = [
+        s.before_call(i, tool, {}) for i, tool in enumerate(["get_a", "list_b", "get_c", "get_a"])
+    ]
     assert results[0] is None and results[3] is None
     assert results[1]["error"]["code"] == results[2]["error"]["code"] == "DEPENDENCY_FAILURE"
 
 
 def test_targeted_hits_only_matching_calls_fd_times():
-    s = session(FamilyEvent(family="targeted", tool="get_a", arguments={"id": "A"}, duration=2,
-                            kind="http_500"))
+    s = session(
+        FamilyEvent(
+            family="targeted", tool="get_a", arguments={"id": "A"}, duration=2, kind="http_500"
+        )
+    )
     assert s.before_call(0, "get_a", {"id": "B"}) is None  # other arguments: not critical
     assert s.before_call(1, "get_a", {"id": "A"})["error"]["status"] == 500
     assert s.before_call(2, "list_b", {}) is None
@@ -79,8 +92,11 @@ def test_targeted_hits_only_matching_calls_fd_times():
 
 
 def test_targeted_implicit_degrades():
-    s = session(FamilyEvent(family="targeted", tool="list_b", arguments={}, duration=1,
-                            kind="truncated_list"))
+    s = session(
+        FamilyEvent(
+            family="targeted", tool="list_b", arguments={}, duration=1, kind="truncated_list"
+        )
+    )
     assert s.before_call(0, "list_b", {}) is None
     seen = asyncio.run(s.after_call(0, "list_b", {}, {"items": [{"id": i} for i in range(5)]}))
     assert len(seen["items"]) <= 2
@@ -92,11 +108,19 @@ def test_semantic_and_latency_change_only_what_they_say():
     async def corrupt(tool, observation):
         return {**observation, "amount": observation["amount"] * 100}
 
-    s = session(FamilyEvent(family="semantic", start_call=0, duration=1),
-                FamilyEvent(family="latency", start_call=1, duration=1, delay_seconds=0.01),
-                corrupter=corrupt)
-    assert asyncio.run(s.after_call(0, "get_a", {}, {"id": "A", "amount": 2})) == {"id": "A", "amount": 200}
-    assert asyncio.run(s.after_call(1, "get_a", {}, {"id": "A", "amount": 2})) == {"id": "A", "amount": 2}
+    s = session(
+        FamilyEvent(family="semantic", start_call=0, duration=1),
+        FamilyEvent(family="latency", start_call=1, duration=1, delay_seconds=0.01),
+        corrupter=corrupt,
+    )
+    assert asyncio.run(s.after_call(0, "get_a", {}, {"id": "A", "amount": 2})) == {
+        "id": "A",
+        "amount": 200,
+    }
+    assert asyncio.run(s.after_call(1, "get_a", {}, {"id": "A", "amount": 2})) == {
+        "id": "A",
+        "amount": 2,
+    }
     semantic, latency = s.log()
     assert semantic["changes"] == ["changed $.amount"] and not semantic["explicit"]
     assert latency["changes"] == ["answered 0.01 s late"]
@@ -108,9 +132,16 @@ def test_families_alone_make_a_session():
 
 
 def test_families_end_to_end(tmp_path):
-    log = run_task(tmp_path, agent="occubench/careful", roles={"simulator": "occubench/canned"},
-                   dataset="reference", with_plan=True, task_ids="1001,1002",
-                   fault_families="persistent,semantic,latency", fault_latency=0.001)
+    log = run_task(
+        tmp_path,
+        agent="occubench/careful",
+        roles={"simulator": "occubench/canned"},
+        dataset="reference",
+        with_plan=True,
+        task_ids="1001,1002",
+        fault_families="persistent,semantic,latency",
+        fault_latency=0.001,
+    )
     for sample in log.samples:
         plan = sample.store["Episode:fault_plan"]
         assert {e["family"] for e in plan["family_events"]} == {"persistent", "semantic", "latency"}

@@ -17,7 +17,11 @@ def checks(*raw):
 def test_passing_checks():
     results = run_checks(
         checks(
-            {"kind": "tool_called", "tool": "update_unit", "arguments": {"unit_id": "U1", "rent": 1200}},
+            {
+                "kind": "tool_called",
+                "tool": "update_unit",
+                "arguments": {"unit_id": "U1", "rent": 1200},
+            },
             {"kind": "tool_not_called", "tool": "delete_unit"},
             {"kind": "order", "tools": ["get_unit", "update_unit"]},
             {"kind": "answer_contains", "values": ["$1,200", "approved"]},
@@ -54,8 +58,12 @@ def test_state_checks():
             {"kind": "state_equals", "path": "/orders/0/status", "value": "open"},
             {"kind": "state_equals", "path": "/orders/3/status", "value": "open"},
         ),
-        [], "", state,
+        [],
+        "",
+        state,
     )
     assert ok.passed and not wrong.passed and not absent.passed
     assert "absent" in absent.detail
-    assert not run_checks(checks({"kind": "state_equals", "path": "/a", "value": 1}), [], "")[0].passed
+    assert not run_checks(checks({"kind": "state_equals", "path": "/a", "value": 1}), [], "")[
+        0
+    ].passed

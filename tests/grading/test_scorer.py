@@ -33,7 +33,11 @@ def test_majority_passes(tmp_path):
     sample = judged(tmp_path, TRUE, TRUE, FALSE)
     score = sample.scores["occubench_scorer"]
     assert score.value == "C" and score.explanation == "judge 2/3 correct"
-    assert sorted(str(v["is_correct"]) for v in score.metadata["votes"]) == ["False", "True", "True"]
+    assert sorted(str(v["is_correct"]) for v in score.metadata["votes"]) == [
+        "False",
+        "True",
+        "True",
+    ]
     assert {v["feedback"] for v in score.metadata["votes"]} == {"ok", "wrong total"}
 
 
@@ -76,8 +80,10 @@ def test_judge_is_asked_k_times_with_the_rubric(tmp_path):
 
     from inspect_ai.model import get_model
 
-    roles = {"simulator": SCRIPTED_ROLES["simulator"],
-             "verifier": get_model("mockllm/model", custom_outputs=judge)}
+    roles = {
+        "simulator": SCRIPTED_ROLES["simulator"],
+        "verifier": get_model("mockllm/model", custom_outputs=judge),
+    }
     run_task(tmp_path, task_ids="11", roles=roles, votes=5)
     assert len(seen) == 5
     assert "Net Operating Income" in seen[0] and "$250,000" in seen[0]  # instruction, rubric

@@ -9,17 +9,25 @@ def test_plain_json():
 
 
 def test_fenced_and_embedded():
-    assert parse_verdict('Reasons...\n```json\n{"is_correct": false, "feedback": "x"}\n```').is_correct is False
-    assert parse_verdict('I think {"is_correct": false, "feedback": "y"} is right').is_correct is False
+    assert (
+        parse_verdict('Reasons...\n```json\n{"is_correct": false, "feedback": "x"}\n```').is_correct
+        is False
+    )
+    assert (
+        parse_verdict('I think {"is_correct": false, "feedback": "y"} is right').is_correct is False
+    )
 
 
 def test_last_verdict_object_is_the_judges():
-    text = 'The agent wrote {"is_correct": true}. My verdict: {"is_correct": false, "feedback": "no"}'
+    text = (
+        'The agent wrote {"is_correct": true}. My verdict: {"is_correct": false, "feedback": "no"}'
+    )
     assert parse_verdict(text).is_correct is False
 
 
 @pytest.mark.parametrize(
-    "text", ["", "CORRECT", '{"is_correct": "yes"}', '{"verdict": true}', "[true]", '{"is_correct": 1}']
+    "text",
+    ["", "CORRECT", '{"is_correct": "yes"}', '{"verdict": true}', "[true]", '{"is_correct": 1}'],
 )
 def test_not_a_verdict(text):
     with pytest.raises(VerdictParseError):

@@ -22,7 +22,9 @@ Answer: A is {{1.value}}; last is {{2.items[2].name}}."""
 def test_parse_plan():
     plan = parse_plan(PLAN)
     assert [(s.tool, s.arguments, s.paths) for s in plan.steps] == [
-        ("get_a", {"id": "A"}, ["value"]), ("list_b", {}, ["items[2].name"])]
+        ("get_a", {"id": "A"}, ["value"]),
+        ("list_b", {}, ["items[2].name"]),
+    ]
     assert parse_plan("no plan here") is None
 
 

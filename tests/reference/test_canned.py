@@ -10,7 +10,9 @@ from occubench.simulator import parse_observation, render_system_prompt
 
 def ask(prompt, name, arguments):
     action = json.dumps({"name": name, "arguments": arguments})
-    reply = canned_simulator([ChatMessageSystem(content=prompt), ChatMessageUser(content=action)], [])
+    reply = canned_simulator(
+        [ChatMessageSystem(content=prompt), ChatMessageUser(content=action)], []
+    )
     return parse_observation(reply.content)
 
 

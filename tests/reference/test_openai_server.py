@@ -13,8 +13,10 @@ def test_full_run_over_http(tmp_path, monkeypatch):
         log = run_task(
             tmp_path,
             agent="openai-api/local/schema-agent",
-            roles={"simulator": "openai-api/local/echo-simulator",
-                   "verifier": "openai-api/local/scripted-judge"},
+            roles={
+                "simulator": "openai-api/local/echo-simulator",
+                "verifier": "openai-api/local/scripted-judge",
+            },
             task_ids="11,24,26",
         )
         requests = dict(server.stats.requests)

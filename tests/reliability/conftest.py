@@ -10,12 +10,14 @@ from typer.testing import CliRunner, Result
 from occubench.cli import _common, app
 
 HTTP_MODELS = [
-    "--agent-model", "openai-api/local/schema-agent",
-    "--simulator-model", "openai-api/local/echo-simulator",
-    "--verifier-model", "openai-api/local/scripted-judge",
+    "--agent-model",
+    "openai-api/local/schema-agent",
+    "--simulator-model",
+    "openai-api/local/echo-simulator",
+    "--verifier-model",
+    "openai-api/local/scripted-judge",
 ]
 """The scripted models through the local OpenAI-compatible server (``LOCAL_*`` env)."""
-
 
 
 @pytest.fixture(autouse=True)

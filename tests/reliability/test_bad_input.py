@@ -37,21 +37,39 @@ from occubench.reference import Reply
 from occubench.reference._openai_server import ScriptedOpenAIServer
 
 ENV = "env_records"
-TASK = {"task_id": 1, "difficulty_level": 1, "task_scenario_name": "Records Clerk",
-        "agent_instruction": "Store a note.", "env_name": ENV,
-        "verification_plan": "A note was stored."}
-CONFIG = {
-    "environment_name": ENV, "world_model_system_prompt": "You simulate a records system.",
-    "action_set_definitions": [{
-        "name": "record", "description": "Store a note with free-form data.",
-        "parameters": {"type": "object", "required": ["note"], "properties": {
-            "note": {"type": "string", "description": "The note."},
-            "data": {"type": "object", "description": "Free-form data."}}},
-    }],
-    "task_initial_state": {"notes": []}, "state_description": {"notes": "Stored notes."},
+TASK = {
+    "task_id": 1,
+    "difficulty_level": 1,
+    "task_scenario_name": "Records Clerk",
+    "agent_instruction": "Store a note.",
+    "env_name": ENV,
+    "verification_plan": "A note was stored.",
 }
-SCENARIO = {"category": "Public Service", "domain": "Records",
-            "task_scenario_name": "Records Clerk"}
+CONFIG = {
+    "environment_name": ENV,
+    "world_model_system_prompt": "You simulate a records system.",
+    "action_set_definitions": [
+        {
+            "name": "record",
+            "description": "Store a note with free-form data.",
+            "parameters": {
+                "type": "object",
+                "required": ["note"],
+                "properties": {
+                    "note": {"type": "string", "description": "The note."},
+                    "data": {"type": "object", "description": "Free-form data."},
+                },
+            },
+        }
+    ],
+    "task_initial_state": {"notes": []},
+    "state_description": {"notes": "Stored notes."},
+}
+SCENARIO = {
+    "category": "Public Service",
+    "domain": "Records",
+    "task_scenario_name": "Records Clerk",
+}
 
 
 def write(root: Path, tasks: bytes | None = None, config: bytes | None = None) -> Path:
@@ -96,35 +114,122 @@ HAND_CASES = {
     "config is a JSON list": (None, b"[1, 2]", CONFIG_FILE, None, None, "valid dictionary"),
     "task line is a list": (b"[1]\n", None, TASKS_FILE, 1, None, "JSON object"),
     "task not JSON": (b'{"task_id": 1,\n', None, TASKS_FILE, 1, None, "bad JSON"),
-    "deep task line": (("[" * 5000 + "]" * 5000).encode(), None, TASKS_FILE, 1, None,
-                       f"nested more than {MAX_DEPTH}"),
-    "deep but parseable": (line({**TASK, "x": nested(200)}), None, TASKS_FILE, 1, None,
-                           f"nested more than {MAX_DEPTH}"),
-    "deep config": (None, json.dumps({**CONFIG, "task_initial_state": nested(150)}).encode(),
-                    CONFIG_FILE, None, None, f"nested more than {MAX_DEPTH}"),
-    "huge integer": (b'{"task_id": ' + b"9" * 5000 + b"}\n", None, TASKS_FILE, 1, None,
-                     "integer string conversion"),
-    "NaN id": (line({**TASK}).replace(b'"task_id": 1', b'"task_id": NaN'), None, TASKS_FILE, 1,
-               "task_id", "finite number"),
-    "wrong types": (line({**TASK, "difficulty_level": "hard"}), None, TASKS_FILE, 1,
-                    "difficulty_level", "integer"),
-    "missing field": (line({k: v for k, v in TASK.items() if k != "env_name"}), None, TASKS_FILE,
-                      1, "env_name", "required"),
-    "lone surrogate": (line(TASK).replace(b"Store", b"\\ud800Store"), None, TASKS_FILE, 1,
-                       "agent_instruction", "unicode"),
-    "invalid JSON Schema": (None, json.dumps({**CONFIG, "action_set_definitions": [
-        {**CONFIG["action_set_definitions"][0], "parameters": {"type": "object",
-                                                               "required": "note"}}]}).encode(),
-        CONFIG_FILE, 1, "action_set_definitions[0].parameters.required", "invalid JSON Schema"),
-    "unknown JSON type": (None, json.dumps({**CONFIG, "action_set_definitions": [
-        {**CONFIG["action_set_definitions"][0], "parameters": {
-            "type": "object", "properties": {"n": {"type": "int"}}}}]}).encode(),
-        CONFIG_FILE, 1, "action_set_definitions[0].parameters.properties.n.type", "JSON Schema"),
-    "env outside the folder": (line({**TASK, "env_name": "../../etc/passwd"}), None,
-                               f"{CONFIGS_DIR}/../../etc/passwd.json", None, "env_name",
-                               "must be a file name"),
-    "missing config": (line({**TASK, "env_name": "env_absent"}), None,
-                       f"{CONFIGS_DIR}/env_absent.json", None, None, "not found"),
+    "deep task line": (
+        ("[" * 5000 + "]" * 5000).encode(),
+        None,
+        TASKS_FILE,
+        1,
+        None,
+        f"nested more than {MAX_DEPTH}",
+    ),
+    "deep but parseable": (
+        line({**TASK, "x": nested(200)}),
+        None,
+        TASKS_FILE,
+        1,
+        None,
+        f"nested more than {MAX_DEPTH}",
+    ),
+    "deep config": (
+        None,
+        json.dumps({**CONFIG, "task_initial_state": nested(150)}).encode(),
+        CONFIG_FILE,
+        None,
+        None,
+        f"nested more than {MAX_DEPTH}",
+    ),
+    "huge integer": (
+        b'{"task_id": ' + b"9" * 5000 + b"}\n",
+        None,
+        TASKS_FILE,
+        1,
+        None,
+        "integer string conversion",
+    ),
+    "NaN id": (
+        line({**TASK}).replace(b'"task_id": 1', b'"task_id": NaN'),
+        None,
+        TASKS_FILE,
+        1,
+        "task_id",
+        "finite number",
+    ),
+    "wrong types": (
+        line({**TASK, "difficulty_level": "hard"}),
+        None,
+        TASKS_FILE,
+        1,
+        "difficulty_level",
+        "integer",
+    ),
+    "missing field": (
+        line({k: v for k, v in TASK.items() if k != "env_name"}),
+        None,
+        TASKS_FILE,
+        1,
+        "env_name",
+        "required",
+    ),
+    "lone surrogate": (
+        line(TASK).replace(b"Store", b"\\ud800Store"),
+        None,
+        TASKS_FILE,
+        1,
+        "agent_instruction",
+        "unicode",
+    ),
+    "invalid JSON Schema": (
+        None,
+        json.dumps(
+            {
+                **CONFIG,
+                "action_set_definitions": [
+                    {
+                        **CONFIG["action_set_definitions"][0],
+                        "parameters": {"type": "object", "required": "note"},
+                    }
+                ],
+            }
+        ).encode(),
+        CONFIG_FILE,
+        1,
+        "action_set_definitions[0].parameters.required",
+        "invalid JSON Schema",
+    ),
+    "unknown JSON type": (
+        None,
+        json.dumps(
+            {
+                **CONFIG,
+                "action_set_definitions": [
+                    {
+                        **CONFIG["action_set_definitions"][0],
+                        "parameters": {"type": "object", "properties": {"n": {"type": "int"}}},
+                    }
+                ],
+            }
+        ).encode(),
+        CONFIG_FILE,
+        1,
+        "action_set_definitions[0].parameters.properties.n.type",
+        "JSON Schema",
+    ),
+    "env outside the folder": (
+        line({**TASK, "env_name": "../../etc/passwd"}),
+        None,
+        f"{CONFIGS_DIR}/../../etc/passwd.json",
+        None,
+        "env_name",
+        "must be a file name",
+    ),
+    "missing config": (
+        line({**TASK, "env_name": "env_absent"}),
+        None,
+        f"{CONFIGS_DIR}/env_absent.json",
+        None,
+        None,
+        "not found",
+    ),
 }
 
 
@@ -143,7 +248,9 @@ def test_missing_files_are_each_named(tmp_path):
     (tmp_path / SCENARIOS_FILE).unlink()
     error = load_or_error(tmp_path)
     assert {(Path(i.file).name, i.message) for i in error.issues} == {
-        (TASKS_FILE, "file not found"), (SCENARIOS_FILE, "file not found")}
+        (TASKS_FILE, "file not found"),
+        (SCENARIOS_FILE, "file not found"),
+    }
     assert load_or_error(tmp_path / "absent").issues[0].message == "dataset folder not found"
 
 
@@ -151,8 +258,12 @@ def test_unicode_round_trips(tmp_path):
     """Line separators inside JSON strings (U+2028, U+0085, ...) do not split a line."""
     odd = "Note\u2028that\u2029this\x85and\x0c\x1c this: 😀 ñ 中文 \u202e"
     root = tmp_path / "ds"
-    write_dataset(root, [TaskRecord(**{**TASK, "agent_instruction": odd})],
-                  [EnvConfig(**CONFIG)], [Scenario(**SCENARIO)])
+    write_dataset(
+        root,
+        [TaskRecord(**{**TASK, "agent_instruction": odd})],
+        [EnvConfig(**CONFIG)],
+        [Scenario(**SCENARIO)],
+    )
     assert load_dataset(root).tasks[0].agent_instruction == odd
 
 
@@ -174,12 +285,16 @@ def test_tool_names_providers_refuse_are_warned(tmp_path):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=20,
 )
-FUZZ = settings(max_examples=60, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @FUZZ
@@ -205,7 +320,8 @@ def test_fuzz_task_fields(name, value):
         error = load_or_error(write(Path(folder), tasks=line({**TASK, name: value})))
         if error is not None:
             assert any(i.line == 1 and i.field == name for i in error.issues) or any(
-                i.file.endswith(".json") for i in error.issues)  # env_name: its config is named
+                i.file.endswith(".json") for i in error.issues
+            )  # env_name: its config is named
 
 
 @FUZZ
@@ -213,12 +329,17 @@ def test_fuzz_task_fields(name, value):
 def test_fuzz_tool_fields(name, value):
     tool = {**CONFIG["action_set_definitions"][0], name: value}
     with tempfile.TemporaryDirectory() as folder:
-        root = write(Path(folder), config=json.dumps({**CONFIG, "action_set_definitions": [tool]},
-                                                     allow_nan=True).encode())
+        root = write(
+            Path(folder),
+            config=json.dumps(
+                {**CONFIG, "action_set_definitions": [tool]}, allow_nan=True
+            ).encode(),
+        )
         error = load_or_error(root)
         if error is not None:
-            assert all(i.field and i.field.startswith("action_set_definitions[0]")
-                       for i in error.issues), error.issues
+            assert all(
+                i.field and i.field.startswith("action_set_definitions[0]") for i in error.issues
+            ), error.issues
 
 
 @FUZZ
@@ -231,24 +352,40 @@ def test_fuzz_tool_schemas_never_raise(schema):
 
 # -- the CLI ---------------------------------------------------------------------------
 
-MODELS = ["--agent-model", "occubench/schema-agent",
-          "--simulator-model", "occubench/echo-simulator"]
+MODELS = [
+    "--agent-model",
+    "occubench/schema-agent",
+    "--simulator-model",
+    "occubench/echo-simulator",
+]
 
 
-@pytest.mark.parametrize("tasks, config, args, expected", [
-    (b"\x00\xff\xfe garbage", None, [], "not UTF-8"),
-    (None, b"[1, 2]", [], "valid dictionary"),
-    (b"", None, [], "matches the selection"),
-    (None, None, ["--tasks", "1,x"], "invalid literal"),
-    (None, None, ["--tasks", "77"], "unknown task ids"),
-    (None, None, ["--env-mode", "\x1b]0;pwned\x07[/]"], "env_mode"),
-    (None, None, ["--categories", "[bold]\x1b[2J[/]"], "unknown categories"),
-], ids=["binary", "json-list-config", "empty", "bad-id", "unknown-id", "markup-mode",
-        "markup-category"])
+@pytest.mark.parametrize(
+    "tasks, config, args, expected",
+    [
+        (b"\x00\xff\xfe garbage", None, [], "not UTF-8"),
+        (None, b"[1, 2]", [], "valid dictionary"),
+        (b"", None, [], "matches the selection"),
+        (None, None, ["--tasks", "1,x"], "invalid literal"),
+        (None, None, ["--tasks", "77"], "unknown task ids"),
+        (None, None, ["--env-mode", "\x1b]0;pwned\x07[/]"], "env_mode"),
+        (None, None, ["--categories", "[bold]\x1b[2J[/]"], "unknown categories"),
+    ],
+    ids=[
+        "binary",
+        "json-list-config",
+        "empty",
+        "bad-id",
+        "unknown-id",
+        "markup-mode",
+        "markup-category",
+    ],
+)
 def test_cli_reports_bad_input_and_exits_2(tasks, config, args, expected, tmp_path):
     root = write(tmp_path / "ds", tasks, config)
-    result = CliRunner().invoke(app, ["run", *MODELS, "--dataset", str(root), "--workers", "1",
-                                      *args], terminal_width=200)
+    result = CliRunner().invoke(
+        app, ["run", *MODELS, "--dataset", str(root), "--workers", "1", *args], terminal_width=200
+    )
     assert result.exit_code == 2, result.output
     assert expected in result.output and "Traceback" not in result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
@@ -283,15 +420,18 @@ def test_malformed_tool_calls_get_error_observations(tmp_path):
     answer = ModelOutput.from_content("mockllm/model", "Done.")
     answer.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     outputs = [tool_call(i, args) for i, args in enumerate(BAD_CALLS.values())]
-    outputs += [tool_call(8, {"note": "é" * 200_000}),  # huge, but well-formed: simulated
-                tool_call(9, {}, parse_error="Expecting value: line 1 column 1 (char 0)"), answer]
+    outputs += [
+        tool_call(8, {"note": "é" * 200_000}),  # huge, but well-formed: simulated
+        tool_call(9, {}, parse_error="Expecting value: line 1 column 1 (char 0)"),
+        answer,
+    ]
     agent = get_model("mockllm/model", custom_outputs=iter(outputs))  # iter: not serialised
     log = run_task(tmp_path, agent=agent, dataset=str(write(tmp_path / "ds")))
     (sample,) = log.samples
     assert log.status == "success" and sample.error is None
     results = [m for m in sample.messages if m.role == "tool"]
     assert len(results) == len(BAD_CALLS) + 2
-    assert all(m.error is not None and m.error.type == "parsing" for m in results[:len(BAD_CALLS)])
+    assert all(m.error is not None and m.error.type == "parsing" for m in results[: len(BAD_CALLS)])
     assert results[len(BAD_CALLS)].error is None  # the huge note reached the simulator
     assert results[-1].error.type == "parsing"
     assert sample.store["Episode:tool_calls"] == 1  # only the well-formed call was simulated
@@ -309,8 +449,9 @@ def test_too_deep_arguments_over_http_are_a_parse_error(tmp_path, monkeypatch):
     with ScriptedOpenAIServer(behaviours={"deep-agent": deep_agent}) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
         monkeypatch.setenv("LOCAL_API_KEY", "test-key")
-        log = run_task(tmp_path, agent="openai-api/local/deep-agent",
-                       dataset=str(write(tmp_path / "ds")))
+        log = run_task(
+            tmp_path, agent="openai-api/local/deep-agent", dataset=str(write(tmp_path / "ds"))
+        )
     (sample,) = log.samples
     assert sample.error is None
     (result,) = [m for m in sample.messages if m.role == "tool"]

@@ -33,14 +33,32 @@ def logged_samples(log_dir: Path) -> int:
 def test_sigkill_then_the_same_command_resumes(sample_dir, tmp_path, http_models):
     # --log-buffer 1 writes each sample to the log as it finishes (Inspect's default
     # buffers 10), so every sample finished before the kill is on disk.
-    command = [str(Path(sys.executable).with_name("occubench")), "run", *http_models,
-               "--dataset", str(sample_dir), "--display", "none", "--workers", "1",
-               "--max-samples", "2", "--log-buffer", "1"]
+    command = [
+        str(Path(sys.executable).with_name("occubench")),
+        "run",
+        *http_models,
+        "--dataset",
+        str(sample_dir),
+        "--display",
+        "none",
+        "--workers",
+        "1",
+        "--max-samples",
+        "2",
+        "--log-buffer",
+        "1",
+    ]
     logs = tmp_path / "logs"
     with ScriptedOpenAIServer(latency=0.05) as server:
         env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "test-key"}
-        first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)
+        first = subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 120
         while logged_samples(logs) < KILL_AFTER and first.poll() is None:
             assert time.monotonic() < deadline, "the run wrote no samples"
@@ -72,5 +90,7 @@ def test_sigkill_then_the_same_command_resumes(sample_dir, tmp_path, http_models
     rows = read_runs([folder])  # what a reader of the whole folder sees
     assert sorted(r.task_id for r in rows) == SAMPLE_IDS
     assert "Completion rate by industry" in again.stdout
-    print(f"\nkilled with {len(done)} samples logged; the resume ran "
-          f"{len(SAMPLE_IDS) - len(done)} and judged {resumed_judge_calls // 3}")
+    print(
+        f"\nkilled with {len(done)} samples logged; the resume ran "
+        f"{len(SAMPLE_IDS) - len(done)} and judged {resumed_judge_calls // 3}"
+    )

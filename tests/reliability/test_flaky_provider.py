@@ -23,7 +23,8 @@ FLAKY = Flakiness(rate=0.15, seed=0, hang=1.5)
 
 def post(base_url: str, body: dict, timeout: float = 5.0) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(
-        f"{base_url}/chat/completions", data=json.dumps(body).encode(),
+        f"{base_url}/chat/completions",
+        data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
     )
     try:
@@ -95,8 +96,16 @@ def summary(log_dir) -> dict:
             "verdict": score.value,
             "votes": [(v["is_correct"], v["feedback"]) for v in score.metadata["votes"]],
             "stop": s.store["Episode:stop_reason"],
-            "messages": [(m.role, m.text, [(c.function, c.arguments) for c in m.tool_calls or []]
-                          if m.role == "assistant" else None) for m in s.messages],
+            "messages": [
+                (
+                    m.role,
+                    m.text,
+                    [(c.function, c.arguments) for c in m.tool_calls or []]
+                    if m.role == "assistant"
+                    else None,
+                )
+                for m in s.messages
+            ],
         }
     return out, log
 
@@ -131,6 +140,8 @@ def test_flaky_provider_run_matches_a_clean_run(occubench_run, monkeypatch, tmp_
     sample_retries = sum(len(s.error_retries or []) for s in log.samples)
     malformed = stats["failures"][FailureKind.BAD_JSON] + stats["failures"][FailureKind.NO_CHOICES]
     assert 1 <= sample_retries <= malformed
-    print(f"\nflaky run: requests {sum(stats['requests'].values())} (clean "
-          f"{sum(clean_stats['requests'].values())}), injected {stats['failures']}, "
-          f"retried {stats['retries']}, sample re-runs {sample_retries}, scored {len(got)}/10")
+    print(
+        f"\nflaky run: requests {sum(stats['requests'].values())} (clean "
+        f"{sum(clean_stats['requests'].values())}), injected {stats['failures']}, "
+        f"retried {stats['retries']}, sample re-runs {sample_retries}, scored {len(got)}/10"
+    )

@@ -46,22 +46,51 @@ def test_the_scan_reads_zip_members(tmp_path):
     with zipfile.ZipFile(tmp_path / "x.eval", "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("samples/1.json", f'{{"auth": "Bearer {FAKE_KEY}"}}')
     (tmp_path / "trace.log.gz").write_bytes(gzip.compress(FAKE_KEY.encode()))
-    assert leaks(tmp_path) == [f"{tmp_path / 'trace.log.gz'}!gunzip",
-                               f"{tmp_path / 'x.eval'}!samples/1.json"]
+    assert leaks(tmp_path) == [
+        f"{tmp_path / 'trace.log.gz'}!gunzip",
+        f"{tmp_path / 'x.eval'}!samples/1.json",
+    ]
 
 
 def test_a_fake_key_leaks_nowhere(sample_dir, tmp_path, http_models):
     home = tmp_path / "home"  # Inspect's cache and data folders (traces, sample buffers)
-    env = {**os.environ, "LOCAL_API_KEY": FAKE_KEY, "OPENAI_API_KEY": FAKE_KEY,
-           "INSPECT_CACHE_DIR": str(home / "cache"), "XDG_CACHE_HOME": str(home / "xdg-cache"),
-           "XDG_DATA_HOME": str(home / "xdg-data")}
-    command = [str(Path(sys.executable).with_name("occubench")), "run", *http_models,
-               "--dataset", str(sample_dir), "--tasks", "11,24,26,32", "--display", "plain",
-               "--workers", "1", "--cache", "--log-realtime", "--max-retries", "0",
-               "--retry-on-error", "0", "--log-dir", str(tmp_path / "logs")]
+    env = {
+        **os.environ,
+        "LOCAL_API_KEY": FAKE_KEY,
+        "OPENAI_API_KEY": FAKE_KEY,
+        "INSPECT_CACHE_DIR": str(home / "cache"),
+        "XDG_CACHE_HOME": str(home / "xdg-cache"),
+        "XDG_DATA_HOME": str(home / "xdg-data"),
+    }
+    command = [
+        str(Path(sys.executable).with_name("occubench")),
+        "run",
+        *http_models,
+        "--dataset",
+        str(sample_dir),
+        "--tasks",
+        "11,24,26,32",
+        "--display",
+        "plain",
+        "--workers",
+        "1",
+        "--cache",
+        "--log-realtime",
+        "--max-retries",
+        "0",
+        "--retry-on-error",
+        "0",
+        "--log-dir",
+        str(tmp_path / "logs"),
+    ]
     with ScriptedOpenAIServer(flaky=ERRORS) as server:
-        run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True,
-                             env={**env, "LOCAL_BASE_URL": server.base_url})
+        run = subprocess.run(
+            command,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**env, "LOCAL_BASE_URL": server.base_url},
+        )
         assert server.stats.saw_key(FAKE_KEY)  # the key did reach the provider
         failures = server.stats.snapshot()["failures"]
     assert run.returncode == 0, run.stdout + run.stderr
@@ -71,8 +100,11 @@ def test_a_fake_key_leaks_nowhere(sample_dir, tmp_path, http_models):
     assert errors and all("500" in e or "InternalServerError" in e for e in errors)
     assert any(home.rglob("*")), "the run cached nothing: the cache check would be empty"
 
-    report = CliRunner().invoke(app, ["report", str(tmp_path / "logs"),
-                                      "--out", str(tmp_path / "report")], terminal_width=200)
+    report = CliRunner().invoke(
+        app,
+        ["report", str(tmp_path / "logs"), "--out", str(tmp_path / "report")],
+        terminal_width=200,
+    )
     assert report.exit_code == 0, report.output
     assert any((tmp_path / "report").iterdir())
 

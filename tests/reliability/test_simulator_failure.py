@@ -32,14 +32,29 @@ def broken_env_marker(sample_dir) -> str:
 class HalfBrokenSimulator(ModelAPI):
     """The echo simulator, except for one env, where it answers prose, never JSON."""
 
-    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig | None = None, **model_args: Any) -> None:
-        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key,
-                         config=config or GenerateConfig())
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig | None = None,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(
+            model_name=model_name,
+            base_url=base_url,
+            api_key=api_key,
+            config=config or GenerateConfig(),
+        )
         self.marker = model_name
 
-    async def generate(self, input: list[ChatMessage], tools: list[ToolInfo],
-                       tool_choice: ToolChoice, config: GenerateConfig) -> ModelOutput:
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
         if f'"{self.marker}"' in input[0].text:
             reply = Reply(content="I am sorry, the system is unavailable right now.")
         else:
@@ -54,8 +69,14 @@ def half_broken() -> type:
 
 def test_a_non_json_simulator_errors_one_sample_only(occubench_run, sample_dir, tmp_path):
     marker = broken_env_marker(sample_dir)
-    models = ["--agent-model", "occubench/schema-agent", "--simulator-model",
-              f"half-broken/{marker}", "--verifier-model", "occubench/scripted-judge"]
+    models = [
+        "--agent-model",
+        "occubench/schema-agent",
+        "--simulator-model",
+        f"half-broken/{marker}",
+        "--verifier-model",
+        "occubench/scripted-judge",
+    ]
     result = occubench_run("--log-dir", str(tmp_path / "logs"), models=models)
     assert result.exit_code == 0, result.output
 

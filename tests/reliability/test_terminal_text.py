@@ -21,9 +21,14 @@ MARKUP = "[blink]Evil[/blink] [b]Corp"
 crash Inspect's own result display, which renders metric names, grouped by industry, as
 markup: an Inspect issue, outside occubench's summary.)"""
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-OFFLINE = ["--agent-model", "occubench/schema-agent",
-           "--simulator-model", "occubench/echo-simulator",
-           "--verifier-model", "occubench/scripted-judge"]
+OFFLINE = [
+    "--agent-model",
+    "occubench/schema-agent",
+    "--simulator-model",
+    "occubench/echo-simulator",
+    "--verifier-model",
+    "occubench/scripted-judge",
+]
 
 
 def test_terminal_rows_neutralise_names(tmp_path):
@@ -52,8 +57,9 @@ def with_industry(dataset, name: str) -> None:
 
 def test_names_with_escapes_are_refused_cleanly(occubench_run, sample_copy, tmp_path):
     with_industry(sample_copy, ESCAPES)
-    result = occubench_run("--dataset", str(sample_copy), "--log-dir", str(tmp_path / "logs"),
-                           models=OFFLINE)
+    result = occubench_run(
+        "--dataset", str(sample_copy), "--log-dir", str(tmp_path / "logs"), models=OFFLINE
+    )
     assert result.exit_code == 2, result.output
     assert f"{SCENARIOS_FILE}:" in result.output and "control characters in a name" in result.output
     assert not CONTROLS.search(result.output) and "Traceback" not in result.output
@@ -61,8 +67,15 @@ def test_names_with_escapes_are_refused_cleanly(occubench_run, sample_copy, tmp_
 
 def test_run_summary_shows_markup_in_names_as_written(occubench_run, sample_copy, tmp_path):
     with_industry(sample_copy, MARKUP)
-    result = occubench_run("--dataset", str(sample_copy), "--tasks", "11,24",
-                           "--log-dir", str(tmp_path / "logs"), models=OFFLINE)
+    result = occubench_run(
+        "--dataset",
+        str(sample_copy),
+        "--tasks",
+        "11,24",
+        "--log-dir",
+        str(tmp_path / "logs"),
+        models=OFFLINE,
+    )
     assert result.exit_code == 0, result.output
     assert not CONTROLS.search(result.output)
     row = next(line for line in result.output.splitlines() if "Corp" in line)

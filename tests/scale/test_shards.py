@@ -27,16 +27,27 @@ from occubench.scale import (
 runner = CliRunner()
 # careful follows the plan and retries; canned answers from known observations; checks
 # grade: deterministic, and E3 injects explicit and implicit faults
-REFERENCE = ["--dataset", "reference", "--agent-model", "occubench/careful",
-             "--simulator-model", "occubench/canned", "--env-mode", "E3", "--with-plan",
-             "--display", "none"]
+REFERENCE = [
+    "--dataset",
+    "reference",
+    "--agent-model",
+    "occubench/careful",
+    "--simulator-model",
+    "occubench/canned",
+    "--env-mode",
+    "E3",
+    "--with-plan",
+    "--display",
+    "none",
+]
 REFERENCE_ARGS = {"dataset": "reference", "env_mode": "E3", "with_plan": True}
 
 
 def outcomes(rows):
     """Everything a deterministic run decides, per task."""
-    return {r.task_id: (r.passed, r.checks_passed, r.stop_reason, r.tool_calls, r.faults)
-            for r in rows}
+    return {
+        r.task_id: (r.passed, r.checks_passed, r.stop_reason, r.tool_calls, r.faults) for r in rows
+    }
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +61,12 @@ def one_worker(tmp_path_factory):
 
 
 def test_plan_deals_sorted_ids_round_robin(tmp_path):
-    run = RunSpec(agent="occubench/schema-agent", roles={}, log_dir=str(tmp_path),
-                  task_args={"dataset": str(SAMPLE_DIR)})
+    run = RunSpec(
+        agent="occubench/schema-agent",
+        roles={},
+        log_dir=str(tmp_path),
+        task_args={"dataset": str(SAMPLE_DIR)},
+    )
     shards = plan_shards(run, 3)
     ids = sorted(SAMPLE_IDS)
     assert [s.task_ids for s in shards] == [ids[0::3], ids[1::3], ids[2::3]]
@@ -67,10 +82,15 @@ def test_plan_deals_sorted_ids_round_robin(tmp_path):
 
 
 def test_shards_share_the_runs_connections_and_samples(tmp_path):
-    run = RunSpec(agent="occubench/schema-agent", roles={"verifier": "occubench/scripted-judge"},
-                  task_args={"dataset": str(SAMPLE_DIR)}, log_dir=str(tmp_path),
-                  generate={"max_connections": 32, "timeout": 60},
-                  role_generate={"verifier": {"max_connections": 96}}, max_samples=128)
+    run = RunSpec(
+        agent="occubench/schema-agent",
+        roles={"verifier": "occubench/scripted-judge"},
+        task_args={"dataset": str(SAMPLE_DIR)},
+        log_dir=str(tmp_path),
+        generate={"max_connections": 32, "timeout": 60},
+        role_generate={"verifier": {"max_connections": 96}},
+        max_samples=128,
+    )
     shard = plan_shards(run, 3)[0]
     assert shard.run.generate == {"max_connections": 11, "timeout": 60}
     assert shard.run.role_generate == {"verifier": {"max_connections": 32}}
@@ -84,7 +104,9 @@ def test_two_workers_give_the_verdicts_and_faults_of_one(one_worker, tmp_path):
     assert result.exit_code == 0, result.output
     assert "10/10 samples, 0 errors" in result.output  # the view's last frame
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == [
-        "shard-1-of-2", "shard-2-of-2"]
+        "shard-1-of-2",
+        "shard-2-of-2",
+    ]
     two = outcomes(read_runs([tmp_path]))
     assert two == one_worker
     assert sum(len(o[4]) for o in two.values()) > 0  # faults were injected and logged
@@ -98,10 +120,13 @@ def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
         monkeypatch.setenv("LOCAL_API_KEY", "test-key")  # inherited by the workers
         run = RunSpec(
             agent="openai-api/local/schema-agent",
-            roles={"simulator": "openai-api/local/echo-simulator",
-                   "verifier": "openai-api/local/scripted-judge"},
+            roles={
+                "simulator": "openai-api/local/echo-simulator",
+                "verifier": "openai-api/local/scripted-judge",
+            },
             task_args={"dataset": str(SAMPLE_DIR), "task_ids": ",".join(map(str, ids))},
-            max_samples=1, log_dir=str(tmp_path / "logs"),
+            max_samples=1,
+            log_dir=str(tmp_path / "logs"),
         )
         shards = plan_shards(run, 2)
         victim = start_shard(shards[0], tmp_path / "victim")
@@ -121,22 +146,31 @@ def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
 
 
 def test_failed_worker_is_reported_not_raised(tmp_path):
-    run = RunSpec(agent="occubench/no-such-model", roles={}, log_dir=str(tmp_path),
-                  task_args={"dataset": str(SAMPLE_DIR), "task_ids": "11"})
+    run = RunSpec(
+        agent="occubench/no-such-model",
+        roles={},
+        log_dir=str(tmp_path),
+        task_args={"dataset": str(SAMPLE_DIR), "task_ids": "11"},
+    )
     [result] = execute(plan_shards(run, 1))
     assert not result.success and "exited with code" in result.error
     assert "no-such-model" in result.error  # the worker's last output lines
 
 
-@pytest.mark.skipif(find_spec("ray") is None,
-                    reason="Ray is not installed: pip install 'occubench[ray]'")
+@pytest.mark.skipif(
+    find_spec("ray") is None, reason="Ray is not installed: pip install 'occubench[ray]'"
+)
 def test_ray_local_mode_gives_the_verdicts_of_the_local_executor(one_worker, tmp_path):
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        run = RunSpec(agent="occubench/careful", roles={"simulator": "occubench/canned"},
-                      task_args=REFERENCE_ARGS, log_dir=str(tmp_path))
+        run = RunSpec(
+            agent="occubench/careful",
+            roles={"simulator": "occubench/canned"},
+            task_args=REFERENCE_ARGS,
+            log_dir=str(tmp_path),
+        )
         results = execute(plan_shards(run, 2), Executor.RAY)
     finally:
         ray.shutdown()

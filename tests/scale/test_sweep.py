@@ -20,9 +20,14 @@ GRID = {
     "name": "grid",
     "dataset": str(SAMPLE_DIR),
     "filters": {"tasks": "11,24,26"},
-    "agents": ["occubench/schema-agent",
-               {"model": "occubench/careful", "generate": {"reasoning_effort": "high"},
-                "resources": {"node:a": 0.01}}],
+    "agents": [
+        "occubench/schema-agent",
+        {
+            "model": "occubench/careful",
+            "generate": {"reasoning_effort": "high"},
+            "resources": {"node:a": 0.01},
+        },
+    ],
     "simulators": ["occubench/echo-simulator"],
     "verifiers": [None, "occubench/scripted-judge"],
     "env_modes": ["E0", "E3"],
@@ -50,7 +55,11 @@ def test_grid_expands_to_runs_then_shards(tmp_path):
     assert first.task_args["env_mode"] == "E0" and first.task_args["task_ids"] == "11,24,26"
     e3 = [r for r in runs if r.task_args["env_mode"] == "E3"]
     assert sorted({(r.task_args["fault_count"], r.task_args["seed"]) for r in e3}) == [
-        (1, 0), (1, 7), (2, 0), (2, 7)]
+        (1, 0),
+        (1, 7),
+        (2, 0),
+        (2, 7),
+    ]
     careful = [r for r in runs if r.agent == "occubench/careful"]
     assert {r.agent_label for r in careful} == {"occubench/careful[reasoning_effort=high]"}
     assert all(r.agent_generate == {"reasoning_effort": "high"} for r in careful)
@@ -62,8 +71,10 @@ def test_grid_expands_to_runs_then_shards(tmp_path):
     assert len(shards) == 2 * len(runs)
     assert [(s.index, s.count, s.task_ids) for s in shards[:2]] == [(1, 2, [11, 26]), (2, 2, [24])]
     assert shards[1].log_dir == f"{first.log_dir}/shard-2-of-2"
-    assert expand_sweep(load_sweep(write(tmp_path, {**GRID, "log_dir": str(tmp_path / "logs")})
-                                   )) == runs  # the same file, the same runs (resume)
+    assert (
+        expand_sweep(load_sweep(write(tmp_path, {**GRID, "log_dir": str(tmp_path / "logs")})))
+        == runs
+    )  # the same file, the same runs (resume)
 
 
 def test_runs_shared_by_sweeps_run_once(tmp_path):
@@ -74,8 +85,12 @@ def test_runs_shared_by_sweeps_run_once(tmp_path):
 
 def test_bad_sweeps_are_clear_errors(tmp_path):
     with pytest.raises(ValidationError, match="reasoning_effort"):
-        load_sweep(write(tmp_path, {**GRID, "agents": [
-            {"model": "m/a", "generate": {"reasoning_effort": "hgih"}}]}))
+        load_sweep(
+            write(
+                tmp_path,
+                {**GRID, "agents": [{"model": "m/a", "generate": {"reasoning_effort": "hgih"}}]},
+            )
+        )
     with pytest.raises(ValidationError, match="env_modes"):
         load_sweep(write(tmp_path, {**GRID, "env_modes": ["E9"]}))
     with pytest.raises(ValidationError, match="agents must differ"):
@@ -90,8 +105,14 @@ def test_bad_sweeps_are_clear_errors(tmp_path):
         load_sweep(broken)
 
 
-SHIPPED = {"paper-main": 15, "paper-robustness": 60, "paper-fault-count": 60,
-           "paper-fault-duration": 60, "paper-reasoning-effort": 5, "paper-cross-simulator": 45}
+SHIPPED = {
+    "paper-main": 15,
+    "paper-robustness": 60,
+    "paper-fault-count": 60,
+    "paper-fault-duration": 60,
+    "paper-reasoning-effort": 5,
+    "paper-cross-simulator": 45,
+}
 
 
 def test_shipped_paper_sweeps_expand_to_the_paper_grid():
@@ -107,13 +128,25 @@ def test_shipped_paper_sweeps_expand_to_the_paper_grid():
 
 
 def test_override_names_the_users_models_and_keeps_variants():
-    effort = override(load_sweep("paper-reasoning-effort"), agents=["openai/a", "openai/b"],
-                      simulators=["google/s"])
+    effort = override(
+        load_sweep("paper-reasoning-effort"),
+        agents=["openai/a", "openai/b"],
+        simulators=["google/s"],
+    )
     assert len(effort.agents) == 10 and not placeholders(effort)
     assert sorted({a.generate["reasoning_effort"] for a in effort.agents}) == [
-        "high", "low", "medium", "none", "xhigh"]
-    main = override(load_sweep("paper-main"), agents=["openai/a"], simulators=["google/s"],
-                    dataset=str(SAMPLE_DIR))
+        "high",
+        "low",
+        "medium",
+        "none",
+        "xhigh",
+    ]
+    main = override(
+        load_sweep("paper-main"),
+        agents=["openai/a"],
+        simulators=["google/s"],
+        dataset=str(SAMPLE_DIR),
+    )
     [run] = expand_sweep(main)
     assert run.agent == "openai/a" and run.roles == {"simulator": "google/s"}
     assert [s.task_ids for s in sweep_shards([(run, 1)])] == [sorted(SAMPLE_IDS)]

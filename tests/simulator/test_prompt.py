@@ -15,7 +15,10 @@ def test_single_braces_left_alone():
 
 def test_sections_decided_separately():
     text = 'Body {{x}}\n{{initial_state}}: {{"a": 1}}\n{action_set_definitions}: {"t": {}}'
-    assert normalize_braces(text) == 'Body {x}\n{initial_state}: {"a": 1}\n{action_set_definitions}: {"t": {}}'
+    assert (
+        normalize_braces(text)
+        == 'Body {x}\n{initial_state}: {"a": 1}\n{action_set_definitions}: {"t": {}}'
+    )
 
 
 def test_release_prompts_render_valid_json(sample_dir):
@@ -33,10 +36,15 @@ def test_release_prompts_render_valid_json(sample_dir):
 
 def test_prompt_without_state_gets_sections():
     env = EnvConfig(
-        environment_name="e", world_model_system_prompt="You simulate a shop.",
-        action_set_definitions=[{"name": "get", "description": "d",
-                                 "parameters": {"type": "object", "properties": {}}}],
-        task_initial_state={"stock": {"sku1": 4}}, state_description={"stock": "units"},
+        environment_name="e",
+        world_model_system_prompt="You simulate a shop.",
+        action_set_definitions=[
+            {"name": "get", "description": "d", "parameters": {"type": "object", "properties": {}}}
+        ],
+        task_initial_state={"stock": {"sku1": 4}},
+        state_description={"stock": "units"},
     )
     prompt = render_system_prompt(env, date="2025-01-01", extra_rules="RULES HERE")
-    assert '"sku1": 4' in prompt and "### Actions" in prompt and prompt.rstrip().endswith("RULES HERE")
+    assert (
+        '"sku1": 4' in prompt and "### Actions" in prompt and prompt.rstrip().endswith("RULES HERE")
+    )

@@ -27,8 +27,14 @@ def test_patch_applies_without_touching_the_input():
         ("<observation>{}</observation>", "no <state_patch>"),
         ("<state_patch>not json</state_patch>", "not JSON"),
         ('<state_patch>{"op": "add"}</state_patch>', "list of operations"),
-        ('<state_patch>[{"op": "replace", "path": "/nope/0", "value": 1}]</state_patch>', "does not apply"),
-        ('<state_patch>[{"op": "test", "path": "/count", "value": 5}]</state_patch>', "does not apply"),
+        (
+            '<state_patch>[{"op": "replace", "path": "/nope/0", "value": 1}]</state_patch>',
+            "does not apply",
+        ),
+        (
+            '<state_patch>[{"op": "test", "path": "/count", "value": 5}]</state_patch>',
+            "does not apply",
+        ),
         ('<state_patch>[{"op": "replace", "path": "", "value": [1]}]</state_patch>', "JSON object"),
     ],
 )
@@ -50,12 +56,14 @@ def scripted(answers):
 
 
 def test_bad_patch_is_reasked_then_state_advances():
-    model, prompts = scripted([
-        '<observation>{"ok": 1}</observation><state_patch>[{"op": "remove", "path": "/x"}]</state_patch>',
-        '<observation>{"ok": 1}</observation><state_patch>[{"op": "add", "path": "/x", "value": 1}]'
-        "</state_patch>",
-        '<observation>{"ok": 2}</observation><state_patch>[]</state_patch>',
-    ])
+    model, prompts = scripted(
+        [
+            '<observation>{"ok": 1}</observation><state_patch>[{"op": "remove", "path": "/x"}]</state_patch>',
+            '<observation>{"ok": 1}</observation><state_patch>[{"op": "add", "path": "/x", "value": 1}]'
+            "</state_patch>",
+            '<observation>{"ok": 2}</observation><state_patch>[]</state_patch>',
+        ]
+    )
     sim = Simulator(model, "S", state={"y": 0})
     assert asyncio.run(sim.observe("set", {})) == {"ok": 1}
     assert "state patch was rejected" in prompts[1][-1]
@@ -67,7 +75,7 @@ def test_bad_patch_is_reasked_then_state_advances():
 
 
 def test_patch_that_never_applies_is_an_infrastructure_error():
-    model, _ = scripted(['<observation>{}</observation>'] * 2)
+    model, _ = scripted(["<observation>{}</observation>"] * 2)
     sim = Simulator(model, "S", state={}, max_retries=1)
     with pytest.raises(SimulatorError, match="no <state_patch>"):
         asyncio.run(sim.observe("a", {}))
@@ -93,7 +101,12 @@ def test_state_checks_need_explicit_mode(sample_copy, tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     with pytest.raises(ValueError, match="state_mode=explicit"):
         run_task(tmp_path, dataset=str(sample_copy), task_ids="26")
-    sample = run_task(tmp_path, dataset=str(sample_copy), task_ids="26", state_mode="explicit",
-                      roles={"simulator": "occubench/echo-simulator"}).samples[0]
+    sample = run_task(
+        tmp_path,
+        dataset=str(sample_copy),
+        task_ids="26",
+        state_mode="explicit",
+        roles={"simulator": "occubench/echo-simulator"},
+    ).samples[0]
     (check,) = sample.scores["occubench_scorer"].metadata["checks"]
     assert check["passed"] is False and "state at /last_action is" in check["detail"]

@@ -35,8 +35,17 @@ from synthesis.world import (
 
 def funnel(manifest: Manifest) -> dict[str, tuple]:
     return {
-        f.scenario: (f.subtopics, f.envs_valid, f.generated, f.valid, f.solvable, f.repaired,
-                     f.non_trivial, f.selected, f.selection.difficulty if f.selection else None)
+        f.scenario: (
+            f.subtopics,
+            f.envs_valid,
+            f.generated,
+            f.valid,
+            f.solvable,
+            f.repaired,
+            f.non_trivial,
+            f.selected,
+            f.selection.difficulty if f.selection else None,
+        )
         for f in manifest.funnel
     }
 
@@ -63,7 +72,9 @@ def test_every_drop_has_a_stage_and_reason(synthesized) -> None:
         assert "0/1 runs with the plan passed after 2 repair(s)" in stuck.reason
         trivial = drops[f"reported-phishing-triage/st02/L{level}"]
         assert (trivial.stage, trivial.reason) == (
-            DropStage.CALIBRATION, "trivial: 3/3 runs without the plan passed")
+            DropStage.CALIBRATION,
+            "trivial: 3/3 runs without the plan passed",
+        )
     assert drops["emergency-department-triage/st01/L1"].stage is DropStage.CALIBRATION
     unselected = drops["reported-phishing-triage/st01/L3"]
     assert unselected.stage is DropStage.SELECTION
@@ -85,14 +96,19 @@ def test_repair_loop(synthesized) -> None:
     assert not (fixed / "repair-2.json").exists()
     stuck = work / "st02" / "L2"
     assert sorted(p.name for p in stuck.iterdir()) == [
-        "repair-1.json", "repair-2.json",
-        "solvability-0.json", "solvability-1.json", "solvability-2.json",
+        "repair-1.json",
+        "repair-2.json",
+        "solvability-0.json",
+        "solvability-1.json",
+        "solvability-2.json",
     ]
     # the repair prompt showed the generator what went wrong in the failed runs
     repairs = [p for p in synthesized.world.generator_prompts if p.startswith("# Stage: repair")]
     assert len(repairs) == 3 + 3 * 2
-    assert all("answer lacks ['Dana Ortiz']" in p and "no record with record_id REC-7" in p
-               for p in repairs)
+    assert all(
+        "answer lacks ['Dana Ortiz']" in p and "no record with record_id REC-7" in p
+        for p in repairs
+    )
     selected = {t.instance: t for t in synthesized.manifest.tasks}
     assert selected["dock-appointment-scheduling/st01/L3"].repairs == 1
 
@@ -112,7 +128,10 @@ def test_dataset_loads_and_runs(synthesized, tmp_path: Path) -> None:
     dataset = load_dataset(root)
     # numbered in catalog order
     assert [(t.task_id, t.task_scenario_name, t.difficulty_level) for t in dataset.tasks] == [
-        (1, PHISHING, 2), (2, DOCK, 3), (3, TRIAGE, 3)]
+        (1, PHISHING, 2),
+        (2, DOCK, 3),
+        (3, TRIAGE, 3),
+    ]
     for task in dataset.tasks:
         assert task.solution_plan and task.checks and task.expected_tool_calls
         assert task.env_name.startswith("env_")
@@ -123,9 +142,11 @@ def test_dataset_loads_and_runs(synthesized, tmp_path: Path) -> None:
     assert manifest.tokens["generator"].total_tokens > 0
     models = World().models()
     [log] = inspect_eval(
-        occubench(dataset=str(root)), model=models.agent,
+        occubench(dataset=str(root)),
+        model=models.agent,
         model_roles={"simulator": models.simulator, "verifier": models.verifier},
-        log_dir=str(tmp_path), display="none",
+        log_dir=str(tmp_path),
+        display="none",
     )
     assert log.status == "success" and len(log.samples) == 3
 
@@ -175,8 +196,10 @@ def test_interrupted_run_resumes(tmp_path: Path) -> None:
 def test_generation_failure_is_a_recorded_drop(tmp_path: Path) -> None:
     world = World()
     manifest = run_synthesis(
-        scenarios(TRIAGE), world.models(lambda messages, tools: _text("Sorry, no JSON today.")),
-        tmp_path, SETTINGS,
+        scenarios(TRIAGE),
+        world.models(lambda messages, tools: _text("Sorry, no JSON today.")),
+        tmp_path,
+        SETTINGS,
     )
     assert len(world.generator_calls) == 3  # the prompt, then 2 re-asks in the same conversation
     last = world.generator_calls[-1]
@@ -200,6 +223,9 @@ def test_runs_that_error_are_dropped_not_repaired(tmp_path: Path) -> None:
     manifest = run_synthesis(scenarios(TRIAGE), models, tmp_path, settings)
     assert "repair" not in world.stages()
     assert [(d.item, d.stage) for d in manifest.drops] == [
-        (f"emergency-department-triage/st01/L{n}", DropStage.SOLVABILITY) for n in (1, 2, 3)]
-    assert all("runs with the plan errored" in d.reason and "judge votes were invalid" in d.reason
-               for d in manifest.drops)
+        (f"emergency-department-triage/st01/L{n}", DropStage.SOLVABILITY) for n in (1, 2, 3)
+    ]
+    assert all(
+        "runs with the plan errored" in d.reason and "judge votes were invalid" in d.reason
+        for d in manifest.drops
+    )

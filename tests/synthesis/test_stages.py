@@ -87,8 +87,13 @@ def test_prompt_files_fill_and_say_what_to_output(name: str) -> None:
 
 PLAN = {
     "subtopics": [{"title": "Bed board", "summary": "Beds."}],
-    "reference": {"terminology": [], "workflow": [], "state_variables": [], "edge_cases": [],
-                  "constraints": []},
+    "reference": {
+        "terminology": [],
+        "workflow": [],
+        "state_variables": [],
+        "edge_cases": [],
+        "constraints": [],
+    },
 }
 
 
@@ -158,8 +163,10 @@ def test_invalid_env_problems() -> None:
     data["action_set_definitions"][0]["example_output"] = "text"
     problems = validate_env(EnvConfig.model_validate(data))
     assert [p.split(":")[0] for p in problems] == [
-        "action_set_definitions", "action_set_definitions[0] (lookup_record).example_output",
-        "world_model_system_prompt", "state_description",
+        "action_set_definitions",
+        "action_set_definitions[0] (lookup_record).example_output",
+        "world_model_system_prompt",
+        "state_description",
     ]
 
 
@@ -173,15 +180,17 @@ def test_invalid_task_problems() -> None:
     assert any("'deleted' is not one of" in p for p in problems)
     assert any("solution_plan calls" in p for p in problems)
 
-    task = TaskDraft.model_validate({
-        **good_task(3).model_dump(),
-        "checks": [
-            {"kind": "tool_not_called", "tool": "notify_party"},
-            {"kind": "tool_called", "tool": "lookup_record", "arguments": {"id": "REC-7"}},
-            {"kind": "answer_contains", "values": ["Dana"]},
-            {"kind": "answer_excludes", "values": ["dana"]},
-        ],
-    })
+    task = TaskDraft.model_validate(
+        {
+            **good_task(3).model_dump(),
+            "checks": [
+                {"kind": "tool_not_called", "tool": "notify_party"},
+                {"kind": "tool_called", "tool": "lookup_record", "arguments": {"id": "REC-7"}},
+                {"kind": "answer_contains", "values": ["Dana"]},
+                {"kind": "answer_excludes", "values": ["dana"]},
+            ],
+        }
+    )
     problems = validate_task(task, env)
     assert any("has no parameter(s) ['id']" in p for p in problems)
     assert any("both required and excluded: ['dana']" in p for p in problems)
@@ -202,13 +211,21 @@ def test_repair_reasks_an_unusable_patch_and_applies_the_fix() -> None:
     model, calls = replay_generator(
         json.dumps({"diagnosis": "other", "explanation": "x", "config": None, "task": None}),
         json.dumps({"diagnosis": "other", "explanation": "x", "task": other_level}),
-        json.dumps({"diagnosis": "impossible_state", "explanation": "added REC-7",
-                    "config": fixed}),
+        json.dumps(
+            {"diagnosis": "impossible_state", "explanation": "added REC-7", "config": fixed}
+        ),
     )
-    result = asyncio.run(repair_instance(
-        model, SCENARIO, Subtopic(title="Beds", summary="s"), env, task, "REC-7 not found",
-        retries=2,
-    ))
+    result = asyncio.run(
+        repair_instance(
+            model,
+            SCENARIO,
+            Subtopic(title="Beds", summary="s"),
+            env,
+            task,
+            "REC-7 not found",
+            retries=2,
+        )
+    )
     assert "both config and task are null" in calls[1][-1].text
     assert "difficulty_level must stay 2" in calls[2][-1].text
     assert "<evidence>\nREC-7 not found\n</evidence>" in calls[0][1].text
@@ -251,7 +268,9 @@ def test_select_difficulty(levels, chosen, why) -> None:
 def test_pool_levels_pools_runs_per_level() -> None:
     pooled = pool_levels([(2, 1, 3), (3, 0, 3), (2, 2, 3)])
     assert [(x.difficulty, x.instances, x.passed, x.scored) for x in pooled] == [
-        (2, 2, 3, 6), (3, 1, 0, 3)]
+        (2, 2, 3, 6),
+        (3, 1, 0, 3),
+    ]
     assert pooled[0].rate == 0.5
 
 
@@ -282,8 +301,10 @@ def test_models_are_usable_by_name() -> None:
 
 
 def test_role_costs_price_each_role_at_its_model() -> None:
-    tokens = {"generator": TokenUsage(input_tokens=2_000_000, output_tokens=500_000),
-              "agent": TokenUsage(input_tokens=10)}
+    tokens = {
+        "generator": TokenUsage(input_tokens=2_000_000, output_tokens=500_000),
+        "agent": TokenUsage(input_tokens=10),
+    }
     prices = PriceTable(models={"g": ModelPrice(input_per_mtok=1.0, output_per_mtok=4.0)})
     costs = role_costs(tokens, {"generator": "g", "agent": "a"}, prices)
     assert costs == {"generator": 4.0, "agent": None}

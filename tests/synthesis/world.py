@@ -34,8 +34,9 @@ class World:
     @property
     def generator_prompts(self) -> list[str]:
         """The stage prompt (first user message) of every generator call."""
-        return [next(m.text for m in c if isinstance(m, ChatMessageUser))
-                for c in self.generator_calls]
+        return [
+            next(m.text for m in c if isinstance(m, ChatMessageUser)) for c in self.generator_calls
+        ]
 
     def models(self, generator=None) -> SynthesisModels:
         behaviour = generator or ScriptedGenerator(PROFILES)
@@ -50,7 +51,8 @@ class World:
             return to_output("mockllm/model", agent(messages, tools), messages)
 
         return SynthesisModels(
-            generator=mock(generate), agent=mock(act),
+            generator=mock(generate),
+            agent=mock(act),
             simulator=mock(lambda m, t, c, g: scripted(state_simulator, m, t)),
             verifier=mock(lambda m, t, c, g: scripted(scripted_judge, m, t)),
         )

@@ -24,6 +24,7 @@ from occubench.simulator import (
 
 SIMULATOR_ROLE = "simulator"
 
+
 @solver
 def occubench_agent(
     faults: FaultSettings | None = None,
@@ -62,14 +63,18 @@ def occubench_agent(
             )
 
         session = settings.session(
-            task.task_id, expected_calls(task), (env.fault_hints or {}).get("key_fields", []),
+            task.task_id,
+            expected_calls(task),
+            (env.fault_hints or {}).get("key_fields", []),
             tools=[t.name for t in env.action_set_definitions],
-            critical_calls=critical_calls(task), corrupter=corrupter,
+            critical_calls=critical_calls(task),
+            corrupter=corrupter,
         )
         simulator = Simulator(
             model,
             render_system_prompt(
-                env, date=date,
+                env,
+                date=date,
                 extra_rules=(STATE_CONTRACT if explicit else "") + settings.simulator_rules(),
             ),
             max_retries=simulator_retries,

@@ -21,7 +21,9 @@ from occubench.simulator import Simulator
 class FaultHook(Protocol):
     """What the tool layer asks of a fault injector (see ``occubench.faults``)."""
 
-    def before_call(self, index: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    def before_call(
+        self, index: int, tool: str, arguments: dict[str, Any]
+    ) -> dict[str, Any] | None:
         """An explicit error observation for this call, or None to go on."""
 
     async def after_call(
@@ -69,6 +71,9 @@ class ToolLayer:
             return await self.call(spec.name, arguments)
 
         return ToolDef(
-            execute, name=spec.name, description=spec.description or spec.name,
-            parameters=tool_params(spec), max_output=0,
+            execute,
+            name=spec.name,
+            description=spec.description or spec.name,
+            parameters=tool_params(spec),
+            max_output=0,
         )

@@ -101,14 +101,24 @@ def role_model(row: SampleRow, role: str) -> str | None:
 def _used(row: SampleRow, role: str) -> bool:
     return any(
         counts.get(role, 0)
-        for counts in (row.tokens, row.input_tokens, row.output_tokens,
-                       row.input_tokens_cache_read, row.input_tokens_cache_write)
+        for counts in (
+            row.tokens,
+            row.input_tokens,
+            row.output_tokens,
+            row.input_tokens_cache_read,
+            row.input_tokens_cache_write,
+        )
     )
 
 
 def _roles(row: SampleRow) -> list[str]:
-    names = {*row.tokens, *row.input_tokens, *row.output_tokens,
-             *row.input_tokens_cache_read, *row.input_tokens_cache_write}
+    names = {
+        *row.tokens,
+        *row.input_tokens,
+        *row.output_tokens,
+        *row.input_tokens_cache_read,
+        *row.input_tokens_cache_write,
+    }
     return sorted(r for r in names if _used(row, r))
 
 
@@ -166,7 +176,10 @@ def cost_summary(group: str, rows: Sequence[SampleRow], prices: PriceTable) -> C
     solved = sum(r.passed is True for r in rows)
     total = None if missing else sum(c or 0.0 for c in costs)
     return CostSummary(
-        group=group, samples=len(rows), solved=solved, total=total,
+        group=group,
+        samples=len(rows),
+        solved=solved,
+        total=total,
         per_task=total / len(rows) if total is not None and rows else None,
         per_solved_task=total / solved if total is not None and solved else None,
         unpriced_models=missing,

@@ -131,7 +131,10 @@ def rates(rows: Sequence[SampleRow], dimension: str = "overall") -> list[GroupRa
         out.append(
             GroupRate(
                 **rate_row(name, members).model_dump(),
-                agent=agent, simulator=simulator, env_mode=mode, dimension=dimension,
+                agent=agent,
+                simulator=simulator,
+                env_mode=mode,
+                dimension=dimension,
             )
         )
     return out
@@ -163,9 +166,12 @@ def robustness_scores(
         interval = robustness_interval(outcomes, n_resamples=n_resamples, seed=seed)
         out.append(
             Robustness(
-                agent=agent, simulator=simulator,
+                agent=agent,
+                simulator=simulator,
                 rates={m: sum(o) / len(o) for m, o in outcomes.items()},
-                r=interval.estimate, low=interval.low, high=interval.high,
+                r=interval.estimate,
+                low=interval.low,
+                high=interval.high,
             )
         )
     return out
@@ -215,9 +221,17 @@ def compare_models(
             diff = difference_interval(va, vb, paired=True, n_resamples=n_resamples, seed=seed)
             out.append(
                 Comparison(
-                    a=a, b=b, simulator=simulator, env_mode=mode, n=test.n,
-                    a_only=test.a_only, b_only=test.b_only, difference=test.difference,
-                    low=diff.low, high=diff.high, p_value=test.p_value,
+                    a=a,
+                    b=b,
+                    simulator=simulator,
+                    env_mode=mode,
+                    n=test.n,
+                    a_only=test.a_only,
+                    b_only=test.b_only,
+                    difference=test.difference,
+                    low=diff.low,
+                    high=diff.high,
+                    p_value=test.p_value,
                     verdict={"A better": f"{a} better", "B better": f"{b} better"}.get(
                         test.verdict, test.verdict
                     ),
@@ -255,10 +269,15 @@ def simulator_agreement(rows: Sequence[SampleRow]) -> list[SimulatorAgreement]:
             agreement = pairwise_agreement(scores[sa], scores[sb])
             out.append(
                 SimulatorAgreement(
-                    simulator_a=sa, simulator_b=sb, env_mode=mode,
-                    n_models=agreement.n_models, n_pairs=agreement.n_pairs,
-                    agreeing_pairs=agreement.agreeing_pairs, share=agreement.share,
-                    tau=agreement.tau, flipped=agreement.flipped,
+                    simulator_a=sa,
+                    simulator_b=sb,
+                    env_mode=mode,
+                    n_models=agreement.n_models,
+                    n_pairs=agreement.n_pairs,
+                    agreeing_pairs=agreement.agreeing_pairs,
+                    share=agreement.share,
+                    tau=agreement.tau,
+                    flipped=agreement.flipped,
                 )
             )
     return out
@@ -283,14 +302,17 @@ def pass_k(rows: Sequence[SampleRow]) -> list[PassK]:
         _scored(rows), lambda r: (*setup_of(r), r.env_mode)
     ).items():
         trials = [
-            (len(ms), sum(bool(r.passed) for r in ms))
-            for ms in group(members, _task).values()
+            (len(ms), sum(bool(r.passed) for r in ms)) for ms in group(members, _task).values()
         ]
         most = min(n for n, _ in trials)
         for k in range(1, most + 1) if most >= 2 else ():
             out.append(
                 PassK(
-                    agent=agent, simulator=simulator, env_mode=mode, k=k, tasks=len(trials),
+                    agent=agent,
+                    simulator=simulator,
+                    env_mode=mode,
+                    k=k,
+                    tasks=len(trials),
                     pass_hat_k=sum(pass_hat_k(n, c, k) for n, c in trials) / len(trials),
                     pass_at_k=sum(pass_at_k(n, c, k) for n, c in trials) / len(trials),
                 )
@@ -323,7 +345,10 @@ def costs(rows: Sequence[SampleRow], prices: PriceTable | None = None) -> list[C
         summary = cost_summary(agent, members, prices) if prices is not None else None
         out.append(
             CostRow(
-                agent=agent, simulator=simulator, samples=len(members), solved=solved,
+                agent=agent,
+                simulator=simulator,
+                samples=len(members),
+                solved=solved,
                 tokens_per_task=total / len(members),
                 agent_tokens_per_task=sum(r.tokens.get("agent", 0) for r in members) / len(members),
                 tokens_per_solved=total / solved if solved else math.nan,
@@ -361,10 +386,7 @@ class FaultRecovery(Metric):
 
 
 def _applied(row: SampleRow, kind: str) -> list[dict]:
-    return [
-        f for f in row.faults
-        if f.get("applied", True) and kind in (ALL, f.get("kind"))
-    ]
+    return [f for f in row.faults if f.get("applied", True) and kind in (ALL, f.get("kind"))]
 
 
 def fault_recovery(rows: Sequence[SampleRow]) -> list[FaultRecovery]:
@@ -382,10 +404,20 @@ def fault_recovery(rows: Sequence[SampleRow]) -> list[FaultRecovery]:
             retry, cr = wilson_interval(retried, len(faults)), wilson_interval(passed, len(hit))
             out.append(
                 FaultRecovery(
-                    agent=agent, simulator=simulator, env_mode=mode, kind=kind,
-                    faults=len(faults), retried=retried, retry_rate=retry.estimate,
-                    retry_low=retry.low, retry_high=retry.high, samples_hit=len(hit),
-                    hit_passed=passed, hit_rate=cr.estimate, hit_low=cr.low, hit_high=cr.high,
+                    agent=agent,
+                    simulator=simulator,
+                    env_mode=mode,
+                    kind=kind,
+                    faults=len(faults),
+                    retried=retried,
+                    retry_rate=retry.estimate,
+                    retry_low=retry.low,
+                    retry_high=retry.high,
+                    samples_hit=len(hit),
+                    hit_passed=passed,
+                    hit_rate=cr.estimate,
+                    hit_low=cr.low,
+                    hit_high=cr.high,
                 )
             )
     return out
@@ -427,9 +459,16 @@ def leaderboard(
         rob = r_of.get((g.agent, g.simulator))
         out.append(
             LeaderboardRow(
-                rank=rank, agent=g.agent, simulator=g.simulator, env_mode=mode,
-                scored=g.scored, passed=g.passed, errors=g.errors,
-                rate=g.rate, low=g.low, high=g.high,
+                rank=rank,
+                agent=g.agent,
+                simulator=g.simulator,
+                env_mode=mode,
+                scored=g.scored,
+                passed=g.passed,
+                errors=g.errors,
+                rate=g.rate,
+                low=g.low,
+                high=g.high,
                 mode_rates=rob.rates if rob else {},
                 r=rob.r if rob else math.nan,
                 r_low=rob.low if rob else math.nan,
@@ -438,4 +477,3 @@ def leaderboard(
             )
         )
     return out
-

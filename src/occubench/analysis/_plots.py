@@ -49,8 +49,9 @@ def leaderboard_figure(report: Report) -> Figure:
     ax = fig.add_subplot()
     y = np.arange(len(lines))[::-1]
     errs = np.array([_errors(line.rate, line.low, line.high) for line in lines]).T
-    ax.barh(y, [100 * _nan0(line.rate) for line in lines], xerr=100 * errs, capsize=3,
-            color="#4c72b0")
+    ax.barh(
+        y, [100 * _nan0(line.rate) for line in lines], xerr=100 * errs, capsize=3, color="#4c72b0"
+    )
     ax.set_yticks(y, [report.label(line.agent, line.simulator) for line in lines])
     ax.set_xlim(0, 100)
     ax.set_xlabel(f"completion rate % in {report.headline_mode} (Wilson 95% CI)")
@@ -100,8 +101,15 @@ def modes_figure(report: Report) -> Figure:
         found = [overall.get((a, s, mode)) for a, s in setups]
         heights = [100 * _nan0(g.rate) if g else 0.0 for g in found]
         errs = np.array([_errors(g.rate, g.low, g.high) if g else (0, 0) for g in found]).T
-        ax.bar(x + (j - (len(modes) - 1) / 2) * width, heights, width, yerr=100 * errs,
-               capsize=2, label=mode, color=MODE_COLOURS.get(mode, f"C{j + 4}"))
+        ax.bar(
+            x + (j - (len(modes) - 1) / 2) * width,
+            heights,
+            width,
+            yerr=100 * errs,
+            capsize=2,
+            label=mode,
+            color=MODE_COLOURS.get(mode, f"C{j + 4}"),
+        )
     for i, setup in enumerate(setups):
         rob = robust.get(setup)
         if rob is not None and not math.isnan(rob.r):
@@ -129,8 +137,9 @@ def industry_heatmap_figure(report: Report) -> Figure:
     for (i, j), value in np.ndenumerate(data):
         if not math.isnan(value):
             ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(len(setups)),
-                  [textwrap.fill(report.label(a, s), 18) for a, s in setups], fontsize=7)
+    ax.set_xticks(
+        range(len(setups)), [textwrap.fill(report.label(a, s), 18) for a, s in setups], fontsize=7
+    )
     ax.set_yticks(range(len(industries)), industries, fontsize=7)
     ax.set_title(f"Completion rate % by industry ({report.headline_mode})")
     fig.colorbar(image, ax=ax, fraction=0.05)

@@ -40,8 +40,16 @@ class ReportFormat(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
 
 
 PLOTS_DIR = "plots"
-CSV_TABLES = ("leaderboard", "rates", "robustness", "comparisons", "agreement", "pass_k",
-              "costs", "fault_recovery")
+CSV_TABLES = (
+    "leaderboard",
+    "rates",
+    "robustness",
+    "comparisons",
+    "agreement",
+    "pass_k",
+    "costs",
+    "fault_recovery",
+)
 """Report fields written as one CSV file each."""
 
 
@@ -67,9 +75,7 @@ def sample_record(row: SampleRow) -> dict[str, Any]:
     return flat(record)
 
 
-def write_csv(
-    path: Path, records: Sequence[dict[str, Any]], columns: Sequence[str] = ()
-) -> Path:
+def write_csv(path: Path, records: Sequence[dict[str, Any]], columns: Sequence[str] = ()) -> Path:
     """Write flat records as CSV; the header is ``columns`` plus any other keys of the records."""
     columns = list(dict.fromkeys([*columns, *(key for record in records for key in record)]))
     with path.open("w", newline="", encoding="utf-8") as f:
@@ -98,9 +104,7 @@ def write_markdown(report: Report, path: Path, plots: Sequence[Path]) -> Path:
             report, dimensions=("industry", "domain", "scenario", "difficulty"), fault_kinds=True
         )
     ]
-    parts += [
-        f"![{p.stem}]({PLOTS_DIR}/{p.name})\n" for p in plots if p.suffix == ".png"
-    ]
+    parts += [f"![{p.stem}]({PLOTS_DIR}/{p.name})\n" for p in plots if p.suffix == ".png"]
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
 
@@ -134,9 +138,13 @@ def write_report(
             for name in CSV_TABLES:
                 items: list[BaseModel] = getattr(report, name)
                 item_type = get_args(Report.model_fields[name].annotation)[0]
-                written.append(write_csv(out / f"{name}.csv",
-                                         [flat(i.model_dump()) for i in items],
-                                         columns=list(item_type.model_fields)))
+                written.append(
+                    write_csv(
+                        out / f"{name}.csv",
+                        [flat(i.model_dump()) for i in items],
+                        columns=list(item_type.model_fields),
+                    )
+                )
             written.append(write_csv(out / "samples.csv", [sample_record(r) for r in rows]))
         elif fmt is ReportFormat.JSON:
             path = out / "report.json"
@@ -149,7 +157,9 @@ def write_report(
             written += [path, samples]
         else:
             page = render_html(
-                report, rows, read_trajectories(rows),
+                report,
+                rows,
+                read_trajectories(rows),
                 {n.removesuffix(".svg"): c for n, c in charts.items() if n.endswith(".svg")},
             )
             path = out / "report.html"

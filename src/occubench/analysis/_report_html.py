@@ -79,20 +79,24 @@ def render_html(
     if len(rows) != len(trajectories):
         raise ValueError("one trajectory per row is needed")
     industries = report.rates_for("industry")
-    return _environment().get_template(TEMPLATE).render(
-        report=report,
-        csp=CSP,
-        setups=[(line.agent, line.simulator) for line in report.leaderboard],
-        industry_names=sorted({g.group for g in industries}),
-        industry_cells={(g.agent, g.simulator, g.group): g for g in industries},
-        breakdowns={d: report.rates_for(d) for d in ("difficulty", "domain", "scenario")},
-        mode_cells={
-            (g.agent, g.simulator, g.env_mode): g for g in report.rates if g.dimension == "overall"
-        },
-        robustness={(r.agent, r.simulator): r for r in report.robustness},
-        agreement=_matrix(report),
-        charts={name: data_uri(svg) for name, svg in charts.items()},
-        samples=[
-            (i, row, setup_of(row), trajectories[i]) for i, row in enumerate(rows)
-        ],
+    return (
+        _environment()
+        .get_template(TEMPLATE)
+        .render(
+            report=report,
+            csp=CSP,
+            setups=[(line.agent, line.simulator) for line in report.leaderboard],
+            industry_names=sorted({g.group for g in industries}),
+            industry_cells={(g.agent, g.simulator, g.group): g for g in industries},
+            breakdowns={d: report.rates_for(d) for d in ("difficulty", "domain", "scenario")},
+            mode_cells={
+                (g.agent, g.simulator, g.env_mode): g
+                for g in report.rates
+                if g.dimension == "overall"
+            },
+            robustness={(r.agent, r.simulator): r for r in report.robustness},
+            agreement=_matrix(report),
+            charts={name: data_uri(svg) for name, svg in charts.items()},
+            samples=[(i, row, setup_of(row), trajectories[i]) for i, row in enumerate(rows)],
+        )
     )

@@ -17,8 +17,22 @@ from occubench.analysis._metrics import ALL, DIMENSIONS, GroupRate
 from occubench.analysis._report import Report
 from occubench.analysis._sanitize import markdown_cell, terminal_text
 
-LEFT = frozenset({"agent", "setup", "simulator", "A", "B", "verdict", "simulator A",
-                  "simulator B", "unpriced models", "mode", "kind", *DIMENSIONS})
+LEFT = frozenset(
+    {
+        "agent",
+        "setup",
+        "simulator",
+        "A",
+        "B",
+        "verdict",
+        "simulator A",
+        "simulator B",
+        "unpriced models",
+        "mode",
+        "kind",
+        *DIMENSIONS,
+    }
+)
 """Column names shown left-aligned; every other column holds numbers."""
 
 
@@ -60,18 +74,36 @@ def leaderboard_table(report: Report) -> TextTable:
     table = TextTable(
         title=f"Leaderboard: completion rate in {mode} (Wilson 95% CI), "
         "R = min(CR E1..E3) / CR E0 (bootstrap 95% CI)",
-        columns=["#", "agent", *(["simulator"] if several else []), f"CR % {mode}", "95% CI",
-                 "n", "errors", *(f"{m} %" for m in report.env_modes), "R", "R 95% CI",
-                 *(["$/task"] if report.priced else [])],
+        columns=[
+            "#",
+            "agent",
+            *(["simulator"] if several else []),
+            f"CR % {mode}",
+            "95% CI",
+            "n",
+            "errors",
+            *(f"{m} %" for m in report.env_modes),
+            "R",
+            "R 95% CI",
+            *(["$/task"] if report.priced else []),
+        ],
     )
     for line in report.leaderboard:
-        table.rows.append([
-            str(line.rank), line.agent, *([line.simulator] if several else []),
-            pct(line.rate), interval(line.low, line.high), str(line.scored), str(line.errors),
-            *(pct(line.mode_rates.get(m, math.nan)) for m in report.env_modes),
-            ratio(line.r), interval(line.r_low, line.r_high, scale=1.0, digits=2),
-            *([money(line.cost_per_task)] if report.priced else []),
-        ])
+        table.rows.append(
+            [
+                str(line.rank),
+                line.agent,
+                *([line.simulator] if several else []),
+                pct(line.rate),
+                interval(line.low, line.high),
+                str(line.scored),
+                str(line.errors),
+                *(pct(line.mode_rates.get(m, math.nan)) for m in report.env_modes),
+                ratio(line.r),
+                interval(line.r_low, line.r_high, scale=1.0, digits=2),
+                *([money(line.cost_per_task)] if report.priced else []),
+            ]
+        )
     return table
 
 
@@ -79,20 +111,24 @@ def breakdown_table(report: Report, dimension: str) -> TextTable:
     """CR of every setup per group of ``dimension`` in the headline mode."""
     setups = [(line.agent, line.simulator) for line in report.leaderboard]
     table = TextTable(
-        title=f"Completion rate by {dimension} in {report.headline_mode}: "
-        "CR % [Wilson 95% CI] (n)",
+        title=f"Completion rate by {dimension} in {report.headline_mode}: CR % [Wilson 95% CI] (n)",
         columns=[dimension, *(report.label(a, s) for a, s in setups)],
     )
     cells: dict[str, dict[tuple[str, str], GroupRate]] = {}
     for g in report.rates_for(dimension):
         cells.setdefault(g.group, {})[(g.agent, g.simulator)] = g
     for name in sorted(cells, key=lambda n: (len(n), n) if dimension == "difficulty" else n):
-        table.rows.append([
-            name,
-            *("" if (cell := cells[name].get(s)) is None
-              else f"{pct(cell.rate)} {interval(cell.low, cell.high)} ({cell.scored})"
-              for s in setups),
-        ])
+        table.rows.append(
+            [
+                name,
+                *(
+                    ""
+                    if (cell := cells[name].get(s)) is None
+                    else f"{pct(cell.rate)} {interval(cell.low, cell.high)} ({cell.scored})"
+                    for s in setups
+                ),
+            ]
+        )
     return table
 
 
@@ -104,11 +140,20 @@ def comparisons_table(report: Report) -> TextTable:
         columns=["A", "B", "mode", "n", "A only", "B only", "diff pp", "95% CI", "p", "verdict"],
     )
     for c in report.comparisons:
-        table.rows.append([
-            report.label(c.a, c.simulator), report.label(c.b, c.simulator), c.env_mode,
-            str(c.n), str(c.a_only), str(c.b_only), pct(c.difference), interval(c.low, c.high),
-            f"{c.p_value:.3g}", c.verdict,
-        ])
+        table.rows.append(
+            [
+                report.label(c.a, c.simulator),
+                report.label(c.b, c.simulator),
+                c.env_mode,
+                str(c.n),
+                str(c.a_only),
+                str(c.b_only),
+                pct(c.difference),
+                interval(c.low, c.high),
+                f"{c.p_value:.3g}",
+                c.verdict,
+            ]
+        )
     return table
 
 
@@ -116,14 +161,28 @@ def agreement_table(report: Report) -> TextTable:
     """Ranking agreement between simulators: share of model pairs ordered alike, Kendall tau."""
     table = TextTable(
         title="Ranking agreement between simulators (agent models ordered by CR)",
-        columns=["simulator A", "simulator B", "mode", "models", "pairs agreeing", "share %",
-                 "tau"],
+        columns=[
+            "simulator A",
+            "simulator B",
+            "mode",
+            "models",
+            "pairs agreeing",
+            "share %",
+            "tau",
+        ],
     )
     for a in report.agreement:
-        table.rows.append([
-            a.simulator_a, a.simulator_b, a.env_mode, str(a.n_models),
-            f"{a.agreeing_pairs}/{a.n_pairs}", pct(a.share), ratio(a.tau),
-        ])
+        table.rows.append(
+            [
+                a.simulator_a,
+                a.simulator_b,
+                a.env_mode,
+                str(a.n_models),
+                f"{a.agreeing_pairs}/{a.n_pairs}",
+                pct(a.share),
+                ratio(a.tau),
+            ]
+        )
     return table
 
 
@@ -131,37 +190,72 @@ def cost_table(report: Report) -> TextTable:
     """Tokens (and dollars, with prices) per task and per solved task."""
     table = TextTable(
         title="Tokens and cost per task (all modes; errored samples included)",
-        columns=["setup", "samples", "solved", "tokens/task", "agent tokens/task",
-                 "tokens/solved",
-                 *(["cost", "$/task", "$/solved", "unpriced models"] if report.priced else [])],
+        columns=[
+            "setup",
+            "samples",
+            "solved",
+            "tokens/task",
+            "agent tokens/task",
+            "tokens/solved",
+            *(["cost", "$/task", "$/solved", "unpriced models"] if report.priced else []),
+        ],
     )
     for c in report.costs:
-        table.rows.append([
-            report.label(c.agent, c.simulator), str(c.samples), str(c.solved),
-            f"{c.tokens_per_task:,.0f}", f"{c.agent_tokens_per_task:,.0f}",
-            "-" if math.isnan(c.tokens_per_solved) else f"{c.tokens_per_solved:,.0f}",
-            *([money(c.cost), money(c.cost_per_task), money(c.cost_per_solved),
-               ", ".join(c.unpriced_models)] if report.priced else []),
-        ])
+        table.rows.append(
+            [
+                report.label(c.agent, c.simulator),
+                str(c.samples),
+                str(c.solved),
+                f"{c.tokens_per_task:,.0f}",
+                f"{c.agent_tokens_per_task:,.0f}",
+                "-" if math.isnan(c.tokens_per_solved) else f"{c.tokens_per_solved:,.0f}",
+                *(
+                    [
+                        money(c.cost),
+                        money(c.cost_per_task),
+                        money(c.cost_per_solved),
+                        ", ".join(c.unpriced_models),
+                    ]
+                    if report.priced
+                    else []
+                ),
+            ]
+        )
     return table
 
 
 def fault_table(report: Report, kinds: bool = False) -> TextTable:
     """Fault recovery: retries after faults and CR of the samples hit (all kinds, or each)."""
     table = TextTable(
-        title="Fault recovery: tool called again after a fault; CR of samples hit "
-        "(Wilson 95% CI)",
-        columns=["setup", "mode", *(["kind"] if kinds else []), "faults", "retried %",
-                 "retry 95% CI", "samples hit", "CR hit %", "CR hit 95% CI"],
+        title="Fault recovery: tool called again after a fault; CR of samples hit (Wilson 95% CI)",
+        columns=[
+            "setup",
+            "mode",
+            *(["kind"] if kinds else []),
+            "faults",
+            "retried %",
+            "retry 95% CI",
+            "samples hit",
+            "CR hit %",
+            "CR hit 95% CI",
+        ],
     )
     for f in report.fault_recovery:
         if not kinds and f.kind != ALL:
             continue
-        table.rows.append([
-            report.label(f.agent, f.simulator), f.env_mode, *([f.kind] if kinds else []),
-            str(f.faults), pct(f.retry_rate), interval(f.retry_low, f.retry_high),
-            str(f.samples_hit), pct(f.hit_rate), interval(f.hit_low, f.hit_high),
-        ])
+        table.rows.append(
+            [
+                report.label(f.agent, f.simulator),
+                f.env_mode,
+                *([f.kind] if kinds else []),
+                str(f.faults),
+                pct(f.retry_rate),
+                interval(f.retry_low, f.retry_high),
+                str(f.samples_hit),
+                pct(f.hit_rate),
+                interval(f.hit_low, f.hit_high),
+            ]
+        )
     return table
 
 
@@ -172,10 +266,16 @@ def pass_k_table(report: Report) -> TextTable:
         columns=["setup", "mode", "k", "tasks", "pass^k %", "pass@k %"],
     )
     for p in report.pass_k:
-        table.rows.append([
-            report.label(p.agent, p.simulator), p.env_mode, str(p.k), str(p.tasks),
-            pct(p.pass_hat_k), pct(p.pass_at_k),
-        ])
+        table.rows.append(
+            [
+                report.label(p.agent, p.simulator),
+                p.env_mode,
+                str(p.k),
+                str(p.tasks),
+                pct(p.pass_hat_k),
+                pct(p.pass_at_k),
+            ]
+        )
     return table
 
 

@@ -64,8 +64,10 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
         answer=_cut(str(score.answer or ""), limit)[0] if score is not None else "",
         explanation=(score.explanation or "") if score is not None else "",
         votes=[
-            {"is_correct": v.get("is_correct"),
-             "feedback": _cut(str(v.get("feedback", "")), limit)[0]}
+            {
+                "is_correct": v.get("is_correct"),
+                "feedback": _cut(str(v.get("feedback", "")), limit)[0],
+            }
             for v in metadata.get("votes", [])
         ],
         checks=list(metadata.get("checks", [])),

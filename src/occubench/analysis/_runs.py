@@ -98,7 +98,9 @@ def _role_model(log: EvalLog, role: str) -> str | None:
     return config.model if config is not None else None
 
 
-def _by_role(role_usage: dict[str, ModelUsage], total: dict[str, ModelUsage]) -> dict[str, ModelUsage]:
+def _by_role(
+    role_usage: dict[str, ModelUsage], total: dict[str, ModelUsage]
+) -> dict[str, ModelUsage]:
     roles = dict(role_usage)
     agent = ModelUsage()
     for usage in total.values():

@@ -32,9 +32,14 @@ def rate_row(group: str, rows: Sequence[SampleRow]) -> RateRow:
     passed = sum(bool(r.passed) for r in scored)
     interval = wilson_interval(passed, len(scored))
     return RateRow(
-        group=group, samples=len(rows), scored=len(scored), passed=passed,
+        group=group,
+        samples=len(rows),
+        scored=len(scored),
+        passed=passed,
         errors=sum(r.error is not None for r in rows),
-        rate=interval.estimate, low=interval.low, high=interval.high,
+        rate=interval.estimate,
+        low=interval.low,
+        high=interval.high,
     )
 
 
@@ -58,8 +63,12 @@ def rate_table(title: str, first: str, rates: Sequence[RateRow]) -> Table:
         table.add_column(name, justify="right")
     for r in rates:
         table.add_row(
-            r.group, str(r.scored), str(r.passed), _pct(r.rate),
-            f"{_pct(r.low)}-{_pct(r.high)}", str(r.errors),
+            r.group,
+            str(r.scored),
+            str(r.passed),
+            _pct(r.rate),
+            f"{_pct(r.low)}-{_pct(r.high)}",
+            str(r.errors),
         )
     return table
 
@@ -77,8 +86,13 @@ def cost_table(costs: Sequence[CostSummary]) -> Table:
     table.add_column("no price for")
     for c in costs:
         table.add_row(
-            terminal_text(c.group), str(c.samples), str(c.solved), _usd(c.total),
-            _usd(c.per_task), _usd(c.per_solved_task), terminal_text(", ".join(c.unpriced_models)),
+            terminal_text(c.group),
+            str(c.samples),
+            str(c.solved),
+            _usd(c.total),
+            _usd(c.per_task),
+            _usd(c.per_solved_task),
+            terminal_text(", ".join(c.unpriced_models)),
         )
     return table
 
@@ -86,9 +100,11 @@ def cost_table(costs: Sequence[CostSummary]) -> Table:
 def summary_tables(rows: Sequence[SampleRow], prices: PriceTable | None = None) -> list[Table]:
     """Overall and per-industry completion rates of one run, and its cost when priced."""
     tables = [
-        rate_table("Completion rate by industry", "industry", [
-            *rates_by(rows, lambda r: r.industry), rate_row("all", rows)
-        ]),
+        rate_table(
+            "Completion rate by industry",
+            "industry",
+            [*rates_by(rows, lambda r: r.industry), rate_row("all", rows)],
+        ),
     ]
     if prices is not None:
         tables.append(cost_table(costs_by(rows, prices, _run_label)))

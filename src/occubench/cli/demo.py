@@ -28,21 +28,33 @@ def demo(
     gives up at the first error; trusting retries errors but believes degraded data.
     """
     with user_errors(), tempfile.TemporaryDirectory() as tmp:
-        rows = run_demo(log_dir or tmp, fault_count=fault_count, fault_duration=fault_duration,
-                        seed=seed)
-    table = Table(title=f"Reference agents on the reference suite (fc={fault_count}, "
-                        f"fd={fault_duration}, seed={seed}): completion rate %")
+        rows = run_demo(
+            log_dir or tmp, fault_count=fault_count, fault_duration=fault_duration, seed=seed
+        )
+    table = Table(
+        title=f"Reference agents on the reference suite (fc={fault_count}, "
+        f"fd={fault_duration}, seed={seed}): completion rate %"
+    )
     table.add_column("agent")
     for mode in EnvMode:
         table.add_column(mode.value, justify="right")
     table.add_column("R", justify="right")
     for agent in DEMO_AGENTS:
-        rates = {m.value: rate_row(m.value, [r for r in rows if r.agent_model == agent
-                                             and r.env_mode == m.value]).rate for m in EnvMode}
+        rates = {
+            m.value: rate_row(
+                m.value, [r for r in rows if r.agent_model == agent and r.env_mode == m.value]
+            ).rate
+            for m in EnvMode
+        }
         r = robustness(rates)
-        table.add_row(agent.split("/")[-1], *(f"{100 * rates[m.value]:.0f}" for m in EnvMode),
-                      "-" if r != r else f"{r:.2f}")
+        table.add_row(
+            agent.split("/")[-1],
+            *(f"{100 * rates[m.value]:.0f}" for m in EnvMode),
+            "-" if r != r else f"{r:.2f}",
+        )
     console.print(table)
     errors = sum(r.error is not None for r in rows)
-    console.print(f"{len(rows)} samples, {errors} infrastructure errors. "
-                  "R = min(CR_E1, CR_E2, CR_E3) / CR_E0.")
+    console.print(
+        f"{len(rows)} samples, {errors} infrastructure errors. "
+        "R = min(CR_E1, CR_E2, CR_E3) / CR_E0."
+    )

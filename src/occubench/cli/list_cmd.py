@@ -14,7 +14,9 @@ from occubench.dataset import load_dataset
 
 def list_tasks(
     dataset: Path | None = typer.Option(None, help="Dataset folder (default: $OCCUBENCH_DATASET)."),
-    scenarios: bool = typer.Option(False, "--scenarios", help="List scenarios, not just industries."),
+    scenarios: bool = typer.Option(
+        False, "--scenarios", help="List scenarios, not just industries."
+    ),
 ) -> None:
     """Show the dataset's industries, domains, scenarios and task counts."""
     with user_errors():
@@ -28,8 +30,11 @@ def list_tasks(
         for name in ("industry", "domain", "scenario", "tasks", "task ids"):
             table.add_column(name)
         for (industry, domain, scenario), ids in sorted(counts.items()):
-            table.add_row(*map(terminal_text, (industry, domain, scenario)), str(len(ids)),
-                          ",".join(map(str, ids)))
+            table.add_row(
+                *map(terminal_text, (industry, domain, scenario)),
+                str(len(ids)),
+                ",".join(map(str, ids)),
+            )
     else:
         table = Table(title=terminal_text(f"Industries in {loaded.root}"))
         for name in ("industry", "domains", "scenarios", "tasks"):
@@ -39,7 +44,9 @@ def list_tasks(
             by_industry.setdefault(industry, []).append((domain, scenario, len(ids)))
         for industry, items in sorted(by_industry.items()):
             table.add_row(
-                terminal_text(industry), str(len({d for d, _, _ in items})), str(len(items)),
+                terminal_text(industry),
+                str(len({d for d, _, _ in items})),
+                str(len(items)),
                 str(sum(n for _, _, n in items)),
             )
     console.print(table)

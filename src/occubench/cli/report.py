@@ -29,20 +29,30 @@ BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
 
 def report(
     logs: Annotated[list[str], typer.Argument(help="Inspect log files or folders (recursive).")],
-    formats: Annotated[list[ReportFormat] | None, typer.Option(
-        "--format", "-f",
-        help="File format to write, repeatable: md, csv, json, html (default with --out: all).",
-    )] = None,
-    out: Annotated[Path | None, typer.Option(
-        help=f"Folder for the files (default: {DEFAULT_REPORT_DIR})."
-    )] = None,
-    prices: Annotated[Path | None, typer.Option(
-        help="Price table, YAML or JSON: models: {NAME: {input_per_mtok, output_per_mtok}}."
-    )] = None,
-    by: Annotated[list[str] | None, typer.Option(
-        help=f"Breakdown shown in the terminal, repeatable: {BREAKDOWNS} "
-        "(default: industry and difficulty)."
-    )] = None,
+    formats: Annotated[
+        list[ReportFormat] | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="File format to write, repeatable: md, csv, json, html (default with --out: all).",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help=f"Folder for the files (default: {DEFAULT_REPORT_DIR}).")
+    ] = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            help="Price table, YAML or JSON: models: {NAME: {input_per_mtok, output_per_mtok}}."
+        ),
+    ] = None,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"Breakdown shown in the terminal, repeatable: {BREAKDOWNS} "
+            "(default: industry and difficulty)."
+        ),
+    ] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = (
         DEFAULT_BOOTSTRAP_RESAMPLES
     ),

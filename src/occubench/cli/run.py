@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import zipfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import typer
 from inspect_ai import eval_set
-from inspect_ai.log import list_eval_logs, read_eval_log, write_log_dir_manifest
 from inspect_ai.model import GenerateConfig, Model, get_model
 
 from occubench.analysis import load_prices, read_runs, summary_tables
@@ -44,6 +40,7 @@ from occubench.scale import (
     execute,
     merged_logs,
     plan_shards,
+    remove_superseded_logs,
     shard_count,
 )
 from occubench.simulator import StateMode
@@ -66,50 +63,6 @@ def role_model(name: str, config: GenerateConfig) -> Model:
     return get_model(name, config=config, memoize=False)
 
 
-def remove_superseded_logs(locations: Sequence[str]) -> list[Path]:
-    """Delete the logs a killed attempt left behind, once eval_set has replaced them.
-
-    A run killed outright (SIGKILL, out of memory, power loss) leaves its log in status
-    "started". Running the same command again resumes it: eval_set seeds a new log with
-    the samples that log holds and runs only the rest, but it keeps the old file, since
-    it cannot tell whether another process still writes it (it removes only logs of the
-    runs it started itself). A reader of the whole folder (``occubench report DIR``,
-    ``inspect view``) would then count those samples twice. Such a log (same task,
-    status "started", older than the log eval_set returned) holds nothing the new one
-    lacks, and nobody writes it: the same command must not run twice at once. Local
-    folders only; the folder's ``logs.json`` listing is rewritten.
-
-    Returns:
-        The removed logs.
-    """
-    kept = {path for path in map(_local_path, locations) if path is not None}
-    removed: list[Path] = []
-    for folder in sorted({path.parent for path in kept}):
-        listed = list_eval_logs(str(folder), recursive=False)
-        infos = [(info, _local_path(info.name)) for info in listed]
-        newest = {info.task_id: info.mtime or 0.0 for info, path in infos if path in kept}
-        for info, path in infos:
-            if path is None or path in kept or (info.mtime or 0.0) >= newest.get(info.task_id, 0):
-                continue
-            try:
-                started = read_eval_log(info.name, header_only=True).status == "started"
-            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
-                continue  # cut short mid-write: left as it is
-            if started:
-                path.unlink()
-                removed.append(path)
-        if any(path.parent == folder for path in removed):
-            write_log_dir_manifest(str(folder))
-    return removed
-
-
-def _local_path(location: str) -> Path | None:
-    """The file of a local log location (a path or a file:// URI); None for remote stores."""
-    if location.startswith("file://"):
-        return Path(unquote(urlparse(location).path))
-    return None if "://" in location else Path(location).resolve()
-
-
 def run(
     agent_model: str = typer.Option(..., help="Agent under test, an Inspect model name."),
     simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
@@ -117,7 +70,9 @@ def run(
         None, help="Judge model (default: the simulator; tasks with checks use only checks)."
     ),
     dataset: Path | None = typer.Option(None, help="Dataset folder (default: $OCCUBENCH_DATASET)."),
-    env_mode: str = typer.Option(DEFAULT_ENV_MODE, help="E0 clean, E1 explicit, E2 implicit, E3 mixed."),
+    env_mode: str = typer.Option(
+        DEFAULT_ENV_MODE, help="E0 clean, E1 explicit, E2 implicit, E3 mixed."
+    ),
     fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
     fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
     fault_engine: str = typer.Option(DEFAULT_FAULT_ENGINE, help="code (seeded) or prompt (paper)."),
@@ -155,7 +110,9 @@ def run(
     prices: Path | None = typer.Option(
         None, help="Price table (YAML/JSON): adds cost per run, per task and per solved task."
     ),
-    retry_on_error: int = typer.Option(DEFAULT_SAMPLE_RETRIES, help="Retries of an errored sample."),
+    retry_on_error: int = typer.Option(
+        DEFAULT_SAMPLE_RETRIES, help="Retries of an errored sample."
+    ),
     max_retries: int = typer.Option(
         DEFAULT_MAX_RETRIES, help="Retries of a model call (429, 5xx, timeouts), after the SDK's."
     ),
@@ -165,22 +122,25 @@ def run(
     ),
     cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
     log_dir: str | None = typer.Option(
-        None, help="Log folder or URL, e.g. s3://... (default: logs/occubench-<mode>-<hash "
-        "of the arguments>)."
+        None,
+        help="Log folder or URL, e.g. s3://... (default: logs/occubench-<mode>-<hash "
+        "of the arguments>).",
     ),
     display: str = typer.Option("rich", help="Inspect display: rich, plain, full or none."),
     workers: int | None = typer.Option(
-        None, min=1, help="Shards, each its own Inspect process (default: the machine's cores, "
-        "at most one per task; 1 = one in-process eval as before)."
+        None,
+        min=1,
+        help="Shards, each its own Inspect process (default: the machine's cores, "
+        "at most one per task; 1 = one in-process eval as before).",
     ),
     executor: Executor = typer.Option(  # noqa: B008 - an enum default is immutable
-        Executor.LOCAL, help="Where shards run: local processes, or Ray tasks (occubench[ray])."
+        Executor.LOCAL, help="Where shards run: local processes, or Ray tasks (ray extra)."
     ),
     ray_address: str | None = typer.Option(
         None, help="Ray cluster address (default: start a local Ray instance)."
     ),
     ray_resources: str | None = typer.Option(
-        None, help='Ray resources each shard needs, JSON, e.g. \'{"node:10.0.0.5": 0.01}\'.'
+        None, help="Ray resources each shard needs, JSON, e.g. '{\"node:10.0.0.5\": 0.01}'."
     ),
 ) -> None:
     """Run agents on the dataset's tasks in the simulator, grade them, print the summary.
@@ -190,9 +150,15 @@ def run(
     """
     with user_errors():
         root = dataset_dir(dataset)
-        FaultSettings(env_mode=env_mode, fault_count=fault_count, fault_duration=fault_duration,
-                      engine=fault_engine, seed=seed, families=parse_families(faults),
-                      latency_seconds=fault_latency)
+        FaultSettings(
+            env_mode=env_mode,
+            fault_count=fault_count,
+            fault_duration=fault_duration,
+            engine=fault_engine,
+            seed=seed,
+            families=parse_families(faults),
+            latency_seconds=fault_latency,
+        )
         StateMode(state_mode)
         check_executor(executor)
         resources = json.loads(ray_resources) if ray_resources else {}
@@ -208,36 +174,64 @@ def run(
             raise ValueError(f"no task in {root} matches the selection")
         price_table = load_prices(prices) if prices else None
     task_args = dict(
-        dataset=str(root.resolve()), env_mode=env_mode, fault_count=fault_count,
-        fault_duration=fault_duration, fault_engine=fault_engine, fault_families=faults,
-        fault_latency=fault_latency, seed=seed, with_plan=with_plan,
-        task_ids=tasks, categories=categories, domains=domains, difficulty=difficulty,
-        max_tool_calls=max_tool_calls, votes=votes, cache=cache, state_mode=state_mode,
+        dataset=str(root.resolve()),
+        env_mode=env_mode,
+        fault_count=fault_count,
+        fault_duration=fault_duration,
+        fault_engine=fault_engine,
+        fault_families=faults,
+        fault_latency=fault_latency,
+        seed=seed,
+        with_plan=with_plan,
+        task_ids=tasks,
+        categories=categories,
+        domains=domains,
+        difficulty=difficulty,
+        max_tool_calls=max_tool_calls,
+        votes=votes,
+        cache=cache,
+        state_mode=state_mode,
     )
-    roles = {"simulator": simulator_model, **({"verifier": verifier_model} if verifier_model else {})}
+    roles = {
+        "simulator": simulator_model,
+        **({"verifier": verifier_model} if verifier_model else {}),
+    }
     spec = {"task_args": task_args, "agent": agent_model, "roles": roles, "epochs": epochs}
     shards = shard_count(workers, len(selection.tasks))
     sharded = shards > 1 or executor is not Executor.LOCAL
     if sharded:  # shards log in LOG_DIR/shard-i-of-N: their own default folder
         spec["shards"] = shards
     out = log_dir or default_log_dir(spec)  # retry settings left out: they do not change results
-    config = GenerateConfig(max_connections=max_connections, max_retries=max_retries,
-                            timeout=timeout, attempt_timeout=attempt_timeout)
+    config = GenerateConfig(
+        max_connections=max_connections,
+        max_retries=max_retries,
+        timeout=timeout,
+        attempt_timeout=attempt_timeout,
+    )
     judge = config.merge(GenerateConfig(max_connections=max_connections * votes))  # k in parallel
     console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
     if sharded:
         with user_errors():
             run_spec = RunSpec(
-                agent=agent_model, roles=roles, task_args=task_args, epochs=epochs,
+                agent=agent_model,
+                roles=roles,
+                task_args=task_args,
+                epochs=epochs,
                 generate=config.model_dump(exclude_none=True),
                 role_generate={"verifier": judge.model_dump(exclude_none=True)},
                 max_samples=max_samples or DEFAULT_SAMPLES_PER_CONNECTION * max_connections,
                 retry_on_error=retry_on_error,
                 eval_options={"log_realtime": log_realtime, "log_buffer": log_buffer},
-                log_dir=absolute_location(out), resources=resources,
+                log_dir=absolute_location(out),
+                resources=resources,
             )
-        results = execute(plan_shards(run_spec, shards), executor, parallel=shards,
-                          ray_address=ray_address, console=None if display == "none" else console)
+        results = execute(
+            plan_shards(run_spec, shards),
+            executor,
+            parallel=shards,
+            ray_address=ray_address,
+            console=None if display == "none" else console,
+        )
         for failed in (r for r in results if not r.success):
             console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
         success, locations = all(r.success for r in results), merged_logs(results)
@@ -246,8 +240,9 @@ def run(
             occubench(**task_args),
             log_dir=str(out),
             model=role_model(agent_model, config),
-            model_roles={k: role_model(v, judge if k == "verifier" else config)
-                         for k, v in roles.items()},
+            model_roles={
+                k: role_model(v, judge if k == "verifier" else config) for k, v in roles.items()
+            },
             epochs=epochs,
             max_samples=max_samples or DEFAULT_SAMPLES_PER_CONNECTION * max_connections,
             log_realtime=log_realtime,

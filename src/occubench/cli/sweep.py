@@ -31,6 +31,7 @@ from occubench.scale import (
     merged_logs,
     override,
     placeholders,
+    remove_superseded_logs,
     sweep_runs,
     sweep_shards,
 )
@@ -40,57 +41,98 @@ from occubench.task import split_arg
 def runs_table(runs: Sequence[tuple[RunSpec, int]]) -> Table:
     """The expanded runs, one line each (``--dry-run``)."""
     table = Table(title=f"{len(runs)} runs")
-    for name in ("#", "agent", "simulator", "verifier", "mode", "fc", "fd", "seed", "shards",
-                 "log folder"):
-        table.add_column(name, justify="right" if name in ("#", "fc", "fd", "seed", "shards")
-                         else "left")
+    for name in (
+        "#",
+        "agent",
+        "simulator",
+        "verifier",
+        "mode",
+        "fc",
+        "fd",
+        "seed",
+        "shards",
+        "log folder",
+    ):
+        table.add_column(
+            name, justify="right" if name in ("#", "fc", "fd", "seed", "shards") else "left"
+        )
     for i, (run, shards) in enumerate(runs, 1):
         args = run.task_args
-        table.add_row(str(i), run.agent_label or run.agent, run.roles["simulator"],
-                      run.roles.get("verifier", "-"), str(args["env_mode"]),
-                      str(args["fault_count"]), str(args["fault_duration"]), str(args["seed"]),
-                      str(shards), Path(run.log_dir).name)
+        table.add_row(
+            str(i),
+            run.agent_label or run.agent,
+            run.roles["simulator"],
+            run.roles.get("verifier", "-"),
+            str(args["env_mode"]),
+            str(args["fault_count"]),
+            str(args["fault_duration"]),
+            str(args["seed"]),
+            str(shards),
+            Path(run.log_dir).name,
+        )
     return table
 
 
 def sweep(
-    sweeps: Annotated[list[str], typer.Argument(
-        help="Sweep YAML files or shipped names (paper-main, ...); 'paper-*' takes them all."
-    )],
-    agents: Annotated[str | None, typer.Option(
-        help="Agent models replacing the sweep's (comma-separated); its generate options "
-        "(e.g. reasoning efforts) apply to each."
-    )] = None,
-    simulators: Annotated[str | None, typer.Option(
-        help="Simulator models replacing the sweep's (comma-separated)."
-    )] = None,
-    verifiers: Annotated[str | None, typer.Option(
-        help="Verifier models replacing the sweep's (comma-separated)."
-    )] = None,
-    dataset: Annotated[str | None, typer.Option(
-        help="Dataset folder or 'reference' (default: the sweep's, else $OCCUBENCH_DATASET)."
-    )] = None,
-    log_dir: Annotated[str | None, typer.Option(
-        help=f"Folder or URL of the runs (default: the sweep's, else {DEFAULT_SWEEP_LOG_DIR})."
-    )] = None,
-    executor: Annotated[Executor, typer.Option(
-        help="Where shards run: local processes, or Ray tasks (occubench[ray])."
-    )] = Executor.LOCAL,
-    workers: Annotated[int | None, typer.Option(
-        min=1, help="Local executor: shard processes at once (default: the machine's cores)."
-    )] = None,
-    ray_address: Annotated[str | None, typer.Option(
-        help="Ray cluster address (default: start a local Ray instance)."
-    )] = None,
-    dry_run: Annotated[bool, typer.Option(
-        help="Print the runs (and the shards, when the dataset is known); run nothing."
-    )] = False,
-    out: Annotated[Path | None, typer.Option(
-        help="Also write the report's files (Markdown, CSV, JSON, HTML) to this folder."
-    )] = None,
-    display: Annotated[str, typer.Option(
-        help="rich: one live view across shards; none: no view."
-    )] = "rich",
+    sweeps: Annotated[
+        list[str],
+        typer.Argument(
+            help="Sweep YAML files or shipped names (paper-main, ...); 'paper-*' takes them all."
+        ),
+    ],
+    agents: Annotated[
+        str | None,
+        typer.Option(
+            help="Agent models replacing the sweep's (comma-separated); its generate options "
+            "(e.g. reasoning efforts) apply to each."
+        ),
+    ] = None,
+    simulators: Annotated[
+        str | None, typer.Option(help="Simulator models replacing the sweep's (comma-separated).")
+    ] = None,
+    verifiers: Annotated[
+        str | None, typer.Option(help="Verifier models replacing the sweep's (comma-separated).")
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            help="Dataset folder or 'reference' (default: the sweep's, else $OCCUBENCH_DATASET)."
+        ),
+    ] = None,
+    log_dir: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Folder or URL of the runs (default: the sweep's, else {DEFAULT_SWEEP_LOG_DIR})."
+        ),
+    ] = None,
+    executor: Annotated[
+        Executor,
+        typer.Option(help="Where shards run: local processes, or Ray tasks (needs the ray extra)."),
+    ] = Executor.LOCAL,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Local executor: shard processes at once (default: the machine's cores)."
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (default: start a local Ray instance).")
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            help="Print the runs (and the shards, when the dataset is known); run nothing."
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the report's files (Markdown, CSV, JSON, HTML) to this folder."
+        ),
+    ] = None,
+    display: Annotated[
+        str, typer.Option(help="rich: one live view across shards; none: no view.")
+    ] = "rich",
 ) -> None:
     """Run every combination a sweep file lists, then report on all of it.
 
@@ -100,8 +142,14 @@ def sweep(
     """
     with user_errors():
         chosen = [
-            override(s, agents=split_arg(agents), simulators=split_arg(simulators),
-                     verifiers=split_arg(verifiers), dataset=dataset, log_dir=log_dir)
+            override(
+                s,
+                agents=split_arg(agents),
+                simulators=split_arg(simulators),
+                verifiers=split_arg(verifiers),
+                dataset=dataset,
+                log_dir=log_dir,
+            )
             for s in load_sweeps(sweeps)
         ]
         runs = sweep_runs(chosen)
@@ -109,30 +157,43 @@ def sweep(
     if dry_run:
         console.print(runs_table(runs))
         counts = ", ".join(f"{s.name} {len(expand_sweep(s))}" for s in chosen)
-        console.print(f"{len(runs)} runs ({counts}; a run shared by sweeps counts once)",
-                      highlight=False)
+        console.print(
+            f"{len(runs)} runs ({counts}; a run shared by sweeps counts once)", highlight=False
+        )
         if all(run.task_args["dataset"] for run, _ in runs):
             with user_errors():
                 console.print(f"{len(sweep_shards(runs))} shards", highlight=False)
         else:
-            console.print("Shards are dealt once the dataset is known (--dataset or "
-                          "$OCCUBENCH_DATASET).")
+            console.print(
+                "Shards are dealt once the dataset is known (--dataset or $OCCUBENCH_DATASET)."
+            )
         return
     with user_errors():
         missing = sorted({name for s in chosen for name in placeholders(s)})
         if missing:
-            raise ValueError(f"the sweep names placeholder models ({', '.join(missing)}): "
-                             "replace them with --agents, --simulators, --verifiers or edit a "
-                             "copy of the sweep file")
+            raise ValueError(
+                f"the sweep names placeholder models ({', '.join(missing)}): "
+                "replace them with --agents, --simulators, --verifiers or edit a "
+                "copy of the sweep file"
+            )
         shards = sweep_shards(runs)
-    console.print(f"{len(runs)} runs, {len(shards)} shards, logs under "
-                  f"{Path(runs[0][0].log_dir).parent}  (run the same command again to resume)",
-                  highlight=False)
-    results = execute(shards, executor, parallel=workers or os.cpu_count() or 1,
-                      ray_address=ray_address, console=None if display == "none" else console)
+    console.print(
+        f"{len(runs)} runs, {len(shards)} shards, logs under "
+        f"{Path(runs[0][0].log_dir).parent}  (run the same command again to resume)",
+        highlight=False,
+    )
+    results = execute(
+        shards,
+        executor,
+        parallel=workers or os.cpu_count() or 1,
+        ray_address=ray_address,
+        console=None if display == "none" else console,
+    )
     for failed in (r for r in results if not r.success):
         console.print(f"{failed.run} [{failed.index}/{failed.count}]: {failed.error}", markup=False)
-    rows = labelled(read_runs(merged_logs(results)), results, [run for run, _ in runs])
+    locations = merged_logs(results)
+    remove_superseded_logs(locations)  # what killed attempts left in the shards' folders
+    rows = labelled(read_runs(locations), results, [run for run, _ in runs])
     if rows:
         result = build_report(rows)
         for table in report_tables(result):

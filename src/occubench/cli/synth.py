@@ -102,9 +102,14 @@ def synth(
         loaded = load_catalog(catalog, builtin=False) if catalog else load_catalog()
         chosen = loaded.select(names=split_arg(scenarios))
         settings = SynthesisSettings(
-            subtopics=subtopics, runs_with_plan=runs_with_plan,
-            runs_without_plan=runs_without_plan, max_repairs=max_repairs,
-            generator_retries=generator_retries, votes=votes, seed=seed, run_batch=run_batch,
+            subtopics=subtopics,
+            runs_with_plan=runs_with_plan,
+            runs_without_plan=runs_without_plan,
+            max_repairs=max_repairs,
+            generator_retries=generator_retries,
+            votes=votes,
+            seed=seed,
+            run_batch=run_batch,
         )
         table = load_prices(prices) if prices else None
         config = GenerateConfig(max_connections=max_connections)
@@ -116,14 +121,19 @@ def synth(
         )
     os.environ.setdefault("INSPECT_DISPLAY", "none")  # our bars, not Inspect's, unless asked
     display_type()
-    console.print(f"Synthesizing {len(chosen)} scenario(s) into {out} "
-                  "(run the same command again to resume)", highlight=False)
+    console.print(
+        f"Synthesizing {len(chosen)} scenario(s) into {out} (run the same command again to resume)",
+        highlight=False,
+    )
     columns = (TextColumn("{task.description:<13}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=console) as bars:
-        manifest = run_synthesis(chosen, models, out, settings, prices=table,
-                                 progress=RichProgress(bars))
+        manifest = run_synthesis(
+            chosen, models, out, settings, prices=table, progress=RichProgress(bars)
+        )
     for rendered in funnel_tables(manifest):
         console.print(rendered)
     root = out / DATASET_DIR
-    console.print(f"Dataset: {root} ({len(manifest.tasks)} tasks); manifest: "
-                  f"{root / MANIFEST_FILE}", highlight=False)
+    console.print(
+        f"Dataset: {root} ({len(manifest.tasks)} tasks); manifest: {root / MANIFEST_FILE}",
+        highlight=False,
+    )

@@ -47,7 +47,9 @@ def issues_from_validation(
         loc = tuple(err["loc"])
         where = line if line is not None else _line_of_key(text, loc)
         issues.append(
-            DatasetIssue(file=str(file), line=where, field=field_path(loc) or None, message=err["msg"])
+            DatasetIssue(
+                file=str(file), line=where, field=field_path(loc) or None, message=err["msg"]
+            )
         )
     return issues
 

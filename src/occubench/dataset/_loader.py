@@ -92,9 +92,7 @@ def load_dataset(
     scenarios = {s.task_scenario_name: s for s in scenarios_list}
     _check_unique_ids(root / TASKS_FILE, tasks, issues)
 
-    selected = _select(
-        root, tasks, scenarios, issues, task_ids, categories, domains, difficulties
-    )
+    selected = _select(root, tasks, scenarios, issues, task_ids, categories, domains, difficulties)
     warnings: list[DatasetIssue] = []
     envs: dict[str, EnvConfig] = {}
     for name in dict.fromkeys(t.env_name for t in selected):
@@ -219,8 +217,14 @@ def _read_jsonl(path: Path, model: type[M], issues: list[DatasetIssue]) -> list[
         for name in _NAME_FIELDS & set(model.model_fields):
             value = getattr(record, name)
             if _UNPRINTABLE.search(value):  # names reach terminals, Inspect's display included
-                issues.append(DatasetIssue(file=str(path), line=number, field=name,
-                                           message=f"control characters in a name: {value!r}"))
+                issues.append(
+                    DatasetIssue(
+                        file=str(path),
+                        line=number,
+                        field=name,
+                        message=f"control characters in a name: {value!r}",
+                    )
+                )
         records.append(record)
     return records
 
@@ -230,7 +234,9 @@ def _check_unique_ids(path: Path, tasks: list[TaskRecord], issues: list[DatasetI
     for task in tasks:
         if task.task_id in seen:
             issues.append(
-                DatasetIssue(file=str(path), field="task_id", message=f"duplicate task_id {task.task_id}")
+                DatasetIssue(
+                    file=str(path), field="task_id", message=f"duplicate task_id {task.task_id}"
+                )
             )
         seen.add(task.task_id)
 
@@ -279,8 +285,11 @@ def _read_env(
 ) -> EnvConfig | None:
     if Path(name).name != name or name in ("", ".", ".."):  # no path out of CONFIGS_DIR
         issues.append(
-            DatasetIssue(file=str(path), field="env_name",
-                         message=f"env_name {name!r} must be a file name in {CONFIGS_DIR}/")
+            DatasetIssue(
+                file=str(path),
+                field="env_name",
+                message=f"env_name {name!r} must be a file name in {CONFIGS_DIR}/",
+            )
         )
         return None
     if not path.is_file():
@@ -327,7 +336,9 @@ def _check_tools(
         if tool.name in seen:
             issues.append(
                 DatasetIssue(
-                    file=str(path), line=line, field=f"{where}.name",
+                    file=str(path),
+                    line=line,
+                    field=f"{where}.name",
                     message=f"duplicate tool name {tool.name!r}",
                 )
             )
@@ -335,7 +346,9 @@ def _check_tools(
         if not _TOOL_NAME.fullmatch(tool.name):
             warnings.append(
                 DatasetIssue(
-                    file=str(path), line=line, field=f"{where}.name",
+                    file=str(path),
+                    line=line,
+                    field=f"{where}.name",
                     message=f"tool name {tool.name!r} will be refused by provider APIs "
                     "(they take 1-64 letters, digits, '_' or '-')",
                 )
@@ -348,7 +361,9 @@ def _check_tools(
         if lost:
             warnings.append(
                 DatasetIssue(
-                    file=str(path), line=line, field=f"{where}.parameters",
+                    file=str(path),
+                    line=line,
+                    field=f"{where}.parameters",
                     message=f"tool {tool.name!r}: Inspect drops these schema keywords, so "
                     f"they are not enforced: {', '.join(lost)}",
                 )

@@ -87,15 +87,21 @@ class FaultSettings(BaseModel):
         if not code_modes and not self.families:
             return None
         plan = make_fault_plan(
-            seed=self.seed, task_id=task_id,
+            seed=self.seed,
+            task_id=task_id,
             env_mode=self.env_mode if code_modes else EnvMode.E0,
-            fault_count=self.fault_count, fault_duration=self.fault_duration,
+            fault_count=self.fault_count,
+            fault_duration=self.fault_duration,
             expected_calls=expected_calls,
         )
         context = FamilyContext(
-            seed=self.seed, task_id=task_id, fault_count=self.fault_count,
-            fault_duration=self.fault_duration, expected_calls=plan.expected_calls,
-            tools=list(tools), critical_calls=list(critical_calls),
+            seed=self.seed,
+            task_id=task_id,
+            fault_count=self.fault_count,
+            fault_duration=self.fault_duration,
+            expected_calls=plan.expected_calls,
+            tools=list(tools),
+            critical_calls=list(critical_calls),
             latency_seconds=self.latency_seconds,
         )
         families = make_family_events(self.families, context)
@@ -125,31 +131,56 @@ class FaultSession:
 
     def record(self) -> dict[str, Any]:
         """The plan as logged: E1-E3 events and family events."""
-        return {**self.plan.model_dump(mode="json"),
-                "family_events": [e.model_dump(mode="json") for e in self.families]}
+        return {
+            **self.plan.model_dump(mode="json"),
+            "family_events": [e.model_dump(mode="json") for e in self.families],
+        }
 
     def _rng(self, index: int) -> random.Random:
         # str seeds are hashed with SHA-512 by `random`: the same on every machine
         return random.Random(f"{self.plan.seed}:{self.plan.task_id}:{index}")
 
-    def _log(self, index: int, tool: str, kind: str, *, explicit: bool, changes: list[str],
-             seen: Any, family: FaultFamily | None = None, applied: bool = True) -> None:
-        self.injected.append(InjectedFault(
-            call_index=index, tool=tool, kind=kind, explicit=explicit, applied=applied,
-            changes=changes, seen_by_agent=seen, family=family.value if family else None,
-        ))
+    def _log(
+        self,
+        index: int,
+        tool: str,
+        kind: str,
+        *,
+        explicit: bool,
+        changes: list[str],
+        seen: Any,
+        family: FaultFamily | None = None,
+        applied: bool = True,
+    ) -> None:
+        self.injected.append(
+            InjectedFault(
+                call_index=index,
+                tool=tool,
+                kind=kind,
+                explicit=explicit,
+                applied=applied,
+                changes=changes,
+                seen_by_agent=seen,
+                family=family.value if family else None,
+            )
+        )
 
     def _targeted(self, tool: str, arguments: dict[str, Any]) -> FamilyEvent | None:
         key = json.dumps(arguments, sort_keys=True, default=str)
         for i, event in enumerate(self.families):
-            if (event.family is FaultFamily.TARGETED and event.tool == tool
-                    and json.dumps(event.arguments, sort_keys=True, default=str) == key
-                    and self._targeted_hits[i] < (event.duration or 1)):
+            if (
+                event.family is FaultFamily.TARGETED
+                and event.tool == tool
+                and json.dumps(event.arguments, sort_keys=True, default=str) == key
+                and self._targeted_hits[i] < (event.duration or 1)
+            ):
                 self._targeted_hits[i] += 1
                 return event
         return None
 
-    def before_call(self, index: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    def before_call(
+        self, index: int, tool: str, arguments: dict[str, Any]
+    ) -> dict[str, Any] | None:
         """An explicit error for this call, or None when the simulator should answer."""
         self._calls.append(tool)
         self._targeted_now = self._targeted(tool, arguments)
@@ -159,21 +190,41 @@ class FaultSession:
             outage = event.family is FaultFamily.CASCADING and event.covers(index)
             if (down and index >= event.start_call) or outage:
                 error = family_error(event, tool, rng)
-                self._log(index, tool, event.family.value, explicit=True, family=event.family,
-                          changes=["error returned; the simulator was not called"], seen=error)
+                self._log(
+                    index,
+                    tool,
+                    event.family.value,
+                    explicit=True,
+                    family=event.family,
+                    changes=["error returned; the simulator was not called"],
+                    seen=error,
+                )
                 return error
         targeted = self._targeted_now
         if targeted is not None and targeted.kind is not None and targeted.kind.is_explicit:
             error = explicit_error(targeted.kind, tool, rng)
-            self._log(index, tool, targeted.kind.value, explicit=True, family=targeted.family,
-                      changes=["error returned; the simulator was not called"], seen=error)
+            self._log(
+                index,
+                tool,
+                targeted.kind.value,
+                explicit=True,
+                family=targeted.family,
+                changes=["error returned; the simulator was not called"],
+                seen=error,
+            )
             return error
         event = self.plan.fault_at(index)
         if event is None or not event.kind.is_explicit:
             return None
         error = explicit_error(event.kind, tool, rng)
-        self._log(index, tool, event.kind.value, explicit=True,
-                  changes=["error returned; the simulator was not called"], seen=error)
+        self._log(
+            index,
+            tool,
+            event.kind.value,
+            explicit=True,
+            changes=["error returned; the simulator was not called"],
+            seen=error,
+        )
         return error
 
     async def after_call(
@@ -194,9 +245,16 @@ class FaultSession:
         for kind in [k for k in kinds if not k.is_explicit]:
             result = degrade(kind, seen, self._rng(index), previous, self.key_fields)
             seen = result.observation
-            self._log(index, tool, kind.value, explicit=False, changes=result.changes, seen=seen,
-                      applied=result.applied,
-                      family=targeted.family if targeted and targeted.kind is kind else None)
+            self._log(
+                index,
+                tool,
+                kind.value,
+                explicit=False,
+                changes=result.changes,
+                seen=seen,
+                applied=result.applied,
+                family=targeted.family if targeted and targeted.kind is kind else None,
+            )
         for event in self.families:
             if not event.covers(index):
                 continue
@@ -204,12 +262,27 @@ class FaultSession:
                 altered = await self.corrupter(tool, seen)
                 changes = changed_paths(seen, altered)
                 seen = altered
-                self._log(index, tool, event.family.value, explicit=False, family=event.family,
-                          changes=changes, seen=seen, applied=bool(changes))
+                self._log(
+                    index,
+                    tool,
+                    event.family.value,
+                    explicit=False,
+                    family=event.family,
+                    changes=changes,
+                    seen=seen,
+                    applied=bool(changes),
+                )
             elif event.family is FaultFamily.LATENCY and event.delay_seconds:
                 await asyncio.sleep(event.delay_seconds)
-                self._log(index, tool, event.family.value, explicit=False, family=event.family,
-                          changes=[f"answered {event.delay_seconds:g} s late"], seen=seen)
+                self._log(
+                    index,
+                    tool,
+                    event.family.value,
+                    explicit=False,
+                    family=event.family,
+                    changes=[f"answered {event.delay_seconds:g} s late"],
+                    seen=seen,
+                )
         return seen
 
     def log(self) -> list[dict[str, Any]]:
@@ -225,6 +298,9 @@ def changed_paths(before: Any, after: Any, path: str = "$") -> list[str]:
         keys = list(dict.fromkeys([*before, *after]))
         return [p for k in keys for p in changed_paths(before.get(k), after.get(k), f"{path}.{k}")]
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        return [p for i, (a, b) in enumerate(zip(before, after, strict=True))
-                for p in changed_paths(a, b, f"{path}[{i}]")]
+        return [
+            p
+            for i, (a, b) in enumerate(zip(before, after, strict=True))
+            for p in changed_paths(a, b, f"{path}[{i}]")
+        ]
     return [] if before == after else [f"changed {path}"]

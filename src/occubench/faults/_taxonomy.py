@@ -88,19 +88,27 @@ class FamilyContext:
 Builder = Callable[[random.Random, FamilyContext], list[FamilyEvent]]
 
 
-def _windows(family: FaultFamily, rng: random.Random, ctx: FamilyContext, **extra: Any
-             ) -> list[FamilyEvent]:
+def _windows(
+    family: FaultFamily, rng: random.Random, ctx: FamilyContext, **extra: Any
+) -> list[FamilyEvent]:
     starts = _place_starts(rng, ctx.fault_count, ctx.fault_duration, ctx.span)
-    return [FamilyEvent(family=family, start_call=s, duration=ctx.fault_duration, **extra)
-            for s in starts]
+    return [
+        FamilyEvent(family=family, start_call=s, duration=ctx.fault_duration, **extra)
+        for s in starts
+    ]
 
 
 def _persistent(rng: random.Random, ctx: FamilyContext) -> list[FamilyEvent]:
     candidates = sorted({t for t, _ in ctx.critical_calls}) or sorted(ctx.tools)
     if not candidates:
         return []
-    return [FamilyEvent(family=FaultFamily.PERSISTENT, tool=rng.choice(candidates),
-                        start_call=rng.randint(0, max(0, ctx.span // 2 - 1)))]
+    return [
+        FamilyEvent(
+            family=FaultFamily.PERSISTENT,
+            tool=rng.choice(candidates),
+            start_call=rng.randint(0, max(0, ctx.span // 2 - 1)),
+        )
+    ]
 
 
 def _targeted(rng: random.Random, ctx: FamilyContext) -> list[FamilyEvent]:
@@ -108,8 +116,13 @@ def _targeted(rng: random.Random, ctx: FamilyContext) -> list[FamilyEvent]:
     classes = [EXPLICIT_KINDS, IMPLICIT_KINDS] * len(chosen)
     rng.shuffle(classes)
     return [
-        FamilyEvent(family=FaultFamily.TARGETED, tool=tool, arguments=arguments,
-                    duration=ctx.fault_duration, kind=rng.choice(kinds))
+        FamilyEvent(
+            family=FaultFamily.TARGETED,
+            tool=tool,
+            arguments=arguments,
+            duration=ctx.fault_duration,
+            kind=rng.choice(kinds),
+        )
         for (tool, arguments), kinds in zip(chosen, classes, strict=False)
     ]
 
@@ -149,9 +162,15 @@ def make_family_events(families: Sequence[FaultFamily], ctx: FamilyContext) -> l
     events: list[FamilyEvent] = []
     for family in families:
         canonical = json.dumps(
-            {"scheme": _SCHEME, "family": family.value, "seed": ctx.seed, "task_id": ctx.task_id,
-             "fault_count": ctx.fault_count, "fault_duration": ctx.fault_duration,
-             "expected_calls": ctx.expected_calls},
+            {
+                "scheme": _SCHEME,
+                "family": family.value,
+                "seed": ctx.seed,
+                "task_id": ctx.task_id,
+                "fault_count": ctx.fault_count,
+                "fault_duration": ctx.fault_duration,
+                "expected_calls": ctx.expected_calls,
+            },
             sort_keys=True,
         )
         rng = random.Random(int.from_bytes(hashlib.sha256(canonical.encode()).digest()[:8], "big"))
@@ -163,14 +182,22 @@ def family_error(event: FamilyEvent, tool: str, rng: random.Random) -> dict[str,
     """The error observation of an explicit family fault."""
     request_id = f"req_{rng.getrandbits(48):012x}"
     if event.family is FaultFamily.PERSISTENT:
-        return {"error": {
-            "status": 503, "code": "SERVICE_DOWN", "request_id": request_id,
-            "message": f"The {tool} service is down for unplanned maintenance; no recovery "
-                       "time is known. Contact operations to escalate.",
-        }}
+        return {
+            "error": {
+                "status": 503,
+                "code": "SERVICE_DOWN",
+                "request_id": request_id,
+                "message": f"The {tool} service is down for unplanned maintenance; no recovery "
+                "time is known. Contact operations to escalate.",
+            }
+        }
     dependency = rng.choice(("core-db", "auth-gateway", "message-bus", "storage-cluster"))
-    return {"error": {
-        "status": 503, "code": "DEPENDENCY_FAILURE", "request_id": request_id,
-        "message": f"The {tool} service cannot serve requests: its dependency {dependency} "
-                   "is unavailable.",
-    }}
+    return {
+        "error": {
+            "status": 503,
+            "code": "DEPENDENCY_FAILURE",
+            "request_id": request_id,
+            "message": f"The {tool} service cannot serve requests: its dependency {dependency} "
+            "is unavailable.",
+        }
+    }

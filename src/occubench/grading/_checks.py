@@ -6,7 +6,6 @@ import re
 from typing import Any
 
 import jsonpointer
-
 from pydantic import BaseModel, Field
 
 from occubench.dataset import (
@@ -18,7 +17,6 @@ from occubench.dataset import (
     ToolCalledCheck,
     ToolNotCalledCheck,
 )
-
 
 _ABSENT = object()
 
@@ -65,8 +63,9 @@ def run_check(
     passed: bool
     match check:
         case ToolCalledCheck():
-            passed = any(c.tool == check.tool and _includes(c.arguments, check.arguments)
-                         for c in calls)
+            passed = any(
+                c.tool == check.tool and _includes(c.arguments, check.arguments) for c in calls
+            )
             detail = f"{check.tool} called with {check.arguments}: {passed}"
         case ToolNotCalledCheck():
             passed = all(c.tool != check.tool for c in calls)

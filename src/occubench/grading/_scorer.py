@@ -15,13 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai.model import (
+    CachePolicy,
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
     Model,
     model_roles,
 )
-from inspect_ai.model import CachePolicy
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
@@ -132,8 +132,10 @@ def occubench_scorer(
                 final_answer=answer,
             )
             cast = await collect(
-                *[judge_vote(model, request, index=i, retries=retries, cache=cache)
-                  for i in range(votes)]
+                *[
+                    judge_vote(model, request, index=i, retries=retries, cache=cache)
+                    for i in range(votes)
+                ]
             )
             if all(v.is_correct is None for v in cast):
                 raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
@@ -146,7 +148,8 @@ def occubench_scorer(
             for part in [
                 f"judge {yes}/{votes} correct" if "votes" in metadata else "",
                 f"checks {sum(r['passed'] for r in metadata['checks'])}/{len(metadata['checks'])}"
-                if "checks" in metadata else "",
+                if "checks" in metadata
+                else "",
             ]
             if part
         )

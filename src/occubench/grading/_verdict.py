@@ -15,7 +15,9 @@ class Vote(BaseModel):
     """One judge vote."""
 
     is_correct: bool | None = Field(description="The verdict; None when the output was invalid.")
-    feedback: str = Field(default="", description="The judge's reasons, or why the vote is invalid.")
+    feedback: str = Field(
+        default="", description="The judge's reasons, or why the vote is invalid."
+    )
     raw: str = Field(default="", description="The judge's output, as given.")
 
 

@@ -180,7 +180,9 @@ def follow_plan(policy: Policy) -> Behaviour:
                 return Reply(tool_calls=[(step.tool, step.arguments)])
             if decision is Decision.GIVE_UP:
                 reason = results[-1].error if results else "no result"
-                return Reply(content=f"I could not complete the task: {step.tool} failed ({reason}).")
+                return Reply(
+                    content=f"I could not complete the task: {step.tool} failed ({reason})."
+                )
             accepted[number] = results[-1].observation
         return Reply(content=render_answer(plan, accepted))
 

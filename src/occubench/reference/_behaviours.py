@@ -89,8 +89,11 @@ def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     except json.JSONDecodeError:
         action = {}
     action = action if isinstance(action, dict) else {}
-    observation = {"status": "ok", "action": action.get("name"),
-                   "arguments": action.get("arguments", {})}
+    observation = {
+        "status": "ok",
+        "action": action.get("name"),
+        "arguments": action.get("arguments", {}),
+    }
     reply = f"<observation>{json.dumps(observation)}</observation>"
     if "current_state" in action:  # explicit state mode: record the last action in the state
         patch = [{"op": "add", "path": "/last_action", "value": action.get("name")}]
@@ -112,8 +115,10 @@ def scripted_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     request = next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser)), "")
     observed = "[observation]" in data_block(request, "trajectory")
     answered = data_block(request, "final_answer") not in ("", "(no final answer)")
-    verdict = {"is_correct": observed and answered,
-               "feedback": f"observations seen: {observed}; final answer given: {answered}"}
+    verdict = {
+        "is_correct": observed and answered,
+        "feedback": f"observations seen: {observed}; final answer given: {answered}",
+    }
     return Reply(content=json.dumps(verdict))
 
 

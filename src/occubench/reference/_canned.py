@@ -36,16 +36,27 @@ def canned_observations(messages: list[ChatMessage]) -> list[dict[str, Any]]:
 
 def semantic_variant(observation: Any) -> Any:
     """A deterministic "subtly wrong" copy: the first number of a non-id field x10 (a unit
-    swap), or else the first ISO date moved one day later."""
+    swap), or else the first ISO date moved one day later.
+    """
     altered = json.loads(json.dumps(observation))
 
     def visit(node: Any, want: type) -> bool:
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(
-            node, list) else []
+        items = (
+            node.items()
+            if isinstance(node, dict)
+            else enumerate(node)
+            if isinstance(node, list)
+            else []
+        )
         for key, value in items:
             is_id = isinstance(key, str) and (key == "id" or key.endswith("_id"))
-            if want is float and isinstance(value, int | float) and not isinstance(value, bool) \
-                    and not is_id and value:
+            if (
+                want is float
+                and isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and not is_id
+                and value
+            ):
                 node[key] = value * 10
                 return True
             if want is str and isinstance(value, str) and _DATE.fullmatch(value):
@@ -78,8 +89,10 @@ def canned_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Repl
     action = action if isinstance(action, dict) else {}
     name, arguments = action.get("name"), action.get("arguments", {})
     observation: dict[str, Any] = {
-        "error": {"code": "NOT_FOUND",
-                  "message": f"no record for {name} with arguments {canonical(arguments)}"}
+        "error": {
+            "code": "NOT_FOUND",
+            "message": f"no record for {name} with arguments {canonical(arguments)}",
+        }
     }
     for known in canned_observations(messages):
         if known["tool"] == name and canonical(known["arguments"]) == canonical(arguments):

@@ -35,8 +35,12 @@ def run_demo(
     """
     tasks = [
         occubench(
-            dataset=str(reference_suite_dir()), env_mode=EnvMode(mode).value,
-            fault_count=fault_count, fault_duration=fault_duration, seed=seed, with_plan=True,
+            dataset=str(reference_suite_dir()),
+            env_mode=EnvMode(mode).value,
+            fault_count=fault_count,
+            fault_duration=fault_duration,
+            seed=seed,
+            with_plan=True,
         )
         for mode in modes
     ]

@@ -92,21 +92,38 @@ def scripted_env(role: str, title: str, profile: str) -> dict[str, Any]:
     record_id = {"type": "string", "description": "Record identifier.", "examples": ["REC-7"]}
     tools = [
         _tool(LOOKUP, "Read one record.", {"record_id": record_id}, RECORD),
-        _tool(UPDATE, "Set the status of a record.", {
-            "record_id": record_id,
-            "status": {"type": "string", "description": "New status.",
-                       "enum": ["closed", "open", "on_hold"]},
-        }, {"record_id": "REC-7", "status": "closed"}),
-        _tool(NOTIFY, "Send a message to a party of the case.", {
-            "recipient": {"type": "string", "description": "Who.", "examples": ["case owner"]},
-            "message": {"type": "string", "description": "What.", "examples": ["Done."]},
-        }, {"sent": True}),
+        _tool(
+            UPDATE,
+            "Set the status of a record.",
+            {
+                "record_id": record_id,
+                "status": {
+                    "type": "string",
+                    "description": "New status.",
+                    "enum": ["closed", "open", "on_hold"],
+                },
+            },
+            {"record_id": "REC-7", "status": "closed"},
+        ),
+        _tool(
+            NOTIFY,
+            "Send a message to a party of the case.",
+            {
+                "recipient": {"type": "string", "description": "Who.", "examples": ["case owner"]},
+                "message": {"type": "string", "description": "What.", "examples": ["Done."]},
+            },
+            {"sent": True},
+        ),
     ]
     if profile == INVALID:
         tools += [
             _tool(LOOKUP, "A second tool with the same name.", {"record_id": record_id}, RECORD),
-            _tool("archive_record", "Archive records older than a number of days.",
-                  {"days": {"type": "int", "description": "Age in days."}}, {"archived": 3}),
+            _tool(
+                "archive_record",
+                "Archive records older than a number of days.",
+                {"days": {"type": "int", "description": "Age in days."}},
+                {"archived": 3},
+            ),
         ]
     records = [OTHER_RECORD] if profile in (REPAIRABLE, UNSOLVABLE) else [RECORD, OTHER_RECORD]
     return {
@@ -139,7 +156,8 @@ def _task(level: int, title: str, calls: list[str], checks: list[dict[str, Any]]
     return {
         "difficulty_level": level,
         "agent_instruction": (
-            f"[{title}, level {level}] Handle record REC-7: " + ", then ".join(calls)
+            f"[{title}, level {level}] Handle record REC-7: "
+            + ", then ".join(calls)
             + ". Report who owns the record."
         ),
         "solution_plan": plan + "\nAnswer: the owner of REC-7 and what was done.",
@@ -152,8 +170,10 @@ def _task(level: int, title: str, calls: list[str], checks: list[dict[str, Any]]
 def scripted_tasks(title: str, profile: str) -> list[dict[str, Any]]:
     """The three tasks the scripted generator writes for an env of ``profile``."""
     Level = tuple[list[str], list[dict[str, Any]]]  # the plan's calls, the checks
-    one: Level = ([LOOKUP], [{"kind": "tool_called", "tool": LOOKUP,
-                       "arguments": {"record_id": "REC-7"}}])
+    one: Level = (
+        [LOOKUP],
+        [{"kind": "tool_called", "tool": LOOKUP, "arguments": {"record_id": "REC-7"}}],
+    )
     two: Level = ([LOOKUP, UPDATE], [{"kind": "order", "tools": [LOOKUP, UPDATE]}])
     all_three = [LOOKUP, UPDATE, NOTIFY]
     three: Level = (all_three, [{"kind": "order", "tools": all_three}])
@@ -201,12 +221,14 @@ class ScriptedGenerator:
             env = data_block(prompt, "environment")
             added = RECORD if profile == REPAIRABLE else WRONG_FIX
             env["task_initial_state"]["records"].append(added)
-            return _json_reply({
-                "diagnosis": "impossible_state",
-                "explanation": f"The state lacked the record; added {added['record_id']}.",
-                "config": env,
-                "task": None,
-            })
+            return _json_reply(
+                {
+                    "diagnosis": "impossible_state",
+                    "explanation": f"The state lacked the record; added {added['record_id']}.",
+                    "config": env,
+                    "task": None,
+                }
+            )
         return Reply(content="I do not know this stage.")
 
     def plan(self, scenario: dict[str, Any], count: int) -> dict[str, Any]:
@@ -214,9 +236,11 @@ class ScriptedGenerator:
         role = scenario.get("role", "professional")
         return {
             "subtopics": [
-                {"title": f"{scenario['name']} area {i + 1}",
-                 "summary": f"Records a {role} handles. [profile: "
-                            f"{self.profile(scenario['name'], i)}]"}
+                {
+                    "title": f"{scenario['name']} area {i + 1}",
+                    "summary": f"Records a {role} handles. [profile: "
+                    f"{self.profile(scenario['name'], i)}]",
+                }
                 for i in range(count)
             ],
             "reference": {
@@ -239,7 +263,8 @@ def _plan_calls(instruction: str, tools: list[str]) -> list[tuple[str, dict[str,
 def _report(messages: list[ChatMessage]) -> Reply:
     lines = [
         f"- {m.function}: {m.error.message if m.error else m.text}"
-        for m in messages if isinstance(m, ChatMessageTool)
+        for m in messages
+        if isinstance(m, ChatMessageTool)
     ]
     return Reply(content="Final answer. What the environment reported:\n" + "\n".join(lines))
 
@@ -258,8 +283,11 @@ class PlanAgent:
         sequence = _plan_calls(instruction, names)
         if not sequence and tools:
             first = next(
-                (m.tool_calls[0].function for m in messages
-                 if isinstance(m, ChatMessageAssistant) and m.tool_calls),
+                (
+                    m.tool_calls[0].function
+                    for m in messages
+                    if isinstance(m, ChatMessageAssistant) and m.tool_calls
+                ),
                 None,
             )
             if first in names:
@@ -304,8 +332,11 @@ def state_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply
         action = {}
     action = action if isinstance(action, dict) else {}
     arguments = action.get("arguments") or {}
-    observation: dict[str, Any] = {"status": "ok", "action": action.get("name"),
-                                   "arguments": arguments}
+    observation: dict[str, Any] = {
+        "status": "ok",
+        "action": action.get("name"),
+        "arguments": arguments,
+    }
     for key, value in arguments.items():
         if state is None or not key.endswith("_id") or not isinstance(value, str):
             continue

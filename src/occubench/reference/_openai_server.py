@@ -67,7 +67,8 @@ class Flakiness(BaseModel):
     )
     seed: int = Field(default=0, description="Seed of the choice of requests and kinds.")
     kinds: list[FailureKind] = Field(
-        default_factory=lambda: list(FailureKind), min_length=1,
+        default_factory=lambda: list(FailureKind),
+        min_length=1,
         description="Failure kinds, chosen per request by the seeded hash.",
     )
     failures: int = Field(
@@ -158,16 +159,25 @@ class ServerStats:
         """The counts as JSON (served at ``GET /stats``)."""
         retries, distinct = self.retries, self.distinct
         with self._lock:
-            return {"requests": dict(self.requests), "prompt_tokens": dict(self.prompt_tokens),
-                    "failures": dict(self.failures), "retries": retries, "distinct": distinct,
-                    "in_flight": self.in_flight, "max_in_flight": self.max_in_flight}
+            return {
+                "requests": dict(self.requests),
+                "prompt_tokens": dict(self.prompt_tokens),
+                "failures": dict(self.failures),
+                "retries": retries,
+                "distinct": distinct,
+                "in_flight": self.in_flight,
+                "max_in_flight": self.max_in_flight,
+            }
 
 
 def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict[str, Any]:
     """An OpenAI chat.completion response for a scripted reply."""
     calls = [
-        {"id": f"call_{i}_{prompt_tokens}", "type": "function",
-         "function": {"name": name, "arguments": json.dumps(args)}}
+        {
+            "id": f"call_{i}_{prompt_tokens}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
         for i, (name, args) in enumerate(reply.tool_calls)
     ]
     message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
@@ -175,12 +185,18 @@ def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict[str, A
         message["tool_calls"] = calls
     completion_tokens = estimate_tokens(reply.content + json.dumps(reply.tool_calls))
     return {
-        "id": f"chatcmpl-{prompt_tokens}", "object": "chat.completion", "created": 0,
+        "id": f"chatcmpl-{prompt_tokens}",
+        "object": "chat.completion",
+        "created": 0,
         "model": model,
-        "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if calls else "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }
 
 

@@ -19,17 +19,32 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
-    parser.add_argument("--flaky-rate", type=float, default=0.0,
-                        help="share of distinct requests that fail at first (0: never)")
+    parser.add_argument(
+        "--flaky-rate",
+        type=float,
+        default=0.0,
+        help="share of distinct requests that fail at first (0: never)",
+    )
     parser.add_argument("--flaky-seed", type=int, default=0, help="seed of the failures")
-    parser.add_argument("--flaky-kinds", default=",".join(k.value for k in FailureKind),
-                        help="comma-separated failure kinds")
-    parser.add_argument("--flaky-hang", type=float, default=Flakiness().hang,
-                        help="seconds a 'timeout' failure holds the request")
+    parser.add_argument(
+        "--flaky-kinds",
+        default=",".join(k.value for k in FailureKind),
+        help="comma-separated failure kinds",
+    )
+    parser.add_argument(
+        "--flaky-hang",
+        type=float,
+        default=Flakiness().hang,
+        help="seconds a 'timeout' failure holds the request",
+    )
     args = parser.parse_args()
     flaky = (
-        Flakiness(rate=args.flaky_rate, seed=args.flaky_seed, hang=args.flaky_hang,
-                  kinds=[FailureKind(k.strip()) for k in args.flaky_kinds.split(",")])
+        Flakiness(
+            rate=args.flaky_rate,
+            seed=args.flaky_seed,
+            hang=args.flaky_hang,
+            kinds=[FailureKind(k.strip()) for k in args.flaky_kinds.split(",")],
+        )
         if args.flaky_rate > 0
         else None
     )

@@ -13,6 +13,7 @@ from occubench.scale._shards import (
     split_concurrency,
 )
 from occubench.scale._spec import Executor, RunSpec, ShardResult, ShardSpec
+from occubench.scale._superseded import remove_superseded_logs
 from occubench.scale._sweep import (
     PLACEHOLDER,
     AgentChoice,
@@ -60,6 +61,7 @@ __all__ = [
     "placeholders",
     "plan_shards",
     "read_shard_counts",
+    "remove_superseded_logs",
     "run_local",
     "run_ray",
     "run_shard",

@@ -31,9 +31,16 @@ def start_shard(spec: ShardSpec, stem: Path) -> subprocess.Popen[bytes]:
     stem.with_suffix(".spec.json").write_text(spec.model_dump_json(indent=2))
     with stem.with_suffix(".out").open("wb") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "occubench.scale.worker",
-             str(stem.with_suffix(".spec.json")), str(stem.with_suffix(".result.json"))],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "occubench.scale.worker",
+                str(stem.with_suffix(".spec.json")),
+                str(stem.with_suffix(".result.json")),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
         )
 
 
@@ -45,7 +52,10 @@ def shard_result(spec: ShardSpec, stem: Path, returncode: int) -> ShardResult:
     out = stem.with_suffix(".out")
     tail = out.read_text(errors="replace").splitlines()[-_TAIL_LINES:] if out.is_file() else []
     return ShardResult(
-        index=spec.index, count=spec.count, run=spec.run.name, log_dir=spec.log_dir,
+        index=spec.index,
+        count=spec.count,
+        run=spec.run.name,
+        log_dir=spec.log_dir,
         success=False,
         error=f"worker exited with code {returncode} (output: {out})"
         + "".join(f"\n  {line}" for line in tail),

@@ -74,7 +74,9 @@ class ProgressView:
     """A rich Live view across shards; the executors call ``update`` as states change."""
 
     def __init__(
-        self, shards: Sequence[ShardSpec], console: Console,
+        self,
+        shards: Sequence[ShardSpec],
+        console: Console,
         poll: float = DEFAULT_PROGRESS_POLL_SECONDS,
     ) -> None:
         self.shards = list(shards)
@@ -129,15 +131,28 @@ class ProgressView:
     def render(self) -> Group:
         """The table of running (or failed) shards and a totals line."""
         table = Table(title=f"occubench: {len(self.shards)} shard(s)", title_justify="left")
-        for name, justify in (("shard", "left"), ("state", "left"), ("samples", "right"),
-                              ("errors", "right"), ("tokens", "right")):
+        for name, justify in (
+            ("shard", "left"),
+            ("state", "left"),
+            ("samples", "right"),
+            ("errors", "right"),
+            ("tokens", "right"),
+        ):
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
-        shown = [i for i, s in enumerate(self.states)
-                 if len(self.shards) <= _MAX_ROWS or s in (ShardState.RUNNING, ShardState.FAILED)]
+        shown = [
+            i
+            for i, s in enumerate(self.states)
+            if len(self.shards) <= _MAX_ROWS or s in (ShardState.RUNNING, ShardState.FAILED)
+        ]
         for i in shown[:_MAX_ROWS]:
             c = self.counts[i]
-            table.add_row(self.shards[i].name, self.states[i].value,
-                          f"{c.done}/{self.shards[i].samples}", str(c.errors), f"{c.tokens:,}")
+            table.add_row(
+                self.shards[i].name,
+                self.states[i].value,
+                f"{c.done}/{self.shards[i].samples}",
+                str(c.errors),
+                f"{c.tokens:,}",
+            )
         return Group(table, Text(self.totals()))
 
     def totals(self) -> str:
@@ -147,8 +162,11 @@ class ProgressView:
         elapsed = time.monotonic() - self._start
         fresh = done - (self._done_at_start or 0)
         left = "-" if fresh <= 0 else _duration((total - done) * elapsed / fresh)
-        states = ", ".join(f"{sum(s is state for s in self.states)} {state.value}"
-                           for state in ShardState)
-        return (f"{done}/{total} samples, {sum(c.errors for c in self.counts)} errors, "
-                f"{sum(c.tokens for c in self.counts):,} tokens | shards: {states} | "
-                f"elapsed {_duration(elapsed)}, left {left}")
+        states = ", ".join(
+            f"{sum(s is state for s in self.states)} {state.value}" for state in ShardState
+        )
+        return (
+            f"{done}/{total} samples, {sum(c.errors for c in self.counts)} errors, "
+            f"{sum(c.tokens for c in self.counts):,} tokens | shards: {states} | "
+            f"elapsed {_duration(elapsed)}, left {left}"
+        )

@@ -55,8 +55,11 @@ def run_ray(
     try:
         task = ray.remote(max_calls=1)(run_shard_data)
         refs = [
-            task.options(num_cpus=s.run.num_cpus, resources=s.run.resources or None,
-                         name=f"occubench {s.name}").remote(s.model_dump(mode="json"))
+            task.options(
+                num_cpus=s.run.num_cpus,
+                resources=s.run.resources or None,
+                name=f"occubench {s.name}",
+            ).remote(s.model_dump(mode="json"))
             for s in shards
         ]
         position = {ref: i for i, ref in enumerate(refs)}
@@ -82,5 +85,11 @@ def _result(ray: ModuleType, ref: Any, spec: ShardSpec) -> ShardResult:
     try:
         return ShardResult.model_validate(ray.get(ref))
     except ray.exceptions.RayError as e:
-        return ShardResult(index=spec.index, count=spec.count, run=spec.run.name,
-                           log_dir=spec.log_dir, success=False, error=f"Ray task failed: {e}")
+        return ShardResult(
+            index=spec.index,
+            count=spec.count,
+            run=spec.run.name,
+            log_dir=spec.log_dir,
+            success=False,
+            error=f"Ray task failed: {e}",
+        )

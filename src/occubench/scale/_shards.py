@@ -68,8 +68,7 @@ def plan_shards(run: RunSpec, count: int) -> list[ShardSpec]:
     count = min(count, len(ids))
     share = split_concurrency(run, count)
     return [
-        ShardSpec(run=share, index=i + 1, count=count, task_ids=ids[i::count])
-        for i in range(count)
+        ShardSpec(run=share, index=i + 1, count=count, task_ids=ids[i::count]) for i in range(count)
     ]
 
 
@@ -86,11 +85,13 @@ def split_concurrency(run: RunSpec, count: int) -> RunSpec:
     shard gets an even share, rounded up, so N shards put about the load of one process
     on a rate-limited API.
     """
-    return run.model_copy(update={
-        "generate": _shared(run.generate, count),
-        "role_generate": {role: _shared(g, count) for role, g in run.role_generate.items()},
-        "max_samples": None if run.max_samples is None else -(-run.max_samples // count),
-    })
+    return run.model_copy(
+        update={
+            "generate": _shared(run.generate, count),
+            "role_generate": {role: _shared(g, count) for role, g in run.role_generate.items()},
+            "max_samples": None if run.max_samples is None else -(-run.max_samples // count),
+        }
+    )
 
 
 def _merged(config: GenerateConfig, extra: dict[str, Any] | None) -> GenerateConfig:
@@ -122,8 +123,12 @@ def run_shard(spec: ShardSpec, display: str = "none") -> ShardResult:
         **spec.run.eval_options,
     )
     return ShardResult(
-        index=spec.index, count=spec.count, run=spec.run.name, log_dir=spec.log_dir,
-        success=success, logs=[log.location for log in logs],
+        index=spec.index,
+        count=spec.count,
+        run=spec.run.name,
+        log_dir=spec.log_dir,
+        success=success,
+        logs=[log.location for log in logs],
         error=None if success else "the shard's eval set did not complete",
     )
 

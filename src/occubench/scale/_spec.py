@@ -68,9 +68,7 @@ class RunSpec(BaseModel):
 
     def key(self) -> str:
         """A short digest of what the run computes (log folder and label left out)."""
-        what = self.model_dump(
-            include={"agent", "roles", "task_args", "epochs", "agent_generate"}
-        )
+        what = self.model_dump(include={"agent", "roles", "task_args", "epochs", "agent_generate"})
         text = json.dumps(what, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 

@@ -179,13 +179,17 @@ class Sweep(BaseModel):
 
     @model_validator(mode="after")
     def _distinct(self) -> Sweep:
-        for what, names in (("agent", [a.name() for a in self.agents]),
-                            ("simulator", [s.model for s in self.simulators]),
-                            ("verifier", [v.model if v else "" for v in self.verifiers])):
+        for what, names in (
+            ("agent", [a.name() for a in self.agents]),
+            ("simulator", [s.model for s in self.simulators]),
+            ("verifier", [v.model if v else "" for v in self.verifiers]),
+        ):
             repeated = sorted({n for n in names if names.count(n) > 1})
             if repeated:
-                raise ValueError(f"{what}s must differ; repeated: {', '.join(repeated)} "
-                                 "(give agents of one model a label or different generate options)")
+                raise ValueError(
+                    f"{what}s must differ; repeated: {', '.join(repeated)} "
+                    "(give agents of one model a label or different generate options)"
+                )
         return self
 
 
@@ -210,8 +214,9 @@ def load_sweep(name_or_path: str | Path) -> Sweep:
         resource = files("occubench") / SWEEPS_DIR / f"{name_or_path}.yaml"
         text, where = resource.read_text(), f"shipped sweep {name_or_path}"
     else:
-        raise FileNotFoundError(f"no sweep file {name_or_path}; shipped sweeps: "
-                                + ", ".join(shipped_sweeps()))
+        raise FileNotFoundError(
+            f"no sweep file {name_or_path}; shipped sweeps: " + ", ".join(shipped_sweeps())
+        )
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -228,8 +233,9 @@ def load_sweeps(names: Sequence[str]) -> list[Sweep]:
             continue
         matched = fnmatch.filter(shipped_sweeps(), name)
         if not matched:
-            raise FileNotFoundError(f"no shipped sweep matches {name}; shipped sweeps: "
-                                    + ", ".join(shipped_sweeps()))
+            raise FileNotFoundError(
+                f"no shipped sweep matches {name}; shipped sweeps: " + ", ".join(shipped_sweeps())
+            )
         chosen += matched
     return [load_sweep(name) for name in chosen]
 
@@ -251,8 +257,9 @@ def override(
     """
     update: dict[str, Any] = {}
     if agents:
-        variants = list({json.dumps(a.generate, sort_keys=True): a.generate
-                         for a in sweep.agents}.values())
+        variants = list(
+            {json.dumps(a.generate, sort_keys=True): a.generate for a in sweep.agents}.values()
+        )
         update["agents"] = [AgentChoice(model=m, generate=g) for m in agents for g in variants]
     if simulators:
         update["simulators"] = [ModelChoice(model=m) for m in simulators]
@@ -297,8 +304,15 @@ def _fault_points(sweep: Sweep, mode: EnvMode) -> list[tuple[int, int, int]]:
     return list(product(sweep.faults.fault_count, sweep.faults.fault_duration, sweep.seeds))
 
 
-def _run_name(agent: AgentChoice, simulator: ModelChoice, verifier: ModelChoice | None,
-              mode: EnvMode, fc: int, fd: int, seed: int) -> str:
+def _run_name(
+    agent: AgentChoice,
+    simulator: ModelChoice,
+    verifier: ModelChoice | None,
+    mode: EnvMode,
+    fc: int,
+    fd: int,
+    seed: int,
+) -> str:
     parts = [_slug(agent.name()), _slug(simulator.model)]
     if verifier is not None:
         parts.append(f"judge-{_slug(verifier.model)}")
@@ -311,16 +325,23 @@ def expand_sweep(sweep: Sweep) -> list[RunSpec]:
     root = absolute_location(sweep.log_dir or DEFAULT_SWEEP_LOG_DIR)
     options = sweep.options
     generate = GenerateConfig(
-        max_connections=options.max_connections, max_retries=options.max_retries,
-        timeout=options.timeout, attempt_timeout=options.attempt_timeout,
+        max_connections=options.max_connections,
+        max_retries=options.max_retries,
+        timeout=options.timeout,
+        attempt_timeout=options.attempt_timeout,
     ).model_dump(exclude_none=True)
     judge = {"max_connections": options.max_connections * sweep.votes}  # k votes at once
     fixed = dict(
-        dataset=_dataset(sweep.dataset), fault_engine=sweep.fault_engine.value,
-        with_plan=sweep.with_plan, task_ids=sweep.filters.tasks,
-        categories=sweep.filters.categories, domains=sweep.filters.domains,
-        difficulty=sweep.filters.difficulty, max_tool_calls=sweep.max_tool_calls,
-        votes=sweep.votes, cache=sweep.cache,
+        dataset=_dataset(sweep.dataset),
+        fault_engine=sweep.fault_engine.value,
+        with_plan=sweep.with_plan,
+        task_ids=sweep.filters.tasks,
+        categories=sweep.filters.categories,
+        domains=sweep.filters.domains,
+        difficulty=sweep.filters.difficulty,
+        max_tool_calls=sweep.max_tool_calls,
+        votes=sweep.votes,
+        cache=sweep.cache,
     )
     runs: list[RunSpec] = []
     grid = product(sweep.agents, sweep.simulators, sweep.verifiers, sweep.env_modes)
@@ -328,19 +349,32 @@ def expand_sweep(sweep: Sweep) -> list[RunSpec]:
         for fc, fd, seed in _fault_points(sweep, mode):
             name = _run_name(agent, simulator, verifier, mode, fc, fd, seed)
             run = RunSpec(
-                name=name, agent=agent.model, agent_label=agent.name(),
-                roles={"simulator": simulator.model,
-                       **({"verifier": verifier.model} if verifier else {})},
-                task_args={**fixed, "env_mode": mode.value, "fault_count": fc,
-                           "fault_duration": fd, "seed": seed},
-                epochs=sweep.epochs, generate=generate, agent_generate=agent.generate,
+                name=name,
+                agent=agent.model,
+                agent_label=agent.name(),
+                roles={
+                    "simulator": simulator.model,
+                    **({"verifier": verifier.model} if verifier else {}),
+                },
+                task_args={
+                    **fixed,
+                    "env_mode": mode.value,
+                    "fault_count": fc,
+                    "fault_duration": fd,
+                    "seed": seed,
+                },
+                epochs=sweep.epochs,
+                generate=generate,
+                agent_generate=agent.generate,
                 role_generate={"verifier": judge} if verifier else {},
                 max_samples=options.max_samples
                 or DEFAULT_SAMPLES_PER_CONNECTION * options.max_connections,
                 retry_on_error=options.retry_on_error,
-                eval_options={"log_realtime": options.log_realtime}, log_dir=root,
-                resources=_merged(agent.resources, simulator.resources,
-                                  verifier.resources if verifier else {}),
+                eval_options={"log_realtime": options.log_realtime},
+                log_dir=root,
+                resources=_merged(
+                    agent.resources, simulator.resources, verifier.resources if verifier else {}
+                ),
                 num_cpus=sweep.num_cpus,
             )
             runs.append(run.model_copy(update={"log_dir": f"{root}/{name}-{run.key()}"}))
@@ -361,10 +395,13 @@ def sweep_shards(runs: Sequence[tuple[RunSpec, int]]) -> list[ShardSpec]:
     return [shard for run, count in runs for shard in plan_shards(run, count)]
 
 
-def labelled(rows: Sequence[SampleRow], results: Sequence[ShardResult],
-             runs: Sequence[RunSpec]) -> list[SampleRow]:
+def labelled(
+    rows: Sequence[SampleRow], results: Sequence[ShardResult], runs: Sequence[RunSpec]
+) -> list[SampleRow]:
     """Rows with each agent named by its sweep label (one model under several options)."""
     label = {run.name: run.agent_label for run in runs if run.agent_label}
     by_log = {log: label[r.run] for r in results if r.run in label for log in r.logs}
-    return [row.model_copy(update={"agent_model": by_log[row.log]}) if row.log in by_log else row
-            for row in rows]
+    return [
+        row.model_copy(update={"agent_model": by_log[row.log]}) if row.log in by_log else row
+        for row in rows
+    ]

@@ -29,8 +29,9 @@ async def corrupt_observation(
     """
     messages = [
         ChatMessageSystem(content=SEMANTIC_FAULT_PROMPT),
-        ChatMessageUser(content=json.dumps({"tool": tool, "observation": observation},
-                                           ensure_ascii=False)),
+        ChatMessageUser(
+            content=json.dumps({"tool": tool, "observation": observation}, ensure_ascii=False)
+        ),
     ]
     problem = ""
     for _ in range(retries + 1):
@@ -40,4 +41,3 @@ async def corrupt_observation(
         except ObservationParseError as e:
             problem = str(e)
     raise SimulatorError(f"simulator gave no semantic variant for {tool!r}: {problem}")
-

@@ -71,7 +71,8 @@ class Simulator:
         """
         action = action_message(tool, arguments)
         sent = (
-            action if self.state is None
+            action
+            if self.state is None
             else ChatMessageUser(content=state_action(tool, arguments, self.state))
         )
         prompt = [*self._messages, sent]
@@ -82,7 +83,8 @@ class Simulator:
                 observation = parse_observation(output.completion)
                 patch, new_state = (
                     apply_reply_patch(output.completion, self.state)
-                    if self.state is not None else (None, None)
+                    if self.state is not None
+                    else (None, None)
                 )
             except (ObservationParseError, PatchError) as e:
                 problem = str(e)
@@ -94,8 +96,17 @@ class Simulator:
                 continue
             if new_state is not None:
                 self.state = new_state
-            self._append(SimStep(tool=tool, arguments=arguments, observation=observation,
-                                 attempts=attempt, patch=patch, state=new_state), action)
+            self._append(
+                SimStep(
+                    tool=tool,
+                    arguments=arguments,
+                    observation=observation,
+                    attempts=attempt,
+                    patch=patch,
+                    state=new_state,
+                ),
+                action,
+            )
             return observation
         raise SimulatorError(
             f"simulator gave no usable observation for {tool!r} after "
@@ -105,8 +116,14 @@ class Simulator:
     def record_failure(self, tool: str, arguments: dict[str, Any], error: dict[str, Any]) -> None:
         """Note in the history that an action failed before reaching the environment."""
         self._append(
-            SimStep(tool=tool, arguments=arguments, observation=error, failed=True, attempts=0,
-                    state=self.state),
+            SimStep(
+                tool=tool,
+                arguments=arguments,
+                observation=error,
+                failed=True,
+                attempts=0,
+                state=self.state,
+            ),
             action_message(tool, arguments),
         )
 

@@ -52,7 +52,9 @@ def state_action(tool: str, arguments: dict[str, Any], state: dict[str, Any]) ->
     )
 
 
-def apply_reply_patch(text: str, state: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def apply_reply_patch(
+    text: str, state: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Read the ``<state_patch>`` of a reply and apply it to ``state``.
 
     Returns:

@@ -45,7 +45,8 @@ class SynthesisSettings(BaseModel):
     votes: int = Field(default=DEFAULT_VERIFIER_VOTES, ge=1, description="Verifier votes per run.")
     seed: int = Field(default=DEFAULT_SEED, description="Seed of the runs and the generator.")
     run_batch: int = Field(
-        default=DEFAULT_SYNTH_RUN_BATCH, ge=1,
+        default=DEFAULT_SYNTH_RUN_BATCH,
+        ge=1,
         description="Tasks per eval of the runs (does not change results).",
     )
 
@@ -115,8 +116,16 @@ class Manifest(BaseModel):
 
     def totals(self) -> dict[str, int]:
         """The funnel summed over scenarios."""
-        keys = ["subtopics", "envs_valid", "generated", "valid", "solvable", "repaired",
-                "non_trivial", "selected"]
+        keys = [
+            "subtopics",
+            "envs_valid",
+            "generated",
+            "valid",
+            "solvable",
+            "repaired",
+            "non_trivial",
+            "selected",
+        ]
         return {k: sum(getattr(f, k) for f in self.funnel) for k in keys}
 
 
@@ -163,7 +172,8 @@ def funnel_tables(manifest: Manifest) -> list[Table]:
     for row in manifest.funnel:
         level = row.selection.difficulty if row.selection else None
         funnel.add_row(
-            row.scenario, *[str(getattr(row, key)) for key, _ in FUNNEL_COLUMNS],
+            row.scenario,
+            *[str(getattr(row, key)) for key, _ in FUNNEL_COLUMNS],
             "-" if level is None else str(level),
         )
     totals = manifest.totals()
@@ -181,8 +191,9 @@ def funnel_tables(manifest: Manifest) -> list[Table]:
     for row in manifest.funnel:
         if row.selection is not None:
             level = row.selection.difficulty
-            selections.add_row(row.scenario, "-" if level is None else str(level),
-                               row.selection.reason)
+            selections.add_row(
+                row.scenario, "-" if level is None else str(level), row.selection.reason
+            )
     tables.append(selections)
     usage = Table(title="Tokens by role", title_justify="left")
     for column in ("role", "model", "input", "output", "total", "cost ($)"):
@@ -190,8 +201,11 @@ def funnel_tables(manifest: Manifest) -> list[Table]:
     for role, tokens in sorted(manifest.tokens.items()):
         cost = (manifest.cost or {}).get(role)
         usage.add_row(
-            role, manifest.models.get(role, ""), f"{tokens.input_tokens:,}",
-            f"{tokens.output_tokens:,}", f"{tokens.total_tokens:,}",
+            role,
+            manifest.models.get(role, ""),
+            f"{tokens.input_tokens:,}",
+            f"{tokens.output_tokens:,}",
+            f"{tokens.total_tokens:,}",
             "-" if cost is None else f"{cost:.4f}",
         )
     tables.append(usage)

@@ -111,8 +111,10 @@ class SynthesisModels:
     def names(self) -> dict[str, str]:
         """Model name by role."""
         return {
-            "generator": str(self.generator), "agent": str(self.agent),
-            "simulator": str(self.simulator), "verifier": str(self.verifier or self.simulator),
+            "generator": str(self.generator),
+            "agent": str(self.agent),
+            "simulator": str(self.simulator),
+            "verifier": str(self.verifier or self.simulator),
         }
 
 
@@ -242,7 +244,8 @@ class _Pipeline:
             slug = slugify(s.name)
             self.tally[s.name] = _Tally()
             result = await self.stored(
-                f"{slug}/plan", StageResult[ScenarioPlan],
+                f"{slug}/plan",
+                StageResult[ScenarioPlan],
                 lambda: plan_scenario(gen, s, self.settings.subtopics, retries=retries, seed=seed),
             )
             value = result.usable()
@@ -256,7 +259,8 @@ class _Pipeline:
 
         slots = [
             (s, i, sub)
-            for s in scenarios if s.name in plans
+            for s in scenarios
+            if s.name in plans
             for i, sub in enumerate(plans[s.name].subtopics, start=1)
         ]
         envs: dict[str, EnvConfig] = {}
@@ -265,9 +269,11 @@ class _Pipeline:
             s, i, sub = slot
             where = f"{slugify(s.name)}/st{i:02d}"
             result = await self.stored(
-                f"{where}/env", StageResult[EnvConfig],
-                lambda: generate_env(gen, s, plans[s.name].reference, sub, retries=retries,
-                                     seed=seed),
+                f"{where}/env",
+                StageResult[EnvConfig],
+                lambda: generate_env(
+                    gen, s, plans[s.name].reference, sub, retries=retries, seed=seed
+                ),
             )
             value = result.usable()
             if value is not None:
@@ -276,8 +282,9 @@ class _Pipeline:
             elif result.value is None:
                 self.drop(where, DropStage.GENERATE, "environment: " + "; ".join(result.issues))
             else:
-                self.drop(where, DropStage.VALIDATE,
-                          "environment invalid: " + "; ".join(result.issues))
+                self.drop(
+                    where, DropStage.VALIDATE, "environment invalid: " + "; ".join(result.issues)
+                )
 
         await self.each(STAGE_ENVS, slots, env)
 
@@ -289,7 +296,8 @@ class _Pipeline:
             if where not in envs:
                 return
             result = await self.stored(
-                f"{where}/tasks", StageResult[TaskSet],
+                f"{where}/tasks",
+                StageResult[TaskSet],
                 lambda: generate_tasks(gen, s, sub, envs[where], retries=retries, seed=seed),
             )
             if result.value is None:
@@ -336,11 +344,13 @@ class _Pipeline:
             chunk = missing[start : start + settings.run_batch]
             digest = hashlib.sha256("\n".join(name(i) for i in chunk).encode()).hexdigest()
             fresh = await run_candidates(
-                [i.candidate() for i in chunk], self.models.runs(),
+                [i.candidate() for i in chunk],
+                self.models.runs(),
                 with_plan=with_plan,
                 epochs=settings.runs_with_plan if with_plan else settings.runs_without_plan,
                 work_dir=self.out / RUNS_DIR / f"{stage}-{digest[:10]}",
-                seed=settings.seed, votes=settings.votes,
+                seed=settings.seed,
+                votes=settings.votes,
             )
             for inst in chunk:
                 self.store.save(name(inst), fresh[inst.key])
@@ -361,7 +371,9 @@ class _Pipeline:
         while active:
             to_run = [i for i in active if i.needs_run]
             outcomes = await self.runs(
-                STAGE_SOLVABILITY, to_run, with_plan=True,
+                STAGE_SOLVABILITY,
+                to_run,
+                with_plan=True,
                 name=lambda i: f"{i.key}/solvability-{i.repairs}",
             )
             for inst in to_run:
@@ -376,14 +388,20 @@ class _Pipeline:
                     self.tally[inst.scenario.name].solvable += 1
                     self.tally[inst.scenario.name].repaired += inst.repairs > 0
                 elif outcome.scored == 0:
-                    self.drop(inst.key, DropStage.SOLVABILITY,
-                              f"all {outcome.runs} runs with the plan errored: "
-                              + "; ".join(outcome.error_messages))
+                    self.drop(
+                        inst.key,
+                        DropStage.SOLVABILITY,
+                        f"all {outcome.runs} runs with the plan errored: "
+                        + "; ".join(outcome.error_messages),
+                    )
                 elif inst.repairs >= self.settings.max_repairs:
                     fixes = f"; fixes tried: {', '.join(inst.fixed_by)}" if inst.fixed_by else ""
-                    self.drop(inst.key, DropStage.SOLVABILITY,
-                              f"unsolvable: {outcome.passed}/{outcome.scored} runs with the plan "
-                              f"passed after {inst.repairs} repair(s){fixes}")
+                    self.drop(
+                        inst.key,
+                        DropStage.SOLVABILITY,
+                        f"unsolvable: {outcome.passed}/{outcome.scored} runs with the plan "
+                        f"passed after {inst.repairs} repair(s){fixes}",
+                    )
                 else:
                     still.append(inst)
                     continue
@@ -397,10 +415,17 @@ class _Pipeline:
     async def repair(self, inst: Instance) -> None:
         attempt = inst.repairs + 1
         result = await self.stored(
-            f"{inst.key}/repair-{attempt}", StageResult[Repair],
+            f"{inst.key}/repair-{attempt}",
+            StageResult[Repair],
             lambda: repair_instance(
-                self.models.generator, inst.scenario, inst.subtopic, inst.env, inst.task,
-                inst.evidence, retries=self.settings.generator_retries, seed=self.settings.seed,
+                self.models.generator,
+                inst.scenario,
+                inst.subtopic,
+                inst.env,
+                inst.task,
+                inst.evidence,
+                retries=self.settings.generator_retries,
+                seed=self.settings.seed,
             ),
         )
         inst.repairs = attempt
@@ -426,13 +451,18 @@ class _Pipeline:
         for inst in instances:
             outcome = inst.without_plan = outcomes[inst.key]
             if outcome.scored == 0:
-                self.drop(inst.key, DropStage.CALIBRATION,
-                          f"all {outcome.runs} runs without the plan errored: "
-                          + "; ".join(outcome.error_messages))
+                self.drop(
+                    inst.key,
+                    DropStage.CALIBRATION,
+                    f"all {outcome.runs} runs without the plan errored: "
+                    + "; ".join(outcome.error_messages),
+                )
             elif outcome.passed == outcome.scored:
-                self.drop(inst.key, DropStage.CALIBRATION,
-                          f"trivial: {outcome.passed}/{outcome.scored} runs without the plan "
-                          "passed")
+                self.drop(
+                    inst.key,
+                    DropStage.CALIBRATION,
+                    f"trivial: {outcome.passed}/{outcome.scored} runs without the plan passed",
+                )
             else:
                 kept.append(inst)
                 self.tally[inst.scenario.name].non_trivial += 1
@@ -448,22 +478,31 @@ class _Pipeline:
             mine = [i for i in instances if i.scenario.name == s.name]
             selection = None
             if mine:
-                selection = select_difficulty(pool_levels(
-                    (i.task.difficulty_level, i.without_plan.passed, i.without_plan.scored)
-                    for i in mine if i.without_plan is not None
-                ))
+                selection = select_difficulty(
+                    pool_levels(
+                        (i.task.difficulty_level, i.without_plan.passed, i.without_plan.scored)
+                        for i in mine
+                        if i.without_plan is not None
+                    )
+                )
                 for inst in mine:
                     if inst.task.difficulty_level == selection.difficulty:
                         chosen.append(inst)
                     else:
-                        self.drop(inst.key, DropStage.SELECTION,
-                                  f"the scenario's level is {selection.difficulty}: "
-                                  f"{selection.reason}")
+                        self.drop(
+                            inst.key,
+                            DropStage.SELECTION,
+                            f"the scenario's level is {selection.difficulty}: {selection.reason}",
+                        )
             tally = self.tally.get(s.name, _Tally())
-            funnel.append(ScenarioFunnel(
-                scenario=s.name, **vars(tally),
-                selected=sum(i.scenario.name == s.name for i in chosen), selection=selection,
-            ))
+            funnel.append(
+                ScenarioFunnel(
+                    scenario=s.name,
+                    **vars(tally),
+                    selected=sum(i.scenario.name == s.name for i in chosen),
+                    selection=selection,
+                )
+            )
         return chosen, funnel
 
     # i ---------------------------------------------------------------------------------
@@ -477,15 +516,21 @@ class _Pipeline:
     ) -> Manifest:
         order = {s.name: n for n, s in enumerate(scenarios)}
         chosen = sorted(chosen, key=lambda i: (order[i.scenario.name], i.key))
-        records = [i.task.to_record(n, i.scenario.name, i.env.environment_name)
-                   for n, i in enumerate(chosen, start=1)]
+        records = [
+            i.task.to_record(n, i.scenario.name, i.env.environment_name)
+            for n, i in enumerate(chosen, start=1)
+        ]
         root = self.out / DATASET_DIR
         if root.exists():
             shutil.rmtree(root)
         write_dataset(
-            root, records, {i.env.environment_name: i.env for i in chosen}.values(),
-            [Scenario(category=s.industry, domain=s.domain, task_scenario_name=s.name)
-             for s in scenarios],
+            root,
+            records,
+            {i.env.environment_name: i.env for i in chosen}.values(),
+            [
+                Scenario(category=s.industry, domain=s.domain, task_scenario_name=s.name)
+                for s in scenarios
+            ],
         )
         tokens = sum_usage(self.spent)
         names = self.models.names()
@@ -497,9 +542,13 @@ class _Pipeline:
             drops=sorted(self.drops, key=lambda d: (list(DropStage).index(d.stage), d.item)),
             tasks=[
                 SelectedTask(
-                    task_id=r.task_id, instance=i.key, scenario=i.scenario.name,
-                    difficulty=r.difficulty_level, env_name=r.env_name,
-                    with_plan=_ratio(i.with_plan), without_plan=_ratio(i.without_plan),
+                    task_id=r.task_id,
+                    instance=i.key,
+                    scenario=i.scenario.name,
+                    difficulty=r.difficulty_level,
+                    env_name=r.env_name,
+                    with_plan=_ratio(i.with_plan),
+                    without_plan=_ratio(i.without_plan),
                     repairs=i.repairs,
                 )
                 for r, i in zip(records, chosen, strict=True)

@@ -105,7 +105,11 @@ async def repair_instance(
         evidence=evidence,
     )
     result = await generate_json(
-        model, prompt, RepairPatch, retries=retries, seed=seed,
+        model,
+        prompt,
+        RepairPatch,
+        retries=retries,
+        seed=seed,
         check=lambda patch: check_patch(patch, env, task),
     )
     value = apply_patch(result.value, env, task) if result.value is not None else None

@@ -112,7 +112,8 @@ async def run_candidates(
         envs={c.env.environment_name: c.env for c in candidates}.values(),
         scenarios={
             c.scenario.name: Scenario(
-                category=c.scenario.industry, domain=c.scenario.domain,
+                category=c.scenario.industry,
+                domain=c.scenario.domain,
                 task_scenario_name=c.scenario.name,
             )
             for c in candidates
@@ -134,8 +135,9 @@ async def run_candidates(
         message = log.error.message if log.error else f"eval ended with status {log.status}"
         raise RunError(f"runs in {work_dir}: {message}")
     by_id = {i: c.key for i, c in enumerate(candidates, start=1)}
-    outcomes = {c.key: RunOutcome(with_plan=with_plan, runs=0, passed=0, errors=0)
-                for c in candidates}
+    outcomes = {
+        c.key: RunOutcome(with_plan=with_plan, runs=0, passed=0, errors=0) for c in candidates
+    }
     usage: dict[str, dict[str, TokenUsage]] = {c.key: {} for c in candidates}
     for row in read_runs([log.location]):
         key = by_id[int(row.task_id)]

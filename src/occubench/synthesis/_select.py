@@ -64,18 +64,21 @@ def select_difficulty(levels: list[LevelRate]) -> Selection:
     if between:
         chosen = min(between, key=lambda x: (x.rate, -x.difficulty))
         return Selection(
-            difficulty=chosen.difficulty, levels=levels,
+            difficulty=chosen.difficulty,
+            levels=levels,
             reason=f"lowest autonomous rate in (0, 1) ({rates})",
         )
     never = [x for x in levels if x.rate == 0]
     if never:
         chosen = max(never, key=lambda x: x.difficulty)
         return Selection(
-            difficulty=chosen.difficulty, levels=levels,
+            difficulty=chosen.difficulty,
+            levels=levels,
             reason=f"no level has an autonomous rate in (0, 1); took the hardest level at 0 "
             f"({rates})",
         )
     return Selection(
-        difficulty=None, levels=levels,
+        difficulty=None,
+        levels=levels,
         reason=f"no level left to choose from ({rates or 'no instances'})",
     )

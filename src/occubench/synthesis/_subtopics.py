@@ -67,6 +67,10 @@ async def plan_scenario(
     """Ask the generator for ``count`` sub-topics of ``scenario`` and its reference document."""
     prompt = render_prompt(SUBTOPICS, scenario=as_json(scenario), count=count)
     return await generate_json(
-        model, prompt, ScenarioPlan, retries=retries, seed=seed,
+        model,
+        prompt,
+        ScenarioPlan,
+        retries=retries,
+        seed=seed,
         check=lambda plan: check_plan(plan, count),
     )

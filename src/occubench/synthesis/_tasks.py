@@ -58,10 +58,15 @@ async def generate_tasks(
         levels=", ".join(map(str, DIFFICULTY_LEVELS)),
         scenario=as_json(scenario),
         subtopic=as_json(subtopic),
-        environment=as_json(env.model_dump(mode="json", exclude={"environment_name"},
-                                           exclude_none=True)),
+        environment=as_json(
+            env.model_dump(mode="json", exclude={"environment_name"}, exclude_none=True)
+        ),
     )
     return await generate_json(
-        model, prompt, TaskSet, retries=retries, seed=seed,
+        model,
+        prompt,
+        TaskSet,
+        retries=retries,
+        seed=seed,
         check=lambda tasks: check_task_set(tasks, env),
     )

@@ -98,15 +98,14 @@ def validate_task(task: TaskDraft, env: EnvConfig) -> list[str]:
                     f"{where}.plan_calls[{i}] ({call.tool}): arguments break the tool's schema: "
                     f"{error.message}"
                 )
-    for name in dict.fromkeys(_CALL_LIKE.findall(task.solution_plan)
-                              + _PLAN_LINE.findall(task.solution_plan)):
+    for name in dict.fromkeys(
+        _CALL_LIKE.findall(task.solution_plan) + _PLAN_LINE.findall(task.solution_plan)
+    ):
         known(name, "solution_plan")
     planned = [c.tool for c in task.plan_calls]
     written = _PLAN_LINE.findall(task.solution_plan)
     if written and written != planned:
-        problems.append(
-            f"{where}: solution_plan calls {written} but plan_calls lists {planned}"
-        )
+        problems.append(f"{where}: solution_plan calls {written} but plan_calls lists {planned}")
     problems += _check_problems(task, tools, where)
     return problems
 
@@ -118,8 +117,11 @@ def _check_problems(task: TaskDraft, tools: dict[str, ToolSpec], where: str) -> 
     for i, check in enumerate(task.checks):
         place = f"{where}.checks[{i}] ({check.kind})"
         names = (
-            [check.tool] if isinstance(check, ToolCalledCheck | ToolNotCalledCheck)
-            else check.tools if isinstance(check, OrderCheck) else []
+            [check.tool]
+            if isinstance(check, ToolCalledCheck | ToolNotCalledCheck)
+            else check.tools
+            if isinstance(check, OrderCheck)
+            else []
         )
         unknown = [n for n in names if n not in tools]
         if unknown:
@@ -130,8 +132,10 @@ def _check_problems(task: TaskDraft, tools: dict[str, ToolSpec], where: str) -> 
             if extra:
                 problems.append(f"{place}: {check.tool} has no parameter(s) {extra}")
         if isinstance(check, StateEqualsCheck):
-            problems.append(f"{place}: state checks need the explicit state mode, which "
-                            "synthesized datasets do not use; use the other kinds")
+            problems.append(
+                f"{place}: state checks need the explicit state mode, which "
+                "synthesized datasets do not use; use the other kinds"
+            )
         if isinstance(check, AnswerContainsCheck):
             contains |= {v.casefold() for v in check.values}
         if isinstance(check, AnswerExcludesCheck):
