@@ -190,38 +190,31 @@ class FaultSession:
             outage = event.family is FaultFamily.CASCADING and event.covers(index)
             if (down and index >= event.start_call) or outage:
                 error = family_error(event, tool, rng)
-                self._log(
-                    index,
-                    tool,
-                    event.family.value,
-                    explicit=True,
-                    family=event.family,
-                    changes=["error returned; the simulator was not called"],
-                    seen=error,
-                )
-                return error
+                return self._fail(index, tool, event.family.value, error, event.family)
         targeted = self._targeted_now
         if targeted is not None and targeted.kind is not None and targeted.kind.is_explicit:
             error = explicit_error(targeted.kind, tool, rng)
-            self._log(
-                index,
-                tool,
-                targeted.kind.value,
-                explicit=True,
-                family=targeted.family,
-                changes=["error returned; the simulator was not called"],
-                seen=error,
-            )
-            return error
+            return self._fail(index, tool, targeted.kind.value, error, targeted.family)
         event = self.plan.fault_at(index)
         if event is None or not event.kind.is_explicit:
             return None
-        error = explicit_error(event.kind, tool, rng)
+        return self._fail(index, tool, event.kind.value, explicit_error(event.kind, tool, rng))
+
+    def _fail(
+        self,
+        index: int,
+        tool: str,
+        kind: str,
+        error: dict[str, Any],
+        family: FaultFamily | None = None,
+    ) -> dict[str, Any]:
+        """Log an explicit fault and return its error observation."""
         self._log(
             index,
             tool,
-            event.kind.value,
+            kind,
             explicit=True,
+            family=family,
             changes=["error returned; the simulator was not called"],
             seen=error,
         )
