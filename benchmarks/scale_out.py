@@ -24,7 +24,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from throughput import BIN, MODELS, SAMPLE_DIR, SERVICE, analyse, harness, make_dataset, server
+from throughput import (
+    BIN,
+    SAMPLE_DIR,
+    SERVICE,
+    analyse,
+    harness,
+    make_dataset,
+    run_args,
+    server,
+)
 
 from occubench.analysis import read_runs
 from occubench.scale import expand_sweep, load_sweeps, sweep_runs
@@ -46,20 +55,7 @@ def scale_table(opts: argparse.Namespace, work: Path) -> None:
                 f"{SERVICE.upper()}_BASE_URL": srv.base_url,
                 f"{SERVICE.upper()}_API_KEY": "benchmark",
             }
-            common = [
-                "--dataset",
-                str(dataset),
-                "--votes",
-                str(opts.votes),
-                "--display",
-                "none",
-                "--agent-model",
-                f"openai-api/{SERVICE}/{MODELS['agent']}",
-                "--simulator-model",
-                f"openai-api/{SERVICE}/{MODELS['simulator']}",
-                "--verifier-model",
-                f"openai-api/{SERVICE}/{MODELS['verifier']}",
-            ]
+            common = run_args(dataset, opts.votes)
             timeout = 600 + 20 * opts.tasks * (2 * opts.tool_calls + 2) * max(latency, 0.01)
             for attempt in range(opts.repeat):
                 for workers in opts.workers:

@@ -278,6 +278,25 @@ def share_by_owner(raw: Path) -> tuple[int, Counter[str], Counter[str]]:
     return total, owners, hot
 
 
+def run_args(dataset: Path, votes: int, *extra: str) -> list[str]:
+    """Arguments of ``occubench run`` for the benchmark's dataset and server models."""
+    return [
+        "--dataset",
+        str(dataset),
+        "--votes",
+        str(votes),
+        "--display",
+        "none",
+        "--agent-model",
+        f"openai-api/{SERVICE}/{MODELS['agent']}",
+        "--simulator-model",
+        f"openai-api/{SERVICE}/{MODELS['simulator']}",
+        "--verifier-model",
+        f"openai-api/{SERVICE}/{MODELS['verifier']}",
+        *extra,
+    ]
+
+
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -316,24 +335,14 @@ def main() -> None:
                 "LOCAL_API_KEY": "benchmark",
                 "INSPECT_CACHE_DIR": str(work / "cache"),
             }
-            common = [
-                "--dataset",
-                str(dataset),
+            common = run_args(
+                dataset,
+                opts.votes,
                 "--env-mode",
                 opts.env_mode,
-                "--votes",
-                str(opts.votes),
-                "--display",
-                "none",
-                "--agent-model",
-                f"openai-api/{SERVICE}/{MODELS['agent']}",
-                "--simulator-model",
-                f"openai-api/{SERVICE}/{MODELS['simulator']}",
-                "--verifier-model",
-                f"openai-api/{SERVICE}/{MODELS['verifier']}",
                 *(["--cache"] if opts.cache_rerun else []),
                 *opts.extra,
-            ]
+            )
             calls_per_task = 2 * opts.tool_calls + 1 + opts.votes
             timeout = 600 + 20 * opts.tasks * calls_per_task * max(latency, 0.01)
             run = harness([*common, "--log-dir", str(work / "logs-1")], env, timeout)
