@@ -75,3 +75,33 @@ def replay(*outputs):
     from inspect_ai.model import get_model
 
     return get_model("occubench/replay", outputs=list(outputs))
+
+
+def sample_row(**fields):
+    """A hand-built SampleRow: neutral defaults, overridden by ``fields``."""
+    from occubench.analysis import SampleRow
+
+    defaults = dict(
+        log="file:///x.eval",
+        run_id="run1",
+        agent_model="a/one",
+        simulator_model="s/sim",
+        verifier_model=None,
+        env_mode="E0",
+        fault_count=2,
+        fault_duration=2,
+        fault_engine="code",
+        seed=0,
+        epoch=1,
+        task_id=1,
+        scenario="S",
+        industry="I",
+        domain="D",
+        difficulty=1,
+        passed=True,
+        error=None,
+        stop_reason="answered",
+        tool_calls=3,
+        wall_time=1.0,
+    )
+    return SampleRow(**{**defaults, **fields})

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
+from conftest import sample_row
 from occubench.analysis import (
     PriceError,
     PriceTable,
-    SampleRow,
     cost_summary,
     costs_by,
     load_prices,
@@ -31,28 +31,18 @@ PRICES = PriceTable.model_validate(
 
 def row(passed=True, verifier_model=None, run_id="run1", **tokens):
     """tokens: role=(input, output, cache_read, cache_write)."""
-    return SampleRow(
+    return sample_row(
         log="x.eval",
         run_id=run_id,
         agent_model="p/agent",
         simulator_model="p/sim",
         verifier_model=verifier_model,
-        env_mode="E0",
         fault_count=0,
         fault_duration=0,
-        fault_engine="code",
-        seed=0,
-        epoch=1,
-        task_id=1,
         scenario="s",
         industry="i",
         domain="d",
-        difficulty=1,
         passed=passed,
-        error=None,
-        stop_reason="answered",
-        tool_calls=3,
-        wall_time=1.0,
         tokens={r: t[0] + t[1] + t[2] + t[3] for r, t in tokens.items()},
         input_tokens={r: t[0] for r, t in tokens.items()},
         output_tokens={r: t[1] for r, t in tokens.items()},

@@ -4,10 +4,10 @@ import math
 
 import pytest
 
+from conftest import sample_row
 from occubench.analysis import (
     ModelPrice,
     PriceTable,
-    SampleRow,
     build_report,
     compare_models,
     costs,
@@ -39,32 +39,23 @@ def row(
     tokens=None,
     tool_calls=3,
 ):
-    return SampleRow(
-        log="file:///x.eval",
+    return sample_row(
         run_id=f"{agent}-{mode}",
         agent_model=agent,
         simulator_model=simulator,
-        verifier_model=None,
         env_mode=mode,
-        fault_count=2,
-        fault_duration=2,
-        fault_engine="code",
-        seed=0,
         epoch=epoch,
         task_id=task,
         scenario=f"S{task % 3}",
         industry=industry,
-        domain="D",
         difficulty=difficulty,
         passed=None if error else passed,
         error=error,
-        stop_reason="answered",
         tool_calls=tool_calls,
         faults=list(faults),
         tokens=tokens or {"agent": 100, "simulator": 50},
         input_tokens={"agent": 80, "simulator": 40},
         output_tokens={"agent": 20, "simulator": 10},
-        wall_time=1.0,
     )
 
 

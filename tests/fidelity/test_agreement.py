@@ -4,33 +4,19 @@ import math
 
 import pytest
 
-from occubench.analysis import SampleRow
+from conftest import sample_row
 from occubench.fidelity import compare_simulators, comparison_tables
 
 
 def row(agent, simulator, mode, task, passed, error=None):
-    return SampleRow(
-        log="file:///x.eval",
+    return sample_row(
         run_id=f"{agent}-{simulator}-{mode}",
         agent_model=agent,
         simulator_model=simulator,
-        verifier_model=None,
         env_mode=mode,
-        fault_count=2,
-        fault_duration=2,
-        fault_engine="code",
-        seed=0,
-        epoch=1,
         task_id=task,
-        scenario="S",
-        industry="I",
-        domain="D",
-        difficulty=1,
         passed=None if error else passed,
         error=error,
-        stop_reason="answered",
-        tool_calls=3,
-        wall_time=1.0,
     )
 
 
