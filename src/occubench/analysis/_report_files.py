@@ -21,7 +21,6 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from occubench.analysis._plots import chart_files, report_figures
 from occubench.analysis._report import Report
 from occubench.analysis._report_html import render_html
 from occubench.analysis._report_tables import markdown_table, report_tables
@@ -121,6 +120,8 @@ def write_report(
         Every file written.
 
     """
+    from occubench.analysis._plots import chart_files, report_figures  # matplotlib: slow import
+
     chosen = [ReportFormat(f) for f in dict.fromkeys(formats)]
     if not chosen:
         return []
