@@ -59,6 +59,30 @@ def split_arg(value: str | Sequence[str | int] | int | None) -> list[str] | None
     return items or None
 
 
+def select_tasks(
+    dataset: str | Path | None = None,
+    task_ids: str | Sequence[str | int] | None = None,
+    categories: str | Sequence[str] | None = None,
+    domains: str | Sequence[str] | None = None,
+    difficulty: str | Sequence[str | int] | None = None,
+) -> tuple[Path, Dataset]:
+    """The dataset folder and its tasks that pass the filters (as the task selects them).
+
+    Filters take lists or comma-separated strings. Raises ``DatasetError`` for a
+    malformed dataset and ``ValueError`` for a bad filter or a missing dataset.
+    """
+    root = resolve_dataset_dir(dataset)
+    ids, levels = split_arg(task_ids), split_arg(difficulty)
+    selection = load_dataset(
+        root,
+        task_ids=[int(i) for i in ids] if ids else None,
+        categories=split_arg(categories),
+        domains=split_arg(domains),
+        difficulties=[int(d) for d in levels] if levels else None,
+    )
+    return root, selection
+
+
 def record_to_sample(dataset: Dataset, record: TaskRecord, *, with_plan: bool = False) -> Sample:
     """One task as a Sample: id = task_id, input = instruction (+ plan), target = rubric.
 
@@ -141,16 +165,7 @@ def occubench(
         families=parse_families(fault_families),
         latency_seconds=fault_latency,
     )
-    root = resolve_dataset_dir(dataset)
-    levels = split_arg(difficulty)
-    ids = split_arg(task_ids)
-    loaded = load_dataset(
-        root,
-        task_ids=[int(i) for i in ids] if ids else None,
-        categories=split_arg(categories),
-        domains=split_arg(domains),
-        difficulties=[int(d) for d in levels] if levels else None,
-    )
+    root, loaded = select_tasks(dataset, task_ids, categories, domains, difficulty)
     stateful = [r.task_id for r in loaded.tasks if needs_state(r.checks)]
     if stateful and mode is not StateMode.EXPLICIT:
         raise ValueError(

@@ -17,7 +17,7 @@ from occubench.scale import (
     RunSpec,
     check_executor,
     execute,
-    merged_logs,
+    merged_rows,
     plan_shards,
     read_shard_counts,
     shard_count,
@@ -140,7 +140,7 @@ def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
         assert 1 <= read_shard_counts(shards[0].log_dir).done < shards[0].samples  # mid-run
         results = execute(shards)  # the same shards again: resume
     assert [r.success for r in results] == [True, True], [r.error for r in results]
-    rows = read_runs(merged_logs(results))
+    rows = merged_rows(results)
     assert sorted(r.task_id for r in rows) == ids  # exactly one result per task
     assert all(r.passed for r in rows)
 
@@ -175,7 +175,7 @@ def test_ray_local_mode_gives_the_verdicts_of_the_local_executor(one_worker, tmp
     finally:
         ray.shutdown()
     assert [r.success for r in results] == [True, True], [r.error for r in results]
-    assert outcomes(read_runs(merged_logs(results))) == one_worker
+    assert outcomes(merged_rows(results)) == one_worker
 
 
 def test_ray_missing_is_a_clear_error(monkeypatch):

@@ -13,7 +13,6 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 
 from occubench.analysis import load_prices, read_runs, summary_tables
 from occubench.cli._common import console, dataset_dir, terminal_rows, user_errors
-from occubench.dataset import load_dataset
 from occubench.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_ENV_MODE,
@@ -38,13 +37,14 @@ from occubench.scale import (
     absolute_location,
     check_executor,
     execute,
-    merged_logs,
+    merged_rows,
     plan_shards,
     remove_superseded_logs,
+    selected_task_ids,
     shard_count,
 )
 from occubench.simulator import StateMode
-from occubench.task import occubench, split_arg
+from occubench.task import occubench
 
 
 def default_log_dir(spec: dict[str, Any]) -> Path:
@@ -162,42 +162,35 @@ def run(
         StateMode(state_mode)
         check_executor(executor)
         resources = json.loads(ray_resources) if ray_resources else {}
-        ids, levels = split_arg(tasks), split_arg(difficulty)
-        selection = load_dataset(
-            root,
-            task_ids=[int(i) for i in ids] if ids else None,
-            categories=split_arg(categories),
-            domains=split_arg(domains),
-            difficulties=[int(d) for d in levels] if levels else None,
+        task_args = dict(
+            dataset=str(root.resolve()),
+            env_mode=env_mode,
+            fault_count=fault_count,
+            fault_duration=fault_duration,
+            fault_engine=fault_engine,
+            fault_families=faults,
+            fault_latency=fault_latency,
+            seed=seed,
+            with_plan=with_plan,
+            task_ids=tasks,
+            categories=categories,
+            domains=domains,
+            difficulty=difficulty,
+            max_tool_calls=max_tool_calls,
+            votes=votes,
+            cache=cache,
+            state_mode=state_mode,
         )
-        if not selection.tasks:  # Inspect would fail on an empty dataset, with a traceback
+        selected = selected_task_ids(task_args)  # loaded once: the shard planner reuses it
+        if not selected:  # Inspect would fail on an empty dataset, with a traceback
             raise ValueError(f"no task in {root} matches the selection")
         price_table = load_prices(prices) if prices else None
-    task_args = dict(
-        dataset=str(root.resolve()),
-        env_mode=env_mode,
-        fault_count=fault_count,
-        fault_duration=fault_duration,
-        fault_engine=fault_engine,
-        fault_families=faults,
-        fault_latency=fault_latency,
-        seed=seed,
-        with_plan=with_plan,
-        task_ids=tasks,
-        categories=categories,
-        domains=domains,
-        difficulty=difficulty,
-        max_tool_calls=max_tool_calls,
-        votes=votes,
-        cache=cache,
-        state_mode=state_mode,
-    )
     roles = {
         "simulator": simulator_model,
         **({"verifier": verifier_model} if verifier_model else {}),
     }
     spec = {"task_args": task_args, "agent": agent_model, "roles": roles, "epochs": epochs}
-    shards = shard_count(workers, len(selection.tasks))
+    shards = shard_count(workers, len(selected))
     sharded = shards > 1 or executor is not Executor.LOCAL
     if sharded:  # shards log in LOG_DIR/shard-i-of-N: their own default folder
         spec["shards"] = shards
@@ -234,7 +227,7 @@ def run(
         )
         for failed in (r for r in results if not r.success):
             console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
-        success, locations = all(r.success for r in results), merged_logs(results)
+        success, rows = all(r.success for r in results), merged_rows(results)
     else:
         success, logs = eval_set(
             occubench(**task_args),
@@ -252,8 +245,8 @@ def run(
             display=display,  # type: ignore[arg-type]
         )
         locations = [log.location for log in logs]
-    remove_superseded_logs(locations)
-    rows = read_runs(locations)
+        remove_superseded_logs(locations)
+        rows = read_runs(locations)
     for table in summary_tables(terminal_rows(rows), price_table):
         console.print(table)
     errors = sum(r.error is not None for r in rows)

@@ -13,7 +13,6 @@ from rich.table import Table
 from occubench.analysis import (
     ReportFormat,
     build_report,
-    read_runs,
     report_tables,
     rich_table,
     write_report,
@@ -28,10 +27,9 @@ from occubench.scale import (
     expand_sweep,
     labelled,
     load_sweeps,
-    merged_logs,
+    merged_rows,
     override,
     placeholders,
-    remove_superseded_logs,
     sweep_runs,
     sweep_shards,
 )
@@ -191,9 +189,7 @@ def sweep(
     )
     for failed in (r for r in results if not r.success):
         console.print(f"{failed.run} [{failed.index}/{failed.count}]: {failed.error}", markup=False)
-    locations = merged_logs(results)
-    remove_superseded_logs(locations)  # what killed attempts left in the shards' folders
-    rows = labelled(read_runs(locations), results, [run for run, _ in runs])
+    rows = labelled(merged_rows(results), results, [run for run, _ in runs])
     if rows:
         result = build_report(rows)
         for table in report_tables(result):

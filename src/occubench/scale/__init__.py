@@ -5,7 +5,7 @@ from occubench.scale._local import run_local, start_shard
 from occubench.scale._progress import ProgressView, ShardCounts, ShardState, read_shard_counts
 from occubench.scale._ray import import_ray, run_ray
 from occubench.scale._shards import (
-    merged_logs,
+    merged_rows,
     plan_shards,
     run_shard,
     selected_task_ids,
@@ -56,7 +56,7 @@ __all__ = [
     "labelled",
     "load_sweep",
     "load_sweeps",
-    "merged_logs",
+    "merged_rows",
     "override",
     "placeholders",
     "plan_shards",

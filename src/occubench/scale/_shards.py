@@ -16,8 +16,10 @@ from typing import Any
 from inspect_ai import eval_set
 from inspect_ai.model import GenerateConfig, get_model
 
+from occubench.analysis import SampleRow, read_runs
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
-from occubench.task import occubench
+from occubench.scale._superseded import remove_superseded_logs
+from occubench.task import occubench, select_tasks
 
 _SELECTION_ARGS = ("dataset", "task_ids", "categories", "domains", "difficulty")
 
@@ -29,15 +31,16 @@ def _frozen(value: Any) -> Any:
 @cache
 def _selection(key: tuple[tuple[str, Any], ...]) -> tuple[int, ...]:
     args: dict[str, Any] = {name: list(v) if isinstance(v, tuple) else v for name, v in key}
-    task = occubench(**args)
-    return tuple(sorted(int(sample.id) for sample in task.dataset if sample.id is not None))
+    _, selection = select_tasks(**args)
+    return tuple(sorted(record.task_id for record in selection.tasks))
 
 
 def selected_task_ids(task_args: dict[str, Any]) -> list[int]:
     """The task ids the occubench task selects with these arguments (sorted).
 
-    The task itself applies the dataset filters, so shards select exactly what a
-    one-process run would. Raises ``DatasetError`` or ``ValueError`` on bad input.
+    The selection is the task's own (``select_tasks``), so shards select exactly what
+    a one-process run would; it is loaded once per process and set of filters.
+    Raises ``DatasetError`` or ``ValueError`` on bad input.
     """
     key = tuple((name, _frozen(task_args.get(name))) for name in _SELECTION_ARGS)
     return list(_selection(key))
@@ -103,6 +106,9 @@ def run_shard(spec: ShardSpec, display: str = "none") -> ShardResult:
 
     Usable in a worker process (``python -m occubench.scale.worker``) and in a Ray
     task: models are built here from their names, with the run's generate options.
+    The shard then tidies its folder (``remove_superseded_logs``) and reads its own
+    samples into the result, so that shards read their logs in parallel and the
+    caller's summary needs no log reading.
     """
     config = GenerateConfig(**spec.run.generate)
     agent = get_model(spec.run.agent, config=_merged(config, spec.run.agent_generate))
@@ -122,17 +128,20 @@ def run_shard(spec: ShardSpec, display: str = "none") -> ShardResult:
         display=display,  # type: ignore[arg-type]
         **spec.run.eval_options,
     )
+    locations = [log.location for log in logs]
+    remove_superseded_logs(locations)
     return ShardResult(
         index=spec.index,
         count=spec.count,
         run=spec.run.name,
         log_dir=spec.log_dir,
         success=success,
-        logs=[log.location for log in logs],
+        logs=locations,
+        rows=read_runs(locations),
         error=None if success else "the shard's eval set did not complete",
     )
 
 
-def merged_logs(results: Sequence[ShardResult]) -> list[str]:
-    """Every log file of the shards, in shard order (for ``read_runs``)."""
-    return [log for result in results for log in result.logs]
+def merged_rows(results: Sequence[ShardResult]) -> list[SampleRow]:
+    """Every sample of the shards, in shard order."""
+    return [row for result in results for row in result.rows]

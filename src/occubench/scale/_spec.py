@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from occubench.analysis import SampleRow
 from occubench.defaults import DEFAULT_RAY_NUM_CPUS, DEFAULT_SAMPLE_RETRIES
 
 
@@ -110,4 +111,8 @@ class ShardResult(BaseModel):
     log_dir: str
     success: bool = Field(description="Every sample of the shard completed (errors recorded).")
     logs: list[str] = Field(default_factory=list, description="Log files of the shard's eval set.")
+    rows: list[SampleRow] = Field(
+        default_factory=list,
+        description="The shard's samples, read from its logs by the shard (for the summary).",
+    )
     error: str | None = Field(default=None, description="Why the shard did not finish.")
