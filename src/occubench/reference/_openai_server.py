@@ -252,6 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:  # noqa: N802
+        arrived = time.monotonic()
         length = int(self.headers.get("Content-Length", 0))
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
@@ -263,8 +264,8 @@ class _Handler(BaseHTTPRequestHandler):
         stats.enter(model, prompt_tokens)
         stats.authorized(self.headers.get("Authorization"))
         try:
-            if self.server.latency:
-                time.sleep(self.server.latency)
+            if self.server.latency:  # the latency is the whole answer time, work included
+                time.sleep(max(0.0, arrived + self.server.latency - time.monotonic()))
             failure = stats.attempt(request_key(body), self.server.flaky)
             if failure is None:
                 self._send(200, completion_body(model, reply, prompt_tokens))
