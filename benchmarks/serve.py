@@ -1,17 +1,126 @@
-"""The scripted OpenAI-compatible server, with a listen backlog sized for benchmarks.
+"""The benchmark's OpenAI-compatible server: the scripted behaviours on uvicorn (asyncio).
 
-``python -m occubench.reference.openai_server`` keeps socketserver's default backlog
-of 5 pending connections: when a hundred samples open their first connections at once,
-the kernel drops the rest of the SYNs and the clients retry them after 1 s, 3 s, ...,
-which shows up as seconds of stall at 1000 ms latency. This wrapper raises the backlog
-and otherwise runs the same server with the same options (``--port``, ``--latency``).
+The package's server (``python -m occubench.reference.openai_server``) runs a thread
+per connection and a fresh event loop per request; it is made for tests (it can also
+inject failures). Here it would compete for the harness's cores: on a 2-core machine
+it used 10-13 s of CPU in a 100-task run, about 3 ms per request. A remote endpoint
+costs the harness no CPU, so the benchmark serves the same behaviours (the same
+``answer_async`` and response bodies) from one asyncio loop under uvicorn, an Inspect
+dependency, with a deep listen backlog (a hundred samples open their first
+connections at once; a short queue drops SYNs, which the clients retry after 1 s).
+
+The latency is the whole answer time: it counts from the request's arrival, so the
+answer's own work is hidden inside it, as at a real endpoint.
+
+    python benchmarks/serve.py --port 8000 --latency 1.0
+    GET /v1/stats -> requests and prompt tokens per model, peak in-flight requests
 """
 
-from occubench.reference import openai_server
-from occubench.reference._openai_server import ScriptedOpenAIServer
+from __future__ import annotations
 
-LISTEN_BACKLOG = 1024
+import argparse
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import uvicorn
+
+from occubench.reference._openai_server import ServerStats, answer_async, completion_body
+
+LISTEN_BACKLOG = 2048
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class ScriptedApp:
+    """A raw ASGI app: ``POST .../chat/completions`` and ``GET .../stats``."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.stats = ServerStats()
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":  # startup
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        path = scope["path"].rstrip("/")
+        if scope["method"] == "GET" and path.endswith("/stats"):
+            await respond(send, 200, self.stats.snapshot())
+        elif scope["method"] == "POST" and path.endswith("/chat/completions"):
+            await self.complete(receive, send)
+        else:
+            await respond(send, 404, {"error": {"message": f"no route {scope['path']}"}})
+
+    async def complete(self, receive: Receive, send: Send) -> None:
+        arrived = asyncio.get_running_loop().time()
+        try:
+            body = json.loads(await read_body(receive) or b"{}")
+            model, reply, prompt_tokens = await answer_async(body)
+        except (KeyError, ValueError) as e:
+            error = {"message": str(e), "type": "invalid_request_error"}
+            await respond(send, 400, {"error": error})
+            return
+        self.stats.enter(model, prompt_tokens)
+        try:
+            wait = arrived + self.latency - asyncio.get_running_loop().time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            await respond(send, 200, completion_body(model, reply, prompt_tokens))
+        finally:
+            self.stats.leave()
+
+
+async def read_body(receive: Receive) -> bytes:
+    """The whole request body (ASGI delivers it in chunks)."""
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def respond(send: Send, status: int, payload: dict[str, Any]) -> None:
+    """Send ``payload`` as a JSON response."""
+    data = json.dumps(payload).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def serve(host: str, port: int, latency: float) -> None:
+    """Serve until cancelled; prints ``serving URL`` once the socket listens."""
+    config = uvicorn.Config(
+        ScriptedApp(latency),
+        host=host,
+        port=port,
+        backlog=LISTEN_BACKLOG,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=600,
+    )
+    server = uvicorn.Server(config)
+    running = asyncio.create_task(server.serve())
+    while not server.started and not running.done():
+        await asyncio.sleep(0.01)
+    print(f"serving http://{host}:{port}/v1", flush=True)
+    await running
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    args = parser.parse_args()
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        parser.error("the benchmark server binds to a loopback address only")
+    asyncio.run(serve(args.host, args.port, args.latency))
+
 
 if __name__ == "__main__":
-    ScriptedOpenAIServer._HTTPServer.request_queue_size = LISTEN_BACKLOG
-    openai_server.main()
+    main()

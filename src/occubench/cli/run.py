@@ -31,6 +31,7 @@ from occubench.defaults import (
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.faults import FaultSettings, parse_families
+from occubench.gc_settings import tuned_gc
 from occubench.scale import (
     Executor,
     RunSpec,
@@ -229,21 +230,22 @@ def run(
             console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
         success, rows = all(r.success for r in results), merged_rows(results)
     else:
-        success, logs = eval_set(
-            occubench(**task_args),
-            log_dir=str(out),
-            model=role_model(agent_model, config),
-            model_roles={
-                k: role_model(v, judge if k == "verifier" else config) for k, v in roles.items()
-            },
-            epochs=epochs,
-            max_samples=max_samples or DEFAULT_SAMPLES_PER_CONNECTION * max_connections,
-            log_realtime=log_realtime,
-            log_buffer=log_buffer,
-            retry_on_error=retry_on_error,
-            fail_on_error=False,
-            display=display,  # type: ignore[arg-type]
-        )
+        with tuned_gc():
+            success, logs = eval_set(
+                occubench(**task_args),
+                log_dir=str(out),
+                model=role_model(agent_model, config),
+                model_roles={
+                    k: role_model(v, judge if k == "verifier" else config) for k, v in roles.items()
+                },
+                epochs=epochs,
+                max_samples=max_samples or DEFAULT_SAMPLES_PER_CONNECTION * max_connections,
+                log_realtime=log_realtime,
+                log_buffer=log_buffer,
+                retry_on_error=retry_on_error,
+                fail_on_error=False,
+                display=display,  # type: ignore[arg-type]
+            )
         locations = [log.location for log in logs]
         remove_superseded_logs(locations)
         rows = read_runs(locations)

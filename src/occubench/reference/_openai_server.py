@@ -200,14 +200,14 @@ def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict[str, A
     }
 
 
-def answer(
+async def answer_async(
     body: dict[str, Any], behaviours: Mapping[str, Behaviour] = BEHAVIOURS
 ) -> tuple[str, Reply, int]:
     """Run the behaviour the request's model names; returns (model, reply, prompt tokens)."""
     model = str(body.get("model", "")).split("/")[-1]
     if model not in behaviours:
         raise KeyError(f"unknown model {model!r}; known: {', '.join(sorted(behaviours))}")
-    messages = asyncio.run(messages_from_openai(body.get("messages", [])))
+    messages = await messages_from_openai(body.get("messages", []))
     tools = [
         ToolInfo(
             name=t["function"]["name"],
@@ -218,6 +218,13 @@ def answer(
     ]
     prompt_tokens = sum(estimate_tokens(m.text) for m in messages)
     return model, behaviours[model](messages, tools), prompt_tokens
+
+
+def answer(
+    body: dict[str, Any], behaviours: Mapping[str, Behaviour] = BEHAVIOURS
+) -> tuple[str, Reply, int]:
+    """``answer_async`` for a thread without an event loop (one request handler)."""
+    return asyncio.run(answer_async(body, behaviours))
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -17,6 +17,7 @@ from inspect_ai import eval_set
 from inspect_ai.model import GenerateConfig, get_model
 
 from occubench.analysis import SampleRow, read_runs
+from occubench.gc_settings import tuned_gc
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
 from occubench.scale._superseded import remove_superseded_logs
 from occubench.task import occubench, select_tasks
@@ -116,18 +117,19 @@ def run_shard(spec: ShardSpec, display: str = "none") -> ShardResult:
         role: get_model(name, config=_merged(config, spec.run.role_generate.get(role)))
         for role, name in spec.run.roles.items()
     }
-    success, logs = eval_set(
-        occubench(**spec.task_args()),
-        log_dir=spec.log_dir,
-        model=agent,
-        model_roles=roles,  # type: ignore[arg-type]
-        epochs=spec.run.epochs,
-        max_samples=spec.run.max_samples,
-        retry_on_error=spec.run.retry_on_error,
-        fail_on_error=False,
-        display=display,  # type: ignore[arg-type]
-        **spec.run.eval_options,
-    )
+    with tuned_gc():
+        success, logs = eval_set(
+            occubench(**spec.task_args()),
+            log_dir=spec.log_dir,
+            model=agent,
+            model_roles=roles,  # type: ignore[arg-type]
+            epochs=spec.run.epochs,
+            max_samples=spec.run.max_samples,
+            retry_on_error=spec.run.retry_on_error,
+            fail_on_error=False,
+            display=display,  # type: ignore[arg-type]
+            **spec.run.eval_options,
+        )
     locations = [log.location for log in logs]
     remove_superseded_logs(locations)
     return ShardResult(
