@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from occubench.cli import audit, compare_simulators, demo, list_cmd, report, run, sweep, synth
+from occubench.process import exit_now
 
 app = typer.Typer(
     name="occubench",
@@ -24,5 +25,9 @@ app.command(name="sweep")(sweep.sweep)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: run the command, then exit without teardown."""
+    try:
+        app()
+    except SystemExit as done:
+        exit_now(done.code)
+    exit_now(0)

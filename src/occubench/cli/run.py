@@ -31,7 +31,7 @@ from occubench.defaults import (
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.faults import FaultSettings, parse_families
-from occubench.gc_settings import tuned_gc
+from occubench.process import tuned_gc
 from occubench.scale import (
     Executor,
     RunSpec,
@@ -246,9 +246,9 @@ def run(
                 fail_on_error=False,
                 display=display,  # type: ignore[arg-type]
             )
-        locations = [log.location for log in logs]
-        remove_superseded_logs(locations)
-        rows = read_runs(locations)
+            locations = [log.location for log in logs]
+            remove_superseded_logs(locations)
+            rows = read_runs(locations)
     for table in summary_tables(terminal_rows(rows), price_table):
         console.print(table)
     errors = sum(r.error is not None for r in rows)

@@ -19,7 +19,7 @@ from occubench.scale._progress import ProgressView, ShardState
 from occubench.scale._spec import ShardResult, ShardSpec
 
 _TAIL_LINES = 5
-_WAIT_SECONDS = 0.2
+_WAIT_SECONDS = 0.05
 
 
 def start_shard(spec: ShardSpec, stem: Path) -> subprocess.Popen[bytes]:

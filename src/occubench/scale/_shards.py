@@ -17,7 +17,7 @@ from inspect_ai import eval_set
 from inspect_ai.model import GenerateConfig, get_model
 
 from occubench.analysis import SampleRow, read_runs
-from occubench.gc_settings import tuned_gc
+from occubench.process import tuned_gc
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
 from occubench.scale._superseded import remove_superseded_logs
 from occubench.task import occubench, select_tasks
@@ -130,8 +130,9 @@ def run_shard(spec: ShardSpec, display: str = "none") -> ShardResult:
             display=display,  # type: ignore[arg-type]
             **spec.run.eval_options,
         )
-    locations = [log.location for log in logs]
-    remove_superseded_logs(locations)
+        locations = [log.location for log in logs]
+        remove_superseded_logs(locations)
+        rows = read_runs(locations)  # the eval's objects are still about: keep the tuning
     return ShardResult(
         index=spec.index,
         count=spec.count,
@@ -139,7 +140,7 @@ def run_shard(spec: ShardSpec, display: str = "none") -> ShardResult:
         log_dir=spec.log_dir,
         success=success,
         logs=locations,
-        rows=read_runs(locations),
+        rows=rows,
         error=None if success else "the shard's eval set did not complete",
     )
 

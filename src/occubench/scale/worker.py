@@ -7,11 +7,10 @@ exit code is 0 when the shard completed, 1 when it did not.
 
 from __future__ import annotations
 
-import atexit
-import os
 import sys
 from pathlib import Path
 
+from occubench.process import exit_now
 from occubench.scale._shards import run_shard
 from occubench.scale._spec import ShardSpec
 
@@ -28,19 +27,6 @@ def main(argv: list[str] | None = None) -> int:
     partial.write_text(result.model_dump_json(indent=2))
     partial.replace(args[1])
     return 0 if result.success else 1
-
-
-def exit_now(code: int) -> None:
-    """End the process once its work is saved: exit handlers run, finalization does not.
-
-    Tearing down a shard's interpreter (every module and the objects of a finished
-    eval) takes about a second and saves nothing: the logs and the result file are
-    already written and closed.
-    """
-    atexit._run_exitfuncs()  # logging.shutdown and Inspect's handlers flush here
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Garbage collection for a process that runs one long eval.
+"""Process-level settings of a long eval: garbage collection while it runs, a quick exit.
 
 CPython's full collections scan every tracked object and stop the event loop while
 they run, so every sample in flight waits. In a shard of 50 samples at 1000 ms
@@ -8,11 +8,17 @@ the dataset. ``tuned_gc`` collects once, freezes what exists (CPython's permanen
 generation: never scanned again) and raises the thresholds, so that full
 collections become rare while the young generation still frees short-lived cycles.
 Peak memory of that shard: 259 MB with the defaults, 270 MB tuned.
+
+``exit_now`` ends a process whose work is saved without tearing the interpreter down
+(freeing every module and object one by one): that took 1.2 s after a shard's eval.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -34,3 +40,19 @@ def tuned_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> Iterat
     finally:
         gc.set_threshold(*previous)
         gc.unfreeze()
+
+
+def exit_now(code: int | str | None = 0) -> None:
+    """End the process with ``code`` (as ``sys.exit`` takes it), skipping finalization.
+
+    Exit handlers run first (logging and Inspect flush and close their files there),
+    then stdout and stderr are flushed. Only for a process whose work is written and
+    closed: a command-line entry point or a worker, never a library call.
+    """
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)
