@@ -1,9 +1,10 @@
 """Throughput, harness CPU, token economy and response cache of an occubench run.
 
 The harness is the real thing: ``occubench run`` in its own process (and its shard
-processes), through Inspect's ``openai-api`` provider (OpenAI SDK, httpx) against the
+processes), through Inspect's ``openai-api`` provider (OpenAI SDK, httpx) against a
 scripted OpenAI-compatible server in another process on 127.0.0.1 (``serve.py``: the
-package's server with a deeper listen backlog). The agent is ``steps-agent`` (exactly
+package's scripted behaviours on uvicorn, latency counted from each request's
+arrival). The agent is ``steps-agent`` (exactly
 ``--tool-calls`` calls per task, cycling the env's tools), the simulator
 ``echo-simulator``, the judge ``scripted-judge``. Tasks are the public sample's,
 repeated to ``--tasks`` into a temporary dataset in the release layout; each copy has
