@@ -26,6 +26,7 @@ from typing import Any
 
 import uvicorn
 
+from occubench.process import tuned_gc
 from occubench.reference._openai_server import ServerStats, answer_async, completion_body
 
 LISTEN_BACKLOG = 2048
@@ -119,7 +120,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         parser.error("the benchmark server binds to a loopback address only")
-    asyncio.run(serve(args.host, args.port, args.latency))
+    with tuned_gc():  # no full collections stalling every answer at once
+        asyncio.run(serve(args.host, args.port, args.latency))
 
 
 if __name__ == "__main__":

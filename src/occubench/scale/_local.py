@@ -1,6 +1,6 @@
 """The local executor: each shard in its own OS process on this machine.
 
-A worker is ``python -m occubench.scale.worker SPEC.json RESULT.json`` started with
+A worker is ``python -m occubench.shard_worker SPEC.json RESULT.json`` started with
 this interpreter; it inherits the environment (API keys, base URLs), which is never
 written to the spec. At most ``parallel`` workers run at once; the others wait.
 """
@@ -34,7 +34,7 @@ def start_shard(spec: ShardSpec, stem: Path) -> subprocess.Popen[bytes]:
             [
                 sys.executable,
                 "-m",
-                "occubench.scale.worker",
+                "occubench.shard_worker",
                 str(stem.with_suffix(".spec.json")),
                 str(stem.with_suffix(".result.json")),
             ],

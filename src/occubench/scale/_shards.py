@@ -105,7 +105,7 @@ def _merged(config: GenerateConfig, extra: dict[str, Any] | None) -> GenerateCon
 def run_shard(spec: ShardSpec, display: str = "none") -> ShardResult:
     """Run one shard as an Inspect eval set in its own log folder (resumable).
 
-    Usable in a worker process (``python -m occubench.scale.worker``) and in a Ray
+    Usable in a worker process (``python -m occubench.shard_worker``) and in a Ray
     task: models are built here from their names, with the run's generate options.
     The shard then tidies its folder (``remove_superseded_logs``) and reads its own
     samples into the result, so that shards read their logs in parallel and the

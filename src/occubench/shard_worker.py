@@ -1,8 +1,10 @@
-"""Run one shard in this process: ``python -m occubench.scale.worker SPEC.json RESULT.json``.
+"""Run one shard in this process: ``python -m occubench.shard_worker SPEC.json RESULT.json``.
 
 SPEC.json holds a ``ShardSpec`` (model names and options, no secrets: API keys and base
 URLs come from the environment). The ``ShardResult`` is written to RESULT.json; the
-exit code is 0 when the shard completed, 1 when it did not.
+exit code is 0 when the shard completed, 1 when it did not. The local executor
+(``occubench.scale``) starts one such process per shard. The module sits outside
+``occubench.scale`` so that the collector is tuned before that package's imports.
 """
 
 from __future__ import annotations
@@ -10,17 +12,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from occubench.process import exit_now
-from occubench.scale._shards import run_shard
-from occubench.scale._spec import ShardSpec
+from occubench.process import exit_now, tune_startup_gc
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the shard described by the spec file; write the result file."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
-        print("usage: python -m occubench.scale.worker SPEC.json RESULT.json", file=sys.stderr)
+        print("usage: python -m occubench.shard_worker SPEC.json RESULT.json", file=sys.stderr)
         return 2
+    tune_startup_gc()
+    from occubench.scale import ShardSpec, run_shard  # Inspect, the SDK: after the tuning
+
     spec = ShardSpec.model_validate_json(Path(args[0]).read_text())
     result = run_shard(spec)
     partial = Path(args[1]).with_suffix(".partial")
