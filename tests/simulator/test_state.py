@@ -58,9 +58,10 @@ def scripted(answers):
 def test_bad_patch_is_reasked_then_state_advances():
     model, prompts = scripted(
         [
-            '<observation>{"ok": 1}</observation><state_patch>[{"op": "remove", "path": "/x"}]</state_patch>',
-            '<observation>{"ok": 1}</observation><state_patch>[{"op": "add", "path": "/x", "value": 1}]'
-            "</state_patch>",
+            '<observation>{"ok": 1}</observation>'
+            '<state_patch>[{"op": "remove", "path": "/x"}]</state_patch>',
+            '<observation>{"ok": 1}</observation>'
+            '<state_patch>[{"op": "add", "path": "/x", "value": 1}]</state_patch>',
             '<observation>{"ok": 2}</observation><state_patch>[]</state_patch>',
         ]
     )

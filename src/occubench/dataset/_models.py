@@ -70,7 +70,9 @@ class ReferencePlan(_Record):
 
     steps: list[PlanStep] = Field(description="Tool calls in order.")
     answer: str = Field(
-        description="Final answer template; {{N.path}} is the value at path in step N's observation."
+        description=(
+            "Final answer template; {{N.path}} is the value at path in step N's observation."
+        )
     )
     answer_facts: list[str] = Field(
         default_factory=list, description="The facts the final answer must state (clean values)."

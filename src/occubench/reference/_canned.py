@@ -35,8 +35,10 @@ def canned_observations(messages: list[ChatMessage]) -> list[dict[str, Any]]:
 
 
 def semantic_variant(observation: Any) -> Any:
-    """A deterministic "subtly wrong" copy: the first number of a non-id field x10 (a unit
-    swap), or else the first ISO date moved one day later.
+    """A deterministic "subtly wrong" copy of an observation.
+
+    The first number of a non-id field is multiplied by 10 (a unit swap); without one,
+    the first ISO date moves one day later.
     """
     altered = json.loads(json.dumps(observation))
 

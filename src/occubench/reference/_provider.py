@@ -60,7 +60,7 @@ class ScriptedAPI(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's ModelAPI signature
         **model_args: Any,
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
