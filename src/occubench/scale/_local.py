@@ -51,12 +51,8 @@ def shard_result(spec: ShardSpec, stem: Path, returncode: int) -> ShardResult:
         return ShardResult.model_validate_json(result.read_text())
     out = stem.with_suffix(".out")
     tail = out.read_text(errors="replace").splitlines()[-_TAIL_LINES:] if out.is_file() else []
-    return ShardResult(
-        index=spec.index,
-        count=spec.count,
-        run=spec.run.name,
-        log_dir=spec.log_dir,
-        success=False,
+    return spec.result(
+        False,
         error=f"worker exited with code {returncode} (output: {out})"
         + "".join(f"\n  {line}" for line in tail),
     )

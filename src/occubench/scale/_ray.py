@@ -85,11 +85,4 @@ def _result(ray: ModuleType, ref: Any, spec: ShardSpec) -> ShardResult:
     try:
         return ShardResult.model_validate(ray.get(ref))
     except ray.exceptions.RayError as e:
-        return ShardResult(
-            index=spec.index,
-            count=spec.count,
-            run=spec.run.name,
-            log_dir=spec.log_dir,
-            success=False,
-            error=f"Ray task failed: {e}",
-        )
+        return spec.result(False, error=f"Ray task failed: {e}")

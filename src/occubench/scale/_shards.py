@@ -133,12 +133,8 @@ def run_shard(spec: ShardSpec, display: str = "none") -> ShardResult:
         locations = [log.location for log in logs]
         remove_superseded_logs(locations)
         rows = read_runs(locations)  # the eval's objects are still about: keep the tuning
-    return ShardResult(
-        index=spec.index,
-        count=spec.count,
-        run=spec.run.name,
-        log_dir=spec.log_dir,
-        success=success,
+    return spec.result(
+        success,
         logs=locations,
         rows=rows,
         error=None if success else "the shard's eval set did not complete",

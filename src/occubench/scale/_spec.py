@@ -101,6 +101,17 @@ class ShardSpec(BaseModel):
         """The run's task arguments with ``task_ids`` narrowed to this shard's ids."""
         return {**self.run.task_args, "task_ids": list(self.task_ids)}
 
+    def result(self, success: bool, **fields: Any) -> ShardResult:
+        """This shard's result: ``success`` and the rest (logs, rows, error) as given."""
+        return ShardResult(
+            index=self.index,
+            count=self.count,
+            run=self.run.name,
+            log_dir=self.log_dir,
+            success=success,
+            **fields,
+        )
+
 
 class ShardResult(BaseModel):
     """What running one shard gave."""
