@@ -8,7 +8,7 @@ from occubench.task import occubench
 @modelapi(name="occubench")
 def scripted_models() -> type:
     """Offline scripted models (``occubench/schema-agent``, ``occubench/replay``, ...)."""
-    from occubench.reference._provider import ScriptedAPI
+    from occubench.scripted._provider import ScriptedAPI
 
     return ScriptedAPI
 

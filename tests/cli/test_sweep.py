@@ -52,7 +52,7 @@ def test_sweep_runs_every_run_and_reports(tmp_path):
         "with_plan": True,
         "agents": ["occubench/careful"],
         "simulators": ["occubench/canned"],
-        "env_modes": ["E0", "E3"],
+        "grid": {"env_mode": ["E0", "E3"]},
         "log_dir": str(tmp_path / "logs"),
     }
     path = tmp_path / "tiny.yaml"

@@ -128,7 +128,7 @@ def test_semantic_and_latency_change_only_what_they_say():
 
 def test_families_alone_make_a_session():
     assert FaultSettings().session(1, None) is None
-    assert FaultSettings(families=["latency"]).session(1, None) is not None
+    assert FaultSettings(faults=["latency"]).session(1, None) is not None
 
 
 def test_families_end_to_end(tmp_path):
@@ -139,7 +139,7 @@ def test_families_end_to_end(tmp_path):
         dataset="reference",
         with_plan=True,
         task_ids="1001,1002",
-        fault_families="persistent,semantic,latency",
+        faults="persistent,semantic,latency",
         fault_latency=0.001,
     )
     for sample in log.samples:
@@ -149,4 +149,4 @@ def test_families_end_to_end(tmp_path):
         assert "persistent" in families and "semantic" in families
         score = sample.scores["occubench_scorer"]
         assert score.value == "I"  # a tool never came back (and semantic faults fool it)
-    assert log.eval.metadata["fault_families"] == ["persistent", "semantic", "latency"]
+    assert log.eval.metadata["config"]["faults"] == ["persistent", "semantic", "latency"]

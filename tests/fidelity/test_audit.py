@@ -3,7 +3,7 @@
 import pytest
 from inspect_ai.model import get_model
 
-from occubench.dataset import EnvConfig, TaskRecord
+from occubench.dataset import EnvConfig, TaskRecord, reference_suite_dir
 from occubench.fidelity import (
     AuditReport,
     Metric,
@@ -18,7 +18,6 @@ from occubench.fidelity import (
     trajectory_checks,
     unknown_value,
 )
-from occubench.reference._suite import reference_suite_dir
 
 CANNED = "occubench/canned"
 FLAWED = {

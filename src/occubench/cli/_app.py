@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from occubench.cli import audit, compare_simulators, demo, list_cmd, report, run, sweep, synth
-from occubench.process import exit_now
+from occubench.interpreter import exit_now
 
 app = typer.Typer(
     name="occubench",

@@ -11,9 +11,9 @@ from rich.table import Table
 from occubench.analysis import rate_row
 from occubench.analysis._stats import robustness
 from occubench.cli._common import console, user_errors
+from occubench.cli._demo_run import DEMO_AGENTS, run_demo
 from occubench.defaults import DEFAULT_FAULT_COUNT, DEFAULT_FAULT_DURATION, DEFAULT_SEED
 from occubench.faults import EnvMode
-from occubench.reference._demo import DEMO_AGENTS, run_demo
 
 
 def demo(

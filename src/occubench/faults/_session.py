@@ -16,9 +16,16 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from occubench.defaults import DEFAULT_FAULT_LATENCY
+from occubench.defaults import (
+    DEFAULT_ENV_MODE,
+    DEFAULT_FAULT_COUNT,
+    DEFAULT_FAULT_DURATION,
+    DEFAULT_FAULT_ENGINE,
+    DEFAULT_FAULT_LATENCY,
+    DEFAULT_SEED,
+)
 from occubench.faults._injectors import degrade, explicit_error
 from occubench.faults._modes import EnvMode, FaultEngine
 from occubench.faults._plan import FaultPlan, make_fault_plan
@@ -52,19 +59,40 @@ class InjectedFault(BaseModel):
 
 
 class FaultSettings(BaseModel):
-    """How a run injects faults: the task arguments that decide every sample's plan."""
+    """How a run injects faults: the settings that decide every sample's plan."""
 
-    env_mode: EnvMode = EnvMode.E0
-    fault_count: int = Field(default=2, ge=0)
-    fault_duration: int = Field(default=2, ge=1)
-    engine: FaultEngine = FaultEngine.CODE
-    seed: int = 0
-    families: list[FaultFamily] = Field(default_factory=list, description="Extra families.")
-    latency_seconds: float = Field(default=DEFAULT_FAULT_LATENCY, ge=0)
+    model_config = ConfigDict(extra="forbid")
+
+    env_mode: EnvMode = Field(
+        default=EnvMode(DEFAULT_ENV_MODE),
+        description="E0 clean, E1 explicit errors, E2 silent degradation, E3 mixed.",
+    )
+    fault_count: int = Field(
+        default=DEFAULT_FAULT_COUNT, ge=0, description="Fault events per task (E1-E3)."
+    )
+    fault_duration: int = Field(
+        default=DEFAULT_FAULT_DURATION,
+        ge=1,
+        description="Consecutive tool calls each fault event covers.",
+    )
+    fault_engine: FaultEngine = Field(
+        default=FaultEngine(DEFAULT_FAULT_ENGINE),
+        description="code: a seeded plan, faults made and logged by code; prompt: fault "
+        "rules appended to the simulator's prompt (the paper's way).",
+    )
+    faults: list[FaultFamily] = Field(
+        default_factory=list,
+        description="Extra fault families, mixable, always injected by code: persistent, "
+        "cascading, targeted, semantic, latency.",
+    )
+    fault_latency: float = Field(
+        default=DEFAULT_FAULT_LATENCY, ge=0, description="Seconds a latency fault delays."
+    )
+    seed: int = Field(default=DEFAULT_SEED, description="Seed of the fault plans.")
 
     def simulator_rules(self) -> str:
         """Text appended to the simulator prompt (the prompt engine only)."""
-        if self.engine is not FaultEngine.PROMPT:
+        if self.fault_engine is not FaultEngine.PROMPT:
             return ""
         return prompt_fault_rules(self.env_mode, self.fault_count, self.fault_duration)
 
@@ -83,8 +111,8 @@ class FaultSettings(BaseModel):
         E1-E3 events come from the seeded plan (code engine only); family events
         (always by code) are added to them.
         """
-        code_modes = self.env_mode is not EnvMode.E0 and self.engine is FaultEngine.CODE
-        if not code_modes and not self.families:
+        code_modes = self.env_mode is not EnvMode.E0 and self.fault_engine is FaultEngine.CODE
+        if not code_modes and not self.faults:
             return None
         plan = make_fault_plan(
             seed=self.seed,
@@ -102,9 +130,9 @@ class FaultSettings(BaseModel):
             expected_calls=plan.expected_calls,
             tools=list(tools),
             critical_calls=list(critical_calls),
-            latency_seconds=self.latency_seconds,
+            latency_seconds=self.fault_latency,
         )
-        families = make_family_events(self.families, context)
+        families = make_family_events(self.faults, context)
         return FaultSession(plan, key_fields, families=families, corrupter=corrupter)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from occubench.dataset import EnvConfig, TaskRecord, ToolSpec
+from occubench.dataset import EnvConfig, TaskRecord, ToolSpec, example_arguments
 from occubench.defaults import (
     DEFAULT_AUDIT_MAX_PROBES,
     DEFAULT_AUDIT_PLANS_PER_ENV,
@@ -36,7 +36,6 @@ from occubench.fidelity._extract import (
     state_scalars,
     stem,
 )
-from occubench.reference import example_arguments
 
 Call = tuple[str, dict[str, Any]]
 

@@ -8,13 +8,16 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser,
 from pydantic import BaseModel, Field
 
 from occubench.defaults import DEFAULT_SIMULATOR_RETRIES
+from occubench.errors import ErrorSource, InfrastructureError
 from occubench.simulator._parse import ObservationParseError, parse_observation
 from occubench.simulator._prompt import action_message, observation_message, system_message
 from occubench.simulator._state import PatchError, apply_reply_patch, reask_for, state_action
 
 
-class SimulatorError(RuntimeError):
+class SimulatorError(InfrastructureError):
     """The simulator gave no usable observation: an infrastructure error, not an agent failure."""
+
+    source = ErrorSource.SIMULATOR
 
 
 class SimStep(BaseModel):

@@ -15,18 +15,18 @@ from pathlib import Path
 from inspect_ai import eval_async
 from inspect_ai.log import EvalSample
 from inspect_ai.model import Model
+from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
 
 from occubench.analysis import SampleRow, read_runs
 from occubench.dataset import EnvConfig, Scenario, write_dataset
 from occubench.defaults import DEFAULT_SAMPLE_RETRIES, DEFAULT_VERIFIER_VOTES
-from occubench.grading import render_trajectory
+from occubench.grading import SCORER_NAME, Grade, render_trajectory
 from occubench.synthesis._artifacts import StageResult, TokenUsage, add_usage
 from occubench.synthesis._catalog import CatalogScenario
 from occubench.synthesis._records import TaskDraft
 from occubench.task import occubench
 
-SCORER = "occubench_scorer"
 MAX_EVIDENCE_RUNS = 2
 """Failed runs described to the generator when it is asked to repair a task."""
 MAX_TRAJECTORY_CHARS = 4000
@@ -173,25 +173,26 @@ def _row_usage(row: SampleRow) -> dict[str, TokenUsage]:
 
 
 def _failed(sample: EvalSample) -> bool:
-    score = (sample.scores or {}).get(SCORER)
-    return sample.error is None and score is not None and score.value != "C"
+    score = (sample.scores or {}).get(SCORER_NAME)
+    return sample.error is None and score is not None and score.value != CORRECT
 
 
 def describe_failure(sample: EvalSample) -> str:
     """A failed run in words: why it stopped, failed checks, verifier feedback, trajectory."""
-    score = (sample.scores or {})[SCORER]
-    meta = score.metadata or {}
+    score = (sample.scores or {})[SCORER_NAME]
+    grade = Grade.of(score.metadata, passed=score.value == CORRECT)
+    stop = grade.stop_reason.value if grade.stop_reason else None
     lines = [
-        f"Run {sample.epoch}: failed. The agent stopped ({meta.get('stop_reason')}) after "
-        f"{meta.get('tool_calls')} tool calls."
+        f"Run {sample.epoch}: failed. The agent stopped ({stop}) after {grade.tool_calls} "
+        "tool calls."
     ]
-    failed_checks = [c for c in meta.get("checks") or [] if not c.get("passed")]
+    failed_checks = [c for c in grade.checks or [] if not c.passed]
     if failed_checks:
         lines.append("Deterministic checks failed:")
-        lines += [f"- {c['check']}: {c['detail']}" for c in failed_checks]
-    negative = [v for v in meta.get("votes") or [] if v.get("is_correct") is not True]
+        lines += [f"- {c.check}: {c.detail}" for c in failed_checks]
+    negative = [v for v in grade.votes or [] if v.is_correct is not True]
     if negative:
-        lines.append(f"Verifier feedback: {negative[0].get('feedback', '')}")
+        lines.append(f"Verifier feedback: {negative[0].feedback}")
     trajectory = render_trajectory(sample.messages)
     if len(trajectory) > MAX_TRAJECTORY_CHARS:
         trajectory = trajectory[:MAX_TRAJECTORY_CHARS] + "\n[... trajectory cut ...]"

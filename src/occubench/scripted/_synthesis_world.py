@@ -47,8 +47,8 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolInfo
 
 from occubench.agent import agent_input
-from occubench.reference._behaviours import example_arguments
-from occubench.reference._reply import Behaviour, Reply
+from occubench.dataset import example_arguments
+from occubench.scripted._reply import Behaviour, Reply
 
 GOOD, HARD, TRIVIAL = "good", "hard", "trivial"
 REPAIRABLE, UNSOLVABLE, INVALID = "repairable", "unsolvable", "invalid"

@@ -8,10 +8,10 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 
 from occubench.analysis import SampleRow, read_runs
+from occubench.dataset import reference_suite_dir
 from occubench.defaults import DEFAULT_FAULT_COUNT, DEFAULT_FAULT_DURATION, DEFAULT_SEED
 from occubench.faults import EnvMode
-from occubench.reference._agents import REFERENCE_AGENTS
-from occubench.reference._suite import reference_suite_dir
+from occubench.scripted._agents import REFERENCE_AGENTS
 from occubench.task import occubench
 
 DEMO_AGENTS = tuple(f"occubench/{name}" for name in REFERENCE_AGENTS)
