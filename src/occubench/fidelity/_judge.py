@@ -12,14 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
-    Model,
-)
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
 
+from occubench.asking import ask
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES
 from occubench.grading import VerdictParseError, parse_verdict
 from occubench.grading._trajectory import block
@@ -87,15 +82,14 @@ async def judge_rules(
         ChatMessageSystem(content=RULE_JUDGE_SYSTEM_PROMPT),
         ChatMessageUser(content=rule_request(environment, tool, arguments, observation)),
     ]
-    for _ in range(retries + 1):
-        output = await model.generate(messages)
-        try:
-            vote = parse_verdict(output.completion)
-        except VerdictParseError:
-            messages += [
-                ChatMessageAssistant(content=output.completion),
-                ChatMessageUser(content=RULE_JUDGE_REASK),
-            ]
-            continue
-        return (1.0 if vote.is_correct else 0.0), vote.feedback
-    return None
+    asked = await ask(
+        model,
+        messages,
+        parse_verdict,
+        attempts=retries + 1,
+        reask=lambda _: RULE_JUDGE_REASK,
+        errors=(VerdictParseError,),
+    )
+    if asked.value is None:
+        return None
+    return (1.0 if asked.value.is_correct else 0.0), asked.value.feedback

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from inspect_ai.model import (
     CachePolicy,
-    ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
     Model,
@@ -35,6 +34,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
 
 from occubench.agent import Episode
+from occubench.asking import ask
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
 from occubench.errors import ErrorSource, InfrastructureError
@@ -75,19 +75,18 @@ async def judge_vote(model: Model, request: str, *, index: int, retries: int, ca
     """One judge vote, re-asked up to ``retries`` times when the output is not a verdict."""
     messages = [ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT), ChatMessageUser(content=request)]
     policy = CachePolicy(expiry=None, scopes={"vote": str(index)}) if cache else False
-    problem = ""
-    for _ in range(retries + 1):
-        output = await model.generate(messages, cache=policy)
-        try:
-            return parse_verdict(output.completion)
-        except VerdictParseError as e:
-            problem = str(e)
-            messages = [
-                *messages,
-                ChatMessageAssistant(content=output.completion),
-                ChatMessageUser(content=VERIFIER_REASK),
-            ]
-    return Vote(is_correct=None, feedback=f"invalid vote: {problem}", raw=output.completion)
+    asked = await ask(
+        model,
+        messages,
+        parse_verdict,
+        attempts=retries + 1,
+        reask=lambda _: VERIFIER_REASK,
+        errors=(VerdictParseError,),
+        cache=policy,
+    )
+    if asked.value is not None:
+        return asked.value
+    return Vote(is_correct=None, feedback=f"invalid vote: {asked.problem}", raw=asked.last_text)
 
 
 @scorer(
