@@ -103,6 +103,8 @@ def log_files(paths: Iterable[str | Path]) -> list[str]:
 def _role_model(log: EvalLog, role: Role) -> str | None:
     roles = log.eval.model_roles or {}
     config = roles.get(role.value)
+    if isinstance(config, list):  # a role bound to several models (Inspect allows it)
+        return ",".join(c.model for c in config)
     return config.model if config is not None else None
 
 

@@ -70,7 +70,9 @@ def audit(
         data = load_dataset(dataset_dir(dataset))
         models = [get_model(name) for name in simulator_model]
         judge = get_model(verifier_model) if verifier_model else None
-    settings = dict(rule_checks=sample_rule_checks, date=date, seed=seed, max_plans=plans_per_env)
+    settings: dict[str, Any] = dict(
+        rule_checks=sample_rule_checks, date=date, seed=seed, max_plans=plans_per_env
+    )
     folder = log_dir or default_audit_dir(
         [*simulator_model, verifier_model], str(data.root), settings
     )

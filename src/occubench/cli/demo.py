@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -27,7 +28,11 @@ def demo(
     careful retries errors and re-reads until data is complete and consistent; no-retry
     gives up at the first error; trusting retries errors but believes degraded data.
     """
-    settings = {"fault_count": fault_count, "fault_duration": fault_duration, "seed": seed}
+    settings: dict[str, Any] = {
+        "fault_count": fault_count,
+        "fault_duration": fault_duration,
+        "seed": seed,
+    }
     with user_errors(), tempfile.TemporaryDirectory() as tmp:
         agents = [a.model for a in demo_sweep(log_dir or tmp, **settings).agents]
         rows = run_demo(log_dir or tmp, **settings)

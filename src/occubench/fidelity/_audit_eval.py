@@ -128,6 +128,8 @@ def fidelity_checks(date: str) -> Scorer:
         assert result is not None, "the audit solver did not run"
         checks = trajectory_checks(sample.env, result, known_values(sample.env), sample.index)
         verifier = model_roles().get(Role.VERIFIER.value)
+        if isinstance(verifier, list):
+            raise ValueError(f"role {Role.VERIFIER.value!r} must be one model, not a list")
         if verifier is not None:
             prompt = render_system_prompt(sample.env, date=date)
             for step in (result.steps[s] for s in sample.judged_steps if s < len(result.steps)):

@@ -121,7 +121,7 @@ def run_candidates(
             for c in candidates
         }.values(),
     )
-    outcome = run_eval(
+    evaluated = run_eval(
         BENCHMARK_TASK,
         RunConfig(
             dataset=str(dataset_dir), with_plan=with_plan, seed=seed, votes=votes
@@ -132,9 +132,9 @@ def run_candidates(
         options=EvalOptions(),
         epochs=epochs,
     )
-    if not outcome.success or not outcome.logs:
+    if not evaluated.success or not evaluated.logs:
         raise RunError(f"runs in {work_dir}: the eval set did not complete")
-    log = read_eval_log(outcome.logs[0])
+    log = read_eval_log(evaluated.logs[0])
     if log.status != "success" or log.samples is None:
         message = log.error.message if log.error else f"eval ended with status {log.status}"
         raise RunError(f"runs in {work_dir}: {message}")
@@ -143,7 +143,7 @@ def run_candidates(
         c.key: RunOutcome(with_plan=with_plan, runs=0, passed=0, errors=0) for c in candidates
     }
     usage: dict[str, dict[str, TokenUsage]] = {c.key: {} for c in candidates}
-    for row in read_runs(outcome.logs):
+    for row in read_runs(evaluated.logs):
         key = by_id[int(row.task_id)]
         outcome = outcomes[key]
         outcome.runs += 1
