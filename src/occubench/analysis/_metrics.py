@@ -29,6 +29,7 @@ from occubench.analysis._stats import (
 )
 from occubench.analysis._summary import RateRow, rate_row
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.roles import Role
 
 ALL = "all"
 """Group name of a whole setup (the overall rate) and of all fault kinds together."""
@@ -350,7 +351,8 @@ def costs(rows: Sequence[SampleRow], prices: PriceTable | None = None) -> list[C
                 samples=len(members),
                 solved=solved,
                 tokens_per_task=total / len(members),
-                agent_tokens_per_task=sum(r.tokens.get("agent", 0) for r in members) / len(members),
+                agent_tokens_per_task=sum(r.tokens.get(Role.AGENT.value, 0) for r in members)
+                / len(members),
                 tokens_per_solved=total / solved if solved else math.nan,
                 cost=summary.total if summary else None,
                 cost_per_task=summary.per_task if summary else None,

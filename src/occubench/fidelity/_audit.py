@@ -23,6 +23,7 @@ from pathlib import Path
 
 from inspect_ai.log import read_eval_log, read_eval_log_samples
 from inspect_ai.model import Model
+from inspect_ai.util import Store
 from pydantic import BaseModel, Field
 
 from occubench.config import EvalOptions
@@ -36,7 +37,13 @@ from occubench.defaults import (
     DEFAULT_FIDELITY_WEIGHTS,
     DEFAULT_SEED,
 )
-from occubench.fidelity._audit_eval import AUDIT_SCORER, AuditGrade, AuditSample, audit_probes
+from occubench.fidelity._audit_eval import (
+    AUDIT_SCORER,
+    AuditGrade,
+    AuditSample,
+    ProbeRun,
+    audit_probes,
+)
 from occubench.fidelity._metrics import FidelityCheck, FidelityMetric
 from occubench.fidelity._probes import ProbeTrajectory, TrajectoryResult
 from occubench.roles import Role
@@ -163,10 +170,10 @@ def _simulator_audit(
     checks: dict[str, list[FidelityCheck]] = {name: [] for name in envs}
     for sample in read_eval_log_samples(log, all_samples_required=False):
         meta = AuditSample.model_validate(sample.metadata)
-        run = (sample.store or {}).get("ProbeRun:result")
+        run = ProbeRun(store=Store(dict(sample.store or {}))).result
         name = meta.trajectory.env_name
         if run is not None:
-            results[name][meta.index] = TrajectoryResult.model_validate(run)
+            results[name][meta.index] = run
         score = (sample.scores or {}).get(AUDIT_SCORER)
         if score is not None:
             checks[name] += AuditGrade.model_validate(score.metadata).checks

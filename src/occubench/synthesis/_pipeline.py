@@ -33,6 +33,7 @@ from pydantic import BaseModel
 
 from occubench.analysis import PriceTable
 from occubench.dataset import EnvConfig, Scenario, write_dataset
+from occubench.roles import Role
 from occubench.synthesis._artifacts import (
     ArtifactStore,
     StageResult,
@@ -112,10 +113,10 @@ class SynthesisModels:
     def names(self) -> dict[str, str]:
         """Model name by role."""
         return {
-            "generator": str(self.generator),
-            "agent": str(self.agent),
-            "simulator": str(self.simulator),
-            "verifier": str(self.verifier or self.simulator),
+            Role.GENERATOR.value: str(self.generator),
+            Role.AGENT.value: str(self.agent),
+            Role.SIMULATOR.value: str(self.simulator),
+            Role.VERIFIER.value: str(self.verifier or self.simulator),
         }
 
 
