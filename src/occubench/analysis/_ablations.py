@@ -1,5 +1,7 @@
-"""Rates behind the paper's ablation figures: fault count and duration, reasoning effort,
-industry x difficulty, and model generations (CR over release date).
+"""Rates behind the paper's ablation figures.
+
+Fault count and duration, reasoning effort, industry x difficulty, and model
+generations (CR over release date).
 
 Each is a completion rate with its Wilson 95% interval, like every rate of the report,
 keyed by what the ablation varies. Errors are counted apart, as everywhere.

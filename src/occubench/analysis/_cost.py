@@ -6,7 +6,8 @@ their prices in dollars per million tokens, in YAML or JSON:
 ```yaml
 models:
   openai/gpt-5: {input_per_mtok: 1.25, output_per_mtok: 10.0, cached_input_per_mtok: 0.125}
-  anthropic/claude-sonnet-4-5: {input_per_mtok: 3.0, output_per_mtok: 15.0, release_date: 2025-09-29}
+  anthropic/claude-sonnet-4-5: {input_per_mtok: 3.0, output_per_mtok: 15.0,
+                                release_date: 2025-09-29}
 ```
 
 A model's optional ``release_date`` places it on the report's model-generations chart.

@@ -287,8 +287,7 @@ def simulator_agreement(rows: Sequence[SampleRow]) -> list[SimulatorAgreement]:
     for mode, members in group(rows, lambda r: r.env_mode).items():
         scores = {
             simulator: {
-                agent: rate_row(agent, ms).rate
-                for agent, ms in group(sim_rows, agent_name).items()
+                agent: rate_row(agent, ms).rate for agent, ms in group(sim_rows, agent_name).items()
             }
             for simulator, sim_rows in group(members, lambda r: r.simulator_model or "").items()
         }
@@ -505,7 +504,8 @@ def leaderboard(
         under_faults = perturbed_mean(rob.rates) if rob else math.nan
         return _descending(g.rate), _descending(r), _descending(under_faults), g.agent, g.simulator
 
-    lines = sorted((g for g in overall if g.env_mode == mode and g.dimension == "overall"), key=order)
+    chosen = [g for g in overall if g.env_mode == mode and g.dimension == "overall"]
+    lines = sorted(chosen, key=order)
     out = []
     for rank, g in enumerate(lines, start=1):
         rob = r_of.get((g.agent, g.simulator))
