@@ -92,7 +92,12 @@ def effort_rates(rows: Sequence[SampleRow]) -> list[EffortRate]:
         )
         for (agent, simulator, mode, effort), members in group(
             with_effort,
-            lambda r: (base_model(r), r.simulator_model or "", r.env_mode, r.reasoning_effort),
+            lambda r: (
+                base_model(r),
+                r.simulator_model or "",
+                r.env_mode,
+                r.reasoning_effort or "",
+            ),
         ).items()
     ]
     out.sort(key=lambda e: (e.agent, e.simulator, e.env_mode, effort_rank(e.reasoning_effort)))

@@ -47,6 +47,7 @@ Setup = tuple[str, str]
 """(agent model, simulator model)."""
 
 K = TypeVar("K")
+T = TypeVar("T")
 
 NAN_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
 """Undefined numbers are ``nan``; in JSON they are written "NaN" (and read back)."""
@@ -75,9 +76,9 @@ def setup_of(row: SampleRow) -> Setup:
     return agent_name(row), row.simulator_model or ""
 
 
-def group(rows: Iterable[SampleRow], key: Callable[[SampleRow], K]) -> dict[K, list[SampleRow]]:
+def group(rows: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
     """Rows by ``key``, keys sorted."""
-    groups: dict[K, list[SampleRow]] = {}
+    groups: dict[K, list[T]] = {}
     for row in rows:
         groups.setdefault(key(row), []).append(row)
     return {k: groups[k] for k in sorted(groups)}  # type: ignore[type-var]

@@ -224,9 +224,11 @@ def _mean(values: Sequence[int]) -> float:
 def _realism(rows: dict[str, SampleRow], reviews: Sequence[Review]) -> list[RealismRow]:
     out = []
     for dimension in ("scenario", "industry"):
-        for name, members in group(
-            reviews, lambda r, d=dimension: getattr(rows[r.sample_key], d)
-        ).items():
+
+        def name_of(review: Review, d: str = dimension) -> str:
+            return str(getattr(rows[review.sample_key], d))
+
+        for name, members in group(reviews, name_of).items():
             scenario = [r.scenario_realism for r in members if r.scenario_realism is not None]
             rubric = [r.rubric_realism for r in members if r.rubric_realism is not None]
             out.append(
