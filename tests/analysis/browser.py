@@ -52,15 +52,21 @@ def screenshot(page, name: str) -> None:
 CONTRAST_JS = """
 () => {
   const rgb = s => s.match(/[\\d.]+/g).slice(0, 3).map(Number).map(c => c / 255);
-  const lum = c => { const [r, g, b] = c.map(v => v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-                     return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const linear = v => v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  const lum = c => {
+    const [r, g, b] = c.map(linear);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (a, b) => {
+    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05);
+  };
+  const hasText = el => [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
   const out = [];
   for (const cell of document.querySelectorAll('td[style*="background"]')) {
     const bg = rgb(getComputedStyle(cell).backgroundColor);
-    for (const el of [cell, ...cell.querySelectorAll('*')]) {
-      if (!el.childNodes.length || ![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
-      out.push(ratio(rgb(getComputedStyle(el).color), bg));
+    for (const el of [cell, ...cell.querySelectorAll("*")]) {
+      if (hasText(el)) out.push(ratio(rgb(getComputedStyle(el).color), bg));
     }
   }
   return out;

@@ -43,8 +43,17 @@ def report(rows, prices):
 
 
 def test_the_sweep_has_the_shape_of_the_paper_sweeps(rows):
-    runs = {(r.agent_model, r.reasoning_effort, r.simulator_model, r.env_mode, r.fault_count,
-             r.fault_duration) for r in rows}
+    runs = {
+        (
+            r.agent_model,
+            r.reasoning_effort,
+            r.simulator_model,
+            r.env_mode,
+            r.fault_count,
+            r.fault_duration,
+        )
+        for r in rows
+    }
     assert len(runs) == 3 * 6 + 2 + 3 * 2  # 6 grid points x agents, efforts, second simulator
     assert all(r.error is None for r in rows)
     assert {r.reasoning_effort for r in rows} == {None, "low", "high"}
@@ -74,18 +83,26 @@ def test_fault_count_lines_plot_the_rates_with_e0_at_zero(report):
     assert ax.get_title() == "E3, fd=2"
     for agent in AGENTS:
         e0 = next(
-            g for g in report.rates
-            if g.agent == agent and g.env_mode == "E0" and g.dimension == "overall"
+            g
+            for g in report.rates
+            if g.agent == agent
+            and g.env_mode == "E0"
+            and g.dimension == "overall"
             and g.simulator == "occubench/canned"
         )
         points = sorted(
-            (f.fault_count, f.rate) for f in report.fault_rates
-            if f.agent == agent and f.simulator == "occubench/canned" and f.env_mode == "E3"
+            (f.fault_count, f.rate)
+            for f in report.fault_rates
+            if f.agent == agent
+            and f.simulator == "occubench/canned"
+            and f.env_mode == "E3"
             and f.fault_duration == 2
         )
         line = _line(ax, f"{agent} @ occubench/canned")
         assert list(line.get_xdata()) == [0, 1, 2]
-        assert list(line.get_ydata()) == pytest.approx([100 * e0.rate] + [100 * r for _, r in points])
+        assert list(line.get_ydata()) == pytest.approx(
+            [100 * e0.rate] + [100 * r for _, r in points]
+        )
     careful = _line(ax, "occubench/careful @ occubench/canned").get_ydata()
     no_retry = _line(ax, "occubench/no-retry @ occubench/canned").get_ydata()
     assert careful[1] > no_retry[1]  # the agents differ under faults
@@ -107,15 +124,20 @@ def test_reasoning_effort_and_generations_follow_their_data(report):
     assert {e.agent for e in efforts} == {AGENTS[0]}
     generations = [p for p in report.generations if p.env_mode == "E0"]
     assert [p.agent for p in generations if p.simulator == "occubench/canned"] == [
-        "occubench/no-retry", "occubench/trusting", "occubench/careful"  # by release date
+        "occubench/no-retry",
+        "occubench/trusting",
+        "occubench/careful",  # by release date
     ]
     agreement = [a for a in report.agreement if a.env_mode == "E2"]
     assert agreement and agreement[0].simulator_b == OTHER_SIMULATOR
 
 
 MISSING = {
-    "leaderboard": lambda r: r.agent_model == AGENTS[0] and r.reasoning_effort is None
-    and r.simulator_model == "occubench/canned",
+    "leaderboard": lambda r: (
+        r.agent_model == AGENTS[0]
+        and r.reasoning_effort is None
+        and r.simulator_model == "occubench/canned"
+    ),
     "env_modes": lambda r: r.env_mode == "E0",
     "industry_radar": lambda r: r.task_id != 1008,
     "industry_heatmap": lambda r: r.task_id == 1001,
@@ -140,8 +162,14 @@ def test_a_figure_without_its_data_is_left_out_with_its_line(name, rows, prices)
 
 
 def test_left_out_lines_are_in_the_html_report(rows, tmp_path):
-    e0 = [r for r in rows if r.env_mode == "E0" and r.simulator_model == "occubench/canned"
-          and r.reasoning_effort is None and r.agent_model == AGENTS[0]]
+    e0 = [
+        r
+        for r in rows
+        if r.env_mode == "E0"
+        and r.simulator_model == "occubench/canned"
+        and r.reasoning_effort is None
+        and r.agent_model == AGENTS[0]
+    ]
     report = build_report(e0, n_resamples=20)
     charts = report_figures(report)
     assert set(charts.figures) == {"industry_radar", "industry_heatmap", "industry_difficulty"}
