@@ -30,6 +30,7 @@ from occubench.analysis._report import Report
 from occubench.analysis._stats import BASELINE_MODE
 from occubench.analysis._summary import RateRow
 
+LINE_STYLES = ("-", (0, (5, 2)), (0, (2, 2)), (0, (6, 2, 1, 2)))
 MODE_COLOURS = {"E0": "#4c72b0", "E1": "#dd8452", "E2": "#55a868", "E3": "#c44e52"}
 RATE_MAP = "RdYlGn"
 AGREEMENT_MAP = "Blues"
@@ -136,16 +137,16 @@ def radar_figure(report: Report) -> Figure | None:
             ]
             colour = _colour(report, (agent, simulator))
             label = _wrap(report.label(agent, simulator), 60)
-            # earlier setups drawn wider, so polygons that coincide still show every colour
-            width = 1.2 + 3.0 * (len(setups) - 1 - i) / max(1, len(setups) - 1)
+            # earlier setups drawn wider and solid, later ones dashed on top: polygons that
+            # coincide still show every colour
+            width = 1.2 + 4.0 * (len(setups) - 1 - i) / max(1, len(setups) - 1)
             ax.plot(
                 closed,
                 [*values, values[0]],
                 color=colour,
                 linewidth=width,
+                linestyle=LINE_STYLES[i % len(LINE_STYLES)],
                 label=label,
-                marker="o",
-                markersize=2.5,
             )
             ax.fill(closed, [*values, values[0]], color=colour, alpha=0.05)
         ax.set_xticks(angles, [_wrap(n, 14) for n in industries], fontsize=6)
