@@ -42,9 +42,15 @@ def make_sweep_logs(
     counts: tuple[int, ...] = (1, 2, 3),
     durations: tuple[int, ...] = (1, 2, 3),
     efforts: tuple[str, ...] = ("low", "medium", "high"),
+    modes: tuple[str, ...] = ("E0", "E1", "E2"),
+    other_modes: tuple[str, ...] = ("E0", "E2"),
 ) -> Path:
-    """Write the grid's logs under ``log_dir`` (the reference suite, or ``task_ids`` of it)."""
-    grid = [("E0", 2, 2), ("E1", 2, 2), ("E2", 2, 2)]
+    """Write the grid's logs under ``log_dir`` (the reference suite, or ``task_ids`` of it).
+
+    ``modes`` run at fc=2, fd=2; E3 at each fault count (fd=2) and duration (fc=2); the
+    other simulator in ``other_modes``.
+    """
+    grid = [(mode, 2, 2) for mode in modes]
     grid += [("E3", fc, 2) for fc in counts]
     grid += [("E3", 2, fd) for fd in durations if fd != 2]
     runs = [([_task(task_ids, *point) for point in grid], list(AGENTS), SIMULATOR)]
@@ -53,7 +59,7 @@ def make_sweep_logs(
         for e in efforts
     ]
     runs.append(([_task(task_ids, "E0")], efforts_of_one, SIMULATOR))
-    runs.append(([_task(task_ids, m) for m in ("E0", "E2")], list(AGENTS), OTHER_SIMULATOR))
+    runs.append(([_task(task_ids, m) for m in other_modes], list(AGENTS), OTHER_SIMULATOR))
     for tasks, models, simulator in runs:
         inspect_eval(
             tasks,

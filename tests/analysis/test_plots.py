@@ -2,8 +2,8 @@
 its data is missing.
 
 The logs (``sweep_logs``): the three reference agents on three tasks of the reference
-suite under E0-E3, E3 at fault counts 1-2 and durations 1-2, the careful agent at two
-reasoning efforts, and the agents under a second simulator in E0 and E2.
+suite in E0 and in E3 at fault counts 1-2 and durations 1-2, the careful agent at two
+reasoning efforts, and the agents under a second simulator in E0.
 """
 
 from __future__ import annotations
@@ -13,8 +13,21 @@ import math
 import pytest
 
 from analysis.sweep_logs import AGENTS, OTHER_SIMULATOR, make_sweep_logs, write_price_file
-from occubench.analysis import build_report, load_prices, read_runs, write_report
-from occubench.analysis._plots import CHARTS, chart_files, left_out_line, report_figures
+from occubench.analysis import (
+    Trajectory,
+    build_report,
+    load_prices,
+    read_runs,
+    render_html,
+    write_report,
+)
+from occubench.analysis._plots import (
+    CHARTS,
+    chart_files,
+    figure_bytes,
+    left_out_line,
+    report_figures,
+)
 
 TASKS = "1001,1004,1008"  # three industries, difficulties 2, 1 and 3
 NAMES = [c.name for c in CHARTS]
@@ -28,6 +41,8 @@ def rows(tmp_path_factory):
         counts=(1, 2),
         durations=(1, 2),
         efforts=("low", "high"),
+        modes=("E0",),
+        other_modes=("E0",),
     )
     return read_runs([logs])
 
@@ -54,22 +69,19 @@ def test_the_sweep_has_the_shape_of_the_paper_sweeps(rows):
         )
         for r in rows
     }
-    assert len(runs) == 3 * 6 + 2 + 3 * 2  # 6 grid points x agents, efforts, second simulator
+    assert len(runs) == 3 * 4 + 2 + 3  # 4 grid points x agents, efforts, second simulator
     assert all(r.error is None for r in rows)
     assert {r.reasoning_effort for r in rows} == {None, "low", "high"}
 
 
-def test_every_figure_is_drawn_from_the_sweep(report, tmp_path, rows):
+def test_every_figure_is_drawn_from_the_sweep(report, rows):
     charts = report_figures(report)
     assert list(charts.figures) == NAMES and charts.left_out == {}
     files = chart_files({"fault_count": charts.figures["fault_count"]})
     assert files["fault_count.png"][:8] == b"\x89PNG\r\n\x1a\n"
     assert files["fault_count.svg"].lstrip().startswith(b"<?xml")
-    written = write_report(report, rows, ["html"], tmp_path)
-    assert {f"plots/{n}.{ext}" for n in NAMES for ext in ("png", "svg")} <= {
-        p.relative_to(tmp_path).as_posix() for p in written
-    }
-    page = (tmp_path / "report.html").read_text()
+    svgs = {name: figure_bytes(figure, "svg") for name, figure in charts.figures.items()}
+    page = render_html(report, rows, [Trajectory()] * len(rows), svgs)
     assert page.count('<img class="chart"') == len(NAMES) and 'class="left-out"' not in page
 
 
@@ -128,7 +140,7 @@ def test_reasoning_effort_and_generations_follow_their_data(report):
         "occubench/trusting",
         "occubench/careful",  # by release date
     ]
-    agreement = [a for a in report.agreement if a.env_mode == "E2"]
+    agreement = [a for a in report.agreement if a.env_mode == "E0"]
     assert agreement and agreement[0].simulator_b == OTHER_SIMULATOR
 
 
@@ -138,7 +150,7 @@ MISSING = {
         and r.reasoning_effort is None
         and r.simulator_model == "occubench/canned"
     ),
-    "env_modes": lambda r: r.env_mode == "E0",
+    "env_modes": lambda r: r.env_mode == "E0",  # E0 alone: no R
     "industry_radar": lambda r: r.task_id != 1008,
     "industry_heatmap": lambda r: r.task_id == 1001,
     "industry_difficulty": lambda r: r.task_id == 1004,

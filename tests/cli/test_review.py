@@ -90,28 +90,12 @@ def test_export_then_report_with_the_reviews(reviewed, logs, tmp_path):
     assert result.exit_code == 0, result.output
     assert len(json.loads(out.read_text())["reviews"]) == 2
     csv_out = tmp_path / "reviews.csv"
-    assert (
-        runner.invoke(app, ["review", "--db", str(reviewed), "--export", str(csv_out)]).exit_code
-        == 0
-    )
-    for source in (out, csv_out, reviewed):
-        report = runner.invoke(
-            app,
-            [
-                "report",
-                str(logs),
-                "--reviews",
-                str(source),
-                "--resamples",
-                "100",
-                "--out",
-                str(tmp_path / "report"),
-                "-f",
-                "html",
-                "-f",
-                "csv",
-            ],
-        )
+    exported = runner.invoke(app, ["review", "--db", str(reviewed), "--export", str(csv_out)])
+    assert exported.exit_code == 0
+    files = ["--out", str(tmp_path / "report"), "-f", "html", "-f", "csv"]
+    for source, extra in ((out, []), (csv_out, []), (reviewed, files)):
+        command = ["report", str(logs), "--reviews", str(source), "--resamples", "100"]
+        report = runner.invoke(app, [*command, *extra])
         assert report.exit_code == 0, report.output
         assert "Human-judge agreement: 2 review(s) by 1 reviewer(s) of 2 sample(s)" in report.output
         assert "CR with human verdicts" in report.output and "checked by hand" in report.output

@@ -18,7 +18,7 @@ PAYLOAD = (
     "<img src=x onerror=\"document.body.insertAdjacentHTML('beforeend','<p id=pwned>PWNED</p>')\">"
 )
 AGENTS = ("occubench/careful", "occubench/no-retry")
-TASKS = "1001,1002,1003,1004,1005"
+TASKS = "1001,1002,1004"
 
 
 def make_review_logs(log_dir: Path, task_ids: str = TASKS) -> Path:

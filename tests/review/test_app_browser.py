@@ -2,7 +2,7 @@
 model text shown as text, and ten samples judged by hand down to the agreement table.
 
 The app runs under uvicorn on 127.0.0.1 (an ephemeral port) in a thread of the test,
-over a fresh database of 30 samples: two reference agents and a hostile one whose final
+over a fresh database of 18 samples: two reference agents and a hostile one whose final
 answer is an HTML/script payload, in E0 and E1, judged by the scripted judge.
 """
 
@@ -113,7 +113,7 @@ def test_sign_in_review_three_and_find_them_after_a_reload(app_url, new_page):
     page.goto(url + "/queue")
     page.reload()
     rows = page.locator("#queue tbody tr.done")
-    assert rows.count() == 3 and "3 of 30 sample(s) reviewed" in page.inner_text("main")
+    assert rows.count() == 3 and "3 of 18 sample(s) reviewed" in page.inner_text("main")
     page.goto(url + "/queue/1")
     page.reload()
     assert page.is_checked("input[name=verdict][value=fail]")
@@ -155,7 +155,7 @@ def test_a_trajectory_payload_is_shown_as_text(app_url, new_page):
     sign_in(page, url, "eve")
     rank = next(i.rank for i in store.queue("eve") if i.row.agent_model == "occubench/replay")
     page.goto(f"{url}/queue/{rank}")
-    assert page.title().startswith(f"Sample {rank + 1} of 30")  # not retitled
+    assert page.title().startswith(f"Sample {rank + 1} of 18")  # not retitled
     assert page.locator("#pwned").count() == 0 and page.locator("img").count() == 0
     assert PAYLOAD in page.locator(".answer").inner_text()
     assert page.locator(".turn.assistant pre").first.inner_text() == PAYLOAD
