@@ -1,16 +1,19 @@
-"""Inspect entry points: the ``occubench/occubench`` task and ``occubench/<name>`` models."""
+"""Inspect entry points: the occubench tasks and the ``occubench/<name>`` scripted models.
+
+Tasks: ``occubench/occubench`` (the benchmark) and ``occubench/fidelity_audit``.
+"""
 
 from inspect_ai.model import modelapi
 
-from occubench.task import occubench
+from occubench.task import fidelity_audit, occubench
 
 
 @modelapi(name="occubench")
 def scripted_models() -> type:
     """Offline scripted models (``occubench/schema-agent``, ``occubench/replay``, ...)."""
-    from occubench.reference._provider import ScriptedAPI
+    from occubench.scripted._provider import ScriptedAPI
 
     return ScriptedAPI
 
 
-__all__ = ["occubench", "scripted_models"]
+__all__ = ["fidelity_audit", "occubench", "scripted_models"]

@@ -141,6 +141,6 @@ DEFAULT_SWEEP_LOG_DIR = Path("logs") / "sweeps"
 """Folder ``occubench sweep`` logs to when the sweep file and --log-dir do not say."""
 
 DEFAULT_GC_THRESHOLDS = (10_000, 50, 100)
-"""Collector thresholds while an eval runs (``occubench.process``; CPython's are
+"""Collector thresholds while an eval runs (``occubench.interpreter``; CPython's are
 (700, 10, 10)): the young generation is collected every 10,000 net allocations and a
 full collection waits for 100 middle-generation ones."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from occubench.process import exit_now, tune_startup_gc
+from occubench.interpreter import exit_now, tune_startup_gc
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,18 +1,21 @@
-"""The occubench @task: a dataset in the release layout, run by an agent in the LES."""
+"""The occubench @task: a dataset in the release layout, run by an agent in the LES.
+
+The task only wires: its keyword arguments are validated into a ``RunConfig`` (the one
+declaration of a run's settings), which selects the samples and configures the agent
+loop and the scorer.
+"""
 
 from __future__ import annotations
-
-import os
-from collections.abc import Sequence
-from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from occubench.agent import agent_input, occubench_agent
-from occubench.dataset import Dataset, TaskRecord, load_dataset
+from occubench.config import CONFIG_METADATA, RunConfig
+from occubench.dataset import Dataset, TaskRecord
 from occubench.defaults import (
-    DEFAULT_DATASET_ENV,
+    DEFAULT_AUDIT_PLANS_PER_ENV,
+    DEFAULT_AUDIT_RULE_CHECKS,
     DEFAULT_DATE,
     DEFAULT_ENV_MODE,
     DEFAULT_FAULT_COUNT,
@@ -25,62 +28,11 @@ from occubench.defaults import (
     DEFAULT_SIMULATOR_RETRIES,
     DEFAULT_VERIFIER_VOTES,
 )
-from occubench.faults import FaultSettings, parse_families
+from occubench.fidelity import audit_task
 from occubench.grading import needs_state, occubench_scorer
-from occubench.reference._suite import REFERENCE_DATASET, reference_suite_dir
 from occubench.simulator import StateMode
 
 TASK_VERSION = "0.1.0"
-
-
-def resolve_dataset_dir(dataset: str | Path | None) -> Path:
-    """The dataset folder: the argument, else $OCCUBENCH_DATASET, else an error.
-
-    The name ``reference`` stands for the built-in reference suite.
-    """
-    chosen = dataset or os.environ.get(DEFAULT_DATASET_ENV)
-    if not chosen:
-        raise ValueError(
-            f"no dataset given: pass dataset=DIR (CLI: --dataset DIR) or set "
-            f"{DEFAULT_DATASET_ENV}; --dataset {REFERENCE_DATASET} is the built-in suite"
-        )
-    if str(chosen) == REFERENCE_DATASET:
-        return reference_suite_dir()
-    return Path(chosen)
-
-
-def split_arg(value: str | Sequence[str | int] | int | None) -> list[str] | None:
-    """Accept a list or a comma-separated string (how ``-T`` arguments arrive)."""
-    if value is None:
-        return None
-    if isinstance(value, str | int):
-        value = str(value).split(",")
-    items = [str(v).strip() for v in value if str(v).strip()]
-    return items or None
-
-
-def select_tasks(
-    dataset: str | Path | None = None,
-    task_ids: str | Sequence[str | int] | None = None,
-    categories: str | Sequence[str] | None = None,
-    domains: str | Sequence[str] | None = None,
-    difficulty: str | Sequence[str | int] | None = None,
-) -> tuple[Path, Dataset]:
-    """The dataset folder and its tasks that pass the filters (as the task selects them).
-
-    Filters take lists or comma-separated strings. Raises ``DatasetError`` for a
-    malformed dataset and ``ValueError`` for a bad filter or a missing dataset.
-    """
-    root = resolve_dataset_dir(dataset)
-    ids, levels = split_arg(task_ids), split_arg(difficulty)
-    selection = load_dataset(
-        root,
-        task_ids=[int(i) for i in ids] if ids else None,
-        categories=split_arg(categories),
-        domains=split_arg(domains),
-        difficulties=[int(d) for d in levels] if levels else None,
-    )
-    return root, selection
 
 
 def record_to_sample(dataset: Dataset, record: TaskRecord, *, with_plan: bool = False) -> Sample:
@@ -107,93 +59,81 @@ def record_to_sample(dataset: Dataset, record: TaskRecord, *, with_plan: bool = 
     )
 
 
+def benchmark_task(config: RunConfig) -> Task:
+    """The Inspect task of a run configuration.
+
+    Raises:
+        DatasetError: the dataset is malformed or a filter names what it lacks.
+        ValueError: no dataset is named, or tasks with ``state_equals`` checks are run
+            without explicit state.
+    """
+    loaded = config.load_tasks()
+    stateful = [r.task_id for r in loaded.tasks if needs_state(r.checks)]
+    if stateful and config.state_mode is not StateMode.EXPLICIT:
+        raise ValueError(
+            f"tasks {stateful} have state_equals checks: run them with state_mode=explicit"
+        )
+    samples = [record_to_sample(loaded, r, with_plan=config.with_plan) for r in loaded.tasks]
+    return Task(
+        dataset=MemoryDataset(samples, name=loaded.root.name, location=str(loaded.root)),
+        solver=occubench_agent(config),
+        scorer=occubench_scorer(votes=config.votes, cache=config.cache),
+        message_limit=DEFAULT_MESSAGE_LIMIT,
+        fail_on_error=False,
+        version=TASK_VERSION,
+        metadata={CONFIG_METADATA: config.model_dump(mode="json")},
+    )
+
+
 @task
 def occubench(
     dataset: str | None = None,
-    env_mode: str = DEFAULT_ENV_MODE,
-    fault_count: int = DEFAULT_FAULT_COUNT,
-    fault_duration: int = DEFAULT_FAULT_DURATION,
-    fault_engine: str = DEFAULT_FAULT_ENGINE,
-    fault_families: str | list[str] | None = None,
-    fault_latency: float = DEFAULT_FAULT_LATENCY,
-    seed: int = DEFAULT_SEED,
-    with_plan: bool = False,
     task_ids: str | list[int] | None = None,
     categories: str | list[str] | None = None,
     domains: str | list[str] | None = None,
     difficulty: str | list[int] | None = None,
+    env_mode: str = DEFAULT_ENV_MODE,
+    fault_count: int = DEFAULT_FAULT_COUNT,
+    fault_duration: int = DEFAULT_FAULT_DURATION,
+    fault_engine: str = DEFAULT_FAULT_ENGINE,
+    faults: str | list[str] | None = None,
+    fault_latency: float = DEFAULT_FAULT_LATENCY,
+    seed: int = DEFAULT_SEED,
+    with_plan: bool = False,
+    state_mode: str = StateMode.HISTORY.value,
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
     votes: int = DEFAULT_VERIFIER_VOTES,
     simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
     date: str = DEFAULT_DATE,
     cache: bool = False,
-    state_mode: str = StateMode.HISTORY.value,
 ) -> Task:
     """OccuBench: professional tasks in Language Environment Simulators.
 
-    Args:
-        dataset: Folder in the release layout (default: $OCCUBENCH_DATASET), or
-            ``reference`` for the built-in reference suite.
-        env_mode: E0 (clean), E1 (explicit errors), E2 (implicit degradation), E3 (mixed).
-        fault_count: Fault events per task (E1-E3).
-        fault_duration: Consecutive tool calls each fault event covers.
-        fault_engine: "code" (seeded, logged faults) or "prompt" (the paper's way).
-        fault_families: Extra fault families, mixable: persistent, cascading, targeted,
-            semantic, latency (list or "a,b"); always injected by code.
-        fault_latency: Seconds a latency fault delays an answer.
-        seed: Seed of the fault plans.
-        with_plan: Give the agent the task's solution_plan when it has one.
-        task_ids: Only these task ids (list or "11,24,26").
-        categories: Only these industries.
-        domains: Only these domains.
-        difficulty: Only these difficulty levels.
-        max_tool_calls: Tool calls allowed per task.
-        votes: k, judge votes per sample.
-        simulator_retries: Re-asks of the simulator for a reply without JSON.
-        date: The fixed date agent and simulator are told.
-        cache: Cache simulator and verifier responses (Inspect's cache).
-        state_mode: ``history`` (the paper's way) or ``explicit`` (JSON state patched by
-            the simulator and logged after every step; needed by ``state_equals`` checks).
+    Every argument is a ``RunConfig`` field (see ``occubench.config``, whose field
+    descriptions document them; lists also come comma-separated, as ``-T`` gives them):
+    the dataset (a folder or ``reference``) and its filters (``task_ids``,
+    ``categories``, ``domains``, ``difficulty``); the env mode (E0-E3) with its fault
+    count, duration, engine (``code`` or ``prompt``), extra fault families (``faults``),
+    latency and seed; ``with_plan``; ``state_mode`` (``history`` or ``explicit``); the
+    loop's ``max_tool_calls``; the judge's ``votes``; ``simulator_retries``; the fixed
+    ``date``; and ``cache``.
     """
-    mode = StateMode(state_mode)
-    faults = FaultSettings(
-        env_mode=env_mode,
-        fault_count=fault_count,
-        fault_duration=fault_duration,
-        engine=fault_engine,
-        seed=seed,
-        families=parse_families(fault_families),
-        latency_seconds=fault_latency,
-    )
-    root, loaded = select_tasks(dataset, task_ids, categories, domains, difficulty)
-    stateful = [r.task_id for r in loaded.tasks if needs_state(r.checks)]
-    if stateful and mode is not StateMode.EXPLICIT:
-        raise ValueError(
-            f"tasks {stateful} have state_equals checks: run them with state_mode=explicit"
-        )
-    samples = [record_to_sample(loaded, r, with_plan=with_plan) for r in loaded.tasks]
-    return Task(
-        dataset=MemoryDataset(samples, name=root.name, location=str(root)),
-        solver=occubench_agent(
-            faults=faults,
-            max_tool_calls=max_tool_calls,
-            date=date,
-            simulator_retries=simulator_retries,
-            cache=cache,
-            state_mode=mode,
-        ),
-        scorer=occubench_scorer(votes=votes, cache=cache),
-        message_limit=DEFAULT_MESSAGE_LIMIT,
-        fail_on_error=False,
-        version=TASK_VERSION,
-        metadata={
-            "env_mode": faults.env_mode.value,
-            "fault_count": fault_count,
-            "fault_duration": fault_duration,
-            "fault_engine": faults.engine.value,
-            "fault_families": [f.value for f in faults.families],
-            "seed": seed,
-            "with_plan": with_plan,
-            "state_mode": mode.value,
-        },
-    )
+    return benchmark_task(RunConfig.model_validate(dict(locals())))
+
+
+@task
+def fidelity_audit(
+    dataset: str | None = None,
+    date: str = DEFAULT_DATE,
+    seed: int = DEFAULT_SEED,
+    max_plans: int = DEFAULT_AUDIT_PLANS_PER_ENV,
+    rule_checks: int = DEFAULT_AUDIT_RULE_CHECKS,
+) -> Task:
+    """The fidelity audit of a simulator (the main model and the ``simulator`` role).
+
+    One sample per probe trajectory of every environment of ``dataset``; with a
+    ``verifier`` role bound, a seeded sample of ``rule_checks`` observations (seed
+    ``seed``) is judged for invented rules. ``occubench audit`` runs it per simulator
+    and pools the checks into the report (``occubench.fidelity.run_audit``).
+    """
+    return audit_task(dataset, date=date, seed=seed, max_plans=max_plans, rule_checks=rule_checks)

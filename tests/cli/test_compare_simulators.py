@@ -5,8 +5,8 @@ from typer.testing import CliRunner
 
 from conftest import run_task
 from occubench.cli import _common, app
+from occubench.dataset import reference_suite_dir
 from occubench.fidelity import SimulatorComparison
-from occubench.reference._suite import reference_suite_dir
 
 runner = CliRunner()
 AGENTS = ["occubench/careful", "occubench/no-retry", "occubench/trusting"]

@@ -20,7 +20,7 @@ def plan(*events):
         seed=0,
         task_id=1,
         expected_calls=8,
-        events=[FaultEvent(start_call=s, duration=d, kind=k) for s, d, k in events],
+        events=[FaultEvent(source="E3", start_call=s, duration=d, kind=k) for s, d, k in events],
     )
 
 
@@ -47,8 +47,8 @@ def test_implicit_fault_degrades_only_the_agents_copy():
 
 def test_settings_choose_the_engine():
     assert FaultSettings(env_mode="E0").session(1, None) is None
-    assert FaultSettings(env_mode="E2", engine="prompt").session(1, None) is None
-    assert FaultSettings(env_mode="E2", engine="prompt").simulator_rules()
+    assert FaultSettings(env_mode="E2", fault_engine="prompt").session(1, None) is None
+    assert FaultSettings(env_mode="E2", fault_engine="prompt").simulator_rules()
     assert FaultSettings(env_mode="E2").simulator_rules() == ""
     session = FaultSettings(env_mode="E2", fault_count=3, fault_duration=1).session(7, 12)
     assert len(session.plan.events) == 3 and session.plan.expected_calls == 12

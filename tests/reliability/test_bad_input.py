@@ -33,8 +33,8 @@ from occubench.dataset import (
     write_dataset,
 )
 from occubench.dataset._loader import MAX_DEPTH
-from occubench.reference import Reply
-from occubench.reference._openai_server import ScriptedOpenAIServer
+from occubench.scripted import Reply
+from occubench.scripted._openai_server import ScriptedOpenAIServer
 
 ENV = "env_records"
 TASK = {
@@ -366,7 +366,7 @@ MODELS = [
         (b"\x00\xff\xfe garbage", None, [], "not UTF-8"),
         (None, b"[1, 2]", [], "valid dictionary"),
         (b"", None, [], "matches the selection"),
-        (None, None, ["--tasks", "1,x"], "invalid literal"),
+        (None, None, ["--tasks", "1,x"], "task_ids.1: Input should be a valid integer"),
         (None, None, ["--tasks", "77"], "unknown task ids"),
         (None, None, ["--env-mode", "\x1b]0;pwned\x07[/]"], "env_mode"),
         (None, None, ["--categories", "[bold]\x1b[2J[/]"], "unknown categories"),

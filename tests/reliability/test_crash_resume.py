@@ -14,7 +14,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import SAMPLE_IDS
 from occubench.analysis import read_runs
-from occubench.reference._openai_server import ScriptedOpenAIServer
+from occubench.scripted._openai_server import ScriptedOpenAIServer
 
 KILL_AFTER = 3
 """Finished samples in the log when the run is killed."""

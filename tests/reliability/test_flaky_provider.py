@@ -15,7 +15,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from conftest import SAMPLE_IDS
-from occubench.reference._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
 
 FLAKY = Flakiness(rate=0.15, seed=0, hang=1.5)
 """With this seed every failure kind occurs in the sample run; hang > --attempt-timeout."""

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from occubench.analysis import read_runs
 from occubench.cli import app
-from occubench.reference._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
 
 FAKE_KEY = "sk-occubench-FAKE-0123456789abcdef0123456789abcdef"
 ERRORS = Flakiness(rate=0.1, seed=3, kinds=[FailureKind.SERVER_ERROR], failures=100)

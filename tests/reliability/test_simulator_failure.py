@@ -13,8 +13,8 @@ from conftest import SAMPLE_IDS
 from occubench.analysis import read_runs
 from occubench.cli import app
 from occubench.dataset import load_dataset
-from occubench.reference import BEHAVIOURS, Reply
-from occubench.reference._provider import to_output
+from occubench.scripted import BEHAVIOURS, Reply
+from occubench.scripted._provider import to_output
 
 BROKEN_TASK = 11
 

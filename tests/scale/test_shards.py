@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from conftest import SAMPLE_DIR, SAMPLE_IDS
 from occubench.analysis import read_runs
 from occubench.cli import app
-from occubench.reference._openai_server import ScriptedOpenAIServer
+from occubench.config import EvalOptions, RunConfig
+from occubench.roles import Role
 from occubench.scale import (
     Executor,
     RunSpec,
@@ -23,6 +24,7 @@ from occubench.scale import (
     shard_count,
     start_shard,
 )
+from occubench.scripted._openai_server import ScriptedOpenAIServer
 
 runner = CliRunner()
 # careful follows the plan and retries; canned answers from known observations; checks
@@ -65,16 +67,16 @@ def test_plan_deals_sorted_ids_round_robin(tmp_path):
         agent="occubench/schema-agent",
         roles={},
         log_dir=str(tmp_path),
-        task_args={"dataset": str(SAMPLE_DIR)},
+        config=RunConfig(dataset=str(SAMPLE_DIR)),
     )
     shards = plan_shards(run, 3)
     ids = sorted(SAMPLE_IDS)
     assert [s.task_ids for s in shards] == [ids[0::3], ids[1::3], ids[2::3]]
     assert [s.log_dir for s in shards] == [f"{tmp_path}/shard-{i}-of-3" for i in (1, 2, 3)]
-    assert shards[0].task_args() == {"dataset": str(SAMPLE_DIR), "task_ids": ids[0::3]}
+    assert shards[0].config() == RunConfig(dataset=str(SAMPLE_DIR), task_ids=ids[0::3])
     assert plan_shards(run, 3) == shards  # the same command finds the same shards
     assert len(plan_shards(run, 50)) == len(ids)  # at most one shard per task
-    few = run.model_copy(update={"task_args": {"dataset": str(SAMPLE_DIR), "task_ids": "70,11"}})
+    few = run.model_copy(update={"config": RunConfig(dataset=str(SAMPLE_DIR), task_ids="70,11")})
     assert [s.task_ids for s in plan_shards(few, 2)] == [[11], [70]]
     assert shard_count(None, 1) == 1 and shard_count(4, 3) == 3 and shard_count(2, 10) == 2
     with pytest.raises(ValueError, match="at least 1"):
@@ -85,16 +87,15 @@ def test_shards_share_the_runs_connections_and_samples(tmp_path):
     run = RunSpec(
         agent="occubench/schema-agent",
         roles={"verifier": "occubench/scripted-judge"},
-        task_args={"dataset": str(SAMPLE_DIR)},
+        config=RunConfig(dataset=str(SAMPLE_DIR)),
         log_dir=str(tmp_path),
-        generate={"max_connections": 32, "timeout": 60},
-        role_generate={"verifier": {"max_connections": 96}},
-        max_samples=128,
+        options=EvalOptions(max_connections=32, timeout=60, max_samples=128),
     )
     shard = plan_shards(run, 3)[0]
-    assert shard.run.generate == {"max_connections": 11, "timeout": 60}
-    assert shard.run.role_generate == {"verifier": {"max_connections": 32}}
-    assert shard.run.max_samples == 43
+    agent = shard.generate_config(Role.AGENT)
+    assert (agent.max_connections, agent.timeout) == (11, 60)
+    assert shard.generate_config(Role.VERIFIER).max_connections == 32
+    assert shard.samples_at_once() == 43
     assert plan_shards(run, 1)[0].run == run
 
 
@@ -124,8 +125,8 @@ def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
                 "simulator": "openai-api/local/echo-simulator",
                 "verifier": "openai-api/local/scripted-judge",
             },
-            task_args={"dataset": str(SAMPLE_DIR), "task_ids": ",".join(map(str, ids))},
-            max_samples=1,
+            config=RunConfig(dataset=str(SAMPLE_DIR), task_ids=ids),
+            options=EvalOptions(max_samples=1),
             log_dir=str(tmp_path / "logs"),
         )
         shards = plan_shards(run, 2)
@@ -150,7 +151,7 @@ def test_failed_worker_is_reported_not_raised(tmp_path):
         agent="occubench/no-such-model",
         roles={},
         log_dir=str(tmp_path),
-        task_args={"dataset": str(SAMPLE_DIR), "task_ids": "11"},
+        config=RunConfig(dataset=str(SAMPLE_DIR), task_ids="11"),
     )
     [result] = execute(plan_shards(run, 1))
     assert not result.success and "exited with code" in result.error
@@ -168,7 +169,7 @@ def test_ray_local_mode_gives_the_verdicts_of_the_local_executor(one_worker, tmp
         run = RunSpec(
             agent="occubench/careful",
             roles={"simulator": "occubench/canned"},
-            task_args=REFERENCE_ARGS,
+            config=RunConfig(**REFERENCE_ARGS),
             log_dir=str(tmp_path),
         )
         results = execute(plan_shards(run, 2), Executor.RAY)

@@ -19,7 +19,7 @@ from occubench.scale import (
 GRID = {
     "name": "grid",
     "dataset": str(SAMPLE_DIR),
-    "filters": {"tasks": "11,24,26"},
+    "task_ids": "11,24,26",
     "agents": [
         "occubench/schema-agent",
         {
@@ -30,9 +30,12 @@ GRID = {
     ],
     "simulators": ["occubench/echo-simulator"],
     "verifiers": [None, "occubench/scripted-judge"],
-    "env_modes": ["E0", "E3"],
-    "faults": {"fault_count": [1, 2], "fault_duration": [2]},
-    "seeds": [0, 7],
+    "grid": {
+        "env_mode": ["E0", "E3"],
+        "fault_count": [1, 2],
+        "fault_duration": [2],
+        "seed": [0, 7],
+    },
     "shards": 2,
 }
 
@@ -52,9 +55,9 @@ def test_grid_expands_to_runs_then_shards(tmp_path):
     assert first.name == "occubench_schema-agent__occubench_echo-simulator__E0"
     assert first.log_dir == f"{tmp_path}/logs/{first.name}-{first.key()}"
     assert first.roles == {"simulator": "occubench/echo-simulator"}
-    assert first.task_args["env_mode"] == "E0" and first.task_args["task_ids"] == "11,24,26"
-    e3 = [r for r in runs if r.task_args["env_mode"] == "E3"]
-    assert sorted({(r.task_args["fault_count"], r.task_args["seed"]) for r in e3}) == [
+    assert first.config.env_mode == "E0" and first.config.task_ids == [11, 24, 26]
+    e3 = [r for r in runs if r.config.env_mode == "E3"]
+    assert sorted({(r.config.fault_count, r.config.seed) for r in e3}) == [
         (1, 0),
         (1, 7),
         (2, 0),
@@ -78,7 +81,7 @@ def test_grid_expands_to_runs_then_shards(tmp_path):
 
 
 def test_runs_shared_by_sweeps_run_once(tmp_path):
-    main = load_sweep(write(tmp_path, {**GRID, "env_modes": ["E0"]}, "a.yaml"))
+    main = load_sweep(write(tmp_path, {**GRID, "grid": {"env_mode": ["E0"]}}, "a.yaml"))
     robust = load_sweep(write(tmp_path, {**GRID, "name": "other"}, "b.yaml"))
     assert len(sweep_runs([main, robust])) == len(expand_sweep(robust))
 
@@ -91,12 +94,12 @@ def test_bad_sweeps_are_clear_errors(tmp_path):
                 {**GRID, "agents": [{"model": "m/a", "generate": {"reasoning_effort": "hgih"}}]},
             )
         )
-    with pytest.raises(ValidationError, match="env_modes"):
-        load_sweep(write(tmp_path, {**GRID, "env_modes": ["E9"]}))
+    with pytest.raises(ValidationError, match="env_mode"):
+        load_sweep(write(tmp_path, {**GRID, "grid": {"env_mode": ["E9"]}}))
     with pytest.raises(ValidationError, match="agents must differ"):
         load_sweep(write(tmp_path, {**GRID, "agents": ["m/a", "m/a"]}))
     with pytest.raises(ValidationError, match="seed"):  # a typo is not silently ignored
-        load_sweep(write(tmp_path, {**GRID, "seed": 3}))
+        load_sweep(write(tmp_path, {**GRID, "seeds": 3}))
     with pytest.raises(FileNotFoundError, match="paper-main"):
         load_sweep("no-such-sweep")
     broken = tmp_path / "broken.yaml"
@@ -123,7 +126,7 @@ def test_shipped_paper_sweeps_expand_to_the_paper_grid():
     # E3 runs; cross-simulator's first simulator is main's
     assert len(sweep_runs(sweeps)) == 60 + 45 + 45 + 5 + 30
     robust = next(s for s in sweeps if s.name == "paper-robustness")
-    assert [m.value for m in robust.env_modes] == ["E0", "E1", "E2", "E3"]
+    assert robust.grid["env_mode"] == ["E0", "E1", "E2", "E3"]
     assert placeholders(robust)[0].startswith("placeholder/")
 
 

@@ -89,7 +89,7 @@ def test_explicit_run_logs_the_state_after_every_step(tmp_path):
     assert steps and all("state" in s and "patch" in s for s in steps)
     assert [s["state"]["last_action"] for s in steps] == [s["tool"] for s in steps]
     assert sample.store["Episode:state"]["last_action"] == steps[-1]["tool"]
-    assert log.eval.metadata["state_mode"] == "explicit"
+    assert log.eval.metadata["config"]["state_mode"] == "explicit"
 
 
 def test_state_checks_need_explicit_mode(sample_copy, tmp_path):

@@ -10,8 +10,8 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from occubench.dataset import load_dataset
-from occubench.reference._generator import ScriptedGenerator
-from occubench.reference._reply import Reply
+from occubench.scripted._reply import Reply
+from occubench.scripted._synthesis_world import ScriptedGenerator
 from occubench.synthesis import (
     DATASET_DIR,
     MANIFEST_FILE,

@@ -12,7 +12,7 @@ from inspect_ai.model import get_model
 
 from occubench.analysis import ModelPrice, PriceTable
 from occubench.dataset import EnvConfig, StateEqualsCheck
-from occubench.reference._generator import ScriptedGenerator, scripted_env, scripted_tasks
+from occubench.scripted._synthesis_world import ScriptedGenerator, scripted_env, scripted_tasks
 from occubench.simulator import render_system_prompt
 from occubench.synthesis import (
     ArtifactStore,
@@ -55,8 +55,8 @@ def replay_generator(*replies: str):
     queue = list(replies)
 
     def outputs(messages, tools, tool_choice, config):
-        from occubench.reference._provider import to_output
-        from occubench.reference._reply import Reply
+        from occubench.scripted._provider import to_output
+        from occubench.scripted._reply import Reply
 
         calls.append(list(messages))
         return to_output("mockllm/model", Reply(content=queue.pop(0)), messages)

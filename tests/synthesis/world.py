@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from inspect_ai.model import ChatMessage, ChatMessageUser, Model, get_model
 
-from occubench.reference._behaviours import scripted_judge
-from occubench.reference._generator import PlanAgent, ScriptedGenerator, state_simulator
-from occubench.reference._provider import to_output
+from occubench.scripted._behaviours import scripted_judge
+from occubench.scripted._provider import to_output
+from occubench.scripted._synthesis_world import PlanAgent, ScriptedGenerator, state_simulator
 from occubench.synthesis import SynthesisModels, SynthesisSettings, load_catalog
 
 TRIAGE = "Emergency Department Triage"

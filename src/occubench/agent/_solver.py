@@ -11,56 +11,32 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from occubench.agent._prompt import agent_system_prompt
 from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
+from occubench.config import RunConfig
 from occubench.dataset import EnvConfig, TaskRecord
-from occubench.defaults import DEFAULT_DATE, DEFAULT_MAX_TOOL_CALLS, DEFAULT_SIMULATOR_RETRIES
-from occubench.faults import FaultSettings
-from occubench.simulator import (
-    STATE_CONTRACT,
-    Simulator,
-    StateMode,
-    corrupt_observation,
-    render_system_prompt,
-)
-
-SIMULATOR_ROLE = "simulator"
+from occubench.roles import Role
+from occubench.simulator import STATE_CONTRACT, Simulator, StateMode, render_system_prompt
 
 
 @solver
-def occubench_agent(
-    faults: FaultSettings | None = None,
-    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
-    date: str = DEFAULT_DATE,
-    simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
-    cache: bool = False,
-    state_mode: StateMode | str = StateMode.HISTORY,
-) -> Solver:
+def occubench_agent(config: RunConfig | None = None) -> Solver:
     """Run the agent under test in the sample's simulated environment.
 
     The sample's metadata carries its task record and env config. The agent gets a
     system prompt (scenario, fixed date) and the env's tools, and is called until it
-    answers without a tool call or makes ``max_tool_calls`` calls.
-
-    Args:
-        faults: How faults are injected (default: none, E0).
-        max_tool_calls: Tool calls allowed before the loop stops.
-        date: Date given to agent and simulator (no wall clock in prompts).
-        simulator_retries: Re-asks of the simulator for a reply without JSON.
-        cache: Cache simulator responses (Inspect's cache).
-        state_mode: ``history`` (state implicit in the simulator's history) or
-            ``explicit`` (JSON state changed by the simulator's patches, logged per step).
+    answers without a tool call or makes ``config.max_tool_calls`` calls. The
+    configuration also gives the faults, the simulator's re-asks, the cache and the
+    state mode (``history``: state implicit in the simulator's history; ``explicit``:
+    JSON state changed by the simulator's patches, logged per step).
     """
-    explicit = StateMode(state_mode) is StateMode.EXPLICIT
+    settings = config or RunConfig()
+    explicit = settings.state_mode is StateMode.EXPLICIT
+    max_tool_calls, date = settings.max_tool_calls, settings.date
+    simulator_retries, cache = settings.simulator_retries, settings.cache
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = TaskRecord.model_validate(state.metadata["task"])
         env = EnvConfig.model_validate(state.metadata["env"])
-        settings = faults or FaultSettings()
-        model = get_model(role=SIMULATOR_ROLE, required=True)
-
-        async def corrupter(tool: str, observation: dict[str, Any]) -> dict[str, Any]:
-            return await corrupt_observation(
-                model, tool, observation, retries=simulator_retries, cache=cache
-            )
+        model = get_model(role=Role.SIMULATOR.value, required=True)
 
         session = settings.session(
             task.task_id,
@@ -68,7 +44,9 @@ def occubench_agent(
             (env.fault_hints or {}).get("key_fields", []),
             tools=[t.name for t in env.action_set_definitions],
             critical_calls=critical_calls(task),
-            corrupter=corrupter,
+            simulator=model,
+            simulator_retries=simulator_retries,
+            cache=cache,
         )
         simulator = Simulator(
             model,
@@ -90,16 +68,16 @@ def occubench_agent(
             0, ChatMessageSystem(content=agent_system_prompt(task.task_scenario_name, date))
         )
         state.tools = [t.as_tool() for t in layer.tools(env)]
-        episode.stop_reason = StopReason.SAMPLE_LIMIT.value
+        episode.stop_reason = StopReason.SAMPLE_LIMIT
         while True:
             state = await generate(state, tool_calls="single")
             if state.completed:
                 break
             if not state.output.message.tool_calls:
-                episode.stop_reason = StopReason.ANSWERED.value
+                episode.stop_reason = StopReason.ANSWERED
                 break
             if episode.tool_calls >= max_tool_calls:
-                episode.stop_reason = StopReason.TOOL_CALL_LIMIT.value
+                episode.stop_reason = StopReason.TOOL_CALL_LIMIT
                 break
         return state
 

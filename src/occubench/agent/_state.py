@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from inspect_ai.util import StoreModel
+from inspect_ai.util import Store, StoreModel
 from pydantic import Field
 
 
@@ -30,8 +30,13 @@ class Episode(StoreModel):
     state: dict[str, Any] | None = Field(
         default=None, description="Explicit state mode: the state after the last step."
     )
-    stop_reason: str | None = Field(default=None, description="A StopReason value.")
+    stop_reason: StopReason | None = Field(default=None, description="Why the loop ended.")
     fault_plan: dict[str, Any] | None = Field(default=None, description="FaultPlan dump.")
     fault_log: list[dict[str, Any]] = Field(
         default_factory=list, description="Every injected fault, in call order."
     )
+
+
+def episode_in(store: dict[str, Any] | None) -> Episode:
+    """The episode a logged sample's store holds (``sample.store``), typed."""
+    return Episode(store=Store(dict(store or {})))

@@ -41,7 +41,7 @@ from occubench.analysis._metrics import (
     robustness_scores,
     simulator_agreement,
 )
-from occubench.analysis._prefix import PrefixShare, prefix_share
+from occubench.analysis._prompt_cache import PrefixShare, prefix_share
 from occubench.analysis._report import Report, build_report
 from occubench.analysis._report_files import ReportFormat, write_report
 from occubench.analysis._report_html import render_html

@@ -30,10 +30,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from occubench.analysis._runs import AGENT, SampleRow
+from occubench.analysis._runs import SampleRow
+from occubench.roles import Role
 
-SIMULATOR = "simulator"
-VERIFIER = "verifier"
 PER_MTOK = 1_000_000
 
 
@@ -100,11 +99,11 @@ def _format(path: Path) -> str:
 
 def role_model(row: SampleRow, role: str) -> str | None:
     """Model that played ``role`` in the row's run (the verifier defaults to the simulator)."""
-    if role == AGENT:
+    if role == Role.AGENT.value:
         return row.agent_model
-    if role == SIMULATOR:
+    if role == Role.SIMULATOR.value:
         return row.simulator_model
-    if role == VERIFIER:
+    if role == Role.VERIFIER.value:
         return row.verifier_model or row.simulator_model
     return None
 

@@ -53,7 +53,7 @@ NAN_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
 """Undefined numbers are ``nan``; in JSON they are written "NaN" (and read back)."""
 
 
-class Metric(BaseModel):
+class MetricRow(BaseModel):
     """Base of the metric records: JSON keeps undefined numbers as "NaN"."""
 
     model_config = NAN_AS_STRING
@@ -154,7 +154,7 @@ def rates(rows: Sequence[SampleRow], dimension: str = "overall") -> list[GroupRa
     return out
 
 
-class Robustness(Metric):
+class Robustness(MetricRow):
     """R = min(CR_E1, CR_E2, CR_E3) / CR_E0 of one setup, with a bootstrap interval."""
 
     agent: str = Field(description="Agent model.")
@@ -205,7 +205,7 @@ def robustness_scores(
     return out
 
 
-class Comparison(Metric):
+class Comparison(MetricRow):
     """Two setups on the same items: exact McNemar test and a paired bootstrap difference."""
 
     a: str = Field(description="Agent model A.")
@@ -268,7 +268,7 @@ def compare_models(
     return out
 
 
-class SimulatorAgreement(Metric):
+class SimulatorAgreement(MetricRow):
     """How far two simulators order the same agent models alike (by CR in one mode)."""
 
     simulator_a: str
@@ -310,7 +310,7 @@ def simulator_agreement(rows: Sequence[SampleRow]) -> list[SimulatorAgreement]:
     return out
 
 
-class PassK(Metric):
+class PassK(MetricRow):
     """pass^k (all k trials pass) and pass@k (at least one passes), mean over tasks."""
 
     agent: str
@@ -347,7 +347,7 @@ def pass_k(rows: Sequence[SampleRow]) -> list[PassK]:
     return out
 
 
-class CostRow(Metric):
+class CostRow(MetricRow):
     """Tokens and cost of one setup over all its samples (errored ones cost too)."""
 
     agent: str
@@ -393,7 +393,7 @@ def priced(rows: Sequence[SampleRow], prices: PriceTable) -> list[SampleRow]:
     return [r.model_copy(update={"cost": row_cost(r, prices)}) for r in rows]
 
 
-class FaultRecovery(Metric):
+class FaultRecovery(MetricRow):
     """What the agent did after injected faults, in one setup and env mode."""
 
     agent: str
@@ -450,7 +450,7 @@ def fault_recovery(rows: Sequence[SampleRow]) -> list[FaultRecovery]:
     return out
 
 
-class LeaderboardRow(Metric):
+class LeaderboardRow(MetricRow):
     """One setup's line of the leaderboard (ranked by CR in the headline mode, then R)."""
 
     rank: int

@@ -194,7 +194,7 @@ def agreement_table(report: Report) -> TextTable:
     return table
 
 
-def cost_table(report: Report) -> TextTable:
+def cost_breakdown_table(report: Report) -> TextTable:
     """Tokens (and dollars, with prices) per task and per solved task."""
     table = TextTable(
         title="Tokens and cost per task (all modes; errored samples included)",
@@ -404,7 +404,7 @@ def report_tables(
         tables.append(pass_k_table(report))
     if report.fault_recovery:
         tables.append(fault_table(report, kinds=fault_kinds))
-    tables.append(cost_table(report))
+    tables.append(cost_breakdown_table(report))
     return tables + review_tables(report)
 
 

@@ -11,10 +11,12 @@ from typing import Any
 
 from inspect_ai.log import EvalSample, read_eval_log_samples
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
+from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
 
-from occubench.analysis._runs import SCORER, SampleRow
+from occubench.analysis._runs import SampleRow
 from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
+from occubench.grading import SCORER_NAME, Grade
 
 
 class Turn(BaseModel):
@@ -58,8 +60,8 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
             turn.tool = message.function
             turn.error = message.error.message if message.error else None
         turns.append(turn)
-    score = (sample.scores or {}).get(SCORER)
-    metadata = (score.metadata if score is not None else None) or {}
+    score = (sample.scores or {}).get(SCORER_NAME)
+    grade = Grade.of(score.metadata, passed=score.value == CORRECT) if score is not None else None
     target = sample.target if isinstance(sample.target, str) else "\n".join(sample.target)
     return Trajectory(
         turns=turns,
@@ -67,13 +69,10 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
         answer=_cut(str(score.answer or ""), limit)[0] if score is not None else "",
         explanation=(score.explanation or "") if score is not None else "",
         votes=[
-            {
-                "is_correct": v.get("is_correct"),
-                "feedback": _cut(str(v.get("feedback", "")), limit)[0],
-            }
-            for v in metadata.get("votes", [])
+            {"is_correct": v.is_correct, "feedback": _cut(v.feedback, limit)[0]}
+            for v in (grade.votes if grade is not None else None) or []
         ],
-        checks=list(metadata.get("checks", [])),
+        checks=[c.model_dump() for c in (grade.checks if grade is not None else None) or []],
     )
 
 

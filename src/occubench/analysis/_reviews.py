@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from occubench.analysis._metrics import Metric, group, setup_of
+from occubench.analysis._metrics import MetricRow, group, setup_of
 from occubench.analysis._runs import SampleRow
 from occubench.analysis._stats import cohen_kappa, wilson_interval
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
@@ -161,7 +161,7 @@ class Disagreement(BaseModel):
     comments: list[str] = Field(description="Their comments (non-empty ones).")
 
 
-class HumanAgreement(Metric):
+class HumanAgreement(MetricRow):
     """Agreement of the automatic verdicts with the reviewers' verdicts."""
 
     reviews: int = Field(description="Reviews of samples in these logs.")
@@ -179,7 +179,7 @@ class HumanAgreement(Metric):
     disagreements: list[Disagreement]
 
 
-class RealismRow(Metric):
+class RealismRow(MetricRow):
     """Mean realism ratings of the reviews of one scenario or industry."""
 
     dimension: str = Field(description="scenario or industry.")
@@ -191,7 +191,7 @@ class RealismRow(Metric):
     rubric_mean: float = Field(description="Mean rubric realism, 1-5 (nan without one).")
 
 
-class HumanRate(Metric):
+class HumanRate(MetricRow):
     """CR of one setup in one mode as scored, and with human verdicts where they exist."""
 
     agent: str
@@ -208,7 +208,7 @@ class HumanRate(Metric):
     high: float = Field(description="Wilson 95% interval, high end.")
 
 
-class ReviewReport(Metric):
+class ReviewReport(MetricRow):
     """What the reviews say about a set of runs."""
 
     agreement: HumanAgreement

@@ -8,12 +8,17 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, read_eval_log_samples
 from inspect_ai.model import ModelUsage
+from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field, computed_field
 
-SCORER = "occubench_scorer"
+from occubench.agent import episode_in
+from occubench.config import CONFIG_METADATA, RunConfig
+from occubench.errors import ErrorSource, error_source
+from occubench.grading import SCORER_NAME, Grade
+from occubench.roles import Role
+
 UNREAD_FIELDS = {"events", "messages", "attachments"}
 """Sample fields a row does not need: skipping them makes reading a log ~3x cheaper."""
-AGENT = "agent"
 
 
 class SampleRow(BaseModel):
@@ -48,6 +53,9 @@ class SampleRow(BaseModel):
     )
     checks_total: int | None = Field(default=None, description="Deterministic checks run.")
     error: str | None = Field(description="Infrastructure error, counted apart from verdicts.")
+    error_source: ErrorSource | None = Field(
+        default=None, description="Which part failed, for an errored sample."
+    )
     stop_reason: str | None
     tool_calls: int
     faults: list[dict[str, Any]] = Field(default_factory=list, description="Injected faults.")
@@ -101,9 +109,11 @@ def log_files(paths: Iterable[str | Path]) -> list[str]:
     return sorted(dict.fromkeys(found))
 
 
-def _role_model(log: EvalLog, role: str) -> str | None:
+def _role_model(log: EvalLog, role: Role) -> str | None:
     roles = log.eval.model_roles or {}
-    config = roles.get(role)
+    config = roles.get(role.value)
+    if isinstance(config, list):  # a role bound to several models (Inspect allows it)
+        return ",".join(c.model for c in config)
     return config.model if config is not None else None
 
 
@@ -124,20 +134,8 @@ def _by_role(
             input_tokens_cache_write=(agent.input_tokens_cache_write or 0)
             - (usage.input_tokens_cache_write or 0),
         )
-    roles[AGENT] = agent
+    roles[Role.AGENT.value] = agent
     return roles
-
-
-def _verdict(metadata: dict[str, Any]) -> dict[str, int | None]:
-    """Judge votes and deterministic checks from the scorer's metadata."""
-    votes = metadata.get("votes")
-    checks = metadata.get("checks")
-    return {
-        "votes_yes": None if votes is None else sum(v.get("is_correct") is True for v in votes),
-        "votes_total": None if votes is None else len(votes),
-        "checks_passed": None if checks is None else sum(bool(c.get("passed")) for c in checks),
-        "checks_total": None if checks is None else len(checks),
-    }
 
 
 def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
@@ -145,16 +143,18 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
     rows: list[SampleRow] = []
     for file in log_files(paths):
         header = read_eval_log(file, header_only=True)
-        args = header.eval.task_args or {}
-        meta = header.eval.metadata or {}
-        verifier = _role_model(header, "verifier")
+        config = RunConfig.model_validate((header.eval.metadata or {}).get(CONFIG_METADATA, {}))
+        verifier = _role_model(header, Role.VERIFIER)
         effort = header.eval.model_generate_config.reasoning_effort
         for sample in read_eval_log_samples(
             file, all_samples_required=False, exclude_fields=UNREAD_FIELDS
         ):
             md = sample.metadata or {}
-            score = (sample.scores or {}).get(SCORER)
-            store = sample.store or {}
+            score = (sample.scores or {}).get(SCORER_NAME)
+            grade = None
+            if score is not None and sample.error is None:
+                grade = Grade.of(score.metadata, passed=score.value == CORRECT)
+            episode = episode_in(sample.store)
             usage = _by_role(sample.role_usage or {}, sample.model_usage or {})
             rows.append(
                 SampleRow(
@@ -162,25 +162,31 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
                     run_id=header.eval.eval_id,
                     agent_model=header.eval.model,
                     reasoning_effort=effort,
-                    simulator_model=_role_model(header, "simulator"),
+                    simulator_model=_role_model(header, Role.SIMULATOR),
                     verifier_model=verifier,
-                    env_mode=str(meta.get("env_mode", args.get("env_mode", "E0"))),
-                    fault_count=int(meta.get("fault_count", 0)),
-                    fault_duration=int(meta.get("fault_duration", 0)),
-                    fault_engine=str(meta.get("fault_engine", "code")),
-                    seed=int(meta.get("seed", 0)),
+                    env_mode=config.env_mode.value,
+                    fault_count=config.fault_count,
+                    fault_duration=config.fault_duration,
+                    fault_engine=config.fault_engine.value,
+                    seed=config.seed,
                     epoch=sample.epoch,
                     task_id=sample.id,
                     scenario=str(md.get("scenario", "")),
                     industry=str(md.get("industry", "")),
                     domain=str(md.get("domain", "")),
                     difficulty=int(md.get("difficulty", 0)),
-                    passed=None if sample.error or score is None else score.value == "C",
-                    **_verdict((score.metadata if score is not None else None) or {}),
+                    passed=None if grade is None else grade.passed,
+                    votes_yes=None if grade is None else grade.votes_yes,
+                    votes_total=None if grade is None or grade.votes is None else len(grade.votes),
+                    checks_passed=None if grade is None else grade.checks_passed,
+                    checks_total=None
+                    if grade is None or grade.checks is None
+                    else len(grade.checks),
                     error=sample.error.message if sample.error else None,
-                    stop_reason=store.get("Episode:stop_reason"),
-                    tool_calls=int(store.get("Episode:tool_calls", 0)),
-                    faults=list(store.get("Episode:fault_log") or []),
+                    error_source=error_source(sample.error.traceback) if sample.error else None,
+                    stop_reason=episode.stop_reason,
+                    tool_calls=episode.tool_calls,
+                    faults=list(episode.fault_log),
                     tokens={r: u.total_tokens for r, u in usage.items()},
                     input_tokens={r: u.input_tokens for r, u in usage.items()},
                     output_tokens={r: u.output_tokens for r, u in usage.items()},

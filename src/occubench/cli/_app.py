@@ -15,7 +15,7 @@ from occubench.cli import (
     sweep,
     synth,
 )
-from occubench.process import exit_now
+from occubench.interpreter import exit_now
 
 app = typer.Typer(
     name="occubench",

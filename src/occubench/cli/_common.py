@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
 from occubench.analysis import SampleRow, terminal_text
-from occubench.dataset import DatasetError
+from occubench.dataset import DatasetError, resolve_dataset_dir
 
 console = Console()
 err_console = Console(stderr=True)
@@ -34,13 +35,20 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(2) from None
     except ValidationError as e:
         for err in e.errors():
-            where = ".".join(str(p) for p in err["loc"])
-            what = terminal_text(f"{where}: {err['msg']} (got {err['input']!r})")
-            err_console.print(f"[bold red]Error[/]: {what}", highlight=False)
+            line = terminal_text(error_line(err))
+            err_console.print(f"[bold red]Error[/]: {line}", highlight=False)
         raise typer.Exit(2) from None
     except (ValueError, FileNotFoundError) as e:
         err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
         raise typer.Exit(2) from None
+
+
+def error_line(err: Mapping[str, Any]) -> str:
+    """One pydantic error as ``where: what (got VALUE)``; a large or nested input unquoted."""
+    where = ".".join(str(p) for p in err["loc"])
+    value = err.get("input")
+    shown = repr(value) if not isinstance(value, dict | list) and len(repr(value)) <= 80 else ""
+    return (f"{where}: " if where else "") + err["msg"] + (f" (got {shown})" if shown else "")
 
 
 _NAMES = ("scenario", "industry", "domain")
@@ -56,8 +64,20 @@ def terminal_rows(rows: Sequence[SampleRow]) -> list[SampleRow]:
     return [r.model_copy(update={n: terminal_text(getattr(r, n)) for n in _NAMES}) for r in rows]
 
 
-def dataset_dir(value: Path | None) -> Path:
+def dataset_dir(value: str | Path | None) -> Path:
     """The dataset folder from the option or the environment (see ``resolve_dataset_dir``)."""
-    from occubench.task import resolve_dataset_dir
-
     return resolve_dataset_dir(value)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def from_options(model: type[M], options: Mapping[str, Any]) -> M:
+    """A model (``RunConfig``, ``EvalOptions``) from the command's options of its field names."""
+    return model.model_validate({name: options[name] for name in model.model_fields})
+
+
+def split_names(value: str | None) -> list[str] | None:
+    """Names from a comma-separated option (None when it is empty or not given)."""
+    names = [part.strip() for part in (value or "").split(",") if part.strip()]
+    return names or None

@@ -1,4 +1,10 @@
-"""``occubench run``: run the benchmark through Inspect and print the summary."""
+"""``occubench run``: run the benchmark through the runner and print the summary.
+
+Its options are the ``RunConfig`` fields (what the run computes), the ``EvalOptions``
+fields (how it is carried out), the models and where it runs; the option parameters
+carry the fields' names, so ``RunConfig`` and ``EvalOptions`` are built from them
+directly (``tests/config/test_agreement.py`` checks that they match).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from inspect_ai import eval_set
-from inspect_ai.model import GenerateConfig, Model, get_model
 
-from occubench.analysis import load_prices, read_runs, summary_tables
-from occubench.cli._common import console, dataset_dir, terminal_rows, user_errors
+from occubench.analysis import load_prices, summary_tables
+from occubench.cli._common import console, from_options, terminal_rows, user_errors
+from occubench.config import EvalOptions, RunConfig
 from occubench.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
+    DEFAULT_DATE,
     DEFAULT_ENV_MODE,
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
@@ -27,11 +33,11 @@ from occubench.defaults import (
     DEFAULT_SAMPLE_RETRIES,
     DEFAULT_SAMPLES_PER_CONNECTION,
     DEFAULT_SEED,
+    DEFAULT_SIMULATOR_RETRIES,
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFIER_VOTES,
 )
-from occubench.faults import FaultSettings, parse_families
-from occubench.process import tuned_gc
+from occubench.roles import Role
 from occubench.scale import (
     Executor,
     RunSpec,
@@ -40,28 +46,22 @@ from occubench.scale import (
     execute,
     merged_rows,
     plan_shards,
-    remove_superseded_logs,
+    run_shard,
     selected_task_ids,
     shard_count,
+    whole_run,
 )
-from occubench.simulator import StateMode
-from occubench.task import occubench
 
 
-def default_log_dir(spec: dict[str, Any]) -> Path:
-    """A log folder named after the run's arguments: the same command finds it again."""
-    digest = hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()
-    return Path("logs") / f"occubench-{spec['task_args']['env_mode']}-{digest[:10]}"
+def default_log_dir(spec: RunSpec, shards: int) -> Path:
+    """A log folder named after what the run computes: the same command finds it again.
 
-
-def role_model(name: str, config: GenerateConfig) -> Model:
-    """A model (agent or role) with its own connection pool and retry settings.
-
-    The settings go on each model, not only on the eval: Inspect passes max_retries and
-    timeout on to role models but not attempt_timeout. Not memoized: each run reads the
-    provider's base URL and key from the environment afresh.
+    The shard count is part of the name (shards log in subfolders); eval options are
+    not (they do not change results).
     """
-    return get_model(name, config=config, memoize=False)
+    what = {"run": spec.key(), "shards": shards}
+    digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+    return Path("logs") / f"occubench-{spec.config.env_mode.value}-{digest[:10]}"
 
 
 def run(
@@ -70,7 +70,15 @@ def run(
     verifier_model: str | None = typer.Option(
         None, help="Judge model (default: the simulator; tasks with checks use only checks)."
     ),
-    dataset: Path | None = typer.Option(None, help="Dataset folder (default: $OCCUBENCH_DATASET)."),
+    dataset: str | None = typer.Option(
+        None, help="Dataset folder, or 'reference' (default: $OCCUBENCH_DATASET)."
+    ),
+    task_ids: str | None = typer.Option(
+        None, "--tasks", help="Only these task ids, e.g. 11,24,26."
+    ),
+    categories: str | None = typer.Option(None, help="Only these industries (comma-separated)."),
+    domains: str | None = typer.Option(None, help="Only these domains (comma-separated)."),
+    difficulty: str | None = typer.Option(None, help="Only these difficulty levels, e.g. 2,3."),
     env_mode: str = typer.Option(
         DEFAULT_ENV_MODE, help="E0 clean, E1 explicit, E2 implicit, E3 mixed."
     ),
@@ -82,17 +90,18 @@ def run(
     ),
     fault_latency: float = typer.Option(DEFAULT_FAULT_LATENCY, help="Seconds of a latency fault."),
     seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plans."),
-    tasks: str | None = typer.Option(None, help="Only these task ids, e.g. 11,24,26."),
-    categories: str | None = typer.Option(None, help="Only these industries (comma-separated)."),
-    domains: str | None = typer.Option(None, help="Only these domains (comma-separated)."),
-    difficulty: str | None = typer.Option(None, help="Only these difficulty levels, e.g. 2,3."),
     with_plan: bool = typer.Option(False, help="Give the agent the task's solution plan."),
     state_mode: str = typer.Option(
         "history", help="history (state in the simulator's history) or explicit (JSON Patch)."
     ),
     max_tool_calls: int = typer.Option(DEFAULT_MAX_TOOL_CALLS, help="Tool calls per task."),
     votes: int = typer.Option(DEFAULT_VERIFIER_VOTES, help="k judge votes per sample."),
-    epochs: int = typer.Option(1, help="Runs of each task."),
+    simulator_retries: int = typer.Option(
+        DEFAULT_SIMULATOR_RETRIES, help="Re-asks of the simulator for an unusable reply."
+    ),
+    date: str = typer.Option(DEFAULT_DATE, help="The fixed date agent and simulator are told."),
+    cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
+    epochs: int = typer.Option(1, min=1, help="Runs of each task."),
     max_connections: int = typer.Option(
         DEFAULT_MAX_CONNECTIONS,
         help="Concurrent requests per model: agent and simulator (the verifier gets this x votes).",
@@ -108,9 +117,6 @@ def run(
     log_buffer: int | None = typer.Option(
         None, help="Finished samples buffered before each log write (default: Inspect's)."
     ),
-    prices: Path | None = typer.Option(
-        None, help="Price table (YAML/JSON): adds cost per run, per task and per solved task."
-    ),
     retry_on_error: int = typer.Option(
         DEFAULT_SAMPLE_RETRIES, help="Retries of an errored sample."
     ),
@@ -121,7 +127,9 @@ def run(
     attempt_timeout: int = typer.Option(
         DEFAULT_ATTEMPT_TIMEOUT, help="Seconds for one attempt of a model call before a retry."
     ),
-    cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
+    prices: Path | None = typer.Option(
+        None, help="Price table (YAML/JSON): adds cost per run, per task and per solved task."
+    ),
     log_dir: str | None = typer.Option(
         None,
         help="Log folder or URL, e.g. s3://... (default: logs/occubench-<mode>-<hash "
@@ -132,7 +140,7 @@ def run(
         None,
         min=1,
         help="Shards, each its own Inspect process (default: the machine's cores, "
-        "at most one per task; 1 = one in-process eval as before).",
+        "at most one per task; 1 = one in-process eval).",
     ),
     executor: Executor = typer.Option(  # noqa: B008 - an enum default is immutable
         Executor.LOCAL, help="Where shards run: local processes, or Ray tasks (ray extra)."
@@ -149,111 +157,55 @@ def run(
     Running the same command again with the same log folder resumes: finished samples
     are kept, only missing or errored ones run.
     """
+    given: dict[str, Any] = dict(locals())
     with user_errors():
-        root = dataset_dir(dataset)
-        FaultSettings(
-            env_mode=env_mode,
-            fault_count=fault_count,
-            fault_duration=fault_duration,
-            engine=fault_engine,
-            seed=seed,
-            families=parse_families(faults),
-            latency_seconds=fault_latency,
-        )
-        StateMode(state_mode)
+        config = from_options(RunConfig, given)
+        config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
+        options = from_options(EvalOptions, given)
         check_executor(executor)
         resources = json.loads(ray_resources) if ray_resources else {}
-        task_args = dict(
-            dataset=str(root.resolve()),
-            env_mode=env_mode,
-            fault_count=fault_count,
-            fault_duration=fault_duration,
-            fault_engine=fault_engine,
-            fault_families=faults,
-            fault_latency=fault_latency,
-            seed=seed,
-            with_plan=with_plan,
-            task_ids=tasks,
-            categories=categories,
-            domains=domains,
-            difficulty=difficulty,
-            max_tool_calls=max_tool_calls,
-            votes=votes,
-            cache=cache,
-            state_mode=state_mode,
-        )
-        selected = selected_task_ids(task_args)  # loaded once: the shard planner reuses it
+        selected = selected_task_ids(config)  # loaded once: the shard planner reuses it
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
-            raise ValueError(f"no task in {root} matches the selection")
+            raise ValueError(f"no task in {config.dataset} matches the selection")
         price_table = load_prices(prices) if prices else None
-    roles = {
-        "simulator": simulator_model,
-        **({"verifier": verifier_model} if verifier_model else {}),
-    }
-    spec = {"task_args": task_args, "agent": agent_model, "roles": roles, "epochs": epochs}
+        roles = {
+            Role.SIMULATOR: simulator_model,
+            **({Role.VERIFIER: verifier_model} if verifier_model else {}),
+        }
+        spec = RunSpec(
+            agent=agent_model,
+            roles=roles,
+            config=config,
+            epochs=epochs,
+            options=options,
+            log_dir="",
+            resources=resources,
+        )
     shards = shard_count(workers, len(selected))
-    sharded = shards > 1 or executor is not Executor.LOCAL
-    if sharded:  # shards log in LOG_DIR/shard-i-of-N: their own default folder
-        spec["shards"] = shards
-    out = log_dir or default_log_dir(spec)  # retry settings left out: they do not change results
-    config = GenerateConfig(
-        max_connections=max_connections,
-        max_retries=max_retries,
-        timeout=timeout,
-        attempt_timeout=attempt_timeout,
-    )
-    judge = config.merge(GenerateConfig(max_connections=max_connections * votes))  # k in parallel
+    in_process = shards == 1 and executor is Executor.LOCAL
+    out = log_dir or default_log_dir(spec, 1 if in_process else shards)
+    spec = spec.model_copy(update={"log_dir": absolute_location(out)})
     console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
-    if sharded:
-        with user_errors():
-            run_spec = RunSpec(
-                agent=agent_model,
-                roles=roles,
-                task_args=task_args,
-                epochs=epochs,
-                generate=config.model_dump(exclude_none=True),
-                role_generate={"verifier": judge.model_dump(exclude_none=True)},
-                max_samples=max_samples or DEFAULT_SAMPLES_PER_CONNECTION * max_connections,
-                retry_on_error=retry_on_error,
-                eval_options={"log_realtime": log_realtime, "log_buffer": log_buffer},
-                log_dir=absolute_location(out),
-                resources=resources,
-            )
+    with user_errors():
+        planned = [whole_run(spec)] if in_process else plan_shards(spec, shards)
+    if in_process:
+        results = [run_shard(planned[0], display=display)]
+    else:
         results = execute(
-            plan_shards(run_spec, shards),
+            planned,
             executor,
-            parallel=shards,
+            parallel=len(planned),
             ray_address=ray_address,
             console=None if display == "none" else console,
         )
-        for failed in (r for r in results if not r.success):
-            console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
-        success, rows = all(r.success for r in results), merged_rows(results)
-    else:
-        with tuned_gc():
-            success, logs = eval_set(
-                occubench(**task_args),
-                log_dir=str(out),
-                model=role_model(agent_model, config),
-                model_roles={
-                    k: role_model(v, judge if k == "verifier" else config) for k, v in roles.items()
-                },
-                epochs=epochs,
-                max_samples=max_samples or DEFAULT_SAMPLES_PER_CONNECTION * max_connections,
-                log_realtime=log_realtime,
-                log_buffer=log_buffer,
-                retry_on_error=retry_on_error,
-                fail_on_error=False,
-                display=display,  # type: ignore[arg-type]
-            )
-            locations = [log.location for log in logs]
-            remove_superseded_logs(locations)
-            rows = read_runs(locations)
+    for failed in (r for r in results if not r.success):
+        console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
+    rows = merged_rows(results)
     for table in summary_tables(terminal_rows(rows), price_table):
         console.print(table)
     errors = sum(r.error is not None for r in rows)
     if errors:
         console.print(f"{errors} sample(s) ended in an infrastructure error (not scored).")
-    if not success:
+    if not all(r.success for r in results):
         console.print("The run did not complete; run the same command again to resume.")
         raise typer.Exit(1)

@@ -17,8 +17,9 @@ from occubench.analysis import (
     rich_table,
     write_report,
 )
-from occubench.cli._common import console, user_errors
+from occubench.cli._common import console, split_names, user_errors
 from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
+from occubench.roles import Role
 from occubench.scale import (
     Executor,
     RunSpec,
@@ -33,7 +34,6 @@ from occubench.scale import (
     sweep_runs,
     sweep_shards,
 )
-from occubench.task import split_arg
 
 
 def runs_table(runs: Sequence[tuple[RunSpec, int]]) -> Table:
@@ -55,16 +55,16 @@ def runs_table(runs: Sequence[tuple[RunSpec, int]]) -> Table:
             name, justify="right" if name in ("#", "fc", "fd", "seed", "shards") else "left"
         )
     for i, (run, shards) in enumerate(runs, 1):
-        args = run.task_args
+        config = run.config
         table.add_row(
             str(i),
             run.agent_label or run.agent,
-            run.roles["simulator"],
-            run.roles.get("verifier", "-"),
-            str(args["env_mode"]),
-            str(args["fault_count"]),
-            str(args["fault_duration"]),
-            str(args["seed"]),
+            run.roles[Role.SIMULATOR],
+            run.roles.get(Role.VERIFIER, "-"),
+            config.env_mode.value,
+            str(config.fault_count),
+            str(config.fault_duration),
+            str(config.seed),
             str(shards),
             Path(run.log_dir).name,
         )
@@ -142,9 +142,9 @@ def sweep(
         chosen = [
             override(
                 s,
-                agents=split_arg(agents),
-                simulators=split_arg(simulators),
-                verifiers=split_arg(verifiers),
+                agents=split_names(agents),
+                simulators=split_names(simulators),
+                verifiers=split_names(verifiers),
                 dataset=dataset,
                 log_dir=log_dir,
             )
@@ -158,7 +158,7 @@ def sweep(
         console.print(
             f"{len(runs)} runs ({counts}; a run shared by sweeps counts once)", highlight=False
         )
-        if all(run.task_args["dataset"] for run, _ in runs):
+        if all(run.config.dataset for run, _ in runs):
             with user_errors():
                 console.print(f"{len(sweep_shards(runs))} shards", highlight=False)
         else:

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from typer import Option
 
 from occubench.analysis import load_prices
-from occubench.cli._common import console, user_errors
+from occubench.cli._common import console, split_names, user_errors
 from occubench.defaults import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_SEED,
@@ -33,7 +33,6 @@ from occubench.synthesis import (
     load_catalog,
     run_synthesis,
 )
-from occubench.task import split_arg
 
 
 class RichProgress:
@@ -100,7 +99,7 @@ def synth(
     """
     with user_errors():
         loaded = load_catalog(catalog, builtin=False) if catalog else load_catalog()
-        chosen = loaded.select(names=split_arg(scenarios))
+        chosen = loaded.select(names=split_names(scenarios))
         settings = SynthesisSettings(
             subtopics=subtopics,
             runs_with_plan=runs_with_plan,

@@ -1,4 +1,4 @@
-"""Dataset layer: on-disk models, the release-layout loader and writer."""
+"""Dataset layer: on-disk models, the release-layout loader and writer, the built-in suite."""
 
 from occubench.dataset._errors import DatasetError, DatasetIssue
 from occubench.dataset._loader import (
@@ -9,6 +9,7 @@ from occubench.dataset._loader import (
     load_dataset,
     write_dataset,
 )
+from occubench.dataset._locate import REFERENCE_DATASET, reference_suite_dir, resolve_dataset_dir
 from occubench.dataset._models import (
     AnswerContainsCheck,
     AnswerExcludesCheck,
@@ -25,10 +26,11 @@ from occubench.dataset._models import (
     ToolNotCalledCheck,
     ToolSpec,
 )
-from occubench.dataset._tool_schema import check_tool, tool_params
+from occubench.dataset._tool_schema import check_tool, example_arguments, example_value, tool_params
 
 __all__ = [
     "CONFIGS_DIR",
+    "REFERENCE_DATASET",
     "SCENARIOS_FILE",
     "TASKS_FILE",
     "AnswerContainsCheck",
@@ -49,7 +51,11 @@ __all__ = [
     "ToolNotCalledCheck",
     "ToolSpec",
     "check_tool",
+    "example_arguments",
+    "example_value",
     "load_dataset",
+    "reference_suite_dir",
+    "resolve_dataset_dir",
     "tool_params",
     "write_dataset",
 ]

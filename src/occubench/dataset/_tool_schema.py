@@ -1,4 +1,4 @@
-"""Tool schemas: JSON-Schema validity and what Inspect's ToolParams keeps of them.
+"""Tool schemas: JSON-Schema validity, what Inspect's ToolParams keeps, example arguments.
 
 Inspect validates an agent's arguments against ``ToolParams`` before a tool runs,
 and ``ToolParams`` silently drops JSON-Schema keywords it does not model (``oneOf``,
@@ -85,3 +85,31 @@ def check_tool(spec: ToolSpec) -> tuple[list[tuple[str, str]], list[str]]:
         return errors, []
     kept = params.model_dump(exclude_none=True)
     return errors, lost_keywords(filled, kept)
+
+
+def example_value(name: str, schema: dict[str, Any]) -> Any:
+    """A plausible value for a JSON-Schema property (enum, default, or by type)."""
+    for key in ("enum", "examples"):
+        if schema.get(key):
+            return schema[key][0]
+    if "default" in schema and schema["default"] is not None:
+        return schema["default"]
+    kind = schema.get("type", "string")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "integer":
+        return max(1, int(schema.get("minimum", 1)))
+    if kind == "number":
+        return float(schema.get("minimum", 1.0))
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [example_value(name, schema.get("items") or {})]
+    if kind == "object":
+        return example_arguments(schema)
+    return f"{name.upper()}-1"
+
+
+def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for every required property of an object schema."""
+    props = schema.get("properties") or {}
+    return {name: example_value(name, props.get(name) or {}) for name in schema.get("required", [])}

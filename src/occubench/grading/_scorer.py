@@ -12,11 +12,9 @@ Combination rule (one place, documented in the README):
 
 from __future__ import annotations
 
-from typing import Any
-
 from inspect_ai.model import (
     CachePolicy,
-    ChatMessageAssistant,
+    ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
     Model,
@@ -36,19 +34,22 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
 
-from occubench.agent import SIMULATOR_ROLE, Episode
+from occubench.agent import Episode
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
+from occubench.errors import ErrorSource, InfrastructureError
 from occubench.grading._checks import run_checks
+from occubench.grading._grade import SCORER_NAME, Grade
 from occubench.grading._prompt import VERIFIER_REASK, VERIFIER_SYSTEM_PROMPT, verifier_request
 from occubench.grading._trajectory import render_trajectory, tool_calls
-from occubench.grading._verdict import VerdictParseError, Vote, majority, parse_verdict
+from occubench.grading._verdict import Vote, ask_verdict, majority
+from occubench.roles import Role
 
-VERIFIER_ROLE = "verifier"
 
-
-class VerifierError(RuntimeError):
+class VerifierError(InfrastructureError):
     """No judge vote could be read: an infrastructure error."""
+
+    source = ErrorSource.VERIFIER
 
 
 def final_answer(state: TaskState) -> str:
@@ -62,34 +63,27 @@ def final_answer(state: TaskState) -> str:
 def judge_model(has_checks: bool) -> Model | None:
     """The judge for a task, by the combination rule above."""
     roles = model_roles()
-    chosen = roles.get(VERIFIER_ROLE)
+    chosen = roles.get(Role.VERIFIER.value)
     if chosen is None and not has_checks:
-        chosen = roles.get(SIMULATOR_ROLE)
+        chosen = roles.get(Role.SIMULATOR.value)
     if isinstance(chosen, list):
-        raise ValueError(f"role {VERIFIER_ROLE!r} must be one model, not a list")
+        raise ValueError(f"role {Role.VERIFIER.value!r} must be one model, not a list")
     return chosen
 
 
 async def judge_vote(model: Model, request: str, *, index: int, retries: int, cache: bool) -> Vote:
     """One judge vote, re-asked up to ``retries`` times when the output is not a verdict."""
-    messages = [ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT), ChatMessageUser(content=request)]
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT),
+        ChatMessageUser(content=request),
+    ]
     policy = CachePolicy(expiry=None, scopes={"vote": str(index)}) if cache else False
-    problem = ""
-    for _ in range(retries + 1):
-        output = await model.generate(messages, cache=policy)
-        try:
-            return parse_verdict(output.completion)
-        except VerdictParseError as e:
-            problem = str(e)
-            messages = [
-                *messages,
-                ChatMessageAssistant(content=output.completion),
-                ChatMessageUser(content=VERIFIER_REASK),
-            ]
-    return Vote(is_correct=None, feedback=f"invalid vote: {problem}", raw=output.completion)
+    return await ask_verdict(model, messages, retries=retries, reask=VERIFIER_REASK, cache=policy)
 
 
-@scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), "industry", all=False)])
+@scorer(
+    metrics=[accuracy(), stderr(), grouped(accuracy(), "industry", all=False)], name=SCORER_NAME
+)
 def occubench_scorer(
     votes: int = DEFAULT_VERIFIER_VOTES,
     retries: int = DEFAULT_VERIFIER_RETRIES,
@@ -110,18 +104,15 @@ def occubench_scorer(
         env = EnvConfig.model_validate(state.metadata["env"])
         episode = state.store_as(Episode)
         answer = final_answer(state)
-        metadata: dict[str, Any] = {
-            "stop_reason": episode.stop_reason,
-            "tool_calls": episode.tool_calls,
-        }
-        passed = True
-        if task.checks:
-            results = run_checks(task.checks, tool_calls(state.messages), answer, episode.state)
-            metadata["checks"] = [r.model_dump() for r in results]
-            passed = all(r.passed for r in results)
+        checks = (
+            run_checks(task.checks, tool_calls(state.messages), answer, episode.state)
+            if task.checks
+            else None
+        )
         model = judge_model(bool(task.checks))
         if model is None and not task.checks:
             raise VerifierError("no judge: bind the 'verifier' (or 'simulator') model role")
+        cast: list[Vote] | None = None
         if model is not None:
             request = verifier_request(
                 instruction=task.agent_instruction,
@@ -139,25 +130,20 @@ def occubench_scorer(
             )
             if all(v.is_correct is None for v in cast):
                 raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
-            metadata["votes"] = [v.model_dump() for v in cast]
-            metadata["judge_passed"] = majority(cast)
-            passed = passed and metadata["judge_passed"]
-        yes = sum(v["is_correct"] is True for v in metadata.get("votes", []))
-        explanation = "; ".join(
-            part
-            for part in [
-                f"judge {yes}/{votes} correct" if "votes" in metadata else "",
-                f"checks {sum(r['passed'] for r in metadata['checks'])}/{len(metadata['checks'])}"
-                if "checks" in metadata
-                else "",
-            ]
-            if part
+        judged = None if cast is None else majority(cast)
+        grade = Grade(
+            passed=all(r.passed for r in checks or []) and judged is not False,
+            stop_reason=episode.stop_reason,
+            tool_calls=episode.tool_calls,
+            checks=checks,
+            votes=cast,
+            judge_passed=judged,
         )
         return Score(
-            value=CORRECT if passed else INCORRECT,
+            value=CORRECT if grade.passed else INCORRECT,
             answer=answer,
-            explanation=explanation,
-            metadata=metadata,
+            explanation=grade.explanation(),
+            metadata=grade.model_dump(mode="json", exclude={"passed"}),
         )
 
     return score

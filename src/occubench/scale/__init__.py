@@ -1,27 +1,25 @@
-"""Scale-out: a run split into shards (processes or Ray tasks), and sweeps of runs."""
+"""Running: the one runner, runs split into shards (processes or Ray tasks), sweeps."""
 
+from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
 from occubench.scale._execute import absolute_location, check_executor, execute
 from occubench.scale._local import run_local, start_shard
+from occubench.scale._log_housekeeping import remove_superseded_logs
 from occubench.scale._progress import ProgressView, ShardCounts, ShardState, read_shard_counts
 from occubench.scale._ray import import_ray, run_ray
+from occubench.scale._runner import BENCHMARK_TASK, EvalOutcome, run_eval, run_shard
 from occubench.scale._shards import (
     merged_rows,
     plan_shards,
-    run_shard,
     selected_task_ids,
     shard_count,
-    split_concurrency,
+    whole_run,
 )
 from occubench.scale._spec import Executor, RunSpec, ShardResult, ShardSpec
-from occubench.scale._superseded import remove_superseded_logs
 from occubench.scale._sweep import (
     PLACEHOLDER,
     AgentChoice,
-    FaultGrid,
     ModelChoice,
-    RunOptions,
     Sweep,
-    TaskFilters,
     expand_sweep,
     labelled,
     load_sweep,
@@ -34,22 +32,23 @@ from occubench.scale._sweep import (
 )
 
 __all__ = [
+    "DEMO_SWEEP",
+    "BENCHMARK_TASK",
+    "EvalOutcome",
     "PLACEHOLDER",
     "AgentChoice",
     "Executor",
-    "FaultGrid",
     "ModelChoice",
     "ProgressView",
-    "RunOptions",
     "RunSpec",
     "ShardCounts",
     "ShardResult",
     "ShardSpec",
     "ShardState",
     "Sweep",
-    "TaskFilters",
     "absolute_location",
     "check_executor",
+    "demo_sweep",
     "execute",
     "expand_sweep",
     "import_ray",
@@ -62,14 +61,16 @@ __all__ = [
     "plan_shards",
     "read_shard_counts",
     "remove_superseded_logs",
+    "run_demo",
+    "run_eval",
     "run_local",
     "run_ray",
     "run_shard",
     "selected_task_ids",
     "shard_count",
     "shipped_sweeps",
-    "split_concurrency",
     "start_shard",
     "sweep_runs",
     "sweep_shards",
+    "whole_run",
 ]

@@ -16,7 +16,7 @@ from typing import Any
 
 from occubench.defaults import DEFAULT_PROGRESS_POLL_SECONDS
 from occubench.scale._progress import ProgressView, ShardState
-from occubench.scale._shards import run_shard
+from occubench.scale._runner import run_shard
 from occubench.scale._spec import ShardResult, ShardSpec
 
 

@@ -12,10 +12,13 @@ import json
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from inspect_ai.model import GenerateConfig
+from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.analysis import SampleRow
-from occubench.defaults import DEFAULT_RAY_NUM_CPUS, DEFAULT_SAMPLE_RETRIES
+from occubench.config import EvalOptions, RunConfig
+from occubench.defaults import DEFAULT_RAY_NUM_CPUS
+from occubench.roles import Role
 
 
 class Executor(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
@@ -28,7 +31,9 @@ class Executor(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
 
 
 class RunSpec(BaseModel):
-    """One occubench run: the task's arguments, the models by name, the eval options."""
+    """One occubench run: its configuration, the models by name, how it is carried out."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str = Field(default="run", description="Label of the run in progress views and reports.")
     agent: str = Field(description="Agent under test (Inspect model name).")
@@ -37,28 +42,16 @@ class RunSpec(BaseModel):
         description="Name the agent goes by in reports (default: the model name); tells apart "
         "one model under several generate options.",
     )
-    roles: dict[str, str] = Field(description="Model role -> model name (simulator, verifier).")
-    task_args: dict[str, Any] = Field(description="Keyword arguments of the occubench task.")
+    roles: dict[Role, str] = Field(description="Model role -> model name (simulator, verifier).")
+    config: RunConfig = Field(description="What the run computes (the task's arguments).")
     epochs: int = Field(default=1, ge=1, description="Runs of each task.")
-    generate: dict[str, Any] = Field(
-        default_factory=dict,
-        description="GenerateConfig fields for every model (connections, retries, timeouts).",
-    )
     agent_generate: dict[str, Any] = Field(
         default_factory=dict,
         description="GenerateConfig fields for the agent only (e.g. reasoning_effort).",
     )
-    role_generate: dict[str, dict[str, Any]] = Field(
-        default_factory=dict,
-        description="GenerateConfig fields for one role only (e.g. the verifier's connections).",
-    )
-    max_samples: int | None = Field(default=None, description="Samples at once in one shard.")
-    retry_on_error: int = Field(
-        default=DEFAULT_SAMPLE_RETRIES, description="Inspect retries of an errored sample."
-    )
-    eval_options: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Further eval_set options that do not change results (log_realtime, ...).",
+    options: EvalOptions = Field(
+        default_factory=EvalOptions,
+        description="How the run is carried out (connections, retries, log buffering).",
     )
     log_dir: str = Field(description="Folder or fsspec URL of the run; shards log in subfolders.")
     resources: dict[str, float] = Field(
@@ -68,10 +61,24 @@ class RunSpec(BaseModel):
     num_cpus: float = Field(default=DEFAULT_RAY_NUM_CPUS, description="Ray CPUs each shard takes.")
 
     def key(self) -> str:
-        """A short digest of what the run computes (log folder and label left out)."""
-        what = self.model_dump(include={"agent", "roles", "task_args", "epochs", "agent_generate"})
+        """A short digest of what the run computes (options, log folder and label left out)."""
+        what = {
+            **self.model_dump(mode="json", include={"agent", "roles", "epochs", "agent_generate"}),
+            "config": self.config.normalized().model_dump(mode="json"),
+        }
         text = json.dumps(what, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+    def generate_config(self, role: Role, shards: int = 1) -> GenerateConfig:
+        """The generate settings of one model in one of ``shards`` shards of the run.
+
+        Connections are split over the shards (``EvalOptions.generate_config``); the
+        agent's own options (``agent_generate``) go on top.
+        """
+        config = self.options.generate_config(role, votes=self.config.votes, shards=shards)
+        if role is Role.AGENT and self.agent_generate:
+            config = config.merge(GenerateConfig(**self.agent_generate))
+        return config
 
 
 class ShardSpec(BaseModel):
@@ -81,6 +88,11 @@ class ShardSpec(BaseModel):
     index: int = Field(ge=1, description="1-based shard number.")
     count: int = Field(ge=1, description="Shards the run is split into.")
     task_ids: list[int] = Field(description="Task ids this shard runs (a slice of the selection).")
+    whole: bool = Field(
+        default=False,
+        description="The whole run as one shard in the caller's process: it logs in the "
+        "run's own folder, not in a shard subfolder.",
+    )
 
     @property
     def name(self) -> str:
@@ -88,18 +100,28 @@ class ShardSpec(BaseModel):
         return f"{self.run.name} [{self.index}/{self.count}]"
 
     @property
-    def log_dir(self) -> str:
-        """The shard's own log folder (its eval set), under the run's folder."""
-        return f"{self.run.log_dir.rstrip('/')}/shard-{self.index}-of-{self.count}"
-
-    @property
     def samples(self) -> int:
         """Samples this shard runs (tasks x epochs)."""
         return len(self.task_ids) * self.run.epochs
 
-    def task_args(self) -> dict[str, Any]:
-        """The run's task arguments with ``task_ids`` narrowed to this shard's ids."""
-        return {**self.run.task_args, "task_ids": list(self.task_ids)}
+    @property
+    def log_dir(self) -> str:
+        """The shard's own log folder: a subfolder of the run's, or the run's for a whole run."""
+        if self.whole:
+            return self.run.log_dir
+        return f"{self.run.log_dir.rstrip('/')}/shard-{self.index}-of-{self.count}"
+
+    def generate_config(self, role: Role) -> GenerateConfig:
+        """The generate settings of one model in this shard (its share of connections)."""
+        return self.run.generate_config(role, shards=self.count)
+
+    def samples_at_once(self) -> int:
+        """Samples in flight in this shard (its share of the run's)."""
+        return self.run.options.samples_at_once(shards=self.count)
+
+    def config(self) -> RunConfig:
+        """The run's configuration with ``task_ids`` narrowed to this shard's ids."""
+        return self.run.config.model_copy(update={"task_ids": list(self.task_ids)})
 
     def result(self, success: bool, **fields: Any) -> ShardResult:
         """This shard's result: ``success`` and the rest (logs, rows, error) as given."""

@@ -1,12 +1,16 @@
-"""Sweeps: a YAML grid of runs (agents x simulators x verifiers x modes x faults x seeds).
+"""Sweeps: a YAML grid of runs (agents x simulators x verifiers x any configuration axes).
 
-A sweep file is validated by ``Sweep``; ``expand_sweep`` turns it into runs, each
-logging to ``LOG_DIR/<run name>-<digest of what it computes>``, so the same file finds
-its runs again (resume), and a run shared by two sweeps (say the E0 run of an agent in
-the main table and in the robustness sweep) is one folder, run once.
+A sweep file is validated by ``Sweep``: its top level is a ``RunConfig`` (every field of
+a run settable, the base of every run), with the models and a ``grid`` of configuration
+axes on top (``grid: {env_mode: [E0, E1], fault_count: [1, 2]}``). ``expand_sweep``
+turns it into runs, each logging to ``LOG_DIR/<run name>-<digest of what it
+computes>``, so the same file finds its runs again (resume), and a run shared by two
+sweeps (say the E0 run of an agent in the main table and in the robustness sweep) is
+one folder, run once.
 
-E0 has no faults, so it is one run per (agent, simulator, verifier), with the default
-fault settings and seed recorded, whatever the fault grid and seeds say.
+Each run's configuration is normalized (``RunConfig.normalized``): an E0 run without
+fault families is one run per (agent, simulator, verifier) with the default fault
+settings recorded, whatever the fault axes say.
 
 Shipped sweeps (``src/occubench/sweeps/*.yaml``) reproduce the paper's experiments;
 their model names start with ``placeholder/``: replace them with ``--agents`` /
@@ -29,25 +33,10 @@ import yaml
 from inspect_ai.model import GenerateConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from occubench.defaults import (
-    DEFAULT_ATTEMPT_TIMEOUT,
-    DEFAULT_DATASET_ENV,
-    DEFAULT_FAULT_COUNT,
-    DEFAULT_FAULT_DURATION,
-    DEFAULT_LOG_REALTIME,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_TOOL_CALLS,
-    DEFAULT_RAY_NUM_CPUS,
-    DEFAULT_SAMPLE_RETRIES,
-    DEFAULT_SAMPLES_PER_CONNECTION,
-    DEFAULT_SEED,
-    DEFAULT_SWEEP_LOG_DIR,
-    DEFAULT_TIMEOUT,
-    DEFAULT_VERIFIER_VOTES,
-)
-from occubench.faults import EnvMode, FaultEngine
-from occubench.reference._suite import REFERENCE_DATASET
+from occubench.config import EvalOptions, RunConfig
+from occubench.dataset import REFERENCE_DATASET
+from occubench.defaults import DEFAULT_DATASET_ENV, DEFAULT_RAY_NUM_CPUS, DEFAULT_SWEEP_LOG_DIR
+from occubench.roles import Role
 from occubench.scale._execute import absolute_location
 from occubench.scale._shards import plan_shards
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
@@ -104,81 +93,69 @@ class AgentChoice(ModelChoice):
         return f"{self.model}[{options}]" if options else self.model
 
 
-class FaultGrid(BaseModel):
-    """Fault counts x fault durations, for the perturbed modes (E1-E3)."""
+_MOVED_KEYS = {
+    "env_modes": "grid: {env_mode: [...]}",
+    "seeds": "grid: {seed: [...]}",
+    "filters": "the top-level task_ids, categories, domains and difficulty",
+}
+"""Keys of the older sweep format, and where their content goes now."""
+
+
+class Sweep(RunConfig):
+    """A grid of occubench runs, as written in a sweep YAML file.
+
+    Every ``RunConfig`` field may be set at the top level (the base of every run);
+    ``grid`` varies any of them; agents, simulators and verifiers are crossed with it.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    fault_count: list[int] = Field(default=[DEFAULT_FAULT_COUNT], min_length=1)
-    fault_duration: list[int] = Field(default=[DEFAULT_FAULT_DURATION], min_length=1)
-
-
-class TaskFilters(BaseModel):
-    """Which tasks of the dataset every run of the sweep takes (all when empty)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tasks: str | list[int] | None = Field(default=None, description="Task ids.")
-    categories: str | list[str] | None = Field(default=None, description="Industries.")
-    domains: str | list[str] | None = Field(default=None, description="Domains.")
-    difficulty: str | list[int] | None = Field(default=None, description="Difficulty levels.")
-
-
-class RunOptions(BaseModel):
-    """Eval options of every run (they do not change results)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_connections: int = Field(
-        default=DEFAULT_MAX_CONNECTIONS,
-        description="Requests at once per model in one run (split over its shards).",
-    )
-    max_samples: int | None = Field(
-        default=None,
-        description="Samples at once in one run, split over its shards (default: "
-        f"{DEFAULT_SAMPLES_PER_CONNECTION} x max_connections).",
-    )
-    log_realtime: bool = Field(
-        default=DEFAULT_LOG_REALTIME, description="Stream running samples to the log."
-    )
-    retry_on_error: int = DEFAULT_SAMPLE_RETRIES
-    max_retries: int = DEFAULT_MAX_RETRIES
-    timeout: int = DEFAULT_TIMEOUT
-    attempt_timeout: int = DEFAULT_ATTEMPT_TIMEOUT
-
-
-class Sweep(BaseModel):
-    """A grid of occubench runs, as written in a sweep YAML file."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    description: str = ""
-    dataset: str | None = Field(
-        default=None, description="Dataset folder, or 'reference' (default: $OCCUBENCH_DATASET)."
-    )
-    filters: TaskFilters = Field(default_factory=TaskFilters)
-    agents: list[AgentChoice] = Field(min_length=1)
-    simulators: list[ModelChoice] = Field(min_length=1)
+    name: str = Field(description="Name of the sweep.")
+    description: str = Field(default="", description="What the sweep measures.")
+    agents: list[AgentChoice] = Field(min_length=1, description="Agents under test.")
+    simulators: list[ModelChoice] = Field(min_length=1, description="Simulators (LES).")
     verifiers: list[ModelChoice | None] = Field(
         default=[None], min_length=1, description="Judges; null = the simulator judges."
     )
-    env_modes: list[EnvMode] = Field(default=[EnvMode.E0], min_length=1)
-    faults: FaultGrid = Field(default_factory=FaultGrid)
-    fault_engine: FaultEngine = FaultEngine.CODE
-    seeds: list[int] = Field(default=[DEFAULT_SEED], min_length=1)
-    epochs: int = Field(default=1, ge=1)
-    with_plan: bool = False
-    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
-    votes: int = DEFAULT_VERIFIER_VOTES
-    cache: bool = False
+    grid: dict[str, list[Any]] = Field(
+        default_factory=dict,
+        description="Configuration axes: RunConfig field -> values; every combination runs.",
+    )
+    epochs: int = Field(default=1, ge=1, description="Runs of each task.")
     shards: int = Field(default=1, ge=1, description="Shards per run (part of the log layout).")
     num_cpus: float = Field(default=DEFAULT_RAY_NUM_CPUS, gt=0, description="Ray CPUs per shard.")
-    options: RunOptions = Field(default_factory=RunOptions)
+    options: EvalOptions = Field(
+        default_factory=EvalOptions, description="How every run is carried out."
+    )
     log_dir: str | None = Field(default=None, description="Folder or URL of the sweep's runs.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _older_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        moved = [f"{key}: now {where}" for key, where in _MOVED_KEYS.items() if key in data]
+        if isinstance(data.get("faults"), dict):
+            moved.append(
+                "faults: now lists fault families (persistent, cascading, ...); fault counts "
+                "and durations are grid axes: grid: {fault_count: [...], fault_duration: [...]}"
+            )
+        if moved:
+            raise ValueError("older sweep format; " + "; ".join(moved))
+        return data
+
     @model_validator(mode="after")
-    def _distinct(self) -> Sweep:
+    def _valid(self) -> Sweep:
+        unknown = sorted(set(self.grid) - set(RunConfig.model_fields))
+        if unknown:
+            raise ValueError(
+                f"grid axes must be run configuration fields; unknown: {', '.join(unknown)} "
+                f"(fields: {', '.join(RunConfig.model_fields)})"
+            )
+        empty = sorted(axis for axis, values in self.grid.items() if not values)
+        if empty:
+            raise ValueError(f"grid axes need at least one value: {', '.join(empty)}")
+        self.configs()  # every point of the grid is a valid configuration, now
         for what, names in (
             ("agent", [a.name() for a in self.agents]),
             ("simulator", [s.model for s in self.simulators]),
@@ -191,6 +168,17 @@ class Sweep(BaseModel):
                     "(give agents of one model a label or different generate options)"
                 )
         return self
+
+    def base(self) -> RunConfig:
+        """The configuration every run starts from (the file's top-level fields)."""
+        return RunConfig.model_validate(self.model_dump(include=set(RunConfig.model_fields)))
+
+    def configs(self) -> list[tuple[dict[str, Any], RunConfig]]:
+        """Every point of the grid (its axis values) with its normalized configuration."""
+        base = self.base().model_dump()
+        axes = list(self.grid)
+        points = [dict(zip(axes, values, strict=True)) for values in product(*self.grid.values())]
+        return [(p, RunConfig.model_validate({**base, **p}).normalized()) for p in points]
 
 
 def shipped_sweeps() -> list[str]:
@@ -260,16 +248,18 @@ def override(
         variants = list(
             {json.dumps(a.generate, sort_keys=True): a.generate for a in sweep.agents}.values()
         )
-        update["agents"] = [AgentChoice(model=m, generate=g) for m in agents for g in variants]
+        update["agents"] = [
+            AgentChoice(model=m, generate=g).model_dump() for m in agents for g in variants
+        ]
     if simulators:
-        update["simulators"] = [ModelChoice(model=m) for m in simulators]
+        update["simulators"] = [{"model": m} for m in simulators]
     if verifiers:
-        update["verifiers"] = [ModelChoice(model=m) for m in verifiers]
+        update["verifiers"] = [{"model": m} for m in verifiers]
     if dataset:
         update["dataset"] = dataset
     if log_dir:
         update["log_dir"] = log_dir
-    return Sweep.model_validate({**sweep.model_dump(), **update})
+    return Sweep.model_validate({**sweep.model_dump(mode="json"), **update})
 
 
 def placeholders(sweep: Sweep) -> list[str]:
@@ -298,87 +288,61 @@ def _merged(*resources: dict[str, float]) -> dict[str, float]:
     return merged
 
 
-def _fault_points(sweep: Sweep, mode: EnvMode) -> list[tuple[int, int, int]]:
-    if mode is EnvMode.E0:
-        return [(DEFAULT_FAULT_COUNT, DEFAULT_FAULT_DURATION, DEFAULT_SEED)]
-    return list(product(sweep.faults.fault_count, sweep.faults.fault_duration, sweep.seeds))
+_FAULT_AXES = ("env_mode", "fault_count", "fault_duration", "seed")
 
 
 def _run_name(
     agent: AgentChoice,
     simulator: ModelChoice,
     verifier: ModelChoice | None,
-    mode: EnvMode,
-    fc: int,
-    fd: int,
-    seed: int,
+    point: dict[str, Any],
+    config: RunConfig,
 ) -> str:
     parts = [_slug(agent.name()), _slug(simulator.model)]
     if verifier is not None:
         parts.append(f"judge-{_slug(verifier.model)}")
-    parts.append(mode.value if mode is EnvMode.E0 else f"{mode.value}-fc{fc}-fd{fd}-s{seed}")
+    mode = config.env_mode.value
+    parts.append(
+        f"{mode}-fc{config.fault_count}-fd{config.fault_duration}-s{config.seed}"
+        if config.injects_faults()
+        else mode
+    )
+    parts += [_slug(f"{axis}-{getattr(config, axis)}") for axis in point if axis not in _FAULT_AXES]
     return "__".join(parts)
 
 
 def expand_sweep(sweep: Sweep) -> list[RunSpec]:
-    """Every run of the grid, in a fixed order (agent, simulator, verifier, mode, fc, fd, seed)."""
+    """Every run of the grid, in a fixed order (agent, simulator, verifier, grid points)."""
     root = absolute_location(sweep.log_dir or DEFAULT_SWEEP_LOG_DIR)
-    options = sweep.options
-    generate = GenerateConfig(
-        max_connections=options.max_connections,
-        max_retries=options.max_retries,
-        timeout=options.timeout,
-        attempt_timeout=options.attempt_timeout,
-    ).model_dump(exclude_none=True)
-    judge = {"max_connections": options.max_connections * sweep.votes}  # k votes at once
-    fixed = dict(
-        dataset=_dataset(sweep.dataset),
-        fault_engine=sweep.fault_engine.value,
-        with_plan=sweep.with_plan,
-        task_ids=sweep.filters.tasks,
-        categories=sweep.filters.categories,
-        domains=sweep.filters.domains,
-        difficulty=sweep.filters.difficulty,
-        max_tool_calls=sweep.max_tool_calls,
-        votes=sweep.votes,
-        cache=sweep.cache,
-    )
-    runs: list[RunSpec] = []
-    grid = product(sweep.agents, sweep.simulators, sweep.verifiers, sweep.env_modes)
-    for agent, simulator, verifier, mode in grid:
-        for fc, fd, seed in _fault_points(sweep, mode):
-            name = _run_name(agent, simulator, verifier, mode, fc, fd, seed)
-            run = RunSpec(
-                name=name,
-                agent=agent.model,
-                agent_label=agent.name(),
-                roles={
-                    "simulator": simulator.model,
-                    **({"verifier": verifier.model} if verifier else {}),
-                },
-                task_args={
-                    **fixed,
-                    "env_mode": mode.value,
-                    "fault_count": fc,
-                    "fault_duration": fd,
-                    "seed": seed,
-                },
-                epochs=sweep.epochs,
-                generate=generate,
-                agent_generate=agent.generate,
-                role_generate={"verifier": judge} if verifier else {},
-                max_samples=options.max_samples
-                or DEFAULT_SAMPLES_PER_CONNECTION * options.max_connections,
-                retry_on_error=options.retry_on_error,
-                eval_options={"log_realtime": options.log_realtime},
-                log_dir=root,
-                resources=_merged(
-                    agent.resources, simulator.resources, verifier.resources if verifier else {}
-                ),
-                num_cpus=sweep.num_cpus,
-            )
-            runs.append(run.model_copy(update={"log_dir": f"{root}/{name}-{run.key()}"}))
-    return runs
+    points = [
+        (point, config.model_copy(update={"dataset": _dataset(config.dataset)}))
+        for point, config in sweep.configs()
+    ]
+    runs: dict[str, RunSpec] = {}
+    grid = product(sweep.agents, sweep.simulators, sweep.verifiers, points)
+    for agent, simulator, verifier, (point, config) in grid:
+        name = _run_name(agent, simulator, verifier, point, config)
+        run = RunSpec(
+            name=name,
+            agent=agent.model,
+            agent_label=agent.name(),
+            roles={
+                Role.SIMULATOR: simulator.model,
+                **({Role.VERIFIER: verifier.model} if verifier else {}),
+            },
+            config=config,
+            epochs=sweep.epochs,
+            agent_generate=agent.generate,
+            options=sweep.options,
+            log_dir=root,
+            resources=_merged(
+                agent.resources, simulator.resources, verifier.resources if verifier else {}
+            ),
+            num_cpus=sweep.num_cpus,
+        )
+        log_dir = f"{root}/{name}-{run.key()}"
+        runs.setdefault(log_dir, run.model_copy(update={"log_dir": log_dir}))
+    return list(runs.values())
 
 
 def sweep_runs(sweeps: Sequence[Sweep]) -> list[tuple[RunSpec, int]]:

@@ -13,7 +13,7 @@ function of the seed and the request body; a request asked again after its failu
 gets the scripted answer, which is itself a function of the body. So a client that
 retries ends with exactly the answers of a clean run.
 
-Run it alone with ``python -m occubench.reference.openai_server --port 8000``, then
+Run it alone with ``python -m occubench.scripted.openai_server --port 8000``, then
 ``LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=x`` and models
 ``openai-api/local/schema-agent`` etc.
 """
@@ -37,9 +37,9 @@ from inspect_ai.model import messages_from_openai
 from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field
 
-from occubench.reference._behaviours import BEHAVIOURS
-from occubench.reference._provider import estimate_tokens
-from occubench.reference._reply import Behaviour, Reply
+from occubench.scripted._behaviours import BEHAVIOURS
+from occubench.scripted._provider import estimate_tokens
+from occubench.scripted._reply import Behaviour, Reply
 
 
 class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style

@@ -3,7 +3,7 @@
 import pytest
 
 from conftest import run_task
-from occubench.reference._openai_server import ScriptedOpenAIServer
+from occubench.scripted._openai_server import ScriptedOpenAIServer
 
 
 def test_full_run_over_http(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-from occubench.reference._agents import (
+from occubench.scripted._agents import (
     MISSING,
     Decision,
     Result,

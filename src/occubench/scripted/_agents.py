@@ -26,7 +26,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolInfo
 
-from occubench.reference._reply import Behaviour, Reply
+from occubench.scripted._reply import Behaviour, Reply
 
 MAX_ATTEMPTS = 10
 """Calls a reference agent makes for one plan step before giving up."""

@@ -1,4 +1,4 @@
-"""Process-level settings of a long eval: garbage collection while it runs, a quick exit.
+"""Interpreter settings of a long eval: garbage collection while it runs, a quick exit.
 
 CPython's full collections scan every tracked object and stop the event loop while
 they run, so every sample in flight waits. In a shard of 50 samples at 1000 ms
@@ -24,20 +24,34 @@ from contextlib import contextmanager
 
 from occubench.defaults import DEFAULT_GC_THRESHOLDS
 
+_tuned = 0
+"""Depth of nested ``tuned_gc`` blocks: only the outermost one collects and freezes."""
+
 
 @contextmanager
 def tuned_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> Iterator[None]:
     """Freeze the objects that exist now and raise the collector's thresholds.
 
-    The previous thresholds are restored and the frozen objects released on exit.
+    The previous thresholds are restored and the frozen objects released on exit. A
+    block inside another one changes nothing (one collection, one freeze).
     """
+    global _tuned
+    if _tuned:
+        _tuned += 1
+        try:
+            yield
+        finally:
+            _tuned -= 1
+        return
     previous = gc.get_threshold()
     gc.collect()
     gc.freeze()
     gc.set_threshold(*thresholds)
+    _tuned = 1
     try:
         yield
     finally:
+        _tuned = 0
         gc.set_threshold(*previous)
         gc.unfreeze()
 

@@ -2,9 +2,8 @@ import json
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 
-from occubench.dataset import load_dataset
-from occubench.reference._canned import canned_simulator
-from occubench.reference._suite import reference_suite_dir
+from occubench.dataset import load_dataset, reference_suite_dir
+from occubench.scripted._canned import canned_simulator
 from occubench.simulator import parse_observation, render_system_prompt
 
 

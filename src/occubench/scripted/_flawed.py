@@ -31,8 +31,8 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageUser
 from inspect_ai.tool import ToolInfo
 
-from occubench.reference._canned import canned_observations, canned_simulator, canonical
-from occubench.reference._reply import Behaviour, Reply
+from occubench.scripted._canned import canned_observations, canned_simulator, canonical
+from occubench.scripted._reply import Behaviour, Reply
 from occubench.simulator import parse_observation
 
 INVENTED_POLICY = " (site policy: requests older than 30 days need a supervisor's written approval)"

@@ -3,7 +3,7 @@ import subprocess
 import sys
 
 from occubench.defaults import DEFAULT_GC_THRESHOLDS
-from occubench.process import tuned_gc
+from occubench.interpreter import tuned_gc
 
 
 def test_tuned_gc_freezes_and_restores():
@@ -35,7 +35,7 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
 def test_exit_now_runs_exit_handlers_and_flushes(tmp_path):
     marker = tmp_path / "handler-ran"
     done = run_python(
-        "import atexit, pathlib, sys; from occubench.process import exit_now; "
+        "import atexit, pathlib, sys; from occubench.interpreter import exit_now; "
         f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('yes')); "
         "sys.stdout.write('buffered, no newline'); exit_now(3)"
     )
@@ -45,6 +45,6 @@ def test_exit_now_runs_exit_handlers_and_flushes(tmp_path):
 
 
 def test_exit_now_takes_sys_exit_codes():
-    assert run_python("from occubench.process import exit_now; exit_now(None)").returncode == 0
-    done = run_python("from occubench.process import exit_now; exit_now('bad input')")
+    assert run_python("from occubench.interpreter import exit_now; exit_now(None)").returncode == 0
+    done = run_python("from occubench.interpreter import exit_now; exit_now('bad input')")
     assert (done.returncode, done.stderr.strip()) == (1, "bad input")

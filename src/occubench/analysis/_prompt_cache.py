@@ -17,7 +17,7 @@ from inspect_ai.event import Event, ModelEvent
 from inspect_ai.model import ChatMessage, ChatMessageAssistant
 from pydantic import BaseModel, Field
 
-SIMULATOR_ROLE = "simulator"
+from occubench.roles import Role
 
 
 class PrefixShare(BaseModel):
@@ -74,7 +74,7 @@ def common_prefix(earlier: Sequence[str], later: Sequence[str]) -> int:
     return shared
 
 
-def role_prompts(events: Iterable[Event], role: str = SIMULATOR_ROLE) -> list[list[str]]:
+def role_prompts(events: Iterable[Event], role: str = Role.SIMULATOR.value) -> list[list[str]]:
     """Render the input of every model call of ``role``, in order."""
     return [
         [render_message(m) for m in event.input]
@@ -83,7 +83,7 @@ def role_prompts(events: Iterable[Event], role: str = SIMULATOR_ROLE) -> list[li
     ]
 
 
-def prefix_share(events: Iterable[Event], role: str = SIMULATOR_ROLE) -> PrefixShare:
+def prefix_share(events: Iterable[Event], role: str = Role.SIMULATOR.value) -> PrefixShare:
     """Prefix reuse between consecutive prompts of ``role`` in one sample's events."""
     prompts = role_prompts(events, role)
     result = PrefixShare(prompts=len(prompts))

@@ -1,4 +1,4 @@
-from occubench.reference._demo import run_demo
+from occubench.scale import run_demo
 
 
 def rate(rows, agent, mode):

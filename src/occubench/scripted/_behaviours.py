@@ -8,44 +8,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolInfo
 
+from occubench.dataset import example_arguments
 from occubench.defaults import DEFAULT_EXPECTED_TOOL_CALLS
-from occubench.reference._agents import REFERENCE_AGENTS
-from occubench.reference._canned import canned_simulator
-from occubench.reference._flawed import FLAWED
-from occubench.reference._reply import Behaviour, Reply
-
-
-def example_value(name: str, schema: dict[str, Any]) -> Any:
-    """A plausible value for a JSON-Schema property (enum, default, or by type)."""
-    for key in ("enum", "examples"):
-        if schema.get(key):
-            return schema[key][0]
-    if "default" in schema and schema["default"] is not None:
-        return schema["default"]
-    kind = schema.get("type", "string")
-    kind = kind[0] if isinstance(kind, list) else kind
-    if kind == "integer":
-        return max(1, int(schema.get("minimum", 1)))
-    if kind == "number":
-        return float(schema.get("minimum", 1.0))
-    if kind == "boolean":
-        return True
-    if kind == "array":
-        return [example_value(name, schema.get("items") or {})]
-    if kind == "object":
-        return example_arguments(schema)
-    return f"{name.upper()}-1"
-
-
-def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments for every required property of an object schema."""
-    props = schema.get("properties") or {}
-    return {name: example_value(name, props.get(name) or {}) for name in schema.get("required", [])}
+from occubench.scripted._agents import REFERENCE_AGENTS
+from occubench.scripted._canned import canned_simulator
+from occubench.scripted._flawed import FLAWED
+from occubench.scripted._reply import Behaviour, Reply
 
 
 def schema_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:

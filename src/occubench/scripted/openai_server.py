@@ -1,4 +1,4 @@
-"""Run the scripted OpenAI-compatible server: ``python -m occubench.reference.openai_server``.
+"""Run the scripted OpenAI-compatible server: ``python -m occubench.scripted.openai_server``.
 
 ``--flaky-rate 0.3`` makes it fail that share of the distinct completion requests on
 their first attempt (429, 500, timeout, dropped connection, malformed body; seeded by
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from occubench.reference._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
 
 
 def main() -> None:

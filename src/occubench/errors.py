@@ -1,0 +1,84 @@
+"""Infrastructure errors and where they come from.
+
+An infrastructure error (a provider that does not answer, a simulator that never gives
+a usable observation, a judge whose votes cannot be read) is not the agent's failure:
+the sample is retried, and if it still errors it is recorded and counted apart. Each
+errored sample row says which part failed (``ErrorSource``), read from the exception
+Inspect logged.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from enum import Enum
+from typing import ClassVar
+
+
+class ErrorSource(str, Enum):  # noqa: UP042 - the project's str-Enum style
+    """The part of a run an infrastructure error came from."""
+
+    PROVIDER = "provider"
+    """A model API: HTTP errors, timeouts, rate limits, unreadable answers."""
+    SIMULATOR = "simulator"
+    """The simulator role gave no usable observation."""
+    VERIFIER = "verifier"
+    """No judge vote could be read."""
+    HARNESS = "harness"
+    """occubench or Inspect itself (a bug, an unexpected state)."""
+    DATASET = "dataset"
+    """The dataset could not be loaded."""
+
+
+class InfrastructureError(RuntimeError):
+    """A failure of the harness's parts, never the agent's: see ``ErrorSource``."""
+
+    source: ClassVar[ErrorSource] = ErrorSource.HARNESS
+
+
+PROVIDER_MODULES = (
+    "openai",
+    "anthropic",
+    "google",
+    "httpx",
+    "httpcore",
+    "aiohttp",
+    "botocore",
+    "tenacity",
+)
+"""Top-level packages whose exceptions (or innermost frames) are model API failures."""
+
+_LAST_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
+_FRAME = re.compile(r'^\s*File "([^"]+)"')
+
+
+def exception_name(traceback: str) -> str | None:
+    """The qualified class name of the exception a logged traceback ends with."""
+    for line in reversed(traceback.strip().splitlines()):
+        found = _LAST_EXCEPTION.match(line.strip())
+        if found and not line.startswith(" "):
+            return found.group(1)
+    return None
+
+
+def error_source(traceback: str) -> ErrorSource:
+    """Which part failed, from the traceback Inspect logged for an errored sample."""
+    name = exception_name(traceback)
+    if name is None:
+        return ErrorSource.HARNESS
+    module, _, cls = name.rpartition(".")
+    frames = [m.group(1) for m in map(_FRAME.match, traceback.splitlines()) if m]
+    innermost = frames[-1].replace("\\", "/") if frames else ""
+    in_provider = any(f"/{package}/" in innermost for package in PROVIDER_MODULES)
+    if module.split(".")[0] in PROVIDER_MODULES or in_provider:
+        return ErrorSource.PROVIDER
+    if module.startswith("occubench"):
+        try:
+            found = getattr(importlib.import_module(module), cls, None)
+        except ImportError:
+            found = None
+        if isinstance(found, type) and issubclass(found, InfrastructureError):
+            return found.source
+        if isinstance(found, type) and found.__name__ == "DatasetError":
+            return ErrorSource.DATASET
+    return ErrorSource.HARNESS

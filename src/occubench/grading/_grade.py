@@ -1,0 +1,66 @@
+"""The grade record: what the scorer writes for a sample, and readers re-validate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from occubench.agent import StopReason
+from occubench.grading._checks import CheckResult
+from occubench.grading._verdict import Vote
+
+SCORER_NAME = "occubench_scorer"
+"""Name of the scorer in a log's scores (``sample.scores[SCORER_NAME]``)."""
+
+
+class Grade(BaseModel):
+    """One sample's grade: the score's metadata, typed (``Grade.of(score.metadata)``)."""
+
+    passed: bool = Field(description="The verdict: every layer that ran passed.")
+    stop_reason: StopReason | None = Field(default=None, description="Why the agent loop ended.")
+    tool_calls: int = Field(default=0, description="Tool calls that reached the tool layer.")
+    checks: list[CheckResult] | None = Field(
+        default=None, description="Deterministic checks and their results (None: no checks)."
+    )
+    votes: list[Vote] | None = Field(default=None, description="Judge votes (None: no judge).")
+    judge_passed: bool | None = Field(
+        default=None, description="The judge's strict majority (None: no judge ran)."
+    )
+
+    @property
+    def votes_yes(self) -> int | None:
+        """Votes for 'correct' (None when no judge ran)."""
+        return None if self.votes is None else sum(v.is_correct is True for v in self.votes)
+
+    @property
+    def votes_total(self) -> int | None:
+        """Votes cast, k (None when no judge ran)."""
+        return None if self.votes is None else len(self.votes)
+
+    @property
+    def checks_total(self) -> int | None:
+        """Checks run (None when the task has none)."""
+        return None if self.checks is None else len(self.checks)
+
+    @property
+    def checks_passed(self) -> int | None:
+        """Checks passed (None when the task has none)."""
+        return None if self.checks is None else sum(c.passed for c in self.checks)
+
+    def explanation(self) -> str:
+        """The score's one-line explanation: judge votes and checks."""
+        parts = []
+        if self.votes is not None:
+            parts.append(f"judge {self.votes_yes}/{len(self.votes)} correct")
+        if self.checks is not None:
+            parts.append(f"checks {self.checks_passed}/{len(self.checks)}")
+        return "; ".join(parts)
+
+    @classmethod
+    def of(cls, metadata: dict[str, Any] | None, passed: bool) -> Grade:
+        """The grade a score's metadata records (``passed`` from the score's value).
+
+        Metadata written before ``passed`` was recorded gets it from the value.
+        """
+        return cls.model_validate({"passed": passed, **(metadata or {})})

@@ -1,0 +1,135 @@
+"""The one runner: every eval occubench starts goes through ``run_eval``.
+
+A benchmark run in this process, a shard in a worker process or a Ray task, the demo,
+the synthesis pipeline's trial runs and the fidelity audit all call ``run_eval``: an
+Inspect eval set in its own log folder, so each gets ``.eval`` logs, sample retries,
+resume (the same call again runs only what is missing) and ``inspect view``. Tasks
+are named by their Inspect registry name (``occubench/occubench``) and given their
+arguments, as ``inspect eval NAME -T ...`` would: Inspect resolves the name through
+the package's entry point, so a log records the task and its arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from inspect_ai import eval_set
+from inspect_ai.model import GenerateConfig, Model, get_model
+from pydantic import BaseModel, Field
+
+from occubench.analysis import read_runs
+from occubench.config import EvalOptions
+from occubench.interpreter import tuned_gc
+from occubench.roles import Role
+from occubench.scale._log_housekeeping import remove_superseded_logs
+from occubench.scale._spec import ShardResult, ShardSpec
+
+BENCHMARK_TASK = "occubench/occubench"
+"""Registry name of the benchmark task (``occubench.task.occubench``)."""
+
+
+class EvalOutcome(BaseModel):
+    """What one eval set gave."""
+
+    success: bool = Field(description="Every task of the eval set completed (errors recorded).")
+    logs: list[str] = Field(description="Log files of the eval set, one per task.")
+
+
+def _model(value: str | Model, config: GenerateConfig) -> Model:
+    """A model built afresh from its name (not memoized), or the model as given.
+
+    Not memoized: each run reads the provider's base URL and key from the environment
+    afresh, and a model never outlives the endpoint a test served it from.
+    """
+    return value if isinstance(value, Model) else get_model(value, config=config, memoize=False)
+
+
+def run_eval(
+    task: str,
+    task_args: Mapping[str, Any],
+    *,
+    log_dir: str,
+    model: str | Model,
+    roles: Mapping[Role, str | Model],
+    options: EvalOptions,
+    generate: Callable[[Role], GenerateConfig] | None = None,
+    max_samples: int | None = None,
+    epochs: int = 1,
+    display: str = "none",
+) -> EvalOutcome:
+    """Run a registered task as an Inspect eval set in ``log_dir`` (resumable).
+
+    Args:
+        task: Registry name of the task (``occubench/occubench``, ``occubench/audit``).
+        task_args: The task's keyword arguments (JSON values).
+        log_dir: Folder or fsspec URL of the eval set.
+        model: The main model (the agent under test), by name or built.
+        roles: Model roles by name or built (simulator, verifier, ...).
+        options: Concurrency, retries, timeouts, log buffering.
+        generate: Generate settings per role for models built here (default: the
+            options' connections, retries and timeouts).
+        max_samples: Samples at once (default: the options').
+        epochs: Runs of each sample.
+        display: Inspect's display (``none``, ``rich``, ``plain``, ``full``).
+
+    The collector is tuned while the eval runs (``tuned_gc``), errors never fail the
+    eval (they are recorded per sample), and logs a killed earlier attempt left
+    behind are removed once the eval set has taken their samples.
+    """
+    settings = generate or options.generate_config
+    with tuned_gc():
+        success, logs = eval_set(
+            tasks=task,
+            task_args=dict(task_args),
+            log_dir=log_dir,
+            model=_model(model, settings(Role.AGENT)),
+            model_roles={role.value: _model(m, settings(role)) for role, m in roles.items()},
+            epochs=epochs,
+            max_samples=max_samples or options.samples_at_once(),
+            log_realtime=options.log_realtime,
+            log_buffer=options.log_buffer,
+            retry_on_error=options.retry_on_error,
+            fail_on_error=False,
+            display=display,  # type: ignore[arg-type]
+        )
+        locations = [log.location for log in logs]
+        remove_superseded_logs(locations)
+    return EvalOutcome(success=success, logs=locations)
+
+
+def run_shard(
+    spec: ShardSpec,
+    *,
+    models: Mapping[Role, Model] | None = None,
+    display: str = "none",
+) -> ShardResult:
+    """Run one shard of a benchmark run (a whole run is one shard) through ``run_eval``.
+
+    Usable in this process, in a worker process (``python -m occubench.shard_worker``)
+    and in a Ray task: models are built here from their names with the run's generate
+    settings, unless ``models`` gives them (in this process only). The shard then
+    reads its own samples into the result, so that shards read their logs in parallel
+    and the caller's summary needs no log reading.
+    """
+    given = models or {}
+    with tuned_gc():  # one tuning for the eval and the reading of its logs
+        outcome = run_eval(
+            BENCHMARK_TASK,
+            spec.config().task_args(),
+            log_dir=spec.log_dir,
+            model=given.get(Role.AGENT, spec.run.agent),
+            roles={role: given.get(role, name) for role, name in spec.run.roles.items()},
+            options=spec.run.options,
+            generate=spec.generate_config,
+            max_samples=spec.samples_at_once(),
+            epochs=spec.run.epochs,
+            display=display,
+        )
+        rows = read_runs(outcome.logs)  # while the eval's objects are still about
+    return spec.result(
+        outcome.success,
+        logs=outcome.logs,
+        rows=rows,
+        error=None if outcome.success else "the shard's eval set did not complete",
+    )

@@ -1,0 +1,6 @@
+"""Offline scripted models: behaviours, their Inspect provider, a local OpenAI-compatible server."""
+
+from occubench.scripted._behaviours import BEHAVIOURS
+from occubench.scripted._reply import Behaviour, Reply
+
+__all__ = ["BEHAVIOURS", "Behaviour", "Reply"]
