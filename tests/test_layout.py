@@ -25,6 +25,7 @@ ALLOWED = {
     "fidelity": {"analysis", "config", "dataset", "grading", "scale", "simulator"},
     "synthesis": {"analysis", "config", "dataset", "grading", "scale", "simulator"},
     "scripted": {"agent", "dataset", "faults", "simulator"},
+    "review": {"analysis"},
     "task": {"agent", "config", "dataset", "fidelity", "grading", "simulator"},
     "_registry": {"task", "scripted"},
     "shard_worker": {"scale"},

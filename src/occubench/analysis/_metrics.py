@@ -19,6 +19,7 @@ from occubench.analysis._cost import PriceTable, cost_summary, row_cost
 from occubench.analysis._runs import SampleRow
 from occubench.analysis._stats import (
     BASELINE_MODE,
+    PERTURBED_MODES,
     difference_interval,
     mcnemar_test,
     pairwise_agreement,
@@ -47,6 +48,7 @@ Setup = tuple[str, str]
 """(agent model, simulator model)."""
 
 K = TypeVar("K")
+T = TypeVar("T")
 
 NAN_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
 """Undefined numbers are ``nan``; in JSON they are written "NaN" (and read back)."""
@@ -58,14 +60,26 @@ class MetricRow(BaseModel):
     model_config = NAN_AS_STRING
 
 
+def agent_name(row: SampleRow) -> str:
+    """The agent of a row's setup: the model, with its reasoning effort when one was set.
+
+    Written as a sweep labels such an agent (``model[reasoning_effort=high]``), and left
+    alone when the name already says it (rows a sweep labelled).
+    """
+    effort = row.reasoning_effort
+    if effort is None or f"reasoning_effort={effort}" in row.agent_model:
+        return row.agent_model
+    return f"{row.agent_model}[reasoning_effort={effort}]"
+
+
 def setup_of(row: SampleRow) -> Setup:
     """Return the setup a row belongs to."""
-    return row.agent_model, row.simulator_model or ""
+    return agent_name(row), row.simulator_model or ""
 
 
-def group(rows: Iterable[SampleRow], key: Callable[[SampleRow], K]) -> dict[K, list[SampleRow]]:
+def group(rows: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
     """Rows by ``key``, keys sorted."""
-    groups: dict[K, list[SampleRow]] = {}
+    groups: dict[K, list[T]] = {}
     for row in rows:
         groups.setdefault(key(row), []).append(row)
     return {k: groups[k] for k in sorted(groups)}  # type: ignore[type-var]
@@ -150,6 +164,18 @@ class Robustness(MetricRow):
     r: float = Field(description="Robustness ratio (nan without E0, a perturbed mode, or CR_E0).")
     low: float = Field(description="Stratified bootstrap 95% interval, low end.")
     high: float = Field(description="Stratified bootstrap 95% interval, high end.")
+    r_note: str = Field(default="", description="Why R is undefined (empty when it is defined).")
+
+
+def robustness_note(rates_by_mode: dict[str, float]) -> str:
+    """Say why R is undefined for these rates per mode ("" when it is defined)."""
+    if BASELINE_MODE not in rates_by_mode:
+        return "no E0 run: R needs CR in E0"
+    if not any(m in rates_by_mode for m in PERTURBED_MODES):
+        return "no E1-E3 run: R needs a perturbed mode"
+    if rates_by_mode[BASELINE_MODE] == 0:
+        return "CR in E0 is 0: R = min(E1..E3) / E0 is undefined"
+    return ""
 
 
 def robustness_scores(
@@ -165,14 +191,16 @@ def robustness_scores(
             for mode, ms in group(_scored(members), lambda r: r.env_mode).items()
         }
         interval = robustness_interval(outcomes, n_resamples=n_resamples, seed=seed)
+        mode_rates = {m: sum(o) / len(o) for m, o in outcomes.items()}
         out.append(
             Robustness(
                 agent=agent,
                 simulator=simulator,
-                rates={m: sum(o) / len(o) for m, o in outcomes.items()},
+                rates=mode_rates,
                 r=interval.estimate,
                 low=interval.low,
                 high=interval.high,
+                r_note=robustness_note(mode_rates),
             )
         )
     return out
@@ -210,7 +238,7 @@ def compare_models(
     ).items():
         by_agent = {
             agent: {_item(r): bool(r.passed) for r in ms}
-            for agent, ms in group(members, lambda r: r.agent_model).items()
+            for agent, ms in group(members, agent_name).items()
         }
         for a, b in combinations(by_agent, 2):
             shared = sorted(by_agent[a].keys() & by_agent[b].keys())
@@ -261,8 +289,7 @@ def simulator_agreement(rows: Sequence[SampleRow]) -> list[SimulatorAgreement]:
     for mode, members in group(rows, lambda r: r.env_mode).items():
         scores = {
             simulator: {
-                agent: rate_row(agent, ms).rate
-                for agent, ms in group(sim_rows, lambda r: r.agent_model).items()
+                agent: rate_row(agent, ms).rate for agent, ms in group(sim_rows, agent_name).items()
             }
             for simulator, sim_rows in group(members, lambda r: r.simulator_model or "").items()
         }
@@ -426,7 +453,7 @@ def fault_recovery(rows: Sequence[SampleRow]) -> list[FaultRecovery]:
 
 
 class LeaderboardRow(MetricRow):
-    """One setup's line of the leaderboard (ranked by CR in the headline mode)."""
+    """One setup's line of the leaderboard (ranked by CR in the headline mode, then R)."""
 
     rank: int
     agent: str
@@ -442,7 +469,22 @@ class LeaderboardRow(MetricRow):
     r: float = Field(description="Robustness ratio R.")
     r_low: float
     r_high: float
+    r_note: str = Field(default="", description="Why R is undefined (empty when it is defined).")
+    perturbed_rate: float = Field(
+        default=math.nan, description="Mean CR over the perturbed modes present (E1-E3)."
+    )
     cost_per_task: float | None = Field(default=None, description="Dollars per sample.")
+
+
+def perturbed_mean(rates_by_mode: dict[str, float]) -> float:
+    """Mean CR over the perturbed modes present (nan when there is none)."""
+    values = [rates_by_mode[m] for m in PERTURBED_MODES if m in rates_by_mode]
+    return sum(values) / len(values) if values else math.nan
+
+
+def _descending(value: float) -> float:
+    """Sort key putting larger values first and undefined ones last."""
+    return math.inf if math.isnan(value) else -value
 
 
 def leaderboard(
@@ -451,11 +493,22 @@ def leaderboard(
     cost_rows: Sequence[CostRow] = (),
     mode: str = BASELINE_MODE,
 ) -> list[LeaderboardRow]:
-    """Setups ranked by CR in ``mode`` (best first; setups without a rate last)."""
+    """Setups ranked by CR in ``mode``, best first; setups without a rate last.
+
+    Ties on CR are broken by R, then by the mean CR over the perturbed modes (two
+    agents with R = 0 differ in how much they still complete under faults), then by name.
+    """
     r_of = {(x.agent, x.simulator): x for x in robustness}
     cost_of = {(c.agent, c.simulator): c.cost_per_task for c in cost_rows}
-    lines = [g for g in overall if g.env_mode == mode and g.dimension == "overall"]
-    lines.sort(key=lambda g: (math.inf if math.isnan(g.rate) else -g.rate, g.agent, g.simulator))
+
+    def order(g: GroupRate) -> tuple[float, float, float, str, str]:
+        rob = r_of.get((g.agent, g.simulator))
+        r = rob.r if rob else math.nan
+        under_faults = perturbed_mean(rob.rates) if rob else math.nan
+        return _descending(g.rate), _descending(r), _descending(under_faults), g.agent, g.simulator
+
+    chosen = [g for g in overall if g.env_mode == mode and g.dimension == "overall"]
+    lines = sorted(chosen, key=order)
     out = []
     for rank, g in enumerate(lines, start=1):
         rob = r_of.get((g.agent, g.simulator))
@@ -475,6 +528,8 @@ def leaderboard(
                 r=rob.r if rob else math.nan,
                 r_low=rob.low if rob else math.nan,
                 r_high=rob.high if rob else math.nan,
+                r_note=rob.r_note if rob else "no scored sample",
+                perturbed_rate=perturbed_mean(rob.rates) if rob else math.nan,
                 cost_per_task=cost_of.get((g.agent, g.simulator)),
             )
         )

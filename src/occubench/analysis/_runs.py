@@ -27,6 +27,9 @@ class SampleRow(BaseModel):
     log: str = Field(description="Log file the sample comes from.")
     run_id: str = Field(description="Inspect eval id of the run.")
     agent_model: str
+    reasoning_effort: str | None = Field(
+        default=None, description="The agent's reasoning effort (Inspect GenerateConfig), if set."
+    )
     simulator_model: str | None
     verifier_model: str | None
     env_mode: str
@@ -69,6 +72,12 @@ class SampleRow(BaseModel):
     cost: float | None = Field(
         default=None, description="Cost of all roles in USD, when prices are configured."
     )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def sample_key(self) -> str:
+        """Identify the sample across reports and reviews: run id, task id and epoch."""
+        return f"{self.run_id}:{self.task_id}:{self.epoch}"
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -136,6 +145,7 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
         header = read_eval_log(file, header_only=True)
         config = RunConfig.model_validate((header.eval.metadata or {}).get(CONFIG_METADATA, {}))
         verifier = _role_model(header, Role.VERIFIER)
+        effort = header.eval.model_generate_config.reasoning_effort
         for sample in read_eval_log_samples(
             file, all_samples_required=False, exclude_fields=UNREAD_FIELDS
         ):
@@ -151,6 +161,7 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
                     log=file,
                     run_id=header.eval.eval_id,
                     agent_model=header.eval.model,
+                    reasoning_effort=effort,
                     simulator_model=_role_model(header, Role.SIMULATOR),
                     verifier_model=verifier,
                     env_mode=config.env_mode.value,
