@@ -5,12 +5,13 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "occubench"
 
-BASE = {"defaults", "roles", "errors", "asking", "interpreter"}
+BASE = {"defaults", "roles", "errors", "asking", "interpreter", "protocols"}
 """Small modules every room may import (they import nothing above them)."""
 
 ALLOWED = {
     "defaults": set(),
     "roles": set(),
+    "protocols": set(),
     "errors": set(),
     "asking": set(),
     "interpreter": {"defaults"},

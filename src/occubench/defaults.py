@@ -11,17 +11,19 @@ DEFAULT_DATASET_DIR = Path("data")
 DEFAULT_ENV_MODE = "E0"
 DEFAULT_FAULT_COUNT = 2
 DEFAULT_FAULT_DURATION = 2
-DEFAULT_FAULT_ENGINE = "code"
 DEFAULT_SEED = 0
 
+DEFAULT_PROTOCOL = "paper"
+"""The protocol a run follows unless it says otherwise: the paper's measurement."""
+
 DEFAULT_MAX_TOOL_CALLS = 200
-"""Tool calls an agent may make in one task before the sample ends."""
+"""Tool calls an agent may make in one task under the occubench protocol."""
 
 DEFAULT_MESSAGE_LIMIT = 1000
 """Safety net on messages per sample, above what DEFAULT_MAX_TOOL_CALLS needs."""
 
 DEFAULT_SIMULATOR_RETRIES = 3
-"""Re-asks of the simulator when its answer holds no JSON object."""
+"""Re-asks of the simulator when its answer holds no JSON object (occubench protocol)."""
 
 DEFAULT_VERIFIER_VOTES = 3
 """k: judge calls per sample; the majority decides, ties fail."""

@@ -11,7 +11,13 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from occubench.agent import agent_input, occubench_agent
-from occubench.config import CONFIG_METADATA, RunConfig
+from occubench.config import (
+    CONFIG_METADATA,
+    POINTS_METADATA,
+    RELEASE_METADATA,
+    ReleasePrompts,
+    RunConfig,
+)
 from occubench.dataset import Dataset, TaskRecord
 from occubench.defaults import (
     DEFAULT_AUDIT_PLANS_PER_ENV,
@@ -20,23 +26,30 @@ from occubench.defaults import (
     DEFAULT_ENV_MODE,
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
-    DEFAULT_FAULT_ENGINE,
     DEFAULT_FAULT_LATENCY,
-    DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_MESSAGE_LIMIT,
+    DEFAULT_PROTOCOL,
     DEFAULT_SEED,
-    DEFAULT_SIMULATOR_RETRIES,
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.fidelity import audit_task
 from occubench.grading import needs_state, occubench_scorer
+from occubench.protocols import MessageStyle
 from occubench.simulator import StateMode
 
 TASK_VERSION = "0.1.0"
 
 
-def record_to_sample(dataset: Dataset, record: TaskRecord, *, with_plan: bool = False) -> Sample:
+def record_to_sample(
+    dataset: Dataset,
+    record: TaskRecord,
+    *,
+    with_plan: bool = False,
+    style: MessageStyle = MessageStyle.OCCUBENCH,
+) -> Sample:
     """One task as a Sample: id = task_id, input = instruction (+ plan), target = rubric.
+
+    The input is the agent's first user message in the protocol's ``style``.
 
     The metadata carries the grouping keys (industry, domain, scenario, difficulty)
     and the full task record and env config, so that a log describes itself.
@@ -44,7 +57,7 @@ def record_to_sample(dataset: Dataset, record: TaskRecord, *, with_plan: bool = 
     plan = record.solution_plan if with_plan else None
     return Sample(
         id=record.task_id,
-        input=agent_input(record.agent_instruction, plan),
+        input=agent_input(record.agent_instruction, plan, style),
         target=record.verification_plan,
         metadata={
             "task_id": record.task_id,
@@ -73,15 +86,30 @@ def benchmark_task(config: RunConfig) -> Task:
         raise ValueError(
             f"tasks {stateful} have state_equals checks: run them with state_mode=explicit"
         )
-    samples = [record_to_sample(loaded, r, with_plan=config.with_plan) for r in loaded.tasks]
+    points = config.points()
+    release = ReleasePrompts.read(config.prompts_from) if config.prompts_from else None
+    samples = [
+        record_to_sample(loaded, r, with_plan=config.with_plan, style=points.agent_messages)
+        for r in loaded.tasks
+    ]
     return Task(
         dataset=MemoryDataset(samples, name=loaded.root.name, location=str(loaded.root)),
         solver=occubench_agent(config),
-        scorer=occubench_scorer(votes=config.votes, cache=config.cache),
-        message_limit=DEFAULT_MESSAGE_LIMIT,
+        scorer=occubench_scorer(
+            votes=config.votes,
+            cache=config.cache,
+            style=points.verifier_messages,
+            max_tokens=points.verifier_max_tokens or None,
+            template=release.verifier if release is not None else None,
+        ),
+        message_limit=None if points.max_turns else DEFAULT_MESSAGE_LIMIT,
         fail_on_error=False,
         version=TASK_VERSION,
-        metadata={CONFIG_METADATA: config.model_dump(mode="json")},
+        metadata={
+            CONFIG_METADATA: config.model_dump(mode="json"),
+            POINTS_METADATA: points.model_dump(mode="json"),
+            **({RELEASE_METADATA: release.files} if release is not None else {}),
+        },
     )
 
 
@@ -95,17 +123,33 @@ def occubench(
     env_mode: str = DEFAULT_ENV_MODE,
     fault_count: int = DEFAULT_FAULT_COUNT,
     fault_duration: int = DEFAULT_FAULT_DURATION,
-    fault_engine: str = DEFAULT_FAULT_ENGINE,
+    fault_engine: str | None = None,
     faults: str | list[str] | None = None,
     fault_latency: float = DEFAULT_FAULT_LATENCY,
     seed: int = DEFAULT_SEED,
     with_plan: bool = False,
     state_mode: str = StateMode.HISTORY.value,
-    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
     votes: int = DEFAULT_VERIFIER_VOTES,
-    simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
     date: str = DEFAULT_DATE,
     cache: bool = False,
+    protocol: str = DEFAULT_PROTOCOL,
+    validate_tool_args: bool | None = None,
+    max_turns: int | None = None,
+    max_tool_calls: int | None = None,
+    stop_on_finish: bool | None = None,
+    carry_reasoning: bool | None = None,
+    agent_errors_end_loop: bool | None = None,
+    agent_max_tokens: int | None = None,
+    simulator_max_tokens: int | None = None,
+    verifier_max_tokens: int | None = None,
+    simulator_retries: int | None = None,
+    simulator_fallback: bool | None = None,
+    agent_messages: str | None = None,
+    simulator_messages: str | None = None,
+    verifier_messages: str | None = None,
+    error_hints: bool | None = None,
+    errors_count_as_failures: bool | None = None,
+    prompts_from: str | None = None,
 ) -> Task:
     """OccuBench: professional tasks in Language Environment Simulators.
 
@@ -113,10 +157,11 @@ def occubench(
     descriptions document them; lists also come comma-separated, as ``-T`` gives them):
     the dataset (a folder or ``reference``) and its filters (``task_ids``,
     ``categories``, ``domains``, ``difficulty``); the env mode (E0-E3) with its fault
-    count, duration, engine (``code`` or ``prompt``), extra fault families (``faults``),
-    latency and seed; ``with_plan``; ``state_mode`` (``history`` or ``explicit``); the
-    loop's ``max_tool_calls``; the judge's ``votes``; ``simulator_retries``; the fixed
-    ``date``; and ``cache``.
+    count, duration, engine, extra fault families (``faults``), latency and seed;
+    ``with_plan``; ``state_mode``; the judge's ``votes``; the fixed ``date``; ``cache``;
+    the ``protocol`` (``paper``, the default, or ``occubench``) and its single points
+    (None: the protocol's value); ``prompts_from``, a clone of the release to take its
+    prompt wording from.
     """
     return benchmark_task(RunConfig.model_validate(dict(locals())))
 

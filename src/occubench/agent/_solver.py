@@ -1,4 +1,4 @@
-"""The agent loop: the main model calls the env's tools until it answers."""
+"""The agent solver: one sample's simulator, faults and tool layer, then the agent loop."""
 
 from __future__ import annotations
 
@@ -8,13 +8,22 @@ from typing import Any
 from inspect_ai.model import ChatMessageSystem, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from occubench.agent._loop import AgentLoop
 from occubench.agent._prompt import agent_system_prompt
-from occubench.agent._state import Episode, StopReason
+from occubench.agent._state import Episode
 from occubench.agent._tool_layer import ToolLayer
-from occubench.config import RunConfig
-from occubench.dataset import EnvConfig, TaskRecord
+from occubench.config import ReleasePrompts, RunConfig
+from occubench.dataset import EnvConfig, TaskRecord, tool_info
+from occubench.protocols import MessageStyle
 from occubench.roles import Role
-from occubench.simulator import STATE_CONTRACT, Simulator, StateMode, render_system_prompt
+from occubench.simulator import (
+    LAYOUTS,
+    STATE_CONTRACT,
+    PaperLayout,
+    Simulator,
+    SimulatorLayout,
+    StateMode,
+)
 
 
 @solver
@@ -22,41 +31,51 @@ def occubench_agent(config: RunConfig | None = None) -> Solver:
     """Run the agent under test in the sample's simulated environment.
 
     The sample's metadata carries its task record and env config. The agent gets a
-    system prompt (scenario, fixed date) and the env's tools, and is called until it
-    answers without a tool call or makes ``config.max_tool_calls`` calls. The
-    configuration also gives the faults, the simulator's re-asks, the cache and the
-    state mode (``history``: state implicit in the simulator's history; ``explicit``:
-    JSON state changed by the simulator's patches, logged per step).
+    system prompt (scenario, fixed date) and the instruction in its protocol's style
+    and the env's tools, and works until a stop rule of the protocol ends the loop
+    (``AgentLoop``). The configuration gives the faults, the simulator's layout and
+    re-asks, the cache and the state mode (``history``: state implicit in the
+    simulator's history; ``explicit``: JSON state changed by the simulator's patches,
+    logged per step).
     """
     settings = config or RunConfig()
+    points = settings.points()
+    release = ReleasePrompts.read(settings.prompts_from) if settings.prompts_from else None
     explicit = settings.state_mode is StateMode.EXPLICIT
-    max_tool_calls, date = settings.max_tool_calls, settings.date
-    simulator_retries, cache = settings.simulator_retries, settings.cache
+    layout: SimulatorLayout
+    if points.simulator_messages is MessageStyle.PAPER and release is not None:
+        layout = PaperLayout(release.simulator_format, release.simulator_reminder)
+    else:
+        layout = LAYOUTS[points.simulator_messages]()
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = TaskRecord.model_validate(state.metadata["task"])
         env = EnvConfig.model_validate(state.metadata["env"])
         model = get_model(role=Role.SIMULATOR.value, required=True)
-
-        session = settings.session(
+        session = settings.model_copy(update={"fault_engine": points.fault_engine}).session(
             task.task_id,
             expected_calls(task),
             (env.fault_hints or {}).get("key_fields", []),
             tools=[t.name for t in env.action_set_definitions],
             critical_calls=critical_calls(task),
             simulator=model,
-            simulator_retries=simulator_retries,
-            cache=cache,
+            simulator_retries=points.simulator_retries,
+            cache=settings.cache,
+            error_hints=points.error_hints,
+        )
+        rules = settings.model_copy(update={"fault_engine": points.fault_engine}).simulator_rules(
+            points.simulator_messages, release.fault_rules if release else None
         )
         simulator = Simulator(
             model,
-            render_system_prompt(
-                env,
-                date=date,
-                extra_rules=(STATE_CONTRACT if explicit else "") + settings.simulator_rules(),
+            layout.system_prompt(
+                env, date=settings.date, rules=(STATE_CONTRACT if explicit else "") + rules
             ),
-            max_retries=simulator_retries,
-            cache=cache,
+            layout=layout,
+            max_retries=points.simulator_retries,
+            fallback=points.simulator_fallback,
+            max_tokens=points.simulator_max_tokens or None,
+            cache=settings.cache,
             state=copy.deepcopy(env.task_initial_state) if explicit else None,
         )
         episode = state.store_as(Episode)
@@ -64,22 +83,20 @@ def occubench_agent(config: RunConfig | None = None) -> Solver:
         if session is not None:
             episode.fault_plan = session.record()
         layer = ToolLayer(simulator, episode, session)
-        state.messages.insert(
-            0, ChatMessageSystem(content=agent_system_prompt(task.task_scenario_name, date))
+        style = points.agent_messages
+        system = agent_system_prompt(
+            task.task_scenario_name,
+            settings.date,
+            style,
+            release.agent_system if release and style is MessageStyle.PAPER else None,
         )
+        state.messages.insert(0, ChatMessageSystem(content=system))
+        tools = [
+            tool_info(spec, fill=points.validate_tool_args) for spec in env.action_set_definitions
+        ]
         state.tools = [t.as_tool() for t in layer.tools(env)]
-        episode.stop_reason = StopReason.SAMPLE_LIMIT
-        while True:
-            state = await generate(state, tool_calls="single")
-            if state.completed:
-                break
-            if not state.output.message.tool_calls:
-                episode.stop_reason = StopReason.ANSWERED
-                break
-            if episode.tool_calls >= max_tool_calls:
-                episode.stop_reason = StopReason.TOOL_CALL_LIMIT
-                break
-        return state
+        loop = AgentLoop(get_model(), tools, layer, episode, points)
+        return await loop.run(state)
 
     return solve
 

@@ -12,7 +12,7 @@ from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field, computed_field
 
 from occubench.agent import episode_in
-from occubench.config import CONFIG_METADATA, RunConfig
+from occubench.config import CONFIG_METADATA, POINTS_METADATA, ProtocolPoints, RunConfig
 from occubench.errors import ErrorSource, error_source
 from occubench.grading import SCORER_NAME, Grade
 from occubench.roles import Role
@@ -56,6 +56,11 @@ class SampleRow(BaseModel):
     error_source: ErrorSource | None = Field(
         default=None, description="Which part failed, for an errored sample."
     )
+    protocol: str = Field(default="occubench", description="The protocol the run followed.")
+    errors_count_as_failures: bool = Field(
+        default=False,
+        description="The run's protocol counts an errored sample as a failed task (paper).",
+    )
     stop_reason: str | None
     tool_calls: int
     faults: list[dict[str, Any]] = Field(default_factory=list, description="Injected faults.")
@@ -78,6 +83,15 @@ class SampleRow(BaseModel):
     def sample_key(self) -> str:
         """Identify the sample across reports and reviews: run id, task id and epoch."""
         return f"{self.run_id}:{self.task_id}:{self.epoch}"
+
+    @property
+    def counted(self) -> bool:
+        """Whether the row counts in completion rates.
+
+        A row with a verdict counts; an errored row counts (as a failed task) only under
+        a protocol that says so (the paper's CR is over all tasks).
+        """
+        return self.passed is not None or (self.error is not None and self.errors_count_as_failures)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -143,7 +157,10 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
     rows: list[SampleRow] = []
     for file in log_files(paths):
         header = read_eval_log(file, header_only=True)
-        config = RunConfig.model_validate((header.eval.metadata or {}).get(CONFIG_METADATA, {}))
+        metadata = header.eval.metadata or {}
+        config = RunConfig.model_validate(metadata.get(CONFIG_METADATA, {}))
+        recorded = metadata.get(POINTS_METADATA)
+        points = ProtocolPoints.model_validate(recorded) if recorded else config.points()
         verifier = _role_model(header, Role.VERIFIER)
         effort = header.eval.model_generate_config.reasoning_effort
         for sample in read_eval_log_samples(
@@ -167,7 +184,9 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
                     env_mode=config.env_mode.value,
                     fault_count=config.fault_count,
                     fault_duration=config.fault_duration,
-                    fault_engine=config.fault_engine.value,
+                    fault_engine=points.fault_engine.value,
+                    protocol=config.protocol.value,
+                    errors_count_as_failures=points.errors_count_as_failures,
                     seed=config.seed,
                     epoch=sample.epoch,
                     task_id=sample.id,

@@ -18,17 +18,24 @@ class RateRow(BaseModel):
 
     group: str
     samples: int = Field(description="Samples in the group, errored ones included.")
-    scored: int = Field(description="Samples with a verdict.")
+    scored: int = Field(
+        description="Samples counted: with a verdict, or errored under a protocol that "
+        "counts errors as failed tasks."
+    )
     passed: int
     errors: int = Field(description="Infrastructure errors, left out of the rate.")
-    rate: float = Field(description="passed / scored (nan when nothing was scored).")
+    rate: float = Field(description="passed / scored (nan when nothing was counted).")
     low: float = Field(description="Wilson 95% interval, low end.")
     high: float = Field(description="Wilson 95% interval, high end.")
 
 
 def rate_row(group: str, rows: Sequence[SampleRow]) -> RateRow:
-    """The completion rate of ``rows``, errors counted apart."""
-    scored = [r for r in rows if r.passed is not None]
+    """The completion rate of ``rows``.
+
+    Errors are counted apart (``errors``), and also as failed tasks in runs whose
+    protocol counts them so (the paper: CR over all tasks).
+    """
+    scored = [r for r in rows if r.counted]
     passed = sum(bool(r.passed) for r in scored)
     interval = wilson_interval(passed, len(scored))
     return RateRow(

@@ -17,23 +17,21 @@ import typer
 
 from occubench.analysis import load_prices, summary_tables
 from occubench.cli._common import console, from_options, terminal_rows, user_errors
-from occubench.config import EvalOptions, RunConfig
+from occubench.config import EvalOptions, ReleasePrompts, RunConfig
 from occubench.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_DATE,
     DEFAULT_ENV_MODE,
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
-    DEFAULT_FAULT_ENGINE,
     DEFAULT_FAULT_LATENCY,
     DEFAULT_LOG_REALTIME,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_PROTOCOL,
     DEFAULT_SAMPLE_RETRIES,
     DEFAULT_SAMPLES_PER_CONNECTION,
     DEFAULT_SEED,
-    DEFAULT_SIMULATOR_RETRIES,
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFIER_VOTES,
 )
@@ -84,7 +82,9 @@ def run(
     ),
     fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
     fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
-    fault_engine: str = typer.Option(DEFAULT_FAULT_ENGINE, help="code (seeded) or prompt (paper)."),
+    fault_engine: str | None = typer.Option(
+        None, help="code (seeded, logged) or prompt (rules for the simulator; the paper's)."
+    ),
     faults: str | None = typer.Option(
         None, help="Extra fault families, mixable: persistent,cascading,targeted,semantic,latency."
     ),
@@ -94,13 +94,57 @@ def run(
     state_mode: str = typer.Option(
         "history", help="history (state in the simulator's history) or explicit (JSON Patch)."
     ),
-    max_tool_calls: int = typer.Option(DEFAULT_MAX_TOOL_CALLS, help="Tool calls per task."),
     votes: int = typer.Option(DEFAULT_VERIFIER_VOTES, help="k judge votes per sample."),
-    simulator_retries: int = typer.Option(
-        DEFAULT_SIMULATOR_RETRIES, help="Re-asks of the simulator for an unusable reply."
-    ),
     date: str = typer.Option(DEFAULT_DATE, help="The fixed date agent and simulator are told."),
     cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
+    protocol: str = typer.Option(
+        DEFAULT_PROTOCOL,
+        help="paper: the release's harness point by point; occubench: code-placed logged "
+        "faults, validated arguments, errors apart. The options below override one point.",
+    ),
+    validate_tool_args: bool | None = typer.Option(
+        None, help="Check tool arguments against the schema before the simulator sees them."
+    ),
+    max_turns: int | None = typer.Option(None, help="Agent model turns at most (0: no cap)."),
+    max_tool_calls: int | None = typer.Option(None, help="Tool calls at most (0: no cap)."),
+    stop_on_finish: bool | None = typer.Option(
+        None, help="A turn finishing with reason 'stop' ends the loop after its tool calls."
+    ),
+    carry_reasoning: bool | None = typer.Option(
+        None, help="Keep the agent's reasoning content across turns."
+    ),
+    agent_errors_end_loop: bool | None = typer.Option(
+        None, help="An agent API failure ends the loop and is graded (else: an error)."
+    ),
+    agent_max_tokens: int | None = typer.Option(None, help="max_tokens of agent calls (0: unset)."),
+    simulator_max_tokens: int | None = typer.Option(
+        None, help="max_tokens of simulator calls (0: unset)."
+    ),
+    verifier_max_tokens: int | None = typer.Option(
+        None, help="max_tokens of judge calls (0: unset)."
+    ),
+    simulator_retries: int | None = typer.Option(
+        None, help="Re-asks of the simulator for an unusable reply."
+    ),
+    simulator_fallback: bool | None = typer.Option(
+        None, help="Pass the simulator's last raw reply on when none parses (else: an error)."
+    ),
+    agent_messages: str | None = typer.Option(
+        None, help="paper or occubench: the agent prompt's layout."
+    ),
+    simulator_messages: str | None = typer.Option(
+        None, help="paper or occubench: the simulator's messages, tags and reading."
+    ),
+    verifier_messages: str | None = typer.Option(
+        None, help="paper or occubench: the judge's request and how its verdict is read."
+    ),
+    error_hints: bool | None = typer.Option(None, help="Code-engine error bodies advise a retry."),
+    errors_count_as_failures: bool | None = typer.Option(
+        None, help="Completion rates count errored samples as failed tasks."
+    ),
+    prompts_from: str | None = typer.Option(
+        None, help="A clone of the public OccuBench repository: use its prompt wording."
+    ),
     epochs: int = typer.Option(1, min=1, help="Runs of each task."),
     max_connections: int = typer.Option(
         DEFAULT_MAX_CONNECTIONS,
@@ -161,6 +205,8 @@ def run(
     with user_errors():
         config = from_options(RunConfig, given)
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
+        if config.prompts_from:  # a clone that lacks a constant is bad input: say so now
+            ReleasePrompts.read(config.prompts_from)
         options = from_options(EvalOptions, given)
         check_executor(executor)
         resources = json.loads(ray_resources) if ray_resources else {}

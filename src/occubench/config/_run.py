@@ -17,25 +17,38 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from occubench.config._protocol import PRESETS, ProtocolPoints
 from occubench.dataset import Dataset, load_dataset, resolve_dataset_dir
-from occubench.defaults import (
-    DEFAULT_DATE,
-    DEFAULT_MAX_TOOL_CALLS,
-    DEFAULT_SIMULATOR_RETRIES,
-    DEFAULT_VERIFIER_VOTES,
-)
+from occubench.defaults import DEFAULT_DATE, DEFAULT_PROTOCOL, DEFAULT_VERIFIER_VOTES
 from occubench.faults import EnvMode, FaultEngine, FaultFamily, FaultSettings, fault_type
+from occubench.protocols import MessageStyle, Protocol
 from occubench.simulator import StateMode
 
 CONFIG_METADATA = "config"
 """Key of a run's resolved ``RunConfig`` in its log's task metadata (``log.eval.metadata``)."""
+
+POINTS_METADATA = "protocol"
+"""Key of the run's resolved protocol points in its log's task metadata."""
+
+RELEASE_METADATA = "release_prompts"
+"""Key of the release files (and their SHA-256) a run took its prompt wording from."""
 
 _LIST_FIELDS = ("task_ids", "categories", "domains", "difficulty", "faults")
 _ENUM_FIELDS: dict[str, type[Enum]] = {
     "env_mode": EnvMode,
     "fault_engine": FaultEngine,
     "state_mode": StateMode,
+    "protocol": Protocol,
+    "agent_messages": MessageStyle,
+    "simulator_messages": MessageStyle,
+    "verifier_messages": MessageStyle,
 }
+
+
+def _point(name: str, **constraints: Any) -> Any:
+    """An override field of one protocol point: None (the protocol's value) or a value."""
+    described = ProtocolPoints.model_fields[name].description
+    return Field(default=None, description=f"{described} (default: the protocol's)", **constraints)
 
 
 def split_list(value: Any) -> Any:
@@ -103,21 +116,40 @@ class RunConfig(FaultSettings):
         "explicit: a JSON state patched by the simulator and logged after every step "
         "(needed by state_equals checks).",
     )
-    max_tool_calls: int = Field(
-        default=DEFAULT_MAX_TOOL_CALLS, ge=1, description="Tool calls allowed per task."
-    )
     votes: int = Field(default=DEFAULT_VERIFIER_VOTES, ge=1, description="k judge votes per task.")
-    simulator_retries: int = Field(
-        default=DEFAULT_SIMULATOR_RETRIES,
-        ge=0,
-        description="Re-asks of the simulator for a reply without a usable observation.",
-    )
     date: str = Field(
         default=DEFAULT_DATE,
         description="The fixed date (YYYY-MM-DD) the agent and the simulator are told.",
     )
     cache: bool = Field(
         default=False, description="Cache simulator and verifier responses (Inspect's cache)."
+    )
+    protocol: Protocol = Field(
+        default=Protocol(DEFAULT_PROTOCOL),
+        description="paper: the release's harness point by point (the default); occubench: "
+        "code-placed logged faults, validated tool arguments, errors counted apart. The "
+        "fields below override single points (None: the protocol's value).",
+    )
+    validate_tool_args: bool | None = _point("validate_tool_args")
+    max_turns: int | None = _point("max_turns", ge=0)
+    max_tool_calls: int | None = _point("max_tool_calls", ge=0)
+    stop_on_finish: bool | None = _point("stop_on_finish")
+    carry_reasoning: bool | None = _point("carry_reasoning")
+    agent_errors_end_loop: bool | None = _point("agent_errors_end_loop")
+    agent_max_tokens: int | None = _point("agent_max_tokens", ge=0)
+    simulator_max_tokens: int | None = _point("simulator_max_tokens", ge=0)
+    verifier_max_tokens: int | None = _point("verifier_max_tokens", ge=0)
+    simulator_retries: int | None = _point("simulator_retries", ge=0)
+    simulator_fallback: bool | None = _point("simulator_fallback")
+    agent_messages: MessageStyle | None = _point("agent_messages")
+    simulator_messages: MessageStyle | None = _point("simulator_messages")
+    verifier_messages: MessageStyle | None = _point("verifier_messages")
+    error_hints: bool | None = _point("error_hints")
+    errors_count_as_failures: bool | None = _point("errors_count_as_failures")
+    prompts_from: str | None = Field(
+        default=None,
+        description="A local clone of the public OccuBench repository: its prompt constants "
+        "are read from it (parsed, never run) and used for the paper-style messages.",
     )
 
     @model_validator(mode="before")
@@ -162,11 +194,20 @@ class RunConfig(FaultSettings):
         update: dict[str, Any] = {}
         defaults = type(self)()
         if self.env_mode is EnvMode.E0 or self.fault_count == 0:
-            update["fault_engine"] = defaults.fault_engine
+            update["fault_engine"] = None
         if not self.injects_faults():
             for name in ("fault_count", "fault_duration", "fault_latency", "seed"):
                 update[name] = getattr(defaults, name)
         return self.model_copy(update=update)
+
+    def points(self) -> ProtocolPoints:
+        """Every protocol point's value: the protocol's preset, then this run's overrides."""
+        chosen = {
+            name: getattr(self, name)
+            for name in ProtocolPoints.model_fields
+            if getattr(self, name) is not None
+        }
+        return PRESETS[self.protocol].model_copy(update=chosen)
 
     def task_args(self) -> dict[str, Any]:
         """The configuration as the ``occubench`` task's keyword arguments (JSON values)."""

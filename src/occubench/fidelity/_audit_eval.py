@@ -102,7 +102,7 @@ def replay_probes(date: str) -> Solver:
         result = TrajectoryResult(env_name=trajectory.env_name, source=trajectory.source, steps=[])
         for probe in trajectory.probes:
             try:
-                observation = await simulator.observe(probe.tool, probe.arguments)
+                observation = (await simulator.observe(probe.tool, probe.arguments)).value
             except SimulatorError as e:
                 result.error = str(e)
                 break

@@ -17,6 +17,7 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
+    GenerateConfig,
     Model,
     model_roles,
 )
@@ -32,7 +33,7 @@ from inspect_ai.scorer import (
     stderr,
 )
 from inspect_ai.solver import TaskState
-from inspect_ai.util import collect
+from inspect_ai.util import LimitExceededError, collect
 
 from occubench.agent import Episode
 from occubench.dataset import EnvConfig, TaskRecord
@@ -40,9 +41,15 @@ from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
 from occubench.errors import ErrorSource, InfrastructureError
 from occubench.grading._checks import run_checks
 from occubench.grading._grade import SCORER_NAME, Grade
-from occubench.grading._prompt import VERIFIER_REASK, VERIFIER_SYSTEM_PROMPT, verifier_request
-from occubench.grading._trajectory import render_trajectory, tool_calls
-from occubench.grading._verdict import Vote, ask_verdict, majority
+from occubench.grading._prompt import (
+    VERIFIER_REASK,
+    VERIFIER_SYSTEM_PROMPT,
+    paper_verifier_request,
+    verifier_request,
+)
+from occubench.grading._trajectory import render_paper_trajectory, render_trajectory, tool_calls
+from occubench.grading._verdict import Vote, ask_verdict, majority, parse_paper_verdict
+from occubench.protocols import MessageStyle
 from occubench.roles import Role
 
 
@@ -71,14 +78,52 @@ def judge_model(has_checks: bool) -> Model | None:
     return chosen
 
 
-async def judge_vote(model: Model, request: str, *, index: int, retries: int, cache: bool) -> Vote:
+def _vote_cache(index: int, cache: bool) -> CachePolicy | bool:
+    """One cache entry per vote index, so the k votes stay k distinct answers."""
+    return CachePolicy(expiry=None, scopes={"vote": str(index)}) if cache else False
+
+
+async def judge_vote(
+    model: Model,
+    request: str,
+    *,
+    index: int,
+    retries: int,
+    cache: bool,
+    config: GenerateConfig | None = None,
+) -> Vote:
     """One judge vote, re-asked up to ``retries`` times when the output is not a verdict."""
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT),
         ChatMessageUser(content=request),
     ]
-    policy = CachePolicy(expiry=None, scopes={"vote": str(index)}) if cache else False
-    return await ask_verdict(model, messages, retries=retries, reask=VERIFIER_REASK, cache=policy)
+    return await ask_verdict(
+        model,
+        messages,
+        retries=retries,
+        reask=VERIFIER_REASK,
+        cache=_vote_cache(index, cache),
+        config=config,
+    )
+
+
+async def paper_vote(
+    model: Model, request: str, *, index: int, cache: bool, config: GenerateConfig
+) -> Vote:
+    """One paper-style vote: one call, read greedily; any failure is a False vote.
+
+    A failed API call (after the provider's and Inspect's retries) also counts as a
+    False vote, as the release counts it.
+    """
+    try:
+        output = await model.generate(
+            [ChatMessageUser(content=request)], cache=_vote_cache(index, cache), config=config
+        )
+    except LimitExceededError:
+        raise
+    except Exception as e:
+        return Vote(is_correct=False, feedback=f"Verification error: {type(e).__name__}")
+    return parse_paper_verdict(output.completion)
 
 
 @scorer(
@@ -88,16 +133,26 @@ def occubench_scorer(
     votes: int = DEFAULT_VERIFIER_VOTES,
     retries: int = DEFAULT_VERIFIER_RETRIES,
     cache: bool = False,
+    style: MessageStyle = MessageStyle.OCCUBENCH,
+    max_tokens: int | None = None,
+    template: str | None = None,
 ) -> Scorer:
     """Grade a trajectory with its deterministic checks and a k-vote judge.
 
     Args:
         votes: k, judge calls per sample (run in parallel).
-        retries: Re-asks of one vote whose output is not a verdict.
+        retries: Re-asks of one vote whose output is not a verdict (occubench style).
         cache: Cache judge responses (Inspect's cache, one entry per vote).
+        style: The judge's request and how its verdict is read: occubench's (data
+            blocks, strict reading, re-asks, an unreadable vote fails, all unreadable is
+            an infrastructure error) or the paper's (one user message, greedy reading,
+            any failure a False vote, even an API failure).
+        max_tokens: max_tokens of each judge call (None: not set).
+        template: The release's own verifier prompt (paper style, ``prompts_from``).
     """
     if votes < 1:
         raise ValueError("votes must be at least 1")
+    config = GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig()
 
     async def score(state: TaskState, target: Target) -> Score:
         task = TaskRecord.model_validate(state.metadata["task"])
@@ -113,7 +168,23 @@ def occubench_scorer(
         if model is None and not task.checks:
             raise VerifierError("no judge: bind the 'verifier' (or 'simulator') model role")
         cast: list[Vote] | None = None
-        if model is not None:
+        if model is not None and style is MessageStyle.PAPER:
+            request = paper_verifier_request(
+                scenario=task.task_scenario_name,
+                initial_state=env.task_initial_state,
+                state_description=env.state_description,
+                instruction=task.agent_instruction,
+                verification_plan=task.verification_plan,
+                trajectory=render_paper_trajectory(state.messages),
+                **({"template": template} if template else {}),
+            )
+            cast = await collect(
+                *[
+                    paper_vote(model, request, index=i, cache=cache, config=config)
+                    for i in range(votes)
+                ]
+            )
+        elif model is not None:
             request = verifier_request(
                 instruction=task.agent_instruction,
                 initial_state=env.task_initial_state,
@@ -124,7 +195,7 @@ def occubench_scorer(
             )
             cast = await collect(
                 *[
-                    judge_vote(model, request, index=i, retries=retries, cache=cache)
+                    judge_vote(model, request, index=i, retries=retries, cache=cache, config=config)
                     for i in range(votes)
                 ]
             )

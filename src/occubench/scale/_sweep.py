@@ -113,6 +113,11 @@ class Sweep(RunConfig):
     name: str = Field(description="Name of the sweep.")
     description: str = Field(default="", description="What the sweep measures.")
     agents: list[AgentChoice] = Field(min_length=1, description="Agents under test.")
+    agent_generate: dict[str, Any] = Field(
+        default_factory=dict,
+        description="GenerateConfig fields for every agent (e.g. reasoning_effort: high); "
+        "an agent's own generate options win.",
+    )
     simulators: list[ModelChoice] = Field(min_length=1, description="Simulators (LES).")
     verifiers: list[ModelChoice | None] = Field(
         default=[None], min_length=1, description="Judges; null = the simulator judges."
@@ -143,6 +148,12 @@ class Sweep(RunConfig):
         if moved:
             raise ValueError("older sweep format; " + "; ".join(moved))
         return data
+
+    @field_validator("agent_generate")
+    @classmethod
+    def _generate_config(cls, value: dict[str, Any]) -> dict[str, Any]:
+        GenerateConfig(**value)  # unknown fields and bad values are errors now
+        return value
 
     @model_validator(mode="after")
     def _valid(self) -> Sweep:
@@ -332,7 +343,7 @@ def expand_sweep(sweep: Sweep) -> list[RunSpec]:
             },
             config=config,
             epochs=sweep.epochs,
-            agent_generate=agent.generate,
+            agent_generate={**sweep.agent_generate, **agent.generate},
             options=sweep.options,
             log_dir=root,
             resources=_merged(

@@ -18,6 +18,7 @@ from occubench.scripted._agents import REFERENCE_AGENTS
 from occubench.scripted._canned import canned_simulator
 from occubench.scripted._flawed import FLAWED
 from occubench.scripted._reply import Behaviour, Reply
+from occubench.scripted._simulated import last_action, observation_reply
 
 
 def schema_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
@@ -56,21 +57,12 @@ def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
 
     In explicit state mode it also patches ``/last_action`` of the state.
     """
-    try:
-        action = json.loads(messages[-1].text) if messages else {}
-    except json.JSONDecodeError:
-        action = {}
-    action = action if isinstance(action, dict) else {}
-    observation = {
-        "status": "ok",
-        "action": action.get("name"),
-        "arguments": action.get("arguments", {}),
-    }
-    reply = f"<observation>{json.dumps(observation)}</observation>"
-    if "current_state" in action:  # explicit state mode: record the last action in the state
-        patch = [{"op": "add", "path": "/last_action", "value": action.get("name")}]
-        reply += f"<state_patch>{json.dumps(patch)}</state_patch>"
-    return Reply(content=reply)
+    action = last_action(messages)
+    observation = {"status": "ok", "action": action.name, "arguments": action.arguments}
+    patch = None
+    if action.state is not None:  # explicit state mode: record the last action in the state
+        patch = [{"op": "add", "path": "/last_action", "value": action.name}]
+    return Reply(content=observation_reply(messages, observation, patch))
 
 
 _BLOCK = r"<{tag}>\n(.*?)\n</{tag}>"
@@ -82,11 +74,24 @@ def data_block(text: str, tag: str) -> str:
     return found.group(1) if found else ""
 
 
+_PAPER_TRAJECTORY = re.compile(r"## Agent Trajectory\n(.*?)\n+---\n", re.DOTALL)
+
+
 def scripted_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
-    """Passes a trajectory with at least one observation and a final answer."""
+    """Passes a trajectory with at least one observation and a final answer.
+
+    It reads either judge request: occubench's data blocks, or the paper's sections
+    (an observation entry, and a last entry that is the agent's response).
+    """
     request = next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser)), "")
-    observed = "[observation]" in data_block(request, "trajectory")
-    answered = data_block(request, "final_answer") not in ("", "(no final answer)")
+    paper = _PAPER_TRAJECTORY.search(request)
+    if paper is not None:
+        entries = [e for e in paper.group(1).split("\n\n") if e.strip()]
+        observed = any(e.startswith("[Environment Observation]") for e in entries)
+        answered = bool(entries) and entries[-1].startswith("[Agent Response]")
+    else:
+        observed = "[observation]" in data_block(request, "trajectory")
+        answered = data_block(request, "final_answer") not in ("", "(no final answer)")
     verdict = {
         "is_correct": observed and answered,
         "feedback": f"observations seen: {observed}; final answer given: {answered}",

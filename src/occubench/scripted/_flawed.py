@@ -31,9 +31,9 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageUser
 from inspect_ai.tool import ToolInfo
 
-from occubench.scripted._canned import canned_observations, canned_simulator, canonical
+from occubench.scripted._canned import canned_observation, canned_observations, canonical
 from occubench.scripted._reply import Behaviour, Reply
-from occubench.simulator import parse_observation
+from occubench.scripted._simulated import last_action, observation_reply
 
 INVENTED_POLICY = " (site policy: requests older than 30 days need a supervisor's written approval)"
 _ID_ENDINGS = ("id", "ids", "code", "number")
@@ -48,22 +48,16 @@ def _is_id(key: str) -> bool:
 
 def _action(messages: list[ChatMessage]) -> tuple[str, dict[str, Any]]:
     """The last action (name, arguments) of a simulator conversation."""
-    try:
-        action = json.loads(messages[-1].text)
-    except (json.JSONDecodeError, IndexError):
-        action = {}
-    action = action if isinstance(action, dict) else {}
-    return str(action.get("name")), action.get("arguments") or {}
+    action = last_action(messages)
+    return str(action.name), action.arguments
 
 
 def _canned(messages: list[ChatMessage], tools: list[ToolInfo]) -> dict[str, Any]:
-    return parse_observation(canned_simulator(messages, tools).content)
+    return canned_observation(messages)
 
 
-def _reply(observation: dict[str, Any]) -> Reply:
-    return Reply(
-        content=f"<observation>{json.dumps(observation, ensure_ascii=False)}</observation>"
-    )
+def _reply(messages: list[ChatMessage], observation: dict[str, Any]) -> Reply:
+    return Reply(content=observation_reply(messages, observation))
 
 
 def _record_lists(value: Any) -> list[list[Any]]:
@@ -99,7 +93,7 @@ def fabricating_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) ->
     for records in _record_lists(observation):
         invented = {k: _new_id(v) if _is_id(k) else v for k, v in records[-1].items()}
         records.append(invented)
-    return _reply(observation)
+    return _reply(messages, observation)
 
 
 def omitting_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
@@ -108,7 +102,7 @@ def omitting_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Re
     for records in _record_lists(observation):
         if len(records) >= 2:
             records.pop()
-    return _reply(observation)
+    return _reply(messages, observation)
 
 
 def _shift(value: Any, by: int, key: str = "") -> Any:
@@ -132,7 +126,9 @@ def inconsistent_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -
     asked = sum(
         isinstance(m, ChatMessageUser) and canonical(_action([m])) == current for m in messages[:-1]
     )
-    return _reply(_shift(observation, asked) if "error" not in observation else observation)
+    return _reply(
+        messages, _shift(observation, asked) if "error" not in observation else observation
+    )
 
 
 def _append_policy(value: Any) -> bool:
@@ -158,7 +154,7 @@ def rule_inventing_simulator(messages: list[ChatMessage], tools: list[ToolInfo])
     observation = _canned(messages, tools)
     if "error" not in observation:
         _append_policy(observation)
-    return _reply(observation)
+    return _reply(messages, observation)
 
 
 def _texts(value: Any) -> list[str]:

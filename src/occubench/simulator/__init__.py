@@ -1,11 +1,23 @@
 """The Language Environment Simulator (LES): prompt, parsing, history."""
 
+from occubench.simulator._layout import (
+    LAYOUTS,
+    OccubenchLayout,
+    PaperLayout,
+    SimulatorLayout,
+)
 from occubench.simulator._parse import ObservationParseError, parse_observation
-from occubench.simulator._prompt import normalize_braces, render_system_prompt
-from occubench.simulator._simulator import SimStep, Simulator, SimulatorError
+from occubench.simulator._prompt import embeds_state, normalize_braces, render_system_prompt
+from occubench.simulator._simulator import Observation, SimStep, Simulator, SimulatorError
 from occubench.simulator._state import STATE_CONTRACT, PatchError, StateMode, apply_reply_patch
 
 __all__ = [
+    "LAYOUTS",
+    "Observation",
+    "OccubenchLayout",
+    "PaperLayout",
+    "SimulatorLayout",
+    "embeds_state",
     "STATE_CONTRACT",
     "ObservationParseError",
     "PatchError",
