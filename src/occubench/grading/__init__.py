@@ -1,11 +1,15 @@
 """Grading: deterministic checks, the k-vote judge, and the rule combining them."""
 
 from occubench.grading._checks import CheckResult, ToolCall, needs_state, run_check, run_checks
-from occubench.grading._grade import SCORER_NAME, Grade
+from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
 from occubench.grading._prompt import VERIFIER_SYSTEM_PROMPT, verifier_request
 from occubench.grading._scorer import (
     VerifierError,
+    choose_judge,
     final_answer,
+    grade_score,
+    grade_trajectory,
+    judge_model,
     occubench_scorer,
 )
 from occubench.grading._trajectory import neutralize, render_trajectory, tool_calls
@@ -16,11 +20,16 @@ __all__ = [
     "Grade",
     "VERIFIER_SYSTEM_PROMPT",
     "CheckResult",
+    "SubmittedGrade",
     "ToolCall",
     "VerdictParseError",
     "VerifierError",
     "Vote",
+    "choose_judge",
     "final_answer",
+    "grade_score",
+    "grade_trajectory",
+    "judge_model",
     "majority",
     "needs_state",
     "neutralize",

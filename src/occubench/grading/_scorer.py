@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from inspect_ai.model import (
     CachePolicy,
+    ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
     Model,
@@ -39,7 +40,7 @@ from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
 from occubench.errors import ErrorSource, InfrastructureError
 from occubench.grading._checks import run_checks
-from occubench.grading._grade import SCORER_NAME, Grade
+from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
 from occubench.grading._prompt import VERIFIER_REASK, VERIFIER_SYSTEM_PROMPT, verifier_request
 from occubench.grading._trajectory import render_trajectory, tool_calls
 from occubench.grading._verdict import VerdictParseError, Vote, majority, parse_verdict
@@ -60,15 +61,20 @@ def final_answer(state: TaskState) -> str:
     return message.text
 
 
+def choose_judge(has_checks: bool, verifier: Model | None, simulator: Model | None) -> Model | None:
+    """The judge of a task by the combination rule above, from the models bound."""
+    if verifier is None and not has_checks:
+        return simulator
+    return verifier
+
+
 def judge_model(has_checks: bool) -> Model | None:
-    """The judge for a task, by the combination rule above."""
+    """The judge for a task in a running eval, by the combination rule above."""
     roles = model_roles()
-    chosen = roles.get(Role.VERIFIER.value)
-    if chosen is None and not has_checks:
-        chosen = roles.get(Role.SIMULATOR.value)
-    if isinstance(chosen, list):
+    verifier = roles.get(Role.VERIFIER.value)
+    if isinstance(verifier, list):
         raise ValueError(f"role {Role.VERIFIER.value!r} must be one model, not a list")
-    return chosen
+    return choose_judge(has_checks, verifier, roles.get(Role.SIMULATOR.value))
 
 
 async def judge_vote(model: Model, request: str, *, index: int, retries: int, cache: bool) -> Vote:
@@ -87,6 +93,83 @@ async def judge_vote(model: Model, request: str, *, index: int, retries: int, ca
     if asked.value is not None:
         return asked.value
     return Vote(is_correct=None, feedback=f"invalid vote: {asked.problem}", raw=asked.last_text)
+
+
+async def grade_trajectory(
+    task: TaskRecord,
+    env: EnvConfig,
+    messages: list[ChatMessage],
+    answer: str,
+    episode: Episode,
+    *,
+    judge: Model | None,
+    votes: int = DEFAULT_VERIFIER_VOTES,
+    retries: int = DEFAULT_VERIFIER_RETRIES,
+    cache: bool = False,
+) -> Grade:
+    """Grade one trajectory: the task's checks and, when a judge is given, its k votes.
+
+    The scorer grades a sample with it; an episode driven from outside Inspect's loop
+    (an MCP client's ``submit_answer``, the gym API's ``grade``) grades with it too.
+
+    Args:
+        task: The task record (instruction, checks, verification plan).
+        env: Its env config (initial state and state description for the judge).
+        messages: The conversation: agent turns, tool calls and tool results.
+        answer: The agent's final answer ("" when it gave none).
+        episode: The episode record (stop reason, tool calls, explicit state).
+        judge: The judge model (``choose_judge``), None for checks alone.
+        votes: k, judge calls (run in parallel).
+        retries: Re-asks of one vote whose output is not a verdict.
+        cache: Cache judge responses (one entry per vote).
+
+    Raises:
+        VerifierError: no judge for a task without checks, or no vote was readable.
+    """
+    checks = (
+        run_checks(task.checks, tool_calls(messages), answer, episode.state)
+        if task.checks
+        else None
+    )
+    if judge is None and not task.checks:
+        raise VerifierError("no judge: bind the 'verifier' (or 'simulator') model role")
+    cast: list[Vote] | None = None
+    if judge is not None:
+        request = verifier_request(
+            instruction=task.agent_instruction,
+            initial_state=env.task_initial_state,
+            state_description=env.state_description,
+            verification_plan=task.verification_plan,
+            trajectory=render_trajectory(messages),
+            final_answer=answer,
+        )
+        cast = await collect(
+            *[
+                judge_vote(judge, request, index=i, retries=retries, cache=cache)
+                for i in range(votes)
+            ]
+        )
+        if all(v.is_correct is None for v in cast):
+            raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
+    judged = None if cast is None else majority(cast)
+    return Grade(
+        passed=all(r.passed for r in checks or []) and judged is not False,
+        stop_reason=episode.stop_reason,
+        tool_calls=episode.tool_calls,
+        checks=checks,
+        votes=cast,
+        judge_passed=judged,
+    )
+
+
+def grade_score(grade: Grade, answer: str) -> Score:
+    """The Inspect score of a grade (its metadata is the grade, ``Grade.of`` reads it)."""
+    return Score(
+        value=CORRECT if grade.passed else INCORRECT,
+        answer=answer,
+        explanation=grade.explanation(),
+        metadata=grade.model_dump(mode="json", exclude={"passed"}),
+    )
 
 
 @scorer(
@@ -108,50 +191,22 @@ def occubench_scorer(
         raise ValueError("votes must be at least 1")
 
     async def score(state: TaskState, target: Target) -> Score:
+        given = state.store_as(SubmittedGrade)
+        if given.grade is not None:  # graded when the agent submitted (occubench.serving)
+            return grade_score(Grade.model_validate(given.grade), given.answer or "")
         task = TaskRecord.model_validate(state.metadata["task"])
-        env = EnvConfig.model_validate(state.metadata["env"])
-        episode = state.store_as(Episode)
         answer = final_answer(state)
-        checks = (
-            run_checks(task.checks, tool_calls(state.messages), answer, episode.state)
-            if task.checks
-            else None
+        grade = await grade_trajectory(
+            task,
+            EnvConfig.model_validate(state.metadata["env"]),
+            state.messages,
+            answer,
+            state.store_as(Episode),
+            judge=judge_model(bool(task.checks)),
+            votes=votes,
+            retries=retries,
+            cache=cache,
         )
-        model = judge_model(bool(task.checks))
-        if model is None and not task.checks:
-            raise VerifierError("no judge: bind the 'verifier' (or 'simulator') model role")
-        cast: list[Vote] | None = None
-        if model is not None:
-            request = verifier_request(
-                instruction=task.agent_instruction,
-                initial_state=env.task_initial_state,
-                state_description=env.state_description,
-                verification_plan=task.verification_plan,
-                trajectory=render_trajectory(state.messages),
-                final_answer=answer,
-            )
-            cast = await collect(
-                *[
-                    judge_vote(model, request, index=i, retries=retries, cache=cache)
-                    for i in range(votes)
-                ]
-            )
-            if all(v.is_correct is None for v in cast):
-                raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
-        judged = None if cast is None else majority(cast)
-        grade = Grade(
-            passed=all(r.passed for r in checks or []) and judged is not False,
-            stop_reason=episode.stop_reason,
-            tool_calls=episode.tool_calls,
-            checks=checks,
-            votes=cast,
-            judge_passed=judged,
-        )
-        return Score(
-            value=CORRECT if grade.passed else INCORRECT,
-            answer=answer,
-            explanation=grade.explanation(),
-            metadata=grade.model_dump(mode="json", exclude={"passed"}),
-        )
+        return grade_score(grade, answer)
 
     return score
