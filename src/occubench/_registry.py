@@ -1,8 +1,11 @@
-"""Inspect entry points: the ``occubench/occubench`` task and ``occubench/<name>`` models."""
+"""Inspect entry points: the ``occubench/occubench`` and ``occubench/serve`` tasks, models.
+
+Models: ``occubench/<name>``, the offline scripted ones.
+"""
 
 from inspect_ai.model import modelapi
 
-from occubench.task import occubench
+from occubench.task import occubench, serve
 
 
 @modelapi(name="occubench")
@@ -13,4 +16,4 @@ def scripted_models() -> type:
     return ScriptedAPI
 
 
-__all__ = ["occubench", "scripted_models"]
+__all__ = ["occubench", "scripted_models", "serve"]

@@ -7,13 +7,17 @@ loop and the scorer.
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import Solver
 
-from occubench.agent import agent_input, occubench_agent
+from occubench.agent import agent_input, inspect_agent, occubench_agent
 from occubench.config import CONFIG_METADATA, RunConfig
 from occubench.dataset import Dataset, TaskRecord
 from occubench.defaults import (
+    DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_DATE,
     DEFAULT_ENV_MODE,
     DEFAULT_FAULT_COUNT,
@@ -23,10 +27,13 @@ from occubench.defaults import (
     DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_MESSAGE_LIMIT,
     DEFAULT_SEED,
+    DEFAULT_SERVE_PORT,
     DEFAULT_SIMULATOR_RETRIES,
+    DEFAULT_SUBMIT_TOOL,
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.grading import needs_state, occubench_scorer
+from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, agent_program, mcp_session
 from occubench.simulator import StateMode
 
 TASK_VERSION = "0.1.0"
@@ -56,8 +63,17 @@ def record_to_sample(dataset: Dataset, record: TaskRecord, *, with_plan: bool = 
     )
 
 
-def benchmark_task(config: RunConfig) -> Task:
-    """The Inspect task of a run configuration.
+def agent_solver(config: RunConfig) -> Solver:
+    """The agent under test: an agent program over MCP, an Inspect agent, or the built-in loop."""
+    if config.agent_command:
+        return agent_program(config)
+    if config.agent:
+        return inspect_agent(config)
+    return occubench_agent(config)
+
+
+def benchmark_task(config: RunConfig, solver: Solver | None = None) -> Task:
+    """The Inspect task of a run configuration (its agent, unless ``solver`` is given).
 
     Raises:
         DatasetError: the dataset is malformed or a filter names what it lacks.
@@ -73,7 +89,7 @@ def benchmark_task(config: RunConfig) -> Task:
     samples = [record_to_sample(loaded, r, with_plan=config.with_plan) for r in loaded.tasks]
     return Task(
         dataset=MemoryDataset(samples, name=loaded.root.name, location=str(loaded.root)),
-        solver=occubench_agent(config),
+        solver=solver or agent_solver(config),
         scorer=occubench_scorer(votes=config.votes, cache=config.cache),
         message_limit=DEFAULT_MESSAGE_LIMIT,
         fail_on_error=False,
@@ -103,6 +119,11 @@ def occubench(
     simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
     date: str = DEFAULT_DATE,
     cache: bool = False,
+    agent: str | None = None,
+    agent_args: str | dict[str, Any] | None = None,
+    agent_command: str | None = None,
+    agent_time_limit: float = DEFAULT_AGENT_TIME_LIMIT,
+    submit_tool: str = DEFAULT_SUBMIT_TOOL,
 ) -> Task:
     """OccuBench: professional tasks in Language Environment Simulators.
 
@@ -113,6 +134,45 @@ def occubench(
     count, duration, engine (``code`` or ``prompt``), extra fault families (``faults``),
     latency and seed; ``with_plan``; ``state_mode`` (``history`` or ``explicit``); the
     loop's ``max_tool_calls``; the judge's ``votes``; ``simulator_retries``; the fixed
-    ``date``; and ``cache``.
+    ``date``; ``cache``; and the agent under test when it is not the built-in loop: an
+    Inspect ``agent`` (with ``agent_args``) or an ``agent_command`` reaching each sample's
+    environment over MCP (with ``agent_time_limit`` and ``submit_tool``).
     """
     return benchmark_task(RunConfig.model_validate(dict(locals())))
+
+
+@task
+def serve(
+    transport: str = Transport.STDIO.value,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_SERVE_PORT,
+    unsubmitted: str = Unsubmitted.GRADE.value,
+    session_limit: float | None = None,
+    linger: float = DEFAULT_LINGER,
+    **config: Any,
+) -> Task:
+    """One task's environment as an MCP server, for one session (``occubench serve``).
+
+    ``config`` holds ``RunConfig`` fields, as for the ``occubench`` task; the selection
+    must be one task. The session is served over ``transport`` (stdio, or streamable
+    HTTP on ``host:port``), ends at the submission, when the client leaves, after
+    ``session_limit`` seconds or on SIGINT/SIGTERM, and is graded and logged as a sample
+    (``unsubmitted``: ``grade`` a session without a submission on what it did, or
+    record it as an ``error``).
+    """
+    run = RunConfig.model_validate(config)
+    served = benchmark_task(
+        run,
+        solver=mcp_session(
+            run,
+            Transport(transport),
+            host=host,
+            port=port,
+            unsubmitted=Unsubmitted(unsubmitted),
+            session_limit=session_limit,
+            linger=linger,
+        ),
+    )
+    if len(served.dataset) != 1:
+        raise ValueError(f"serve takes one task; the selection has {len(served.dataset)}")
+    return served

@@ -29,6 +29,8 @@ class CallProblem(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """The arguments are not a JSON object."""
     INVALID = "invalid_arguments"
     """The arguments fail the tool's schema."""
+    TOOL_CALL_LIMIT = "tool_call_limit"
+    """The call would pass the run's tool-call limit."""
 
 
 class BadToolCall(ValueError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from inspect_ai.model import ChatMessageSystem, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from occubench.agent._prompt import agent_system_prompt
 from occubench.agent._environment import open_environment
+from occubench.agent._prompt import agent_system_prompt
 from occubench.agent._state import Episode, StopReason
 from occubench.config import RunConfig
 from occubench.dataset import EnvConfig, TaskRecord

@@ -18,6 +18,8 @@ class StopReason(str, Enum):
     """The agent reached the tool-call limit without answering."""
     SAMPLE_LIMIT = "sample_limit"
     """An Inspect limit (messages, tokens, time) ended the sample."""
+    NOT_SUBMITTED = "not_submitted"
+    """An MCP client or agent program ended the session without submitting an answer."""
 
 
 class Episode(StoreModel):

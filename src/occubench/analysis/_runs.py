@@ -148,7 +148,7 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
                 SampleRow(
                     log=file,
                     run_id=header.eval.eval_id,
-                    agent_model=header.eval.model,
+                    agent_model=config.agent_label(header.eval.model),
                     simulator_model=_role_model(header, Role.SIMULATOR),
                     verifier_model=verifier,
                     env_mode=config.env_mode.value,
