@@ -198,7 +198,7 @@ class RunConfig(FaultSettings):
             )
         if self.agent:
             return f"{self.agent} [{model}]"
-        return model
+        return "MCP client" if model == NO_AGENT_MODEL else model
 
     @field_validator("date")
     @classmethod
