@@ -1,4 +1,11 @@
-"""The gym-style API: one task's environment as an async episode, and a Gymnasium wrapper."""
+"""The gym-style API: one task's environment as an async episode, and a Gymnasium wrapper.
+
+``make_episode(dataset, task_id, simulator=..., **settings)`` gives an ``EnvEpisode``:
+``await reset()`` (instruction, tools), ``await step(ToolCallAction(...))`` (the
+observation, faults applied and logged), ``await grade(answer)`` (the verdict, with its
+votes and checks). ``OccuBenchEnv`` (``occubench.env.gymnasium``; needs the ``gym``
+extra) wraps it for Gymnasium.
+"""
 
 from occubench.env._episode import (
     EnvEpisode,
@@ -8,6 +15,7 @@ from occubench.env._episode import (
     ToolCallAction,
     ToolSpecView,
 )
+from occubench.env._make import make_episode
 
 __all__ = [
     "EnvEpisode",
@@ -16,4 +24,5 @@ __all__ = [
     "StepResult",
     "ToolCallAction",
     "ToolSpecView",
+    "make_episode",
 ]
