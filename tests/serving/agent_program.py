@@ -1,6 +1,6 @@
 """A small agent program for the tests: the MCP client SDK driving a scripted policy.
 
-    python agent_program.py MODE [POLICY]
+    python agent_program.py MODE [POLICY] [PID_FILE]
 
 MODE: ``submit`` (answer with the submit tool), ``stdout`` (print the answer as the last
 line and exit), ``bridge`` (an LLM tool loop whose model is asked through the
@@ -79,6 +79,9 @@ async def bridged(session: ClientSession, prompt: str) -> None:
 
 async def main(mode: str, policy: str) -> None:
     if mode == "hang":
+        if len(sys.argv) > 3:
+            with open(sys.argv[3], "w") as out:
+                out.write(str(os.getpid()))
         time.sleep(3600)
     if mode == "crash":
         print("the agent program crashed on purpose", file=sys.stderr)
