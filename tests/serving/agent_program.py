@@ -44,7 +44,9 @@ async def scripted(session: ClientSession, prompt: str, policy: str, mode: str) 
         print("working...")
         print(reply.content)
         return
-    verdict = await session.call_tool(os.environ["OCCUBENCH_SUBMIT_TOOL"], {"answer": reply.content})
+    verdict = await session.call_tool(
+        os.environ["OCCUBENCH_SUBMIT_TOOL"], {"answer": reply.content}
+    )
     print(text_of(verdict), file=sys.stderr)
 
 
@@ -57,7 +59,11 @@ async def bridged(session: ClientSession, prompt: str) -> None:
     tools = [
         {
             "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+            },
         }
         for t in listed.tools
         if t.name != submit
@@ -72,7 +78,9 @@ async def bridged(session: ClientSession, prompt: str) -> None:
             break
         messages.append(message.model_dump(exclude_none=True))
         for call in message.tool_calls:
-            result = await session.call_tool(call.function.name, json.loads(call.function.arguments))
+            result = await session.call_tool(
+                call.function.name, json.loads(call.function.arguments)
+            )
             messages.append({"role": "tool", "tool_call_id": call.id, "content": text_of(result)})
     await session.call_tool(submit, {"answer": message.content or ""})
 

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 
 from occubench.analysis import SampleRow, read_runs
 from occubench.cli import _common, app
-from occubench.scale import run_eval
 from occubench.config import EvalOptions, RunConfig
 from occubench.roles import Role
+from occubench.scale import run_eval
 
 PROGRAM = Path(__file__).with_name("agent_program.py")
 runner = CliRunner()

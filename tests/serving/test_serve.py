@@ -69,7 +69,10 @@ async def work_the_task(session: ClientSession, *, submit: bool = True) -> dict:
     await session.initialize()
     listed = await session.list_tools()
     prompt = await session.get_prompt("task")
-    seen: dict = {"tools": [t.name for t in listed.tools], "prompt": prompt.messages[0].content.text}
+    seen: dict = {
+        "tools": [t.name for t in listed.tools],
+        "prompt": prompt.messages[0].content.text,
+    }
     unknown = await session.call_tool("no_such_tool", {})
     wrong = await session.call_tool("get_patient_vitals", {"patient_id": 5})
     extra = await session.call_tool("get_patient_vitals", {"patient_id": "P-2231", "x": 1})

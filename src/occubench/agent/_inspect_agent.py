@@ -17,7 +17,7 @@ from inspect_ai.agent import Agent, AgentState
 from inspect_ai.model import ChatMessageSystem, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef
-from inspect_ai.util import LimitExceededError, registry_create
+from inspect_ai.util import registry_create
 
 from occubench.agent._environment import open_environment
 from occubench.agent._prompt import agent_system_prompt
@@ -28,13 +28,16 @@ from occubench.dataset import EnvConfig, TaskRecord
 from occubench.roles import Role
 
 
-class ToolCallLimitReached(LimitExceededError):
-    """The agent asked for a tool call past ``max_tool_calls``: the episode ends there."""
+class ToolCallLimitReached(RuntimeError):
+    """The agent asked for a tool call past ``max_tool_calls``: the episode ends there.
+
+    Raised from the tool, it is not one of the errors Inspect turns into a tool result
+    (a limit error would be: the agent would be told and go on), so it ends the agent's
+    run and the solver records the stop reason.
+    """
 
     def __init__(self, limit: int) -> None:
-        super().__init__(
-            "custom", value=limit + 1, limit=limit, message=f"tool call limit of {limit} reached"
-        )
+        super().__init__(f"tool call limit of {limit} reached")
 
 
 def create_agent(name: str, tools: Sequence[ToolDef], arguments: dict[str, Any]) -> Agent:

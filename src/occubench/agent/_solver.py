@@ -51,4 +51,3 @@ def occubench_agent(config: RunConfig | None = None) -> Solver:
         return state
 
     return solve
-

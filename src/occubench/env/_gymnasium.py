@@ -104,8 +104,8 @@ class OccuBenchEnv(gymnasium.Env[str, str]):
         if isinstance(parsed, dict) and isinstance(parsed.get("answer"), str):
             grade = self._runner.run(episode.grade(parsed["answer"]))
             verdict = {"passed": grade.passed, "explanation": grade.explanation()}
-            info = {"grade": grade.model_dump(mode="json")}
-            return ascii_json(verdict), float(grade.passed), True, False, info
+            graded = {"grade": grade.model_dump(mode="json")}
+            return ascii_json(verdict), float(grade.passed), True, False, graded
         if not (isinstance(parsed, dict) and isinstance(parsed.get("tool"), str)):
             if parsed is not None:
                 problem = 'an action is {"tool": NAME, "arguments": {...}} or {"answer": TEXT}'
@@ -113,7 +113,7 @@ class OccuBenchEnv(gymnasium.Env[str, str]):
         call = ToolCallAction(tool=parsed["tool"], arguments=parsed.get("arguments"))
         result = self._runner.run(episode.step(call))
         truncated = episode.record.tool_calls >= episode.config.max_tool_calls
-        info = {
+        info: dict[str, Any] = {
             "call_index": result.call_index,
             "refused": None if result.refused is None else result.refused.value,
             "faults": result.faults,

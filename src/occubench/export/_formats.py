@@ -140,7 +140,6 @@ def _parquet_schema() -> Any:
             ("kind", pa.string()),
             ("family", pa.string()),
             ("explicit", pa.bool_()),
-            ("applied", pa.bool_()),
             ("changes", pa.list_(pa.string())),
         ]
     )

@@ -62,15 +62,20 @@ def openai_tools(env: EnvConfig) -> list[dict[str, Any]]:
 
 
 def _notes(entries: Iterable[dict[str, Any]]) -> list[FaultNote]:
+    """Notes of the faults that changed what the agent saw.
+
+    A fault with nothing to change (a truncation of a result without a list) left the
+    answer clean and gets no note.
+    """
     return [
         FaultNote(
             kind=str(e.get("kind")),
             family=e.get("family"),
             explicit=bool(e.get("explicit")),
-            applied=bool(e.get("applied", True)),
             changes=[str(c) for c in e.get("changes") or []],
         )
         for e in entries
+        if e.get("applied", True)
     ]
 
 
@@ -142,8 +147,8 @@ def read_exports(
     found: dict[str, ExportedTrajectory] = {}
     for log, wanted in by_log.items():
         for sample in read_eval_log_samples(log, all_samples_required=False):
-            row = wanted.get((str(sample.id), sample.epoch))
-            if row is not None:
-                record = _record(row, sample)
+            kept = wanted.get((str(sample.id), sample.epoch))
+            if kept is not None:
+                record = _record(kept, sample)
                 found[record.id] = record
     return [found[k] for k in sorted(found)]

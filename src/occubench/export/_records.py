@@ -33,7 +33,6 @@ class FaultNote(BaseModel):
     )
     family: str | None = Field(default=None, description="Fault family; None for E1-E3.")
     explicit: bool = Field(description="An error answer (True) or a changed observation.")
-    applied: bool = Field(default=True, description="False when there was nothing to change.")
     changes: list[str] = Field(description="What the agent's copy differs in, or the refusal.")
 
 

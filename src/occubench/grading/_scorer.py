@@ -71,10 +71,10 @@ def choose_judge(has_checks: bool, verifier: Model | None, simulator: Model | No
 def judge_model(has_checks: bool) -> Model | None:
     """The judge for a task in a running eval, by the combination rule above."""
     roles = model_roles()
-    verifier = roles.get(Role.VERIFIER.value)
-    if isinstance(verifier, list):
-        raise ValueError(f"role {Role.VERIFIER.value!r} must be one model, not a list")
-    return choose_judge(has_checks, verifier, roles.get(Role.SIMULATOR.value))
+    verifier, simulator = roles.get(Role.VERIFIER.value), roles.get(Role.SIMULATOR.value)
+    if isinstance(verifier, list) or isinstance(simulator, list):
+        raise ValueError("the verifier and simulator roles must be one model each, not a list")
+    return choose_judge(has_checks, verifier, simulator)
 
 
 async def judge_vote(model: Model, request: str, *, index: int, retries: int, cache: bool) -> Vote:

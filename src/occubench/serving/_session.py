@@ -96,7 +96,8 @@ class ServedEpisode:
             try:
                 if name == self.submit_tool:
                     return await self._submit(arguments)
-                step = await self.episode.step(ToolCallAction(tool=name, arguments=arguments))
+                given = dict(arguments) if isinstance(arguments, Mapping) else arguments
+                step = await self.episode.step(ToolCallAction(tool=name, arguments=given))
             except EpisodeOver as over:
                 return ToolReply(text=str(over), is_error=True)
             except InfrastructureError as failed:
