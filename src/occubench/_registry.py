@@ -1,11 +1,12 @@
-"""Inspect entry points: the ``occubench/occubench`` and ``occubench/serve`` tasks, models.
+"""Inspect entry points: the occubench tasks and the ``occubench/<name>`` scripted models.
 
-Models: ``occubench/<name>``, the offline scripted ones.
+Tasks: ``occubench/occubench`` (the benchmark), ``occubench/fidelity_audit`` and
+``occubench/serve`` (one task's environment over MCP).
 """
 
 from inspect_ai.model import modelapi
 
-from occubench.task import occubench, serve
+from occubench.task import fidelity_audit, occubench, serve
 
 
 @modelapi(name="occubench")
@@ -16,4 +17,4 @@ def scripted_models() -> type:
     return ScriptedAPI
 
 
-__all__ = ["occubench", "scripted_models", "serve"]
+__all__ = ["fidelity_audit", "occubench", "scripted_models", "serve"]

@@ -18,6 +18,8 @@ from occubench.config import CONFIG_METADATA, RunConfig
 from occubench.dataset import Dataset, TaskRecord
 from occubench.defaults import (
     DEFAULT_AGENT_TIME_LIMIT,
+    DEFAULT_AUDIT_PLANS_PER_ENV,
+    DEFAULT_AUDIT_RULE_CHECKS,
     DEFAULT_DATE,
     DEFAULT_ENV_MODE,
     DEFAULT_FAULT_COUNT,
@@ -32,6 +34,7 @@ from occubench.defaults import (
     DEFAULT_SUBMIT_TOOL,
     DEFAULT_VERIFIER_VOTES,
 )
+from occubench.fidelity import audit_task
 from occubench.grading import needs_state, occubench_scorer
 from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, agent_program, mcp_session
 from occubench.simulator import StateMode
@@ -142,6 +145,24 @@ def occubench(
 
 
 @task
+def fidelity_audit(
+    dataset: str | None = None,
+    date: str = DEFAULT_DATE,
+    seed: int = DEFAULT_SEED,
+    max_plans: int = DEFAULT_AUDIT_PLANS_PER_ENV,
+    rule_checks: int = DEFAULT_AUDIT_RULE_CHECKS,
+) -> Task:
+    """The fidelity audit of a simulator (the main model and the ``simulator`` role).
+
+    One sample per probe trajectory of every environment of ``dataset``; with a
+    ``verifier`` role bound, a seeded sample of ``rule_checks`` observations (seed
+    ``seed``) is judged for invented rules. ``occubench audit`` runs it per simulator
+    and pools the checks into the report (``occubench.fidelity.run_audit``).
+    """
+    return audit_task(dataset, date=date, seed=seed, max_plans=max_plans, rule_checks=rule_checks)
+
+
+@task
 def serve(
     transport: str = Transport.STDIO.value,
     host: str = "127.0.0.1",
@@ -176,3 +197,4 @@ def serve(
     if len(served.dataset) != 1:
         raise ValueError(f"serve takes one task; the selection has {len(served.dataset)}")
     return served
+

@@ -27,6 +27,9 @@ class SampleRow(BaseModel):
     log: str = Field(description="Log file the sample comes from.")
     run_id: str = Field(description="Inspect eval id of the run.")
     agent_model: str
+    reasoning_effort: str | None = Field(
+        default=None, description="The agent's reasoning effort (Inspect GenerateConfig), if set."
+    )
     simulator_model: str | None
     verifier_model: str | None
     env_mode: str
@@ -72,6 +75,12 @@ class SampleRow(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def sample_key(self) -> str:
+        """Identify the sample across reports and reviews: run id, task id and epoch."""
+        return f"{self.run_id}:{self.task_id}:{self.epoch}"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def faults_applied(self) -> int:
         """Injected faults that changed what the agent saw."""
         return sum(bool(f.get("applied", True)) for f in self.faults)
@@ -103,6 +112,8 @@ def log_files(paths: Iterable[str | Path]) -> list[str]:
 def _role_model(log: EvalLog, role: Role) -> str | None:
     roles = log.eval.model_roles or {}
     config = roles.get(role.value)
+    if isinstance(config, list):  # a role bound to several models (Inspect allows it)
+        return ",".join(c.model for c in config)
     return config.model if config is not None else None
 
 
@@ -134,6 +145,7 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
         header = read_eval_log(file, header_only=True)
         config = RunConfig.model_validate((header.eval.metadata or {}).get(CONFIG_METADATA, {}))
         verifier = _role_model(header, Role.VERIFIER)
+        effort = header.eval.model_generate_config.reasoning_effort
         for sample in read_eval_log_samples(
             file, all_samples_required=False, exclude_fields=UNREAD_FIELDS
         ):
@@ -149,6 +161,7 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
                     log=file,
                     run_id=header.eval.eval_id,
                     agent_model=config.agent_label(header.eval.model),
+                    reasoning_effort=effort,
                     simulator_model=_role_model(header, Role.SIMULATOR),
                     verifier_model=verifier,
                     env_mode=config.env_mode.value,

@@ -11,6 +11,7 @@ from occubench.cli import (
     export,
     list_cmd,
     report,
+    review,
     run,
     serve,
     sweep,
@@ -33,6 +34,7 @@ app.command(name="synth")(synth.synth)
 app.command(name="audit")(audit.audit)
 app.command(name="compare-simulators")(compare_simulators.compare_simulators)
 app.command(name="sweep")(sweep.sweep)
+app.command(name="review")(review.review)
 app.command(name="serve")(serve.serve)
 app.command(name="export")(export.export)
 

@@ -38,26 +38,21 @@ class PlacementContext:
 
     def mode_rng(self) -> random.Random:
         """The draws of the env mode's plan (placement, then kinds)."""
-        return seeded_rng(
-            PLAN_SCHEME,
-            seed=self.seed,
-            task_id=self.task_id,
-            env_mode=self.env_mode.value,
-            fault_count=self.fault_count,
-            fault_duration=self.fault_duration,
-            expected_calls=self.expected_calls,
-        )
+        return self._draws(PLAN_SCHEME, env_mode=self.env_mode.value)
 
     def family_rng(self, family: str) -> random.Random:
         """The draws of one family's placement."""
+        return self._draws(FAMILY_SCHEME, family=family)
+
+    def _draws(self, scheme: str, **extra: str) -> random.Random:
         return seeded_rng(
-            FAMILY_SCHEME,
-            family=family,
+            scheme,
             seed=self.seed,
             task_id=self.task_id,
             fault_count=self.fault_count,
             fault_duration=self.fault_duration,
             expected_calls=self.expected_calls,
+            **extra,
         )
 
 

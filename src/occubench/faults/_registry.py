@@ -228,32 +228,39 @@ def _place_targeted(ctx: PlacementContext) -> list[FaultEvent]:
     ]
 
 
-def _service_down(event: FaultEvent, call: Call) -> dict[str, Any]:
-    rng = call.rng()
-    return {
-        "error": {
-            "status": 503,
-            "code": "SERVICE_DOWN",
-            "request_id": f"req_{rng.getrandbits(48):012x}",
-            "message": f"The {call.tool} service is down for unplanned maintenance; no "
-            "recovery time is known. Contact operations to escalate.",
+def _outage(code: str, message: Callable[[Call, random.Random], str]) -> BeforeHook:
+    """A before-hook answering with a 503 error body of ``code`` (request id, then message)."""
+
+    def error(event: FaultEvent, call: Call) -> dict[str, Any]:
+        rng = call.rng()
+        request_id = f"req_{rng.getrandbits(48):012x}"
+        return {
+            "error": {
+                "status": 503,
+                "code": code,
+                "request_id": request_id,
+                "message": message(call, rng),
+            }
         }
-    }
+
+    return error
 
 
-def _dependency_down(event: FaultEvent, call: Call) -> dict[str, Any]:
-    rng = call.rng()
-    request_id = f"req_{rng.getrandbits(48):012x}"
-    dependency = rng.choice(("core-db", "auth-gateway", "message-bus", "storage-cluster"))
-    return {
-        "error": {
-            "status": 503,
-            "code": "DEPENDENCY_FAILURE",
-            "request_id": request_id,
-            "message": f"The {call.tool} service cannot serve requests: its dependency "
-            f"{dependency} is unavailable.",
-        }
-    }
+_service_down = _outage(
+    "SERVICE_DOWN",
+    lambda call, rng: (
+        f"The {call.tool} service is down for unplanned maintenance; no "
+        "recovery time is known. Contact operations to escalate."
+    ),
+)
+_dependency_down = _outage(
+    "DEPENDENCY_FAILURE",
+    lambda call, rng: (
+        f"The {call.tool} service cannot serve requests: its dependency "
+        f"{rng.choice(('core-db', 'auth-gateway', 'message-bus', 'storage-cluster'))} "
+        "is unavailable."
+    ),
+)
 
 
 async def _semantic(event: FaultEvent, call: Call, observation: Any) -> Injection | None:
@@ -274,47 +281,43 @@ async def _latency(event: FaultEvent, call: Call, observation: Any) -> Injection
     return Injection(observation, [f"answered {event.delay_seconds:g} s late"])
 
 
-register_fault_type(
+FAMILY_TYPES = (
     FaultType(
         name=FaultFamily.PERSISTENT.value,
         description="one tool goes down from some call on and stays down",
         place=_place_persistent,
         before=_service_down,
-    )
-)
-register_fault_type(
+    ),
     FaultType(
         name=FaultFamily.CASCADING.value,
         description="a shared dependency fails: every tool fails together for fd calls",
         place=lambda ctx: _windows(FaultFamily.CASCADING, ctx),
         before=_dependency_down,
-    )
-)
-register_fault_type(
+    ),
     FaultType(
         name=FaultFamily.TARGETED.value,
         description="faults on the plan's critical calls, half explicit, half implicit",
         place=_place_targeted,
         before=kind_error,
         after=kind_degradation,
-    )
-)
-register_fault_type(
+    ),
     FaultType(
         name=FaultFamily.SEMANTIC.value,
         description="the simulator rewrites the observation with subtly wrong values",
         place=lambda ctx: _windows(FaultFamily.SEMANTIC, ctx),
         after=_semantic,
-    )
-)
-register_fault_type(
+    ),
     FaultType(
         name=FaultFamily.LATENCY.value,
         description="the right answer, late",
         place=lambda ctx: _windows(FaultFamily.LATENCY, ctx, delay_seconds=ctx.latency_seconds),
         after=_latency,
-    )
+    ),
 )
+"""The families' entries, registered below (one per ``FaultFamily``)."""
+
+for _entry in FAMILY_TYPES:
+    register_fault_type(_entry)
 
 
 def changed_paths(before: Any, after: Any, path: str = "$") -> list[str]:

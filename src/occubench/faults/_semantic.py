@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, Model
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
 
 from occubench.asking import ask
 from occubench.simulator import ObservationParseError, SimulatorError, parse_observation
@@ -32,7 +32,7 @@ async def rewrite_observation(
     Raises:
         SimulatorError: when no reply holds a JSON object.
     """
-    messages = [
+    messages: list[ChatMessage] = [
         ChatMessageSystem(content=SEMANTIC_FAULT_PROMPT),
         ChatMessageUser(
             content=json.dumps({"tool": tool, "observation": observation}, ensure_ascii=False)

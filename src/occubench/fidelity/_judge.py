@@ -14,9 +14,8 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
 
-from occubench.asking import ask
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES
-from occubench.grading import VerdictParseError, parse_verdict
+from occubench.grading import ask_verdict
 from occubench.grading._trajectory import block
 
 RULE_JUDGE_SYSTEM_PROMPT = """\
@@ -82,14 +81,7 @@ async def judge_rules(
         ChatMessageSystem(content=RULE_JUDGE_SYSTEM_PROMPT),
         ChatMessageUser(content=rule_request(environment, tool, arguments, observation)),
     ]
-    asked = await ask(
-        model,
-        messages,
-        parse_verdict,
-        attempts=retries + 1,
-        reask=lambda _: RULE_JUDGE_REASK,
-        errors=(VerdictParseError,),
-    )
-    if asked.value is None:
+    vote = await ask_verdict(model, messages, retries=retries, reask=RULE_JUDGE_REASK)
+    if vote.is_correct is None:
         return None
-    return (1.0 if asked.value.is_correct else 0.0), asked.value.feedback
+    return (1.0 if vote.is_correct else 0.0), vote.feedback

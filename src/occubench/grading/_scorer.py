@@ -35,7 +35,6 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
 
 from occubench.agent import Episode
-from occubench.asking import ask
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
 from occubench.errors import ErrorSource, InfrastructureError
@@ -43,7 +42,7 @@ from occubench.grading._checks import run_checks
 from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
 from occubench.grading._prompt import VERIFIER_REASK, VERIFIER_SYSTEM_PROMPT, verifier_request
 from occubench.grading._trajectory import render_trajectory, tool_calls
-from occubench.grading._verdict import VerdictParseError, Vote, majority, parse_verdict
+from occubench.grading._verdict import Vote, ask_verdict, majority
 from occubench.roles import Role
 
 
@@ -79,20 +78,12 @@ def judge_model(has_checks: bool) -> Model | None:
 
 async def judge_vote(model: Model, request: str, *, index: int, retries: int, cache: bool) -> Vote:
     """One judge vote, re-asked up to ``retries`` times when the output is not a verdict."""
-    messages = [ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT), ChatMessageUser(content=request)]
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT),
+        ChatMessageUser(content=request),
+    ]
     policy = CachePolicy(expiry=None, scopes={"vote": str(index)}) if cache else False
-    asked = await ask(
-        model,
-        messages,
-        parse_verdict,
-        attempts=retries + 1,
-        reask=lambda _: VERIFIER_REASK,
-        errors=(VerdictParseError,),
-        cache=policy,
-    )
-    if asked.value is not None:
-        return asked.value
-    return Vote(is_correct=None, feedback=f"invalid vote: {asked.problem}", raw=asked.last_text)
+    return await ask_verdict(model, messages, retries=retries, reask=VERIFIER_REASK, cache=policy)
 
 
 async def grade_trajectory(
