@@ -27,7 +27,7 @@ ALLOWED = {
     "scripted": {"agent", "dataset", "faults", "simulator"},
     "review": {"analysis"},
     "env": {"agent", "config", "dataset", "grading"},
-    "serving": {"agent", "config", "env", "grading"},
+    "serving": {"agent", "analysis", "config", "env", "grading"},
     "export": {"agent", "analysis", "dataset"},
     "task": {"agent", "config", "dataset", "fidelity", "grading", "serving", "simulator"},
     "_registry": {"task", "scripted"},

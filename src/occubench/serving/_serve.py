@@ -22,6 +22,7 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from mcp.server.lowlevel import Server
 
+from occubench.analysis import strip_controls
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SERVE_PORT
 from occubench.env import EnvEpisode, EpisodeStart
@@ -53,9 +54,13 @@ class Unsubmitted(str, Enum):  # noqa: UP042 - the project's str-Enum style
 
 
 def banner(start: EpisodeStart, endpoint: str, submit_tool: str) -> str:
-    """What ``occubench serve`` prints (to stderr) once it listens."""
+    """What ``occubench serve`` prints (to stderr) once it listens.
+
+    The task text comes from the dataset: escape sequences and control characters are
+    removed before it reaches a terminal.
+    """
     tools = ", ".join(t.name for t in start.tools)
-    return (
+    return strip_controls(
         f"occubench serve: task {start.task_id} at {endpoint}\n"
         f"tools: {tools}; submit the final answer with {submit_tool}(answer=...)\n"
         f"--- task (also the MCP prompt 'task') ---\n{start.prompt()}\n---\n"
