@@ -197,4 +197,3 @@ def serve(
     if len(served.dataset) != 1:
         raise ValueError(f"serve takes one task; the selection has {len(served.dataset)}")
     return served
-
