@@ -1,11 +1,12 @@
 """Inspect entry points: the occubench tasks and the ``occubench/<name>`` scripted models.
 
-Tasks: ``occubench/occubench`` (the benchmark) and ``occubench/fidelity_audit``.
+Tasks: ``occubench/occubench`` (the benchmark), ``occubench/fidelity_audit`` and
+``occubench/serve`` (one task's environment over MCP).
 """
 
 from inspect_ai.model import modelapi
 
-from occubench.task import fidelity_audit, occubench
+from occubench.task import fidelity_audit, occubench, serve
 
 
 @modelapi(name="occubench")
@@ -16,4 +17,4 @@ def scripted_models() -> type:
     return ScriptedAPI
 
 
-__all__ = ["fidelity_audit", "occubench", "scripted_models"]
+__all__ = ["fidelity_audit", "occubench", "scripted_models", "serve"]

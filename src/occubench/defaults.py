@@ -146,3 +146,16 @@ DEFAULT_GC_THRESHOLDS = (10_000, 50, 100)
 """Collector thresholds while an eval runs (``occubench.interpreter``; CPython's are
 (700, 10, 10)): the young generation is collected every 10,000 net allocations and a
 full collection waits for 100 middle-generation ones."""
+
+DEFAULT_SUBMIT_TOOL = "submit_answer"
+"""Name of the tool an MCP client (``occubench serve``, an agent program) submits with."""
+
+DEFAULT_AGENT_TIME_LIMIT = 600.0
+"""Seconds an agent program (``--agent-command``) may run on one sample before it is
+stopped and the sample recorded as an error."""
+
+DEFAULT_AGENT_EXIT_GRACE = 5.0
+"""Seconds an agent program may keep running after it submitted before it is stopped."""
+
+DEFAULT_SERVE_PORT = 8765
+"""Port of ``occubench serve --transport http`` on 127.0.0.1 (0: any free port)."""

@@ -7,10 +7,13 @@ loop and the scorer.
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import Solver
 
-from occubench.agent import agent_input, occubench_agent
+from occubench.agent import agent_input, inspect_agent, occubench_agent
 from occubench.config import (
     CONFIG_METADATA,
     POINTS_METADATA,
@@ -20,6 +23,7 @@ from occubench.config import (
 )
 from occubench.dataset import Dataset, TaskRecord
 from occubench.defaults import (
+    DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_AUDIT_PLANS_PER_ENV,
     DEFAULT_AUDIT_RULE_CHECKS,
     DEFAULT_DATE,
@@ -30,11 +34,14 @@ from occubench.defaults import (
     DEFAULT_MESSAGE_LIMIT,
     DEFAULT_PROTOCOL,
     DEFAULT_SEED,
+    DEFAULT_SERVE_PORT,
+    DEFAULT_SUBMIT_TOOL,
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.fidelity import audit_task
 from occubench.grading import needs_state, occubench_scorer
 from occubench.protocols import MessageStyle
+from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, agent_program, mcp_session
 from occubench.simulator import StateMode
 
 TASK_VERSION = "0.1.0"
@@ -72,8 +79,17 @@ def record_to_sample(
     )
 
 
-def benchmark_task(config: RunConfig) -> Task:
-    """The Inspect task of a run configuration.
+def agent_solver(config: RunConfig) -> Solver:
+    """The agent under test: an agent program over MCP, an Inspect agent, or the built-in loop."""
+    if config.agent_command:
+        return agent_program(config)
+    if config.agent:
+        return inspect_agent(config)
+    return occubench_agent(config)
+
+
+def benchmark_task(config: RunConfig, solver: Solver | None = None) -> Task:
+    """The Inspect task of a run configuration (its agent, unless ``solver`` is given).
 
     Raises:
         DatasetError: the dataset is malformed or a filter names what it lacks.
@@ -94,7 +110,7 @@ def benchmark_task(config: RunConfig) -> Task:
     ]
     return Task(
         dataset=MemoryDataset(samples, name=loaded.root.name, location=str(loaded.root)),
-        solver=occubench_agent(config),
+        solver=solver or agent_solver(config),
         scorer=occubench_scorer(
             votes=config.votes,
             cache=config.cache,
@@ -150,6 +166,11 @@ def occubench(
     error_hints: bool | None = None,
     errors_count_as_failures: bool | None = None,
     prompts_from: str | None = None,
+    agent: str | None = None,
+    agent_args: str | dict[str, Any] | None = None,
+    agent_command: str | None = None,
+    agent_time_limit: float = DEFAULT_AGENT_TIME_LIMIT,
+    submit_tool: str = DEFAULT_SUBMIT_TOOL,
 ) -> Task:
     """OccuBench: professional tasks in Language Environment Simulators.
 
@@ -161,7 +182,9 @@ def occubench(
     ``with_plan``; ``state_mode``; the judge's ``votes``; the fixed ``date``; ``cache``;
     the ``protocol`` (``paper``, the default, or ``occubench``) and its single points
     (None: the protocol's value); ``prompts_from``, a clone of the release to take its
-    prompt wording from.
+    prompt wording from; and the agent under test when it is not the built-in loop: an
+    Inspect ``agent`` (with ``agent_args``) or an ``agent_command`` reaching each
+    sample's environment over MCP (with ``agent_time_limit`` and ``submit_tool``).
     """
     return benchmark_task(RunConfig.model_validate(dict(locals())))
 
@@ -182,3 +205,40 @@ def fidelity_audit(
     and pools the checks into the report (``occubench.fidelity.run_audit``).
     """
     return audit_task(dataset, date=date, seed=seed, max_plans=max_plans, rule_checks=rule_checks)
+
+
+@task
+def serve(
+    transport: str = Transport.STDIO.value,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_SERVE_PORT,
+    unsubmitted: str = Unsubmitted.GRADE.value,
+    session_limit: float | None = None,
+    linger: float = DEFAULT_LINGER,
+    **config: Any,
+) -> Task:
+    """One task's environment as an MCP server, for one session (``occubench serve``).
+
+    ``config`` holds ``RunConfig`` fields, as for the ``occubench`` task; the selection
+    must be one task. The session is served over ``transport`` (stdio, or streamable
+    HTTP on ``host:port``), ends at the submission, when the client leaves, after
+    ``session_limit`` seconds or on SIGINT/SIGTERM, and is graded and logged as a sample
+    (``unsubmitted``: ``grade`` a session without a submission on what it did, or
+    record it as an ``error``).
+    """
+    run = RunConfig.model_validate(config)
+    served = benchmark_task(
+        run,
+        solver=mcp_session(
+            run,
+            Transport(transport),
+            host=host,
+            port=port,
+            unsubmitted=Unsubmitted(unsubmitted),
+            session_limit=session_limit,
+            linger=linger,
+        ),
+    )
+    if len(served.dataset) != 1:
+        raise ValueError(f"serve takes one task; the selection has {len(served.dataset)}")
+    return served

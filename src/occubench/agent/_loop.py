@@ -5,10 +5,10 @@ One loop for both protocols; the protocol's points decide:
 - the caps: ``max_turns`` model turns (the paper: 200) and ``max_tool_calls`` tool calls
   (occubench: 200); a call past the tool-call budget, even inside one message, gets an
   error observation and never reaches the simulator;
-- the arguments: validated against the tool's schema (occubench: a malformed call, an
-  unknown tool or unreadable arguments get a parsing error, as a real API would answer)
-  or passed to the simulator as the agent's raw string (the paper: the simulator absorbs
-  mistakes);
+- the arguments: checked by the argument rule (occubench: a malformed call, an unknown
+  tool or unreadable arguments get a parsing error, as a real API would answer;
+  ``checked_arguments``) or passed to the simulator as the agent's raw string (the
+  paper: the simulator absorbs mistakes);
 - the stop rules: a turn without tool calls is the final answer; with
   ``stop_on_finish`` a turn whose finish reason is "stop" also ends the loop after its
   calls (the release's rule);
@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Literal
 
-import jsonschema
 from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageTool,
@@ -37,10 +36,11 @@ from inspect_ai.solver import TaskState
 from inspect_ai.tool import ToolCall, ToolCallError, ToolInfo
 from inspect_ai.util import LimitExceededError
 
+from occubench.agent._arguments import BadToolCall, checked_arguments
 from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
 from occubench.config import ProtocolPoints
-from occubench.dataset import MAX_DEPTH, json_depth
+from occubench.dataset import ToolSpec
 
 _RAW_ARGUMENTS = re.compile(
     r"^Error parsing the following tool call arguments:\n\n(.*)\n\nError details:", re.DOTALL
@@ -59,18 +59,6 @@ def raw_arguments(call: ToolCall) -> str:
     return json.dumps(call.arguments, ensure_ascii=False)
 
 
-def schema_problem(arguments: dict[str, Any], tool: ToolInfo) -> str | None:
-    """Why the arguments do not fit the tool's schema (Draft 7), or None when they do."""
-    schema = tool.parameters.model_dump(exclude_none=True)
-    errors = list(jsonschema.Draft7Validator(schema).iter_errors(arguments))
-    if not errors:
-        return None
-    return "\n".join(
-        [f"Found {len(errors)} validation errors parsing tool input arguments:"]
-        + [f"- {error.message}" for error in errors]
-    )
-
-
 def _without_reasoning(message: ChatMessageAssistant) -> ChatMessageAssistant:
     """The message rebuilt from its text and tool calls only."""
     return ChatMessageAssistant(
@@ -85,12 +73,14 @@ class AgentLoop:
         self,
         model: Model,
         tools: list[ToolInfo],
+        specs: list[ToolSpec],
         layer: ToolLayer,
         episode: Episode,
         points: ProtocolPoints,
     ) -> None:
         self.model = model
         self.tools = {tool.name: tool for tool in tools}
+        self.specs = specs
         self.layer = layer
         self.episode = episode
         self.points = points
@@ -157,22 +147,14 @@ class AgentLoop:
                 f"tool call budget exhausted ({self.points.max_tool_calls} calls): "
                 "this call was not run",
             )
-        tool = self.tools.get(call.function)
         if self.points.validate_tool_args:
-            if tool is None:
-                return self._rejected(call, "parsing", f"Tool {call.function} not found")
             if call.parse_error:
                 return self._rejected(call, "parsing", call.parse_error)
-            if json_depth(call.arguments) > MAX_DEPTH:
-                return self._rejected(
-                    call,
-                    "parsing",
-                    f"arguments exceed the maximum supported nesting depth of {MAX_DEPTH}",
-                )
-            problem = schema_problem(call.arguments, tool)
-            if problem is not None:
-                return self._rejected(call, "parsing", problem)
-            text = await self.layer.call(call.function, call.arguments)
+            try:
+                arguments = checked_arguments(self.specs, call.function, call.arguments)
+            except BadToolCall as bad:
+                return self._rejected(call, "parsing", bad.message)
+            text = await self.layer.call(call.function, arguments)
         else:
             text = await self.layer.call(call.function, call.arguments, raw_arguments(call))
         return ChatMessageTool(content=text, tool_call_id=call.id, function=call.function)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from occubench.config import ReleasePrompts, RunConfig
 from occubench.protocols import MessageStyle
 
 AGENT_SYSTEM_PROMPT = """\
@@ -79,6 +80,15 @@ def agent_system_prompt(
     if template is not None:
         return template.format(scenario=scenario, date=paper_date(date))
     return PAPER_SYSTEM_PROMPT.format(scenario=scenario, date=paper_date(date))
+
+
+def run_system_prompt(
+    config: RunConfig, scenario: str, release: ReleasePrompts | None = None
+) -> str:
+    """The agent's system prompt in a run: its protocol's style, the release's words if read."""
+    style = config.points().agent_messages
+    template = release.agent_system if release is not None and style is MessageStyle.PAPER else None
+    return agent_system_prompt(scenario, config.date, style, template)
 
 
 def agent_input(

@@ -24,6 +24,8 @@ class StopReason(str, Enum):
     """A turn that called tools finished with reason 'stop': the release's rule ends there."""
     AGENT_ERROR = "agent_error"
     """The agent's API failed (after retries); what exists is graded (the paper's rule)."""
+    NOT_SUBMITTED = "not_submitted"
+    """An MCP client or agent program ended the session without submitting an answer."""
 
 
 class Episode(StoreModel):

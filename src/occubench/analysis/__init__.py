@@ -62,7 +62,7 @@ from occubench.analysis._reviews import (
     reviews_json,
 )
 from occubench.analysis._runs import SampleRow, log_files, read_runs
-from occubench.analysis._sanitize import terminal_text
+from occubench.analysis._sanitize import strip_controls, terminal_text
 from occubench.analysis._summary import (
     RateRow,
     cost_table,
@@ -139,6 +139,7 @@ __all__ = [
     "robustness_scores",
     "row_cost",
     "simulator_agreement",
+    "strip_controls",
     "summary_tables",
     "terminal_text",
     "text_colour",

@@ -177,7 +177,7 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
                 SampleRow(
                     log=file,
                     run_id=header.eval.eval_id,
-                    agent_model=header.eval.model,
+                    agent_model=config.agent_label(header.eval.model),
                     reasoning_effort=effort,
                     simulator_model=_role_model(header, Role.SIMULATOR),
                     verifier_model=verifier,

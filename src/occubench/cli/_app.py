@@ -8,10 +8,12 @@ from occubench.cli import (
     audit,
     compare_simulators,
     demo,
+    export,
     list_cmd,
     report,
     review,
     run,
+    serve,
     sweep,
     synth,
 )
@@ -33,6 +35,8 @@ app.command(name="audit")(audit.audit)
 app.command(name="compare-simulators")(compare_simulators.compare_simulators)
 app.command(name="sweep")(sweep.sweep)
 app.command(name="review")(review.review)
+app.command(name="serve")(serve.serve)
+app.command(name="export")(export.export)
 
 
 def main() -> None:

@@ -17,8 +17,9 @@ import typer
 
 from occubench.analysis import load_prices, summary_tables
 from occubench.cli._common import console, from_options, terminal_rows, user_errors
-from occubench.config import EvalOptions, ReleasePrompts, RunConfig
+from occubench.config import NO_AGENT_MODEL, EvalOptions, ReleasePrompts, RunConfig
 from occubench.defaults import (
+    DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_DATE,
     DEFAULT_ENV_MODE,
@@ -32,6 +33,7 @@ from occubench.defaults import (
     DEFAULT_SAMPLE_RETRIES,
     DEFAULT_SAMPLES_PER_CONNECTION,
     DEFAULT_SEED,
+    DEFAULT_SUBMIT_TOOL,
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFIER_VOTES,
 )
@@ -63,7 +65,11 @@ def default_log_dir(spec: RunSpec, shards: int) -> Path:
 
 
 def run(
-    agent_model: str = typer.Option(..., help="Agent under test, an Inspect model name."),
+    agent_model: str | None = typer.Option(
+        None,
+        help="Agent under test, an Inspect model name (for --agent-command: the model its "
+        "OpenAI-compatible endpoint answers with; optional there).",
+    ),
     simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
     verifier_model: str | None = typer.Option(
         None, help="Judge model (default: the simulator; tasks with checks use only checks)."
@@ -145,6 +151,23 @@ def run(
     prompts_from: str | None = typer.Option(
         None, help="A clone of the public OccuBench repository: use its prompt wording."
     ),
+    agent: str | None = typer.Option(
+        None, help="An Inspect agent in place of the built-in loop: react, or module:function."
+    ),
+    agent_args: str | None = typer.Option(
+        None, help="Arguments of the Inspect agent, a JSON object, e.g. '{\"submit\": false}'."
+    ),
+    agent_command: str | None = typer.Option(
+        None,
+        help="An agent program run per sample against its MCP endpoint, e.g. "
+        "'python my_agent.py {url}' (placeholders and variables: see the README).",
+    ),
+    agent_time_limit: float = typer.Option(
+        DEFAULT_AGENT_TIME_LIMIT, help="Seconds an agent program may run on one sample."
+    ),
+    submit_tool: str = typer.Option(
+        DEFAULT_SUBMIT_TOOL, help="Name of the MCP tool an agent program submits with."
+    ),
     epochs: int = typer.Option(1, min=1, help="Runs of each task."),
     max_connections: int = typer.Option(
         DEFAULT_MAX_CONNECTIONS,
@@ -214,12 +237,14 @@ def run(
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
             raise ValueError(f"no task in {config.dataset} matches the selection")
         price_table = load_prices(prices) if prices else None
+        if agent_model is None and not agent_command:
+            raise ValueError("--agent-model is required (optional only with --agent-command)")
         roles = {
             Role.SIMULATOR: simulator_model,
             **({Role.VERIFIER: verifier_model} if verifier_model else {}),
         }
         spec = RunSpec(
-            agent=agent_model,
+            agent=agent_model or NO_AGENT_MODEL,
             roles=roles,
             config=config,
             epochs=epochs,

@@ -5,6 +5,7 @@ from occubench.config._protocol import PRESETS, ProtocolPoints
 from occubench.config._release_prompts import PromptsError, ReleasePrompts
 from occubench.config._run import (
     CONFIG_METADATA,
+    NO_AGENT_MODEL,
     POINTS_METADATA,
     RELEASE_METADATA,
     RunConfig,
@@ -13,6 +14,7 @@ from occubench.config._run import (
 
 __all__ = [
     "CONFIG_METADATA",
+    "NO_AGENT_MODEL",
     "POINTS_METADATA",
     "RELEASE_METADATA",
     "PRESETS",

@@ -11,6 +11,7 @@ Settings that do not change results (concurrency, retries, log buffering) are
 from __future__ import annotations
 
 import datetime as dt
+import json
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,19 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from occubench.config._protocol import PRESETS, ProtocolPoints
 from occubench.dataset import Dataset, load_dataset, resolve_dataset_dir
-from occubench.defaults import DEFAULT_DATE, DEFAULT_PROTOCOL, DEFAULT_VERIFIER_VOTES
+from occubench.defaults import (
+    DEFAULT_AGENT_TIME_LIMIT,
+    DEFAULT_DATE,
+    DEFAULT_PROTOCOL,
+    DEFAULT_SUBMIT_TOOL,
+    DEFAULT_VERIFIER_VOTES,
+)
 from occubench.faults import EnvMode, FaultEngine, FaultFamily, FaultSettings, fault_type
 from occubench.protocols import MessageStyle, Protocol
 from occubench.simulator import StateMode
+
+NO_AGENT_MODEL = "none/none"
+"""Inspect's model that is never called: the main model of an agent-program run that uses none."""
 
 CONFIG_METADATA = "config"
 """Key of a run's resolved ``RunConfig`` in its log's task metadata (``log.eval.metadata``)."""
@@ -151,6 +161,32 @@ class RunConfig(FaultSettings):
         description="A local clone of the public OccuBench repository: its prompt constants "
         "are read from it (parsed, never run) and used for the paper-style messages.",
     )
+    agent: str | None = Field(
+        default=None,
+        description="An Inspect agent in place of the built-in loop: a registry name (react) "
+        "or module:function; it gets the env's tools (tools=...) and drives the agent model.",
+    )
+    agent_args: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Keyword arguments of the Inspect agent (a JSON object).",
+    )
+    agent_command: str | None = Field(
+        default=None,
+        description="An agent program run once per sample against that sample's MCP "
+        "endpoint (placeholders {url}, {instruction_file}, {task_id}, {submit_tool}, "
+        "{openai_base_url}; see the README).",
+    )
+    agent_time_limit: float = Field(
+        default=DEFAULT_AGENT_TIME_LIMIT,
+        gt=0,
+        description="Seconds an agent program may run on one sample; then it is stopped "
+        "and the sample is an error.",
+    )
+    submit_tool: str = Field(
+        default=DEFAULT_SUBMIT_TOOL,
+        pattern=r"^[A-Za-z0-9_-]{1,64}$",
+        description="Name of the MCP tool that submits the final answer and ends the episode.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -170,6 +206,35 @@ class RunConfig(FaultSettings):
             if name in data:
                 data[name] = _enum_value(enum, data[name])
         return data
+
+    @field_validator("agent_args", mode="before")
+    @classmethod
+    def _json_object(cls, value: Any) -> Any:
+        """Agent arguments given as JSON text (the CLI, ``-T``) are parsed."""
+        if value is None or value == "":
+            return {}
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"agent_args must be a JSON object: {e}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_agent(self) -> RunConfig:
+        if self.agent and self.agent_command:
+            raise ValueError("give either agent (an Inspect agent) or agent_command, not both")
+        return self
+
+    def agent_label(self, model: str) -> str:
+        """What plays the agent, for reports: the model, or the agent system around it."""
+        if self.agent_command:
+            return f"command: {self.agent_command}" + (
+                "" if model == NO_AGENT_MODEL else f" [{model}]"
+            )
+        if self.agent:
+            return f"{self.agent} [{model}]"
+        return "MCP client" if model == NO_AGENT_MODEL else model
 
     @field_validator("date")
     @classmethod

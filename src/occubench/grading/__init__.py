@@ -1,7 +1,7 @@
 """Grading: deterministic checks, the k-vote judge, and the rule combining them."""
 
 from occubench.grading._checks import CheckResult, ToolCall, needs_state, run_check, run_checks
-from occubench.grading._grade import SCORER_NAME, Grade
+from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
 from occubench.grading._prompt import (
     PAPER_VERIFIER_PROMPT,
     VERIFIER_SYSTEM_PROMPT,
@@ -10,7 +10,11 @@ from occubench.grading._prompt import (
 )
 from occubench.grading._scorer import (
     VerifierError,
+    choose_judge,
     final_answer,
+    grade_score,
+    grade_trajectory,
+    judge_model,
     occubench_scorer,
 )
 from occubench.grading._trajectory import (
@@ -37,12 +41,17 @@ __all__ = [
     "Grade",
     "VERIFIER_SYSTEM_PROMPT",
     "CheckResult",
+    "SubmittedGrade",
     "ToolCall",
     "VerdictParseError",
     "VerifierError",
     "Vote",
     "ask_verdict",
+    "choose_judge",
     "final_answer",
+    "grade_score",
+    "grade_trajectory",
+    "judge_model",
     "majority",
     "needs_state",
     "neutralize",
