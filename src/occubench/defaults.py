@@ -144,3 +144,7 @@ DEFAULT_GC_THRESHOLDS = (10_000, 50, 100)
 """Collector thresholds while an eval runs (``occubench.interpreter``; CPython's are
 (700, 10, 10)): the young generation is collected every 10,000 net allocations and a
 full collection waits for 100 middle-generation ones."""
+
+DEFAULT_SIM_CHECK_MIN_SCHEMA = 0.5
+"""Online simulator checks: an observation sharing less than this share (Jaccard index) of
+its key paths with the tool's ``example_output`` fails the schema check."""

@@ -34,7 +34,6 @@ from occubench.defaults import (
     DEFAULT_FIDELITY_WEIGHTS,
     DEFAULT_SEED,
 )
-from occubench.fidelity._extract import known_values
 from occubench.fidelity._judge import judge_rules
 from occubench.fidelity._metrics import Check, Metric, call_text, trajectory_checks
 from occubench.fidelity._probes import (
@@ -44,6 +43,7 @@ from occubench.fidelity._probes import (
     TrajectoryResult,
     env_trajectories,
 )
+from occubench.simchecks import known_values
 from occubench.simulator import Simulator, SimulatorError, render_system_prompt
 
 MAX_EXAMPLES = 3
