@@ -103,6 +103,8 @@ def occubench(
     simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
     date: str = DEFAULT_DATE,
     cache: bool = False,
+    sim_checks: bool | None = None,
+    simulator_seed: int | None = None,
 ) -> Task:
     """OccuBench: professional tasks in Language Environment Simulators.
 
@@ -113,6 +115,7 @@ def occubench(
     count, duration, engine (``code`` or ``prompt``), extra fault families (``faults``),
     latency and seed; ``with_plan``; ``state_mode`` (``history`` or ``explicit``); the
     loop's ``max_tool_calls``; the judge's ``votes``; ``simulator_retries``; the fixed
-    ``date``; and ``cache``.
+    ``date``; ``cache``; the online simulator checks (``sim_checks``, with the
+    ``simulator_fallback`` role re-asked when bound); and ``simulator_seed``.
     """
     return benchmark_task(RunConfig.model_validate(dict(locals())))

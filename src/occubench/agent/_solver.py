@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from inspect_ai.model import ChatMessageSystem, get_model
+from inspect_ai.model import ChatMessageSystem, GenerateConfig, Model, get_model, model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from occubench.agent._prompt import agent_system_prompt
@@ -14,7 +14,14 @@ from occubench.agent._tool_layer import ToolLayer
 from occubench.config import RunConfig
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.roles import Role
-from occubench.simulator import STATE_CONTRACT, Simulator, StateMode, render_system_prompt
+from occubench.simchecks import ObservationChecker
+from occubench.simulator import (
+    SIM_CHECK_CONTRACT,
+    STATE_CONTRACT,
+    Simulator,
+    StateMode,
+    render_system_prompt,
+)
 
 
 @solver
@@ -26,12 +33,15 @@ def occubench_agent(config: RunConfig | None = None) -> Solver:
     answers without a tool call or makes ``config.max_tool_calls`` calls. The
     configuration also gives the faults, the simulator's re-asks, the cache and the
     state mode (``history``: state implicit in the simulator's history; ``explicit``:
-    JSON state changed by the simulator's patches, logged per step).
+    JSON state changed by the simulator's patches, logged per step), the simulator's seed
+    and the online simulator checks (re-asking the ``simulator_fallback`` role if bound).
     """
     settings = config or RunConfig()
     explicit = settings.state_mode is StateMode.EXPLICIT
     max_tool_calls, date = settings.max_tool_calls, settings.date
     simulator_retries, cache = settings.simulator_retries, settings.cache
+    checks = settings.checks_observations()
+    sim_config = GenerateConfig(seed=settings.simulator_seed)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = TaskRecord.model_validate(state.metadata["task"])
@@ -53,11 +63,16 @@ def occubench_agent(config: RunConfig | None = None) -> Solver:
             render_system_prompt(
                 env,
                 date=date,
-                extra_rules=(STATE_CONTRACT if explicit else "") + settings.simulator_rules(),
+                extra_rules=(STATE_CONTRACT if explicit else "")
+                + (SIM_CHECK_CONTRACT if checks else "")
+                + settings.simulator_rules(),
             ),
             max_retries=simulator_retries,
             cache=cache,
             state=copy.deepcopy(env.task_initial_state) if explicit else None,
+            checker=ObservationChecker(env) if checks else None,
+            fallback=fallback_simulator() if checks else None,
+            config=sim_config,
         )
         episode = state.store_as(Episode)
         episode.state = simulator.state
@@ -82,6 +97,14 @@ def occubench_agent(config: RunConfig | None = None) -> Solver:
         return state
 
     return solve
+
+
+def fallback_simulator() -> Model | None:
+    """The ``simulator_fallback`` role, re-asked after a failed online check (None: unbound)."""
+    chosen = model_roles().get(Role.SIMULATOR_FALLBACK.value)
+    if isinstance(chosen, list):
+        raise ValueError(f"role {Role.SIMULATOR_FALLBACK.value!r} must be one model, not a list")
+    return chosen
 
 
 def critical_calls(task: TaskRecord) -> list[tuple[str, dict[str, Any]]]:

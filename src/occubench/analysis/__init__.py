@@ -38,6 +38,13 @@ from occubench.analysis._report_tables import report_tables, rich_table
 from occubench.analysis._report_trajectory import Trajectory, read_trajectories
 from occubench.analysis._runs import SampleRow, log_files, read_runs
 from occubench.analysis._sanitize import terminal_text
+from occubench.analysis._sim_validity import (
+    InvalidRate,
+    SuspectImpact,
+    checked_rows,
+    invalid_rates,
+    suspect_impact,
+)
 from occubench.analysis._summary import (
     RateRow,
     cost_table,
@@ -54,6 +61,7 @@ __all__ = [
     "CostSummary",
     "FaultRecovery",
     "GroupRate",
+    "InvalidRate",
     "LeaderboardRow",
     "ModelPrice",
     "PassK",
@@ -66,14 +74,17 @@ __all__ = [
     "Robustness",
     "SampleRow",
     "SimulatorAgreement",
+    "SuspectImpact",
     "Trajectory",
     "build_report",
+    "checked_rows",
     "compare_models",
     "cost_summary",
     "cost_table",
     "costs",
     "costs_by",
     "fault_recovery",
+    "invalid_rates",
     "leaderboard",
     "load_prices",
     "log_files",
@@ -93,6 +104,7 @@ __all__ = [
     "row_cost",
     "simulator_agreement",
     "summary_tables",
+    "suspect_impact",
     "terminal_text",
     "write_report",
 ]

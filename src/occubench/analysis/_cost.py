@@ -94,6 +94,8 @@ def role_model(row: SampleRow, role: str) -> str | None:
         return row.simulator_model
     if role == Role.VERIFIER.value:
         return row.verifier_model or row.simulator_model
+    if role == Role.SIMULATOR_FALLBACK.value:
+        return row.sim_fallback_model
     return None
 
 

@@ -35,6 +35,12 @@ from occubench.analysis._metrics import (
     simulator_agreement,
 )
 from occubench.analysis._runs import SampleRow
+from occubench.analysis._sim_validity import (
+    InvalidRate,
+    SuspectImpact,
+    invalid_rates,
+    suspect_impact,
+)
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 
 
@@ -66,6 +72,14 @@ class Report(BaseModel):
     pass_k: list[PassK]
     costs: list[CostRow]
     fault_recovery: list[FaultRecovery]
+    suspect_impact: list[SuspectImpact] = Field(
+        default_factory=list,
+        description="CR with and without simulator-suspect samples (online checks on).",
+    )
+    invalid_rates: list[InvalidRate] = Field(
+        default_factory=list,
+        description="Simulator-invalid rate per simulator, environment and scenario.",
+    )
 
     def label(self, agent: str, simulator: str) -> str:
         """Name a setup: the agent, plus its simulator when several simulators are compared."""
@@ -121,4 +135,6 @@ def build_report(
         pass_k=pass_k(rows),
         costs=cost_rows,
         fault_recovery=fault_recovery(rows),
+        suspect_impact=suspect_impact(rows),
+        invalid_rates=invalid_rates(rows),
     )

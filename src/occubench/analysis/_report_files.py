@@ -48,6 +48,8 @@ CSV_TABLES = (
     "pass_k",
     "costs",
     "fault_recovery",
+    "suspect_impact",
+    "invalid_rates",
 )
 """Report fields written as one CSV file each."""
 

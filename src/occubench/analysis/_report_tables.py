@@ -16,6 +16,7 @@ from rich.table import Table
 from occubench.analysis._metrics import ALL, DIMENSIONS, GroupRate
 from occubench.analysis._report import Report
 from occubench.analysis._sanitize import markdown_cell, terminal_text
+from occubench.simchecks import SimCheckKind
 
 LEFT = frozenset(
     {
@@ -30,6 +31,8 @@ LEFT = frozenset(
         "unpriced models",
         "mode",
         "kind",
+        "by",
+        "group",
         *DIMENSIONS,
     }
 )
@@ -301,8 +304,68 @@ def report_tables(
         tables.append(pass_k_table(report))
     if report.fault_recovery:
         tables.append(fault_table(report, kinds=fault_kinds))
+    if report.suspect_impact:
+        tables += [suspect_table(report), invalid_rate_table(report)]
     tables.append(cost_table(report))
     return tables
+
+
+def suspect_table(report: Report) -> TextTable:
+    """CR with and without the simulator-suspect samples (online simulator checks)."""
+    table = TextTable(
+        title="Online simulator checks: CR with and without simulator-suspect samples "
+        "(Wilson 95% CI)",
+        columns=["setup", "mode", "scored", "suspect", "CR %", "95% CI", "CR clean %", "clean CI"],
+    )
+    for s in report.suspect_impact:
+        table.rows.append(
+            [
+                report.label(s.agent, s.simulator),
+                s.env_mode,
+                str(s.scored),
+                str(s.suspect),
+                pct(s.rate),
+                interval(s.low, s.high),
+                pct(s.clean_rate),
+                interval(s.clean_low, s.clean_high),
+            ]
+        )
+    return table
+
+
+def invalid_rate_table(report: Report) -> TextTable:
+    """Simulator-invalid rate per simulator, environment and scenario, with failed checks."""
+    kinds = [k.value for k in SimCheckKind]
+    table = TextTable(
+        title="Simulator-invalid rate: samples that kept an observation failing an online check "
+        "(Wilson 95% CI); failed observations by check",
+        columns=[
+            "simulator",
+            "by",
+            "group",
+            "samples",
+            "observations",
+            "suspect",
+            "invalid %",
+            "95% CI",
+            *kinds,
+        ],
+    )
+    for r in report.invalid_rates:
+        table.rows.append(
+            [
+                r.simulator,
+                r.dimension,
+                r.group,
+                str(r.samples),
+                str(r.observations),
+                str(r.suspect),
+                pct(r.rate),
+                interval(r.low, r.high),
+                *(str(r.failures.get(k, 0)) for k in kinds),
+            ]
+        )
+    return table
 
 
 def rich_table(table: TextTable) -> Table:

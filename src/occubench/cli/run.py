@@ -101,6 +101,18 @@ def run(
     ),
     date: str = typer.Option(DEFAULT_DATE, help="The fixed date agent and simulator are told."),
     cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
+    sim_checks: bool | None = typer.Option(
+        None,
+        "--sim-checks/--no-sim-checks",
+        help="Check every observation as it arrives; re-ask once on a failure; mark samples "
+        "that kept a failed one simulator-suspect (default: the protocol's; off for now).",
+    ),
+    sim_fallback_model: str | None = typer.Option(
+        None, help="Simulator re-asked after a failed check (default: the simulator)."
+    ),
+    simulator_seed: int | None = typer.Option(
+        None, help="Seed the simulator generates with (providers that take one)."
+    ),
     epochs: int = typer.Option(1, min=1, help="Runs of each task."),
     max_connections: int = typer.Option(
         DEFAULT_MAX_CONNECTIONS,
@@ -171,6 +183,7 @@ def run(
         roles = {
             Role.SIMULATOR: simulator_model,
             **({Role.VERIFIER: verifier_model} if verifier_model else {}),
+            **({Role.SIMULATOR_FALLBACK: sim_fallback_model} if sim_fallback_model else {}),
         }
         spec = RunSpec(
             agent=agent_model,

@@ -119,6 +119,17 @@ class RunConfig(FaultSettings):
     cache: bool = Field(
         default=False, description="Cache simulator and verifier responses (Inspect's cache)."
     )
+    sim_checks: bool | None = Field(
+        default=None,
+        description="Check every observation as it arrives (schema, initial state, earlier "
+        "observations, fabricated ids), re-ask once on a failure and mark samples that kept "
+        "a failed one simulator-suspect (None: the protocol's default, off for now).",
+    )
+    simulator_seed: int | None = Field(
+        default=None,
+        description="Seed the simulator generates with, for providers that take one "
+        "(None: unseeded); runs with several seeds measure the simulator's variance.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -147,6 +158,20 @@ class RunConfig(FaultSettings):
         except ValueError:
             raise ValueError(f"date must be YYYY-MM-DD, got {value!r}") from None
         return value
+
+    @model_validator(mode="after")
+    def _checks_need_code_faults(self) -> RunConfig:
+        if self.checks_observations() and self.fault_engine is FaultEngine.PROMPT:
+            if self.env_mode is not EnvMode.E0 and self.fault_count > 0:
+                raise ValueError(
+                    "sim_checks cannot run with fault_engine=prompt: the faults the simulator "
+                    "is told to make would fail the checks; use fault_engine=code"
+                )
+        return self
+
+    def checks_observations(self) -> bool:
+        """Whether the online simulator checks run (``sim_checks``; None is off for now)."""
+        return bool(self.sim_checks)
 
     def injects_faults(self) -> bool:
         """Whether any fault reaches a sample: an env mode's events or a family."""

@@ -50,6 +50,16 @@ observation unchanged:
 </canned_observations>"""
 
 
+SIM_CHECK_CONTRACT = """
+### Checked observations (fixed by the harness)
+- An action may carry "harness_check": a problem the harness found in your previous
+  observation of that same action (it contradicts the configuration or earlier
+  observations). Reply to the action again, with an observation that fixes the problem
+  and stays consistent with the state and the history.
+"""
+"""Appended to the simulator's system prompt when the online simulator checks are on."""
+
+
 def normalize_braces(text: str) -> str:
     """Halve the brace runs of every section whose runs all have even length (module doc)."""
     return "".join(_halve(section) for section in _SECTION_LABEL.split(text))
@@ -98,6 +108,17 @@ def action_message(tool: str, arguments: dict[str, Any]) -> ChatMessageUser:
     return ChatMessageUser(
         content=json.dumps({"name": tool, "arguments": arguments}, ensure_ascii=False)
     )
+
+
+def reask_action(sent: str, problem: str) -> ChatMessageUser:
+    """The re-ask of a checked action: the action as sent, with the problem named.
+
+    ``sent`` is the action message's JSON text (with the state in explicit mode); the
+    re-ask adds ``"harness_check"`` to it (see ``SIM_CHECK_CONTRACT``).
+    """
+    action = json.loads(sent)
+    action["harness_check"] = problem
+    return ChatMessageUser(content=json.dumps(action, ensure_ascii=False))
 
 
 def observation_message(observation: dict[str, Any], *, failed: bool = False) -> ChatMessage:
