@@ -148,3 +148,12 @@ full collection waits for 100 middle-generation ones."""
 DEFAULT_SIM_CHECK_MIN_SCHEMA = 0.5
 """Online simulator checks: an observation sharing less than this share (Jaccard index) of
 its key paths with the tool's ``example_output`` fails the schema check."""
+
+DEFAULT_VARIANCE_RESAMPLES = 1000
+"""Task bootstrap resamples behind the intervals of variance components and MDDs."""
+
+DEFAULT_MDD_POWER = 0.8
+"""Power at which the minimum detectable difference between two agents is computed."""
+
+DEFAULT_MDD_ALPHA = 0.05
+"""Two-sided level of the test behind the minimum detectable difference."""

@@ -441,6 +441,11 @@ class LeaderboardRow(Metric):
     r_low: float
     r_high: float
     cost_per_task: float | None = Field(default=None, description="Dollars per sample.")
+    not_distinguishable_from: list[int] = Field(
+        default_factory=list,
+        description="Ranks whose CR differs from this one by less than the pair's minimum "
+        "detectable difference (report --variance).",
+    )
 
 
 def leaderboard(

@@ -41,6 +41,7 @@ from occubench.analysis._sim_validity import (
     invalid_rates,
     suspect_impact,
 )
+from occubench.analysis._variance import VarianceReport, mark_indistinguishable, variance_report
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 
 
@@ -80,6 +81,9 @@ class Report(BaseModel):
         default_factory=list,
         description="Simulator-invalid rate per simulator, environment and scenario.",
     )
+    variance: VarianceReport | None = Field(
+        default=None, description="Variance components and MDDs (report --variance)."
+    )
 
     def label(self, agent: str, simulator: str) -> str:
         """Name a setup: the agent, plus its simulator when several simulators are compared."""
@@ -96,6 +100,7 @@ def build_report(
     prices: PriceTable | None = None,
     n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
     seed: int = DEFAULT_BOOTSTRAP_SEED,
+    variance: bool = False,
 ) -> Report:
     """Compute every metric of the report from sample rows.
 
@@ -104,6 +109,8 @@ def build_report(
         prices: Prices per model; without them costs are left out.
         n_resamples: Bootstrap resamples for the intervals of R and of differences.
         seed: Bootstrap seed (the same rows give the same report).
+        variance: Add the variance components and MDDs, and mark leaderboard lines whose
+            difference is below the pair's MDD.
 
     Raises:
         ValueError: when ``rows`` is empty.
@@ -115,6 +122,8 @@ def build_report(
     robust = robustness_scores(rows, n_resamples=n_resamples, seed=seed)
     cost_rows = costs(rows, prices)
     mode = headline_mode(rows)
+    noise = variance_report(rows, seed=seed) if variance else None
+    board = leaderboard(all_rates, robust, cost_rows if prices else (), mode)
     return Report(
         logs=sorted({r.log for r in rows}),
         samples=len(rows),
@@ -127,7 +136,7 @@ def build_report(
         headline_mode=mode,
         priced=prices is not None,
         bootstrap_resamples=n_resamples,
-        leaderboard=leaderboard(all_rates, robust, cost_rows if prices else (), mode),
+        leaderboard=board if noise is None else mark_indistinguishable(board, noise),
         rates=all_rates,
         robustness=robust,
         comparisons=compare_models(rows, n_resamples=n_resamples, seed=seed),
@@ -137,4 +146,5 @@ def build_report(
         fault_recovery=fault_recovery(rows),
         suspect_impact=suspect_impact(rows),
         invalid_rates=invalid_rates(rows),
+        variance=noise,
     )
