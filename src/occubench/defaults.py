@@ -157,3 +157,12 @@ DEFAULT_MDD_POWER = 0.8
 
 DEFAULT_MDD_ALPHA = 0.05
 """Two-sided level of the test behind the minimum detectable difference."""
+
+DEFAULT_CHARS_PER_TOKEN = 4
+"""Characters per token of the offline models' usage and of the cost estimate."""
+
+DEFAULT_ESTIMATE_ANSWER_TOKENS = 150
+"""Cost estimate: tokens of an agent's final answer when the task has no answer template."""
+
+DEFAULT_ESTIMATE_VERDICT_TOKENS = 60
+"""Cost estimate: tokens of one judge vote (the verdict object and its feedback)."""

@@ -28,6 +28,8 @@ class ErrorSource(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """occubench or Inspect itself (a bug, an unexpected state)."""
     DATASET = "dataset"
     """The dataset could not be loaded."""
+    BUDGET = "budget"
+    """The sample was not started: the run's spending limit (``--budget``) was reached."""
 
 
 class InfrastructureError(RuntimeError):

@@ -11,6 +11,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from occubench.agent._prompt import agent_system_prompt
 from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
+from occubench.budget import admit_sample
 from occubench.config import RunConfig
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.roles import Role
@@ -44,6 +45,7 @@ def occubench_agent(config: RunConfig | None = None) -> Solver:
     sim_config = GenerateConfig(seed=settings.simulator_seed)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        admit_sample(state.uuid)  # a run with --budget refuses samples it cannot pay for
         task = TaskRecord.model_validate(state.metadata["task"])
         env = EnvConfig.model_validate(state.metadata["env"])
         model = get_model(role=Role.SIMULATOR.value, required=True)

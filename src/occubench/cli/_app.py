@@ -8,6 +8,7 @@ from occubench.cli import (
     audit,
     compare_simulators,
     demo,
+    estimate,
     list_cmd,
     plan,
     report,
@@ -33,6 +34,7 @@ app.command(name="audit")(audit.audit)
 app.command(name="compare-simulators")(compare_simulators.compare_simulators)
 app.command(name="sweep")(sweep.sweep)
 app.command(name="plan")(plan.plan)
+app.command(name="estimate")(estimate.estimate)
 
 
 def main() -> None:

@@ -15,7 +15,13 @@ from typing import Any
 
 import typer
 
-from occubench.analysis import load_prices, summary_tables
+from occubench.analysis import (
+    estimate_run,
+    estimate_table,
+    load_prices,
+    priced,
+    summary_tables,
+)
 from occubench.cli._common import console, from_options, terminal_rows, user_errors
 from occubench.config import EvalOptions, RunConfig
 from occubench.defaults import (
@@ -37,6 +43,7 @@ from occubench.defaults import (
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFIER_VOTES,
 )
+from occubench.errors import ErrorSource
 from occubench.roles import Role
 from occubench.scale import (
     Executor,
@@ -142,6 +149,11 @@ def run(
     prices: Path | None = typer.Option(
         None, help="Price table (YAML/JSON): adds cost per run, per task and per solved task."
     ),
+    budget: float | None = typer.Option(
+        None,
+        help="Dollars the run may spend (needs --prices): no new sample starts once the spend "
+        "would pass it; those in flight finish. Shards get an even share each.",
+    ),
     log_dir: str | None = typer.Option(
         None,
         help="Log folder or URL, e.g. s3://... (default: logs/occubench-<mode>-<hash "
@@ -185,6 +197,20 @@ def run(
             **({Role.VERIFIER: verifier_model} if verifier_model else {}),
             **({Role.SIMULATOR_FALLBACK: sim_fallback_model} if sim_fallback_model else {}),
         }
+        if budget is not None:
+            missing = [
+                m
+                for m in (agent_model, *roles.values())
+                if price_table is None or m not in price_table.models
+            ]
+            if missing:
+                raise ValueError(
+                    "--budget needs --prices with a price for every model of the run; no "
+                    f"price for {', '.join(missing)}"
+                )
+        estimate = estimate_run(
+            config, agent=agent_model, roles=roles, epochs=epochs, prices=price_table
+        )
         spec = RunSpec(
             agent=agent_model,
             roles=roles,
@@ -193,11 +219,18 @@ def run(
             options=options,
             log_dir="",
             resources=resources,
+            prices=price_table,
         )
     shards = shard_count(workers, len(selected))
     in_process = shards == 1 and executor is Executor.LOCAL
     out = log_dir or default_log_dir(spec, 1 if in_process else shards)
     spec = spec.model_copy(update={"log_dir": absolute_location(out)})
+    console.print(estimate_table(estimate))
+    if budget is not None and (estimate.total_cost or 0) > budget:
+        console.print(
+            f"The estimate passes the budget of ${budget:,.4f}: the run will stop early.",
+            highlight=False,
+        )
     console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
     with user_errors():
         planned = [whole_run(spec)] if in_process else plan_shards(spec, shards)
@@ -216,9 +249,17 @@ def run(
     rows = merged_rows(results)
     for table in summary_tables(terminal_rows(rows), price_table):
         console.print(table)
-    errors = sum(r.error is not None for r in rows)
+    refused = sum(r.error_source is ErrorSource.BUDGET for r in rows)
+    errors = sum(r.error is not None for r in rows) - refused
     if errors:
         console.print(f"{errors} sample(s) ended in an infrastructure error (not scored).")
+    if refused:
+        spent = sum(r.cost or 0.0 for r in priced(rows, price_table)) if price_table else 0.0
+        console.print(
+            f"Budget of ${budget or 0:,.4f} reached (spent ${spent:,.4f}): {refused} sample(s) "
+            "were not started; run the same command again with a larger --budget to run them.",
+            highlight=False,
+        )
     if not all(r.success for r in results):
         console.print("The run did not complete; run the same command again to resume.")
         raise typer.Exit(1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from inspect_ai.model import ChatMessage, ChatMessageTool, ChatMessageUser
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolInfo
 
 from occubench.dataset import example_arguments
@@ -73,6 +73,48 @@ def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     return Reply(content=reply)
 
 
+_ACTIONS = ("{action_set_definitions}:", "### Actions\n```json\n")
+
+
+def _example_outputs(system: str) -> dict[str, object]:
+    """The tools' ``example_output`` from the action definitions in a simulator prompt.
+
+    Release prompts end with an ``{action_set_definitions}:`` section (a JSON object of
+    tools by name); other prompts get a ``### Actions`` block (a JSON list of tools).
+    """
+    decoder = json.JSONDecoder()
+    for label in _ACTIONS:
+        start = system.find(label)
+        if start < 0:
+            continue
+        try:
+            found, _ = decoder.raw_decode(system[start + len(label) :].lstrip())
+        except json.JSONDecodeError:
+            continue
+        tools = found.items() if isinstance(found, dict) else [(t.get("name"), t) for t in found]
+        return {str(n): t["example_output"] for n, t in tools if t.get("example_output")}
+    return {}
+
+
+def example_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Answers each action with its tool's ``example_output`` (else like echo-simulator).
+
+    A simulator whose observations have the shape and size the env config declares: the
+    offline stand-in for a faithful model in the cost-estimate checks.
+    """
+    system = next((m.text for m in messages if isinstance(m, ChatMessageSystem)), "")
+    try:
+        action = json.loads(messages[-1].text) if messages else {}
+    except json.JSONDecodeError:
+        action = {}
+    example = _example_outputs(system).get(
+        str(action.get("name")) if isinstance(action, dict) else ""
+    )
+    if example is None:
+        return echo_simulator(messages, tools)
+    return Reply(content=f"<observation>{json.dumps(example, ensure_ascii=False)}</observation>")
+
+
 _BLOCK = r"<{tag}>\n(.*?)\n</{tag}>"
 
 
@@ -98,6 +140,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "schema-agent": schema_agent,
     "steps-agent": steps_agent,
     "echo-simulator": echo_simulator,
+    "example-simulator": example_simulator,
     "scripted-judge": scripted_judge,
     "canned": canned_simulator,
     **REFERENCE_AGENTS,

@@ -6,8 +6,9 @@
 - ``occubench/scripted-generator``, ``plan-agent``, ``state-simulator``: the synthesis
   pipeline's offline world (``_generator``).
 
-Every output sets token usage (about four characters a token), so nothing offline
-ever calls a tokenizer that would download.
+Every output sets token usage (``occubench.tokens``: about four characters a token,
+messages, tool calls and tool definitions counted), so nothing offline ever calls a
+tokenizer that would download.
 """
 
 from __future__ import annotations
@@ -27,16 +28,14 @@ from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from occubench.scripted._behaviours import BEHAVIOURS, Reply
 from occubench.scripted._synthesis_world import SYNTHESIS_MODELS
+from occubench.tokens import prompt_tokens, reply_tokens
 
 REPLAY = "replay"
 
 
-def estimate_tokens(text: str) -> int:
-    """A deterministic token count (about four characters a token)."""
-    return max(1, len(text) // 4)
-
-
-def to_output(model: str, reply: Reply, messages: list[ChatMessage]) -> ModelOutput:
+def to_output(
+    model: str, reply: Reply, messages: list[ChatMessage], tools: list[ToolInfo] | None = None
+) -> ModelOutput:
     """An Inspect ModelOutput for a reply, with usage set."""
     calls = [
         ToolCall(id=f"call_{len(messages)}_{i}", function=name, arguments=args)
@@ -44,8 +43,8 @@ def to_output(model: str, reply: Reply, messages: list[ChatMessage]) -> ModelOut
     ]
     message = ChatMessageAssistant(content=reply.content, tool_calls=calls or None, model=model)
     output = ModelOutput.from_message(message, stop_reason="tool_calls" if calls else "stop")
-    prompt = sum(estimate_tokens(m.text) for m in messages)
-    completion = estimate_tokens(reply.content + str(reply.tool_calls))
+    prompt = prompt_tokens(messages, tools or [])
+    completion = reply_tokens(reply.content, reply.tool_calls)
     output.usage = ModelUsage(
         input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion
     )
@@ -98,4 +97,4 @@ class ScriptedAPI(ModelAPI):
             )
         else:
             reply = self._behaviour(input, tools)
-        return to_output(f"occubench/{self.model_name}", reply, input)
+        return to_output(f"occubench/{self.model_name}", reply, input, tools)

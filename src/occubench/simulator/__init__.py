@@ -1,9 +1,21 @@
 """The Language Environment Simulator (LES): prompt, parsing, history."""
 
 from occubench.simulator._parse import ObservationParseError, parse_observation
-from occubench.simulator._prompt import SIM_CHECK_CONTRACT, normalize_braces, render_system_prompt
+from occubench.simulator._prompt import (
+    SIM_CHECK_CONTRACT,
+    action_message,
+    normalize_braces,
+    observation_message,
+    render_system_prompt,
+)
 from occubench.simulator._simulator import SimStep, Simulator, SimulatorError
-from occubench.simulator._state import STATE_CONTRACT, PatchError, StateMode, apply_reply_patch
+from occubench.simulator._state import (
+    STATE_CONTRACT,
+    PatchError,
+    StateMode,
+    apply_reply_patch,
+    state_action,
+)
 
 __all__ = [
     "SIM_CHECK_CONTRACT",
@@ -14,8 +26,11 @@ __all__ = [
     "Simulator",
     "SimulatorError",
     "StateMode",
+    "action_message",
     "apply_reply_patch",
     "normalize_braces",
+    "observation_message",
     "parse_observation",
     "render_system_prompt",
+    "state_action",
 ]
