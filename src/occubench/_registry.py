@@ -1,7 +1,8 @@
-"""Inspect entry points: the ``occubench/occubench`` task and ``occubench/<name>`` models."""
+"""Inspect entry points: the occubench and diagnose tasks and ``occubench/<name>`` models."""
 
 from inspect_ai.model import modelapi
 
+from occubench.diagnosis import diagnose
 from occubench.task import occubench
 
 
@@ -13,4 +14,4 @@ def scripted_models() -> type:
     return ScriptedAPI
 
 
-__all__ = ["occubench", "scripted_models"]
+__all__ = ["diagnose", "occubench", "scripted_models"]

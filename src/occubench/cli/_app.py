@@ -8,6 +8,7 @@ from occubench.cli import (
     audit,
     compare_simulators,
     demo,
+    diagnose,
     estimate,
     list_cmd,
     plan,
@@ -35,6 +36,7 @@ app.command(name="compare-simulators")(compare_simulators.compare_simulators)
 app.command(name="sweep")(sweep.sweep)
 app.command(name="plan")(plan.plan)
 app.command(name="estimate")(estimate.estimate)
+app.command(name="diagnose")(diagnose.diagnose)
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from occubench.dataset import example_arguments
 from occubench.defaults import DEFAULT_EXPECTED_TOOL_CALLS
 from occubench.scripted._agents import REFERENCE_AGENTS
 from occubench.scripted._canned import canned_simulator
+from occubench.scripted._diagnose_judge import diagnose_judge
 from occubench.scripted._flawed import FLAWED
 from occubench.scripted._reply import Behaviour, Reply
 
@@ -143,6 +144,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "example-simulator": example_simulator,
     "scripted-judge": scripted_judge,
     "canned": canned_simulator,
+    "diagnose-judge": diagnose_judge,
     **REFERENCE_AGENTS,
     **FLAWED,
 }
