@@ -76,6 +76,17 @@ def _first_step(tag_block: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _out_of_order(tools: list[str], calls: dict[int, str]) -> tuple[int, str] | None:
+    """The step of the first tool called before one the order puts ahead of it."""
+    first = {t: min((n for n, c in calls.items() if c == t), default=None) for t in tools}
+    for i, early in enumerate(tools):
+        for late in tools[i + 1 :]:
+            before, after = first[early], first[late]
+            if after is not None and (before is None or after < before):
+                return after, f"{late} was called before {early}"
+    return None
+
+
 def _classify(request: str) -> tuple[str, int, str]:
     steps = _steps(_block(request, "trajectory"))
     answer = _block(request, "final_answer")
@@ -92,18 +103,10 @@ def _classify(request: str) -> tuple[str, int, str]:
     refused = [n for n, s in steps.items() if "tool error" in s]
     if refused:
         return "tool_misuse", refused[0], "a call the environment could not take"
-    for check in failed:
-        if check.get("kind") == "order":
-            first = {
-                t: min((n for n, c in calls.items() if c == t), default=None)
-                for t in check["tools"]
-            }
-            for i, early in enumerate(check["tools"]):
-                for late in check["tools"][i + 1 :]:
-                    if first[late] is not None and (
-                        first[early] is None or first[late] < first[early]
-                    ):
-                        return "wrong_order", first[late], f"{late} was called before {early}"
+    for check in (c for c in failed if c.get("kind") == "order"):
+        wrong = _out_of_order(check["tools"], calls)
+        if wrong is not None:
+            return "wrong_order", wrong[0], wrong[1]
     for check in failed:
         if check.get("kind") == "tool_not_called":
             step = min((n for n, c in calls.items() if c == check.get("tool")), default=0)

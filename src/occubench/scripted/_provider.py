@@ -1,6 +1,7 @@
 """The ``occubench/<name>`` Inspect model provider: scripted, offline models.
 
 - ``occubench/<behaviour>``: one of ``BEHAVIOURS`` (``schema-agent``, ...).
+- ``occubench/noisy``: one of ``SEEDED``, answering with the seed of its generate config.
 - ``occubench/replay``: answers with ``outputs`` (``-M outputs=[...]``) in turn, cycling.
   An output is a string (text) or ``{"tool": name, "arguments": {...}}`` (a tool call).
 - ``occubench/scripted-generator``, ``plan-agent``, ``state-simulator``: the synthesis
@@ -27,6 +28,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from occubench.scripted._behaviours import BEHAVIOURS, Reply
+from occubench.scripted._flawed import SEEDED
 from occubench.scripted._synthesis_world import SYNTHESIS_MODELS
 from occubench.tokens import prompt_tokens, reply_tokens
 
@@ -70,8 +72,10 @@ class ScriptedAPI(ModelAPI):
             self._replay = itertools.cycle(outputs)
         elif model_name in SYNTHESIS_MODELS:
             self._behaviour = SYNTHESIS_MODELS[model_name](**model_args)
+        elif model_name in SEEDED:
+            self._seeded = SEEDED[model_name]
         elif model_name not in BEHAVIOURS:
-            known = ", ".join(sorted([*BEHAVIOURS, *SYNTHESIS_MODELS, REPLAY]))
+            known = ", ".join(sorted([*BEHAVIOURS, *SEEDED, *SYNTHESIS_MODELS, REPLAY]))
             raise ValueError(f"unknown scripted model occubench/{model_name}; known: {known}")
         else:
             self._behaviour = BEHAVIOURS[model_name]
@@ -95,6 +99,8 @@ class ScriptedAPI(ModelAPI):
                 if isinstance(item, dict)
                 else Reply(content=str(item))
             )
+        elif self.model_name in SEEDED:
+            reply = self._seeded(input, tools, config.seed)
         else:
             reply = self._behaviour(input, tools)
         return to_output(f"occubench/{self.model_name}", reply, input, tools)
