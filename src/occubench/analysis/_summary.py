@@ -192,7 +192,7 @@ def estimate_table(estimate: RunEstimate) -> Table:
             _usd(r.cost),
         )
     total = sum(r.tokens.total for r in estimate.roles)
-    table.add_row("all", "", "", "", "", f"{total:,}", _usd(estimate.total_cost))
+    table.add_row("every role", "", "", "", "", f"{total:,}", _usd(estimate.total_cost))
     return table
 
 
