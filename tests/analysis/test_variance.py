@@ -129,10 +129,12 @@ def test_the_leaderboard_marks_differences_below_the_mdd():
     assert build_report(strong, n_resamples=50).variance is None  # only when asked
 
 
-def test_plan_command_prints_designs(tmp_path):
+def test_plan_command_prints_designs(tmp_path, monkeypatch):
     from conftest import run_task
-    from occubench.cli import app
+    from occubench.cli import _common, app
     from occubench.dataset import reference_suite_dir
+
+    monkeypatch.setattr(_common.console, "width", 300)  # one line per row and title
 
     log = run_task(
         tmp_path,
@@ -149,3 +151,14 @@ def test_plan_command_prints_designs(tmp_path):
     assert "fewest samples" in result.output
     bad = CliRunner().invoke(app, ["plan", log.location, "--mdd", "0"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+    out = tmp_path / "report"
+    shown = CliRunner().invoke(
+        app,
+        ["report", log.location, "--variance", "--out", str(out), "-f", "csv", "-f", "md"],
+        terminal_width=250,
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "Noise floor" in shown.output and "below MDD of" in shown.output
+    header = (out / "variance.csv").read_text().splitlines()[0]
+    assert "task_variance" in header and "mdd" in header
+    assert "Noise floor" in (out / "report.md").read_text()

@@ -158,9 +158,9 @@ def test_votes_are_parsed_strictly_and_decided_by_plurality():
     assert decide([b, a]).category is FailureClass.GAVE_UP_EARLY  # class tie: taxonomy order
 
 
-def test_diagnose_command_prints_the_distribution(logs, tmp_path):
+def test_diagnose_command_prints_the_distribution(logs, tmp_path, monkeypatch):
     for console in (_common.console, _common.err_console):
-        console.width = 250
+        monkeypatch.setattr(console, "width", 250)
     out = tmp_path / "diagnosis.json"
     args = [
         "diagnose",
