@@ -1,11 +1,13 @@
 """Inspect entry points: the occubench tasks and the ``occubench/<name>`` scripted models.
 
-Tasks: ``occubench/occubench`` (the benchmark), ``occubench/fidelity_audit`` and
-``occubench/serve`` (one task's environment over MCP).
+Tasks: ``occubench/occubench`` (the benchmark), ``occubench/fidelity_audit``,
+``occubench/serve`` (one task's environment over MCP) and ``occubench/diagnose`` (why
+agents failed).
 """
 
 from inspect_ai.model import modelapi
 
+from occubench.diagnosis import diagnose
 from occubench.task import fidelity_audit, occubench, serve
 
 
@@ -17,4 +19,4 @@ def scripted_models() -> type:
     return ScriptedAPI
 
 
-__all__ = ["fidelity_audit", "occubench", "scripted_models", "serve"]
+__all__ = ["diagnose", "fidelity_audit", "occubench", "scripted_models", "serve"]

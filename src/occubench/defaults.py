@@ -159,3 +159,24 @@ DEFAULT_AGENT_EXIT_GRACE = 5.0
 
 DEFAULT_SERVE_PORT = 8765
 """Port of ``occubench serve --transport http`` on 127.0.0.1 (0: any free port)."""
+DEFAULT_SIM_CHECK_MIN_SCHEMA = 0.5
+"""Online simulator checks: an observation sharing less than this share (Jaccard index) of
+its key paths with the tool's ``example_output`` fails the schema check."""
+
+DEFAULT_VARIANCE_RESAMPLES = 1000
+"""Task bootstrap resamples behind the intervals of variance components and MDDs."""
+
+DEFAULT_MDD_POWER = 0.8
+"""Power at which the minimum detectable difference between two agents is computed."""
+
+DEFAULT_MDD_ALPHA = 0.05
+"""Two-sided level of the test behind the minimum detectable difference."""
+
+DEFAULT_CHARS_PER_TOKEN = 4
+"""Characters per token of the offline models' usage and of the cost estimate."""
+
+DEFAULT_ESTIMATE_ANSWER_TOKENS = 150
+"""Cost estimate: tokens of an agent's final answer when the task has no answer template."""
+
+DEFAULT_ESTIMATE_VERDICT_TOKENS = 60
+"""Cost estimate: tokens of one judge vote (the verdict object and its feedback)."""

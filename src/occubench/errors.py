@@ -31,6 +31,8 @@ class ErrorSource(str, Enum):  # noqa: UP042 - the project's str-Enum style
     AGENT = "agent"
     """The agent system under test broke down: an agent program that crashed or ran past
     its time limit without an answer (counted apart, like the others, not as a failure)."""
+    BUDGET = "budget"
+    """The sample was not started: the run's spending limit (``--budget``) was reached."""
 
 
 class InfrastructureError(RuntimeError):

@@ -11,9 +11,10 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.solver import Solver
+from inspect_ai.solver import Solver, chain
 
 from occubench.agent import agent_input, inspect_agent, occubench_agent
+from occubench.budget import admission
 from occubench.config import (
     CONFIG_METADATA,
     POINTS_METADATA,
@@ -80,12 +81,18 @@ def record_to_sample(
 
 
 def agent_solver(config: RunConfig) -> Solver:
-    """The agent under test: an agent program over MCP, an Inspect agent, or the built-in loop."""
+    """The agent under test: an agent program over MCP, an Inspect agent, or the built-in loop.
+
+    Each is preceded by the run's admission step: with a spending limit (``--budget``) a
+    sample it cannot pay for does not start.
+    """
     if config.agent_command:
-        return agent_program(config)
-    if config.agent:
-        return inspect_agent(config)
-    return occubench_agent(config)
+        agent = agent_program(config)
+    elif config.agent:
+        agent = inspect_agent(config)
+    else:
+        agent = occubench_agent(config)
+    return chain(admission(), agent)
 
 
 def benchmark_task(config: RunConfig, solver: Solver | None = None) -> Task:
@@ -159,7 +166,7 @@ def occubench(
     simulator_max_tokens: int | None = None,
     verifier_max_tokens: int | None = None,
     simulator_retries: int | None = None,
-    simulator_fallback: bool | None = None,
+    pass_raw_observation: bool | None = None,
     agent_messages: str | None = None,
     simulator_messages: str | None = None,
     verifier_messages: str | None = None,
@@ -171,6 +178,8 @@ def occubench(
     agent_command: str | None = None,
     agent_time_limit: float = DEFAULT_AGENT_TIME_LIMIT,
     submit_tool: str = DEFAULT_SUBMIT_TOOL,
+    sim_checks: bool | None = None,
+    simulator_seed: int | None = None,
 ) -> Task:
     """OccuBench: professional tasks in Language Environment Simulators.
 
@@ -184,7 +193,9 @@ def occubench(
     (None: the protocol's value); ``prompts_from``, a clone of the release to take its
     prompt wording from; and the agent under test when it is not the built-in loop: an
     Inspect ``agent`` (with ``agent_args``) or an ``agent_command`` reaching each
-    sample's environment over MCP (with ``agent_time_limit`` and ``submit_tool``).
+    sample's environment over MCP (with ``agent_time_limit`` and ``submit_tool``). The
+    online simulator checks (``sim_checks``, a protocol point) re-ask the
+    ``simulator_fallback`` role when it is bound; ``simulator_seed`` seeds the simulator.
     """
     return benchmark_task(RunConfig.model_validate(dict(locals())))
 

@@ -33,7 +33,7 @@ def test_the_presets_differ_where_the_paper_and_occubench_differ():
         12288,
         4096,
     )
-    assert paper.simulator_retries == 9 and paper.simulator_fallback  # 10 attempts, then on
+    assert paper.simulator_retries == 9 and paper.pass_raw_observation  # 10 attempts, then on
     assert paper.errors_count_as_failures and not ours.errors_count_as_failures
     assert {paper.agent_messages, paper.simulator_messages, paper.verifier_messages} == {
         MessageStyle.PAPER

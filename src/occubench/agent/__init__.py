@@ -7,7 +7,12 @@ from occubench.agent._arguments import (
     loose_arguments,
     tool_schema,
 )
-from occubench.agent._environment import critical_calls, expected_calls, open_environment
+from occubench.agent._environment import (
+    critical_calls,
+    expected_calls,
+    open_environment,
+    simulator_layout,
+)
 from occubench.agent._inspect_agent import (
     ToolCallLimitReached,
     as_answer,
@@ -52,5 +57,6 @@ __all__ = [
     "occubench_agent",
     "open_environment",
     "run_system_prompt",
+    "simulator_layout",
     "tool_schema",
 ]

@@ -10,15 +10,18 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from inspect_ai.model import Model
+from inspect_ai.model import GenerateConfig, Model, model_roles
 
 from occubench.agent._state import Episode
 from occubench.agent._tool_layer import ToolLayer
 from occubench.config import ReleasePrompts, RunConfig
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.protocols import MessageStyle
+from occubench.roles import Role
+from occubench.simchecks import ObservationChecker
 from occubench.simulator import (
     LAYOUTS,
+    SIM_CHECK_CONTRACT,
     STATE_CONTRACT,
     PaperLayout,
     Simulator,
@@ -46,7 +49,9 @@ def open_environment(
     """The tool layer of one task's environment, its episode record started.
 
     Args:
-        config: The run's configuration (protocol, faults, state mode, date, cache).
+        config: The run's configuration (protocol, faults, state mode, date, cache, the
+            online simulator checks, the simulator's seed). With the checks on, the
+            ``simulator_fallback`` role (if bound) answers their re-asks.
         task: The task record (its id, plan and expected calls place the faults).
         env: The task's env config.
         simulator: The simulator role's model (also used by semantic faults).
@@ -54,7 +59,7 @@ def open_environment(
         release: The release's own prompt wording (``prompts_from``), if the run uses it.
     """
     points = config.points()
-    faults = config.model_copy(update={"fault_engine": points.fault_engine})
+    faults = config.fault_settings()
     explicit = config.state_mode is StateMode.EXPLICIT
     session = faults.session(
         task.task_id,
@@ -71,22 +76,34 @@ def open_environment(
         points.simulator_messages, release.fault_rules if release else None
     )
     layout = simulator_layout(config, release)
+    checks = points.sim_checks
+    contracts = (STATE_CONTRACT if explicit else "") + (SIM_CHECK_CONTRACT if checks else "")
     sim = Simulator(
         simulator,
-        layout.system_prompt(
-            env, date=config.date, rules=(STATE_CONTRACT if explicit else "") + rules
-        ),
+        layout.system_prompt(env, date=config.date, rules=contracts + rules),
         layout=layout,
         max_retries=points.simulator_retries,
-        fallback=points.simulator_fallback,
-        max_tokens=points.simulator_max_tokens or None,
+        pass_raw=points.pass_raw_observation,
         cache=config.cache,
         state=copy.deepcopy(env.task_initial_state) if explicit else None,
+        checker=ObservationChecker(env) if checks else None,
+        check_model=check_model() if checks else None,
+        config=GenerateConfig(
+            max_tokens=points.simulator_max_tokens or None, seed=config.simulator_seed
+        ),
     )
     episode.state = sim.state
     if session is not None:
         episode.fault_plan = session.record()
     return ToolLayer(sim, episode, session)
+
+
+def check_model() -> Model | None:
+    """The ``simulator_fallback`` role, re-asked after a failed online check (None: unbound)."""
+    chosen = model_roles().get(Role.SIMULATOR_FALLBACK.value)
+    if isinstance(chosen, list):
+        raise ValueError(f"role {Role.SIMULATOR_FALLBACK.value!r} must be one model, not a list")
+    return chosen
 
 
 def critical_calls(task: TaskRecord) -> list[tuple[str, dict[str, Any]]]:

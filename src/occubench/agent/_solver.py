@@ -21,8 +21,8 @@ def occubench_agent(config: RunConfig | None = None) -> Solver:
     The sample's metadata carries its task record and env config. The agent gets a
     system prompt (scenario, fixed date) and the instruction in its protocol's style
     and the env's tools, and works until a stop rule of the protocol ends the loop
-    (``AgentLoop``). The environment (simulator layout, faults, state mode) is opened by
-    ``open_environment``.
+    (``AgentLoop``). The environment (simulator layout, faults, state mode, online
+    simulator checks) is opened by ``open_environment``.
     """
     settings = config or RunConfig()
     points = settings.points()

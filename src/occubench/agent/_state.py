@@ -52,6 +52,16 @@ class Episode(StoreModel):
     fault_log: list[dict[str, Any]] = Field(
         default_factory=list, description="Every injected fault, in call order."
     )
+    sim_checked: int | None = Field(
+        default=None,
+        description="Observations the online simulator checks looked at (None: checks off); "
+        "a failed one's record is its step's ``check``.",
+    )
+    simulator_suspect: bool | None = Field(
+        default=None,
+        description="The trajectory kept an observation that failed an online simulator "
+        "check (None: checks off).",
+    )
 
 
 def episode_in(store: dict[str, Any] | None) -> Episode:

@@ -69,6 +69,11 @@ class ToolLayer:
         finally:
             self.episode.steps = [s.model_dump(exclude_none=True) for s in self.simulator.steps]
             self.episode.state = self.simulator.state
+            if self.simulator.checker is not None:
+                self.episode.sim_checked = self.simulator.checked
+                self.episode.simulator_suspect = any(
+                    s.check is not None and s.check.suspect for s in self.simulator.steps
+                )
             if self.faults:
                 self.episode.fault_log = self.faults.log()
 

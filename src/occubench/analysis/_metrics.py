@@ -544,6 +544,11 @@ class LeaderboardRow(MetricRow):
         default=math.nan, description="Mean CR over the perturbed modes present (E1-E3)."
     )
     cost_per_task: float | None = Field(default=None, description="Dollars per sample.")
+    not_distinguishable_from: list[int] = Field(
+        default_factory=list,
+        description="Ranks whose CR differs from this one by less than the pair's minimum "
+        "detectable difference (report --variance).",
+    )
 
 
 def perturbed_mean(rates_by_mode: dict[str, float]) -> float:

@@ -77,6 +77,24 @@ class SampleRow(BaseModel):
     cost: float | None = Field(
         default=None, description="Cost of all roles in USD, when prices are configured."
     )
+    env_name: str = Field(default="", description="Environment the task ran in.")
+    simulator_seed: int | None = Field(
+        default=None, description="Seed the simulator generated with (None: unseeded)."
+    )
+    sim_fallback_model: str | None = Field(
+        default=None, description="Simulator re-asked after a failed online check, if bound."
+    )
+    sim_checked: int | None = Field(
+        default=None, description="Observations the online simulator checks looked at (None: off)."
+    )
+    simulator_suspect: bool | None = Field(
+        default=None,
+        description="The trajectory kept an observation that failed an online check (None: off).",
+    )
+    sim_check_failures: dict[str, int] = Field(
+        default_factory=dict,
+        description="Observations whose first answer failed each kind of online check.",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -216,6 +234,21 @@ def read_runs(paths: Iterable[str | Path]) -> list[SampleRow]:
                         r: u.input_tokens_cache_write or 0 for r, u in usage.items()
                     },
                     wall_time=sample.total_time,
+                    env_name=str(md.get("env_name", "")),
+                    simulator_seed=config.simulator_seed,
+                    sim_fallback_model=_role_model(header, Role.SIMULATOR_FALLBACK),
+                    sim_checked=episode.sim_checked,
+                    simulator_suspect=episode.simulator_suspect,
+                    sim_check_failures=_check_failures(episode.steps),
                 )
             )
     return rows
+
+
+def _check_failures(steps: list[dict[str, Any]]) -> dict[str, int]:
+    """Observations whose first answer failed each kind of online check (``SimStep.check``)."""
+    counts: dict[str, int] = {}
+    for step in steps:
+        for failure in (step.get("check") or {}).get("failures", []):
+            counts[failure["kind"]] = counts.get(failure["kind"], 0) + 1
+    return counts

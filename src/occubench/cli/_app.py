@@ -8,8 +8,11 @@ from occubench.cli import (
     audit,
     compare_simulators,
     demo,
+    diagnose,
+    estimate,
     export,
     list_cmd,
+    plan,
     report,
     review,
     run,
@@ -37,6 +40,9 @@ app.command(name="sweep")(sweep.sweep)
 app.command(name="review")(review.review)
 app.command(name="serve")(serve.serve)
 app.command(name="export")(export.export)
+app.command(name="plan")(plan.plan)
+app.command(name="estimate")(estimate.estimate)
+app.command(name="diagnose")(diagnose.diagnose)
 
 
 def main() -> None:

@@ -15,7 +15,13 @@ from typing import Any
 
 import typer
 
-from occubench.analysis import load_prices, summary_tables
+from occubench.analysis import (
+    estimate_run,
+    estimate_table,
+    load_prices,
+    priced,
+    summary_tables,
+)
 from occubench.cli._common import console, from_options, terminal_rows, user_errors
 from occubench.config import NO_AGENT_MODEL, EvalOptions, ReleasePrompts, RunConfig
 from occubench.defaults import (
@@ -37,6 +43,7 @@ from occubench.defaults import (
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFIER_VOTES,
 )
+from occubench.errors import ErrorSource
 from occubench.roles import Role
 from occubench.scale import (
     Executor,
@@ -132,7 +139,7 @@ def run(
     simulator_retries: int | None = typer.Option(
         None, help="Re-asks of the simulator for an unusable reply."
     ),
-    simulator_fallback: bool | None = typer.Option(
+    pass_raw_observation: bool | None = typer.Option(
         None, help="Pass the simulator's last raw reply on when none parses (else: an error)."
     ),
     agent_messages: str | None = typer.Option(
@@ -168,6 +175,18 @@ def run(
     submit_tool: str = typer.Option(
         DEFAULT_SUBMIT_TOOL, help="Name of the MCP tool an agent program submits with."
     ),
+    sim_checks: bool | None = typer.Option(
+        None,
+        "--sim-checks/--no-sim-checks",
+        help="Check every observation as it arrives; re-ask once on a failure; mark samples "
+        "that kept a failed one simulator-suspect (default: the protocol's, on in occubench).",
+    ),
+    sim_fallback_model: str | None = typer.Option(
+        None, help="Simulator re-asked after a failed check (default: the simulator)."
+    ),
+    simulator_seed: int | None = typer.Option(
+        None, help="Seed the simulator generates with (providers that take one)."
+    ),
     epochs: int = typer.Option(1, min=1, help="Runs of each task."),
     max_connections: int = typer.Option(
         DEFAULT_MAX_CONNECTIONS,
@@ -196,6 +215,11 @@ def run(
     ),
     prices: Path | None = typer.Option(
         None, help="Price table (YAML/JSON): adds cost per run, per task and per solved task."
+    ),
+    budget: float | None = typer.Option(
+        None,
+        help="Dollars the run may spend (needs --prices): no new sample starts once the spend "
+        "would pass it; those in flight finish. Shards get an even share each.",
     ),
     log_dir: str | None = typer.Option(
         None,
@@ -242,20 +266,41 @@ def run(
         roles = {
             Role.SIMULATOR: simulator_model,
             **({Role.VERIFIER: verifier_model} if verifier_model else {}),
+            **({Role.SIMULATOR_FALLBACK: sim_fallback_model} if sim_fallback_model else {}),
         }
+        agent = agent_model or NO_AGENT_MODEL
+        if budget is not None:
+            missing = [
+                m
+                for m in ([agent_model] if agent_model else []) + list(roles.values())
+                if price_table is None or m not in price_table.models
+            ]
+            if missing:
+                raise ValueError(
+                    "--budget needs --prices with a price for every model of the run; no "
+                    f"price for {', '.join(missing)}"
+                )
+        estimate = estimate_run(config, agent=agent, roles=roles, epochs=epochs, prices=price_table)
         spec = RunSpec(
-            agent=agent_model or NO_AGENT_MODEL,
+            agent=agent,
             roles=roles,
             config=config,
             epochs=epochs,
             options=options,
             log_dir="",
             resources=resources,
+            prices=price_table,
         )
     shards = shard_count(workers, len(selected))
     in_process = shards == 1 and executor is Executor.LOCAL
     out = log_dir or default_log_dir(spec, 1 if in_process else shards)
     spec = spec.model_copy(update={"log_dir": absolute_location(out)})
+    console.print(estimate_table(estimate))
+    if budget is not None and (estimate.total_cost or 0) > budget:
+        console.print(
+            f"The estimate passes the budget of ${budget:,.4f}: the run will stop early.",
+            highlight=False,
+        )
     console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
     with user_errors():
         planned = [whole_run(spec)] if in_process else plan_shards(spec, shards)
@@ -274,9 +319,17 @@ def run(
     rows = merged_rows(results)
     for table in summary_tables(terminal_rows(rows), price_table):
         console.print(table)
-    errors = sum(r.error is not None for r in rows)
+    refused = sum(r.error_source is ErrorSource.BUDGET for r in rows)
+    errors = sum(r.error is not None for r in rows) - refused
     if errors:
         console.print(f"{errors} sample(s) ended in an infrastructure error (not scored).")
+    if refused:
+        spent = sum(r.cost or 0.0 for r in priced(rows, price_table)) if price_table else 0.0
+        console.print(
+            f"Budget of ${budget or 0:,.4f} reached (spent ${spent:,.4f}): {refused} sample(s) "
+            "were not started; run the same command again with a larger --budget to run them.",
+            highlight=False,
+        )
     if not all(r.success for r in results):
         console.print("The run did not complete; run the same command again to resume.")
         raise typer.Exit(1)

@@ -56,7 +56,7 @@ class ProtocolPoints(BaseModel):
     simulator_retries: int = Field(
         ge=0, description="Re-asks of the simulator for a reply without a usable observation."
     )
-    simulator_fallback: bool = Field(
+    pass_raw_observation: bool = Field(
         description="When no attempt parses, pass the last raw reply on as the observation "
         "(logged as a parse failure; the release never fails a sample on the simulator); "
         "otherwise the sample errors (infrastructure)."
@@ -76,6 +76,11 @@ class ProtocolPoints(BaseModel):
         description="Completion rates count an errored sample as a failed task (the paper: "
         "CR over all tasks); otherwise errors are counted apart."
     )
+    sim_checks: bool = Field(
+        description="Check every observation as it arrives (schema, initial state, earlier "
+        "observations, fabricated ids), re-ask once on a failure and mark samples that kept "
+        "a failed one simulator-suspect; the release checks nothing."
+    )
 
 
 PRESETS: dict[Protocol, ProtocolPoints] = {
@@ -91,12 +96,13 @@ PRESETS: dict[Protocol, ProtocolPoints] = {
         simulator_max_tokens=12288,
         verifier_max_tokens=4096,
         simulator_retries=9,
-        simulator_fallback=True,
+        pass_raw_observation=True,
         agent_messages=MessageStyle.PAPER,
         simulator_messages=MessageStyle.PAPER,
         verifier_messages=MessageStyle.PAPER,
         error_hints=False,
         errors_count_as_failures=True,
+        sim_checks=False,
     ),
     Protocol.OCCUBENCH: ProtocolPoints(
         fault_engine=FaultEngine.CODE,
@@ -110,12 +116,13 @@ PRESETS: dict[Protocol, ProtocolPoints] = {
         simulator_max_tokens=0,
         verifier_max_tokens=0,
         simulator_retries=DEFAULT_SIMULATOR_RETRIES,
-        simulator_fallback=False,
+        pass_raw_observation=False,
         agent_messages=MessageStyle.OCCUBENCH,
         simulator_messages=MessageStyle.OCCUBENCH,
         verifier_messages=MessageStyle.OCCUBENCH,
         error_hints=False,
         errors_count_as_failures=False,
+        sim_checks=True,
     ),
 }
 """The presets: every point has a value in each (``tests/config/test_protocol.py``)."""

@@ -150,7 +150,7 @@ class RunConfig(FaultSettings):
     simulator_max_tokens: int | None = _point("simulator_max_tokens", ge=0)
     verifier_max_tokens: int | None = _point("verifier_max_tokens", ge=0)
     simulator_retries: int | None = _point("simulator_retries", ge=0)
-    simulator_fallback: bool | None = _point("simulator_fallback")
+    pass_raw_observation: bool | None = _point("pass_raw_observation")
     agent_messages: MessageStyle | None = _point("agent_messages")
     simulator_messages: MessageStyle | None = _point("simulator_messages")
     verifier_messages: MessageStyle | None = _point("verifier_messages")
@@ -186,6 +186,12 @@ class RunConfig(FaultSettings):
         default=DEFAULT_SUBMIT_TOOL,
         pattern=r"^[A-Za-z0-9_-]{1,64}$",
         description="Name of the MCP tool that submits the final answer and ends the episode.",
+    )
+    sim_checks: bool | None = _point("sim_checks")
+    simulator_seed: int | None = Field(
+        default=None,
+        description="Seed the simulator generates with, for providers that take one "
+        "(None: unseeded); runs with several seeds measure the simulator's variance.",
     )
 
     @model_validator(mode="before")
@@ -245,6 +251,20 @@ class RunConfig(FaultSettings):
             raise ValueError(f"date must be YYYY-MM-DD, got {value!r}") from None
         return value
 
+    @model_validator(mode="after")
+    def _checks_need_code_faults(self) -> RunConfig:
+        if self.sim_checks and self.points().fault_engine is FaultEngine.PROMPT:
+            if self._prompt_faults():
+                raise ValueError(
+                    "sim_checks cannot run with fault_engine=prompt: the faults the simulator "
+                    "is told to make would fail the checks; use fault_engine=code"
+                )
+        return self
+
+    def fault_settings(self) -> RunConfig:
+        """This configuration with its fault engine resolved by the protocol (sessions, rules)."""
+        return self.model_copy(update={"fault_engine": self.points().fault_engine})
+
     def injects_faults(self) -> bool:
         """Whether any fault reaches a sample: an env mode's events or a family."""
         return (self.env_mode is not EnvMode.E0 and self.fault_count > 0) or bool(self.faults)
@@ -266,13 +286,26 @@ class RunConfig(FaultSettings):
         return self.model_copy(update=update)
 
     def points(self) -> ProtocolPoints:
-        """Every protocol point's value: the protocol's preset, then this run's overrides."""
+        """Every protocol point's value: the protocol's preset, then this run's overrides.
+
+        The online simulator checks left to the protocol are off when the simulator is
+        told to make the faults (``fault_engine=prompt`` with E1-E3): its faults would
+        fail them. Asking for both is refused.
+        """
         chosen = {
             name: getattr(self, name)
             for name in ProtocolPoints.model_fields
             if getattr(self, name) is not None
         }
-        return PRESETS[self.protocol].model_copy(update=chosen)
+        points = PRESETS[self.protocol].model_copy(update=chosen)
+        if self.sim_checks is None and points.fault_engine is FaultEngine.PROMPT:
+            if self._prompt_faults():
+                points = points.model_copy(update={"sim_checks": False})
+        return points
+
+    def _prompt_faults(self) -> bool:
+        """Whether E1-E3 events are on (the engine decides who makes them)."""
+        return self.env_mode is not EnvMode.E0 and self.fault_count > 0
 
     def task_args(self) -> dict[str, Any]:
         """The configuration as the ``occubench`` task's keyword arguments (JSON values)."""

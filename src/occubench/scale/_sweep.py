@@ -167,6 +167,11 @@ class Sweep(RunConfig):
         if empty:
             raise ValueError(f"grid axes need at least one value: {', '.join(empty)}")
         self.configs()  # every point of the grid is a valid configuration, now
+        if self.options.budget is not None:
+            raise ValueError(
+                "options.budget: a sweep has no price table; give --budget and --prices to "
+                "occubench run"
+            )
         for what, names in (
             ("agent", [a.name() for a in self.agents]),
             ("simulator", [s.model for s in self.simulators]),

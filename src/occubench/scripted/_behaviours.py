@@ -16,9 +16,10 @@ from occubench.dataset import example_arguments
 from occubench.defaults import DEFAULT_EXPECTED_TOOL_CALLS
 from occubench.scripted._agents import REFERENCE_AGENTS
 from occubench.scripted._canned import canned_simulator
+from occubench.scripted._diagnose_judge import diagnose_judge
 from occubench.scripted._flawed import FLAWED
 from occubench.scripted._reply import Behaviour, Reply
-from occubench.scripted._simulated import last_action, observation_reply
+from occubench.scripted._simulated import last_action, observation_reply, system_text
 
 
 def schema_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
@@ -65,6 +66,42 @@ def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     return Reply(content=observation_reply(messages, observation, patch))
 
 
+_ACTIONS = ("{action_set_definitions}:", "### Actions\n```json\n")
+
+
+def _example_outputs(system: str) -> dict[str, object]:
+    """The tools' ``example_output`` from the action definitions in a simulator prompt.
+
+    Release prompts end with an ``{action_set_definitions}:`` section (a JSON object of
+    tools by name); other prompts get a ``### Actions`` block (a JSON list of tools).
+    """
+    decoder = json.JSONDecoder()
+    for label in _ACTIONS:
+        start = system.find(label)
+        if start < 0:
+            continue
+        try:
+            found, _ = decoder.raw_decode(system[start + len(label) :].lstrip())
+        except json.JSONDecodeError:
+            continue
+        tools = found.items() if isinstance(found, dict) else [(t.get("name"), t) for t in found]
+        return {str(n): t["example_output"] for n, t in tools if t.get("example_output")}
+    return {}
+
+
+def example_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Answers each action with its tool's ``example_output`` (else like echo-simulator).
+
+    A simulator whose observations have the shape and size the env config declares: the
+    offline stand-in for a faithful model in the cost-estimate checks.
+    """
+    action = last_action(messages)
+    example = _example_outputs(system_text(messages)).get(str(action.name))
+    if example is None:
+        return echo_simulator(messages, tools)
+    return Reply(content=observation_reply(messages, example))
+
+
 _BLOCK = r"<{tag}>\n(.*?)\n</{tag}>"
 
 
@@ -103,8 +140,10 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "schema-agent": schema_agent,
     "steps-agent": steps_agent,
     "echo-simulator": echo_simulator,
+    "example-simulator": example_simulator,
     "scripted-judge": scripted_judge,
     "canned": canned_simulator,
+    "diagnose-judge": diagnose_judge,
     **REFERENCE_AGENTS,
     **FLAWED,
 }

@@ -13,6 +13,11 @@ They stand for the ways a model goes wrong as a simulator, so that the fidelity 
 - ``rule-inventing``: appends a made-up policy to the first text value that is not an
   id, leaving keys and ids as they are (only a judge can notice).
 
+``noisy`` is the ``canned`` simulator at a temperature: a seeded share (``NOISY_SHARE``) of
+its answers is a transient "busy" error. Which ones depends on the seed it is asked with
+(the run's ``simulator_seed``) and on the conversation, so two seeds give two
+environments and the same seed gives the same one again.
+
 ``rule-judge`` is an offline verifier for the audit's rule-invention question: it calls
 an observation unfaithful when it holds a text of four or more words that does not occur
 in the environment block (structured errors aside).
@@ -23,6 +28,7 @@ Here an id is a value under a key ending in ``id``, ``ids``, ``code`` or ``numbe
 from __future__ import annotations
 
 import copy
+import hashlib
 import html
 import json
 import re
@@ -31,8 +37,13 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageUser
 from inspect_ai.tool import ToolInfo
 
-from occubench.scripted._canned import canned_observation, canned_observations, canonical
-from occubench.scripted._reply import Behaviour, Reply
+from occubench.scripted._canned import (
+    canned_observation,
+    canned_observations,
+    canned_simulator,
+    canonical,
+)
+from occubench.scripted._reply import Behaviour, Reply, SeededBehaviour
 from occubench.scripted._simulated import last_action, observation_reply
 
 INVENTED_POLICY = " (site policy: requests older than 30 days need a supervisor's written approval)"
@@ -157,6 +168,21 @@ def rule_inventing_simulator(messages: list[ChatMessage], tools: list[ToolInfo])
     return _reply(messages, observation)
 
 
+NOISY_SHARE = 0.25
+"""Share of the noisy simulator's answers that are a transient error."""
+
+BUSY = {"error": {"code": "UNAVAILABLE", "message": "the service is busy; try again"}}
+
+
+def noisy_simulator(messages: list[ChatMessage], tools: list[ToolInfo], seed: int | None) -> Reply:
+    """Canned, but a seeded share of the answers is a transient error (module doc)."""
+    key = f"{seed}|{len(messages)}|{canonical(_action(messages))}"
+    draw = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    if draw < NOISY_SHARE:
+        return _reply(messages, BUSY)
+    return canned_simulator(messages, tools)
+
+
 def _texts(value: Any) -> list[str]:
     if isinstance(value, dict):
         return [t for k, v in value.items() if k not in ("error", "errors") for t in _texts(v)]
@@ -194,3 +220,6 @@ FLAWED: dict[str, Behaviour] = {
     "rule-judge": rule_judge,
 }
 """The flawed simulators and the rule judge by name (``occubench/<name>``)."""
+
+SEEDED: dict[str, SeededBehaviour] = {"noisy": noisy_simulator}
+"""Scripted models that honour the seed they are asked with, by name."""

@@ -38,8 +38,8 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field
 
 from occubench.scripted._behaviours import BEHAVIOURS
-from occubench.scripted._provider import estimate_tokens
 from occubench.scripted._reply import Behaviour, Reply
+from occubench.tokens import prompt_tokens, reply_tokens
 
 
 class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
@@ -183,7 +183,7 @@ def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict[str, A
     message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
     if calls:
         message["tool_calls"] = calls
-    completion_tokens = estimate_tokens(reply.content + json.dumps(reply.tool_calls))
+    completion_tokens = reply_tokens(reply.content, reply.tool_calls)
     return {
         "id": f"chatcmpl-{prompt_tokens}",
         "object": "chat.completion",
@@ -216,8 +216,8 @@ async def answer_async(
         )
         for t in body.get("tools") or []
     ]
-    prompt_tokens = sum(estimate_tokens(m.text) for m in messages)
-    return model, behaviours[model](messages, tools), prompt_tokens
+    prompt = prompt_tokens(messages, tools)
+    return model, behaviours[model](messages, tools), prompt
 
 
 def answer(

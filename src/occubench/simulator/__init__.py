@@ -7,17 +7,25 @@ from occubench.simulator._layout import (
     SimulatorLayout,
 )
 from occubench.simulator._parse import ObservationParseError, parse_observation
-from occubench.simulator._prompt import embeds_state, normalize_braces, render_system_prompt
+from occubench.simulator._prompt import (
+    SIM_CHECK_CONTRACT,
+    embeds_state,
+    failed_observation,
+    normalize_braces,
+    render_system_prompt,
+)
 from occubench.simulator._simulator import Observation, SimStep, Simulator, SimulatorError
 from occubench.simulator._state import STATE_CONTRACT, PatchError, StateMode, apply_reply_patch
 
 __all__ = [
     "LAYOUTS",
+    "SIM_CHECK_CONTRACT",
     "Observation",
     "OccubenchLayout",
     "PaperLayout",
     "SimulatorLayout",
     "embeds_state",
+    "failed_observation",
     "STATE_CONTRACT",
     "ObservationParseError",
     "PatchError",

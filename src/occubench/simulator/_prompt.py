@@ -50,6 +50,16 @@ observation unchanged:
 </canned_observations>"""
 
 
+SIM_CHECK_CONTRACT = """
+### Checked observations (fixed by the harness)
+- An action may carry "harness_check": a problem the harness found in your previous
+  observation of that same action (it contradicts the configuration or earlier
+  observations). Reply to the action again, with an observation that fixes the problem
+  and stays consistent with the state and the history.
+"""
+"""Appended to the simulator's system prompt when the online simulator checks are on."""
+
+
 def normalize_braces(text: str) -> str:
     """Halve the brace runs of every section whose runs all have even length (module doc)."""
     return "".join(_halve(section) for section in _SECTION_LABEL.split(text))
@@ -119,6 +129,14 @@ def action_message(tool: str, arguments: dict[str, Any]) -> ChatMessageUser:
     return ChatMessageUser(
         content=json.dumps({"name": tool, "arguments": arguments}, ensure_ascii=False)
     )
+
+
+def reask_action(action: str, problem: str) -> str:
+    """The action text of a checked re-ask: the action (JSON text) with the problem named.
+
+    The re-ask adds ``"harness_check"`` to the action (see ``SIM_CHECK_CONTRACT``).
+    """
+    return json.dumps({**json.loads(action), "harness_check": problem}, ensure_ascii=False)
 
 
 def observation_message(text: str) -> ChatMessage:

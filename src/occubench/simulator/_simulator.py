@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, Model
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, GenerateConfig, Model
 from pydantic import BaseModel, Field
 
-from occubench.asking import ask
+from occubench.asking import Asked, ask
 from occubench.defaults import DEFAULT_SIMULATOR_RETRIES
 from occubench.errors import ErrorSource, InfrastructureError
+from occubench.simchecks import CheckFailure, KeptAnswer, ObservationChecker, SimCheck
 from occubench.simulator._layout import OccubenchLayout, SimulatorLayout, system_message
-from occubench.simulator._prompt import failed_observation
+from occubench.simulator._prompt import failed_observation, reask_action
 from occubench.simulator._state import PatchError, apply_reply_patch
+
+
+def _problem(failures: list[CheckFailure]) -> str:
+    """The re-ask's ``harness_check``: every failed check, named."""
+    return "; ".join(f"{f.kind.value} check failed: {f.detail}" for f in failures)
 
 
 class SimulatorError(InfrastructureError):
@@ -29,7 +36,7 @@ class Observation(BaseModel):
     text: str = Field(description="The observation as the agent sees it.")
     parse_failed: bool = Field(
         default=False,
-        description="No attempt parsed and the last raw reply was passed on (fallback).",
+        description="No attempt parsed and the last raw reply was passed on (pass_raw).",
     )
 
 
@@ -54,6 +61,21 @@ class SimStep(BaseModel):
     state: dict[str, Any] | None = Field(
         default=None, description="Explicit state mode: the state after the step."
     )
+    check: SimCheck | None = Field(
+        default=None,
+        description="Online simulator checks: the checks the first answer failed and what "
+        "the re-ask gave (None: checks off, or every check passed).",
+    )
+
+
+Reading = tuple[Any, str, list[dict[str, Any]] | None, Any]
+"""A parsed reply: the observation's value and text, and in explicit state mode the patch
+and the new state."""
+
+
+def _checkable(value: Any) -> dict[str, Any]:
+    """An observation as the online checks read it (a bare JSON value wrapped)."""
+    return value if isinstance(value, dict) else {"value": value}
 
 
 class Simulator:
@@ -65,12 +87,17 @@ class Simulator:
         layout: How the simulator is asked and read (default: occubench's).
         max_retries: Re-asks (or re-samples, per the layout) when a reply holds no usable
             observation (or, in explicit state mode, no patch that applies).
-        fallback: When every attempt fails, pass the last raw reply on as the
+        pass_raw: When every attempt fails, pass the last raw reply on as the
             observation (or ``{}`` without one) instead of raising ``SimulatorError``.
-        max_tokens: max_tokens of each simulator call (None: not set).
         cache: Let Inspect cache simulator responses.
         state: The initial state, for explicit state mode (None: history mode). The
             system prompt must then include ``STATE_CONTRACT``.
+        checker: Online checks of every observation (None: off). The system prompt must
+            then include ``SIM_CHECK_CONTRACT``. An observation that fails a check is
+            re-asked once with the problem named; the re-ask's answer is kept unless it is
+            unusable or fails more kinds of check than the first.
+        check_model: The model re-asked after a failed check (None: this simulator).
+        config: Generate settings of every call (max_tokens, the simulator's seed).
     """
 
     def __init__(
@@ -80,19 +107,25 @@ class Simulator:
         *,
         layout: SimulatorLayout | None = None,
         max_retries: int = DEFAULT_SIMULATOR_RETRIES,
-        fallback: bool = False,
-        max_tokens: int | None = None,
+        pass_raw: bool = False,
         cache: bool = False,
         state: dict[str, Any] | None = None,
+        checker: ObservationChecker | None = None,
+        check_model: Model | None = None,
+        config: GenerateConfig | None = None,
     ) -> None:
         self.model = model
-        self.state = state
         self.system_prompt = system_prompt
         self.layout = layout or OccubenchLayout()
         self.max_retries = max_retries
-        self.fallback = fallback
-        self.config = GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig()
+        self.pass_raw = pass_raw
         self.cache = cache
+        self.state = state
+        self.checker = checker
+        self.check_model = check_model
+        self.config = config or GenerateConfig()
+        self.checked = 0
+        """Observations the online checks looked at."""
         self.steps: list[SimStep] = []
         self._messages: list[ChatMessage] = [system_message(system_prompt)]
 
@@ -108,11 +141,11 @@ class Simulator:
                 on unchanged (the paper's layout shows it to the simulator).
 
         Raises:
-            SimulatorError: when every attempt's reply is unusable and there is no fallback.
+            SimulatorError: when every attempt's reply is unusable and ``pass_raw`` is off.
         """
         action = self.layout.action_text(tool, arguments, raw_arguments)
 
-        def read(text: str) -> tuple[Any, str, list[dict[str, Any]] | None, Any]:
+        def read(text: str) -> Reading:
             value, shown = self.layout.read(text)
             if self.state is None:
                 return value, shown, None, None
@@ -131,7 +164,7 @@ class Simulator:
             config=self.config,
         )
         if asked.value is None:
-            if not self.fallback:
+            if not self.pass_raw:
                 raise SimulatorError(
                     f"simulator gave no usable observation for {tool!r} after "
                     f"{asked.attempts} attempts: {asked.problem}"
@@ -152,7 +185,10 @@ class Simulator:
                 action,
             )
             return found
-        value, shown, patch, new_state = asked.value
+        reading, check, extra = asked.value, None, 0
+        if self.checker is not None:
+            reading, check, extra = await self._checked(tool, arguments, action, asked, read)
+        value, shown, patch, new_state = reading
         if new_state is not None:
             self.state = new_state
         self._append(
@@ -162,13 +198,71 @@ class Simulator:
                 raw_arguments=raw_arguments,
                 observation=value,
                 text=shown,
-                attempts=asked.attempts,
+                attempts=asked.attempts + extra,
                 patch=patch,
                 state=new_state,
+                check=check,
             ),
             action,
         )
         return Observation(value=value, text=shown)
+
+    async def _checked(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        action: str,
+        asked: Asked[Reading],
+        read: Callable[[str], Reading],
+    ) -> tuple[Reading, SimCheck | None, int]:
+        """Check the answer; on a failure re-ask once with the problem named.
+
+        Returns the reading kept, the check record (None when every check passed) and
+        the model calls the re-ask took.
+        """
+        assert self.checker is not None and asked.value is not None
+        first = asked.value
+        self.checked += 1
+        failures = self.checker.check(tool, arguments, _checkable(first[0]))
+        if not failures:
+            self.checker.record(tool, arguments, _checkable(first[0]))
+            return first, None, 0
+        model = self.check_model or self.model
+        layout = self.layout
+        again = await ask(
+            model,
+            [
+                *self._messages,
+                layout.current(action, self.state),
+                ChatMessageAssistant(content=asked.last_text or ""),
+                layout.current(reask_action(action, _problem(failures)), self.state),
+            ],
+            read,
+            attempts=self.max_retries + 1,
+            reask=lambda error: layout.reask(error),
+            errors=(*layout.parse_errors, PatchError),
+            cache=self.cache,
+            config=self.config,
+        )
+        retried = (
+            None
+            if again.value is None
+            else self.checker.check(tool, arguments, _checkable(again.value[0]))
+        )
+        reask_kept = again.value is not None and retried is not None
+        reask_kept = reask_kept and len(retried or []) <= len(failures)
+        kept, rejected = (again.value, first) if reask_kept else (first, again.value)
+        assert kept is not None
+        self.checker.record(tool, arguments, _checkable(kept[0]))
+        check = SimCheck(
+            failures=failures,
+            reask_model=str(model),
+            reask_failures=retried,
+            kept=KeptAnswer.REASK if reask_kept else KeptAnswer.FIRST,
+            rejected=None if rejected is None else _checkable(rejected[0]),
+            suspect=bool(retried) if reask_kept else True,
+        )
+        return kept, check, again.attempts
 
     def record_failure(
         self,
