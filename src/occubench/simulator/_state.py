@@ -16,6 +16,7 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from occubench.codepoints import loads
 from occubench.simulator._parse import ObservationParseError
 
 
@@ -68,7 +69,7 @@ def apply_reply_patch(
     if not found:
         raise PatchError("the reply has no <state_patch> block")
     try:
-        patch = json.loads(found[-1].strip() or "[]")
+        patch = loads(found[-1].strip() or "[]")
     except json.JSONDecodeError as e:
         raise PatchError(f"the state patch is not JSON: {e.msg}") from None
     if not isinstance(patch, list) or not all(isinstance(op, dict) for op in patch):
@@ -92,7 +93,7 @@ def reask_for(error: Exception) -> str:
         )
     if isinstance(error, ObservationParseError):
         return (
-            "Your last reply did not contain a JSON object. Reply again with only the "
-            "observation: one JSON object inside <observation></observation> tags."
+            f"Your last reply was not usable: {error}. Reply again with only the "
+            "observation: one whole JSON object inside <observation></observation> tags."
         )
     raise TypeError(f"not a reply error: {error!r}")
