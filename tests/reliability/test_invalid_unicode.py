@@ -21,9 +21,9 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from inspect_ai.tool import ToolInfo
 from typer.testing import CliRunner, Result
 
+from conftest import make_dataset, tool
 from occubench.cli import app
 from occubench.codepoints import loads
-from occubench.dataset import EnvConfig, Scenario, TaskRecord, ToolSpec, write_dataset
 from occubench.scripted import BEHAVIOURS, Reply
 from occubench.scripted._openai_server import ScriptedOpenAIServer
 from occubench.scripted._simulated import observation_reply
@@ -76,42 +76,10 @@ MODELS = {
 }
 
 
-TOOL = {
-    "name": "find_tenant",
-    "description": "Find a tenant by name.",
-    "parameters": {
-        "type": "object",
-        "required": ["name"],
-        "properties": {"name": {"type": "string", "description": "The tenant's name."}},
-    },
-}
-
-
 @pytest.fixture
 def dataset(tmp_path: Path) -> Path:
-    """Two tasks in one records env (data the test makes: no checks, the judge decides)."""
-    env = EnvConfig(
-        environment_name="env_tenants",
-        world_model_system_prompt="You simulate a tenant registry.",
-        action_set_definitions=[ToolSpec(**TOOL)],
-        task_initial_state={"tenants": [{"name": "J Doe"}]},
-        state_description={"tenants": "Registered tenants."},
-    )
-    tasks = [
-        TaskRecord(
-            task_id=i,
-            difficulty_level=1,
-            task_scenario_name="Leasing Agent",
-            agent_instruction="Find the tenant.",
-            env_name="env_tenants",
-            verification_plan="The tenant was looked up.",
-        )
-        for i in (1, 2)
-    ]
-    scenario = Scenario(
-        category="Real Estate", domain="Leasing", task_scenario_name="Leasing Agent"
-    )
-    return write_dataset(tmp_path / "dataset", tasks, [env], [scenario])
+    """Two tasks of a records env the test makes (no checks: the judge decides)."""
+    return make_dataset(tmp_path / "dataset", [tool("find_record", id="The record id.")], (1, 2))
 
 
 def run(dataset: Path, logs: Path, protocol: str) -> Result:
