@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant, ModelOutput
+from pydantic_core import PydanticSerializationError
 
 _RAW_SURROGATE = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 _JSON_ESCAPE = re.compile(
@@ -43,7 +44,11 @@ def _raw(match: re.Match[str]) -> str:
 
 def escape_invalid(text: str) -> str:
     r"""``text`` with surrogate pairs joined and lone surrogates written as ``\uXXXX``."""
-    return _RAW_SURROGATE.sub(_raw, text)
+    try:
+        text.encode("utf-8")  # the common case, at C speed: nothing to escape
+    except UnicodeEncodeError:
+        return _RAW_SURROGATE.sub(_raw, text)
+    return text
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -85,6 +90,11 @@ def clean_output(output: ModelOutput) -> ModelOutput:
     if output.error is not None:
         output.error = escape_invalid(output.error)
     for choice in output.choices:
+        try:
+            choice.message.model_dump_json()  # the common case: already serializable
+            continue
+        except PydanticSerializationError:
+            pass
         dumped = choice.message.model_dump(mode="json")
         cleaned = clean_json(dumped)
         if cleaned is not dumped:

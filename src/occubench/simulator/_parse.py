@@ -83,6 +83,8 @@ def _why(error: json.JSONDecodeError, text: str) -> str:
         return f"the JSON object is cut off before its end (the reply was cut off?): {preview!r}"
     if error.msg == "Extra data":
         return f"text follows the JSON object (only one object may be given): {preview!r}"
+    if not text.lstrip().startswith(("{", "[")):
+        return f"no JSON object at the start of the reply (nothing may surround it): {preview!r}"
     return (
         f"the observation is not one JSON object ({error.msg} at line {error.lineno} "
         f"column {error.colno}): {preview!r}"
