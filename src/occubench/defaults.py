@@ -25,6 +25,10 @@ DEFAULT_MESSAGE_LIMIT = 1000
 DEFAULT_SIMULATOR_RETRIES = 3
 """Re-asks of the simulator when its answer holds no JSON object (occubench protocol)."""
 
+DEFAULT_MAX_STATE_SIZE = 1_000_000
+"""Characters of JSON the explicit state may grow to (release states hold under 2,000): a
+simulator patch that would grow it further is refused and re-asked."""
+
 DEFAULT_VERIFIER_VOTES = 3
 """k: judge calls per sample; the majority decides, ties fail."""
 
@@ -36,6 +40,10 @@ DEFAULT_SAMPLE_RETRIES = 2
 
 DEFAULT_FAIL_ON_ERROR = 1.0
 """Share of errored samples that fails a run: 1.0 = never abort, record errors instead."""
+
+DEFAULT_MAX_DATASET_FILE_BYTES = 256 * 2**20
+"""Bytes a dataset file may hold (256 MiB; the release's tasks file is about 1 MB, a
+config about 20 KB): a larger one is reported, not read."""
 
 DEFAULT_DATE = "2025-06-16"
 """Fixed date given to the agent and the simulator: no wall clock in prompts."""
