@@ -1,8 +1,12 @@
 import gc
+import os
 import subprocess
 import sys
 
-from occubench.defaults import DEFAULT_GC_THRESHOLDS
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import read_eval_log
+
+from occubench.defaults import DEFAULT_GC_THRESHOLDS, DEFAULT_TRACE_LEVEL
 from occubench.interpreter import tuned_gc
 
 
@@ -48,3 +52,91 @@ def test_exit_now_takes_sys_exit_codes():
     assert run_python("from occubench.interpreter import exit_now; exit_now(None)").returncode == 0
     done = run_python("from occubench.interpreter import exit_now; exit_now('bad input')")
     assert (done.returncode, done.stderr.strip()) == (1, "bad input")
+
+
+def test_lean_inspect_sets_the_trace_level_and_leaves_snapshots_out(monkeypatch):
+    from inspect_ai.model import _model
+
+    from occubench.interpreter import TRACE_LEVEL_ENV, _live_messages, lean_inspect
+
+    monkeypatch.delenv(TRACE_LEVEL_ENV, raising=False)
+    snapshot = _model._snapshot_messages
+    with lean_inspect():
+        assert os.environ[TRACE_LEVEL_ENV] == DEFAULT_TRACE_LEVEL
+        assert _model._snapshot_messages is _live_messages
+        with lean_inspect():  # nested: nothing changes, nothing is undone early
+            pass
+        assert _model._snapshot_messages is _live_messages
+    assert _model._snapshot_messages is snapshot
+    assert TRACE_LEVEL_ENV not in os.environ
+    monkeypatch.setenv(TRACE_LEVEL_ENV, "info")  # the environment's choice wins
+    with lean_inspect():
+        assert os.environ[TRACE_LEVEL_ENV] == "info"
+    assert os.environ[TRACE_LEVEL_ENV] == "info"
+
+
+def test_lean_inspect_keeps_snapshots_with_another_inspect(monkeypatch, caplog):
+    from inspect_ai.model import _model
+
+    from occubench import interpreter
+
+    monkeypatch.setattr(interpreter, "version", lambda name: "0.0.1")
+    snapshot = _model._snapshot_messages
+    with interpreter.lean_inspect():
+        assert _model._snapshot_messages is snapshot
+    assert "keep Inspect's message snapshots" in caplog.text
+
+
+def model_events(log_dir) -> list:
+    """Every model event of a run, without what differs between runs (ids, times)."""
+    found = []
+    for path in sorted(log_dir.rglob("*.eval")):
+        for sample in read_eval_log(str(path)).samples or []:
+            for e in sample.events:
+                if isinstance(e, ModelEvent):
+                    found.append(
+                        (
+                            sample.id,
+                            e.role,
+                            [m.model_dump(exclude={"id"}) for m in e.input],
+                            [c.message.model_dump(exclude={"id"}) for c in e.output.choices],
+                        )
+                    )
+    return sorted(found, key=repr)
+
+
+def test_logs_are_the_same_without_snapshots(tmp_path, monkeypatch):
+    """A faulted run (explicit and implicit faults, judge votes) logs the same events."""
+    from contextlib import nullcontext
+
+    from typer.testing import CliRunner
+
+    from occubench.cli import app
+    from occubench.scale import _runner
+
+    args = [
+        "run",
+        "--dataset",
+        "reference",
+        "--agent-model",
+        "occubench/careful",
+        "--simulator-model",
+        "occubench/canned",
+        "--verifier-model",
+        "occubench/scripted-judge",
+        "--with-plan",
+        "--env-mode",
+        "E3",
+        "--workers",
+        "1",
+        "--display",
+        "none",
+    ]
+    lean = CliRunner().invoke(app, [*args, "--log-dir", str(tmp_path / "lean")])
+    assert lean.exit_code == 0, lean.output
+    monkeypatch.setattr(_runner, "lean_inspect", nullcontext)
+    snapshots = CliRunner().invoke(app, [*args, "--log-dir", str(tmp_path / "snapshots")])
+    assert snapshots.exit_code == 0, snapshots.output
+    events = model_events(tmp_path / "lean")
+    assert len(events) > 100
+    assert events == model_events(tmp_path / "snapshots")

@@ -1,4 +1,8 @@
-"""Inspect entry points: the ``occubench/occubench`` task and ``occubench/<name>`` models."""
+"""Inspect entry points: the ``occubench/occubench`` task and the model providers.
+
+``occubench/<name>``: offline scripted models; ``occubench-openai/<service>/<model>``:
+the lean OpenAI-compatible provider (``occubench.providers``).
+"""
 
 from inspect_ai.model import modelapi
 
@@ -13,4 +17,12 @@ def scripted_models() -> type:
     return ScriptedAPI
 
 
-__all__ = ["occubench", "scripted_models"]
+@modelapi(name="occubench-openai")
+def lean_openai() -> type:
+    """Any OpenAI-compatible server, posting JSON without the OpenAI SDK's request transform."""
+    from occubench.providers import LeanOpenAIAPI
+
+    return LeanOpenAIAPI
+
+
+__all__ = ["lean_openai", "occubench", "scripted_models"]

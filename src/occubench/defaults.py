@@ -61,6 +61,15 @@ DEFAULT_LOG_REALTIME = False
 Off by default: it costs a sizeable share of the harness CPU per model call (see
 README "Throughput and concurrency"); finished samples are logged either way."""
 
+DEFAULT_LOG_MODEL_API = False
+"""Keep each model call's raw request and response in the log (Inspect's
+``log_model_api``). Off by default: the records of successful calls cost CPU to build
+and space to write; failed calls keep theirs either way."""
+
+DEFAULT_TRACE_LEVEL = "warning"
+"""Level of Inspect's trace file while occubench runs an eval (``INSPECT_TRACE_LEVEL``,
+unless set in the environment); Inspect's own default traces every model call."""
+
 DEFAULT_MAX_RETRIES = 8
 """Inspect retries of one model call (429, 5xx, timeouts, dropped connections), after the
 provider SDK's own; backoff starts at 3 s and doubles (about 13-25 min in all)."""

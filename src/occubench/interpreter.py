@@ -1,4 +1,4 @@
-"""Interpreter settings of a long eval: garbage collection while it runs, a quick exit.
+"""Interpreter settings of a long eval: garbage collection, Inspect's per-call costs, a quick exit.
 
 CPython's full collections scan every tracked object and stop the event loop while
 they run, so every sample in flight waits. In a shard of 50 samples at 1000 ms
@@ -9,20 +9,47 @@ generation: never scanned again) and raises the thresholds, so that full
 collections become rare while the young generation still frees short-lived cycles.
 Peak memory of that shard: 259 MB with the defaults, 270 MB tuned.
 
+``lean_inspect`` configures Inspect for throughput while an eval runs: its trace file
+at ``DEFAULT_TRACE_LEVEL`` (Inspect's default traces the start and end of every model
+call; ``INSPECT_TRACE_LEVEL`` in the environment wins), and no message snapshots in
+model events (below).
+
 ``exit_now`` ends a process whose work is saved without tearing the interpreter down
 (freeing every module and object one by one): that took 1.2 s after a shard's eval.
+
+Message snapshots. For every model call Inspect serialises and hashes each message of
+the input, and deep copies those it has not seen, so that an agent editing a message
+in place after the call cannot change what the event logs (``_snapshot_messages`` in
+``inspect_ai.model._model``, 0.3.285). That is O(history) per call, O(calls^2) per
+sample, about 0.4 ms per call on a long simulator prompt. occubench's agent, simulator
+and judge never edit a message after sending it (each prompt is a fresh list; history
+messages are built once), so the snapshot always equals the live message: the events
+log the same JSON without it (``tests/test_interpreter.py`` compares whole logs of
+faulted runs with and without). ``lean_inspect`` therefore logs the live input messages,
+as Inspect itself does for a message it cannot copy. This reaches into a private
+function, so it applies only to the Inspect version it was checked against
+(``SNAPSHOT_CHECKED``); with another version the snapshots stay and a warning says so.
 """
 
 from __future__ import annotations
 
 import atexit
 import gc
+import logging
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.metadata import version
+from typing import Any
 
-from occubench.defaults import DEFAULT_GC_THRESHOLDS
+from occubench.defaults import DEFAULT_GC_THRESHOLDS, DEFAULT_TRACE_LEVEL
+
+SNAPSHOT_CHECKED = "0.3.285"
+"""The inspect-ai version whose message snapshots ``lean_inspect`` leaves out."""
+TRACE_LEVEL_ENV = "INSPECT_TRACE_LEVEL"
+
+logger = logging.getLogger(__name__)
 
 _tuned = 0
 """Depth of nested ``tuned_gc`` blocks: only the outermost one collects and freezes."""
@@ -54,6 +81,42 @@ def tuned_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> Iterat
         _tuned = 0
         gc.set_threshold(*previous)
         gc.unfreeze()
+
+
+def _live_messages(messages: list[Any]) -> list[Any]:
+    """The input messages of a model event as they are (no snapshot copies)."""
+    return list(messages)
+
+
+@contextmanager
+def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
+    """Inspect set for throughput while the block runs (see the module's docstring).
+
+    The trace level is set in the environment unless it is set there already (shard
+    processes inherit it); message snapshots are left out with the checked Inspect
+    version only. Both are restored on exit; a block inside another changes nothing.
+    """
+    from inspect_ai.model import _model
+
+    had_level = TRACE_LEVEL_ENV in os.environ
+    os.environ.setdefault(TRACE_LEVEL_ENV, trace_level)
+    snapshot = _model._snapshot_messages
+    installed = version("inspect_ai")
+    if installed == SNAPSHOT_CHECKED:
+        _model._snapshot_messages = _live_messages  # type: ignore[assignment]
+    elif snapshot is not _live_messages:
+        logger.warning(
+            "inspect-ai %s is not %s: model events keep Inspect's message snapshots "
+            "(occubench.interpreter.lean_inspect)",
+            installed,
+            SNAPSHOT_CHECKED,
+        )
+    try:
+        yield
+    finally:
+        _model._snapshot_messages = snapshot  # type: ignore[assignment]
+        if not had_level:
+            os.environ.pop(TRACE_LEVEL_ENV, None)
 
 
 def tune_startup_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> None:

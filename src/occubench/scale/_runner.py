@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from occubench.analysis import read_runs
 from occubench.config import EvalOptions
-from occubench.interpreter import tuned_gc
+from occubench.interpreter import lean_inspect, tuned_gc
 from occubench.roles import Role
 from occubench.scale._log_housekeeping import remove_superseded_logs
 from occubench.scale._spec import ShardResult, ShardSpec
@@ -73,12 +73,14 @@ def run_eval(
         epochs: Runs of each sample.
         display: Inspect's display (``none``, ``rich``, ``plain``, ``full``).
 
-    The collector is tuned while the eval runs (``tuned_gc``), errors never fail the
-    eval (they are recorded per sample), and logs a killed earlier attempt left
-    behind are removed once the eval set has taken their samples.
+    The collector is tuned and Inspect set for throughput while the eval runs
+    (``tuned_gc``, ``lean_inspect``: trace level, no message snapshots), raw model
+    calls are logged only with ``options.log_model_api`` (failed calls always), errors
+    never fail the eval (they are recorded per sample), and logs a killed earlier
+    attempt left behind are removed once the eval set has taken their samples.
     """
     settings = generate or options.generate_config
-    with tuned_gc():
+    with tuned_gc(), lean_inspect():
         success, logs = eval_set(
             tasks=task,
             task_args=dict(task_args),
@@ -88,6 +90,7 @@ def run_eval(
             epochs=epochs,
             max_samples=max_samples or options.samples_at_once(),
             log_realtime=options.log_realtime,
+            log_model_api=options.log_model_api,
             log_buffer=options.log_buffer,
             retry_on_error=options.retry_on_error,
             fail_on_error=False,
