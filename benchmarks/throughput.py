@@ -507,7 +507,7 @@ def main() -> None:
             if opts.profile:  # a second run under py-spy: the CPU figure above stays clean
                 raw = work / "harness.txt"
                 harness([*common, "--log-dir", str(work / "logs-p")], env, timeout, raw)
-                report_profile(raw, run.cpu, sum(stats["requests"].values()))
+                report_profile(raw, run.cpu, total)
     finally:
         print(f"load average after: {load_average()}")
         if opts.keep:

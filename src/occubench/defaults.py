@@ -149,6 +149,11 @@ DEFAULT_RAY_NUM_CPUS = 1.0
 DEFAULT_SWEEP_LOG_DIR = Path("logs") / "sweeps"
 """Folder ``occubench sweep`` logs to when the sweep file and --log-dir do not say."""
 
+DEFAULT_COLLECT_EVERY = 32
+"""Finished samples between two full collections while an eval runs
+(``occubench.interpreter.sample_finished``): each frees the reference cycles of the
+samples finished since the last one, so a shard's memory does not grow with its tasks."""
+
 DEFAULT_GC_THRESHOLDS = (10_000, 50, 100)
 """Collector thresholds while an eval runs (``occubench.interpreter``; CPython's are
 (700, 10, 10)): the young generation is collected every 10,000 net allocations and a

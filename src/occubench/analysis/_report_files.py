@@ -7,7 +7,9 @@ Whatever formats are asked for, the charts are written too, as PNG and SVG under
 - ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ...) and the tidy
   sample table ``samples.csv``;
 - ``json``: ``report.json`` (the `Report`) and ``samples.jsonl`` (one row per sample);
-- ``html``: ``report.html``, one self-contained page.
+- ``html``: ``report.html``, one self-contained page;
+- ``parquet``: ``samples.parquet``, the tidy sample table in the results store's columns
+  (``analysis._store``), to query with DuckDB or pandas.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from occubench.analysis._report_tables import markdown_table, report_tables
 from occubench.analysis._report_trajectory import read_trajectories
 from occubench.analysis._runs import SampleRow
 from occubench.analysis._sanitize import markdown_cell
+from occubench.analysis._store import EXPORT_FILE, write_parquet
 
 
 class ReportFormat(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
@@ -36,6 +39,7 @@ class ReportFormat(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
     CSV = "csv"
     JSON = "json"
     HTML = "html"
+    PARQUET = "parquet"
 
 
 PLOTS_DIR = "plots"
@@ -156,6 +160,8 @@ def write_report(
                 encoding="utf-8",
             )
             written += [path, samples]
+        elif fmt is ReportFormat.PARQUET:
+            written.append(write_parquet(rows, out / EXPORT_FILE))
         else:
             page = render_html(
                 report,

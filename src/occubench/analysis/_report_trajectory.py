@@ -1,4 +1,4 @@
-"""Trajectories for the report's drill-down, read back from the logs.
+"""Trajectories for the report's drill-down, read back from the logs (those samples only).
 
 The text is kept as the models wrote it (cut at a limit); whoever renders it escapes it.
 """
@@ -6,7 +6,7 @@ The text is kept as the models wrote it (cut at a limit); whoever renders it esc
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from inspect_ai.log import EvalSample, read_eval_log_samples
@@ -15,6 +15,7 @@ from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
 
 from occubench.analysis._runs import SampleRow
+from occubench.analysis._store import read_log_samples
 from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
 from occubench.grading import SCORER_NAME, Grade
 
@@ -76,13 +77,26 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
 def read_trajectories(
     rows: Sequence[SampleRow], limit: int = DEFAULT_REPORT_TEXT_LIMIT
 ) -> list[Trajectory]:
-    """The trajectory of every row, in the order of ``rows`` (each log is read once)."""
+    """The trajectory of every row, in the order of ``rows``.
+
+    Only the rows' samples are read: from a local ``.eval`` log, just their members of
+    the zip, without their events (``analysis._store.read_log_samples``); from another
+    log, Inspect's reader streams its samples once.
+    """
     wanted: dict[str, dict[tuple[str, int], int]] = {}
     for i, row in enumerate(rows):
         wanted.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = i
     found: list[Trajectory] = [Trajectory() for _ in rows]
     for log, positions in wanted.items():
-        for sample in read_eval_log_samples(log, all_samples_required=False):
+        keys = [(row.task_id, row.epoch) for row in (rows[i] for i in positions.values())]
+        documents = read_log_samples(log, keys)
+        if documents:
+            samples: Iterable[EvalSample] = (
+                EvalSample.model_validate(doc) for doc in documents.values()
+            )
+        else:
+            samples = read_eval_log_samples(log, all_samples_required=False)
+        for sample in samples:
             index = positions.get((str(sample.id), sample.epoch))
             if index is not None:
                 found[index] = trajectory(sample, limit)

@@ -15,18 +15,35 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from inspect_ai import eval_set
+from inspect_ai.hooks import Hooks, SampleEnd, hooks
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
 
 from occubench.analysis import read_runs
 from occubench.config import EvalOptions
-from occubench.interpreter import lean_inspect, tuned_gc
+from occubench.interpreter import gc_tuned, lean_inspect, sample_finished, tuned_gc
 from occubench.roles import Role
 from occubench.scale._log_housekeeping import remove_superseded_logs
 from occubench.scale._spec import ShardResult, ShardSpec
 
 BENCHMARK_TASK = "occubench/occubench"
 """Registry name of the benchmark task (``occubench.task.occubench``)."""
+
+
+@hooks(
+    name="occubench_finished_samples",
+    description="Frees finished samples' reference cycles while occubench runs an eval.",
+)
+class FinishedSamples(Hooks):
+    """Counts finished samples for ``sample_finished`` (active inside ``tuned_gc`` only)."""
+
+    def enabled(self) -> bool:
+        """Only while occubench's tuned collector is on (``run_eval``)."""
+        return gc_tuned()
+
+    async def on_sample_end(self, data: SampleEnd) -> None:
+        """A sample ended: maybe collect (see ``occubench.interpreter``)."""
+        sample_finished()
 
 
 class EvalOutcome(BaseModel):
