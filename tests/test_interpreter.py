@@ -55,19 +55,28 @@ def test_exit_now_takes_sys_exit_codes():
 
 
 def test_lean_inspect_sets_the_trace_level_and_leaves_snapshots_out(monkeypatch):
-    from inspect_ai.model import _model
+    from inspect_ai.model import _call_tools, _model
 
-    from occubench.interpreter import TRACE_LEVEL_ENV, _live_messages, lean_inspect
+    from occubench.interpreter import (
+        TRACE_LEVEL_ENV,
+        _live_messages,
+        _ToolDefinitions,
+        lean_inspect,
+    )
 
     monkeypatch.delenv(TRACE_LEVEL_ENV, raising=False)
-    snapshot = _model._snapshot_messages
+    snapshot, fields = _model._snapshot_messages, _call_tools.tool_def_fields
     with lean_inspect():
         assert os.environ[TRACE_LEVEL_ENV] == DEFAULT_TRACE_LEVEL
         assert _model._snapshot_messages is _live_messages
+        cached = _call_tools.tool_def_fields
+        assert isinstance(cached, _ToolDefinitions)
         with lean_inspect():  # nested: nothing changes, nothing is undone early
-            pass
+            assert _call_tools.tool_def_fields is cached
         assert _model._snapshot_messages is _live_messages
+        assert _call_tools.tool_def_fields is cached
     assert _model._snapshot_messages is snapshot
+    assert _call_tools.tool_def_fields is fields
     assert TRACE_LEVEL_ENV not in os.environ
     monkeypatch.setenv(TRACE_LEVEL_ENV, "info")  # the environment's choice wins
     with lean_inspect():
@@ -75,15 +84,39 @@ def test_lean_inspect_sets_the_trace_level_and_leaves_snapshots_out(monkeypatch)
     assert os.environ[TRACE_LEVEL_ENV] == "info"
 
 
+def test_tool_definitions_are_derived_once_per_tool(monkeypatch):
+    from inspect_ai.tool import ToolDef
+
+    from occubench.interpreter import _ToolDefinitions
+
+    derived = []
+    cache = _ToolDefinitions(lambda tool: derived.append(tool.__name__) or ("fields",))
+
+    async def lookup(order_id: str) -> str:
+        """Look up an order.
+
+        Args:
+            order_id: The order's id.
+        """
+        return order_id
+
+    tool = ToolDef(lookup).as_tool()
+    assert cache(tool) == cache(tool) == ("fields",) and len(derived) == 1
+    del tool  # the tool is gone: so is its entry
+    gc.collect()
+    assert len(cache.known) == 0
+
+
 def test_lean_inspect_keeps_snapshots_with_another_inspect(monkeypatch, caplog):
-    from inspect_ai.model import _model
+    from inspect_ai.model import _call_tools, _model
 
     from occubench import interpreter
 
     monkeypatch.setattr(interpreter, "version", lambda name: "0.0.1")
-    snapshot = _model._snapshot_messages
+    snapshot, fields = _model._snapshot_messages, _call_tools.tool_def_fields
     with interpreter.lean_inspect():
         assert _model._snapshot_messages is snapshot
+        assert _call_tools.tool_def_fields is fields
     assert "keep Inspect's message snapshots" in caplog.text
 
 
@@ -100,13 +133,15 @@ def model_events(log_dir) -> list:
                             e.role,
                             [m.model_dump(exclude={"id"}) for m in e.input],
                             [c.message.model_dump(exclude={"id"}) for c in e.output.choices],
+                            [t.model_dump() for t in e.tools],
                         )
                     )
     return sorted(found, key=repr)
 
 
-def test_logs_are_the_same_without_snapshots(tmp_path, monkeypatch):
-    """A faulted run (explicit and implicit faults, judge votes) logs the same events."""
+def test_logs_are_the_same_with_lean_inspect(tmp_path, monkeypatch):
+    """A faulted run (explicit and implicit faults, judge votes) logs the same events
+    without snapshots and with tool definitions kept as with Inspect's defaults."""
     from contextlib import nullcontext
 
     from typer.testing import CliRunner

@@ -38,6 +38,12 @@ faulted runs with and without). ``lean_inspect`` therefore logs the live input m
 as Inspect itself does for a message it cannot copy. This reaches into a private
 function, so it applies only to the Inspect version it was checked against
 (``SNAPSHOT_CHECKED``); with another version the snapshots stay and a warning says so.
+
+Tool definitions. On every model call Inspect re-derives each tool's definition from
+its registry entry (``tool_def_fields``: name, description, parameter schema,
+validated again), although a sample's tools never change. Under the same version pin,
+``lean_inspect`` keeps the definition of each tool object for as long as the object
+lives (a weak cache): built once per sample.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ import gc
 import logging
 import os
 import sys
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.metadata import version
@@ -55,7 +62,8 @@ from typing import Any
 from occubench.defaults import DEFAULT_COLLECT_EVERY, DEFAULT_GC_THRESHOLDS, DEFAULT_TRACE_LEVEL
 
 SNAPSHOT_CHECKED = "0.3.285"
-"""The inspect-ai version whose message snapshots ``lean_inspect`` leaves out."""
+"""The inspect-ai version whose message snapshots and tool definitions ``lean_inspect``
+adjusts (private functions of ``inspect_ai.model``)."""
 TRACE_LEVEL_ENV = "INSPECT_TRACE_LEVEL"
 
 logger = logging.getLogger(__name__)
@@ -121,6 +129,23 @@ def _live_messages(messages: list[Any]) -> list[Any]:
     return list(messages)
 
 
+class _ToolDefinitions:
+    """``tool_def_fields`` kept per tool object (see the module's docstring)."""
+
+    def __init__(self, derive: Any) -> None:
+        self.derive = derive
+        self.known: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def __call__(self, tool: Any) -> Any:
+        try:
+            return self.known[tool]
+        except KeyError:
+            fields = self.known[tool] = self.derive(tool)
+            return fields
+        except TypeError:  # not weakly referenceable: derived each time, as by Inspect
+            return self.derive(tool)
+
+
 @contextmanager
 def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
     """Inspect set for throughput while the block runs (see the module's docstring).
@@ -129,14 +154,16 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
     processes inherit it); message snapshots are left out with the checked Inspect
     version only. Both are restored on exit; a block inside another changes nothing.
     """
-    from inspect_ai.model import _model
+    from inspect_ai.model import _call_tools, _model
 
     had_level = TRACE_LEVEL_ENV in os.environ
     os.environ.setdefault(TRACE_LEVEL_ENV, trace_level)
-    snapshot = _model._snapshot_messages
+    snapshot, tool_fields = _model._snapshot_messages, _call_tools.tool_def_fields
     installed = version("inspect_ai")
     if installed == SNAPSHOT_CHECKED:
         _model._snapshot_messages = _live_messages  # type: ignore[assignment]
+        if not isinstance(tool_fields, _ToolDefinitions):
+            _call_tools.tool_def_fields = _ToolDefinitions(tool_fields)  # type: ignore[assignment]
     elif snapshot is not _live_messages:
         logger.warning(
             "inspect-ai %s is not %s: model events keep Inspect's message snapshots "
@@ -148,6 +175,7 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
         yield
     finally:
         _model._snapshot_messages = snapshot  # type: ignore[assignment]
+        _call_tools.tool_def_fields = tool_fields  # type: ignore[assignment]
         if not had_level:
             os.environ.pop(TRACE_LEVEL_ENV, None)
 

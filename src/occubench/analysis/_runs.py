@@ -35,7 +35,8 @@ EPISODE_KEYS = {
 def _episode_field(name: str) -> tuple[TypeAdapter[Any], Any]:
     """The validator and default of one ``Episode`` field."""
     field = Episode.model_fields[name]
-    return TypeAdapter(field.annotation), field.get_default(call_default_factory=True)
+    adapter: TypeAdapter[Any] = TypeAdapter(field.annotation or Any)
+    return adapter, field.get_default(call_default_factory=True)
 
 
 def episode_values(store: Mapping[str, Any]) -> dict[str, Any]:
