@@ -102,7 +102,7 @@ def test_tool_definitions_are_derived_once_per_tool(monkeypatch):
 
     tool = ToolDef(lookup).as_tool()
     assert cache(tool) == cache(tool) == ("fields",) and len(derived) == 1
-    del tool  # the tool is gone: so is its entry
+    del tool, lookup  # the tool is gone: so is its entry
     gc.collect()
     assert len(cache.known) == 0
 
