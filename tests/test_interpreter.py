@@ -84,27 +84,28 @@ def test_lean_inspect_sets_the_trace_level_and_leaves_snapshots_out(monkeypatch)
     assert os.environ[TRACE_LEVEL_ENV] == "info"
 
 
-def test_tool_definitions_are_derived_once_per_tool(monkeypatch):
-    from inspect_ai.tool import ToolDef
-
+def test_tool_definitions_are_derived_once_per_tool():
     from occubench.interpreter import _ToolDefinitions
 
+    def make_tool():  # a tool made at run time, as the agent makes one per sample
+        async def lookup(order_id: str) -> str:
+            return order_id
+
+        return lookup
+
     derived = []
-    cache = _ToolDefinitions(lambda tool: derived.append(tool.__name__) or ("fields",))
-
-    async def lookup(order_id: str) -> str:
-        """Look up an order.
-
-        Args:
-            order_id: The order's id.
-        """
-        return order_id
-
-    tool = ToolDef(lookup).as_tool()
-    assert cache(tool) == cache(tool) == ("fields",) and len(derived) == 1
-    del tool, lookup  # the tool is gone: so is its entry
+    cache = _ToolDefinitions(
+        lambda tool: derived.append(getattr(tool, "__name__", tool)) or ("fields",)
+    )
+    tool = make_tool()
+    results = [cache(tool), cache(tool), cache(make_tool())]
+    assert results == [("fields",)] * 3
+    assert derived == ["lookup", "lookup"]  # the second tool is another object
+    del tool, results
     gc.collect()
-    assert len(cache.known) == 0
+    assert len(cache.known) == 0  # the tools are gone: so are their entries
+    assert cache(1) == ("fields",) and cache(1) == ("fields",)  # not weakly referenceable
+    assert len(derived) == 4
 
 
 def test_lean_inspect_keeps_snapshots_with_another_inspect(monkeypatch, caplog):
