@@ -56,6 +56,7 @@ def test_exit_now_takes_sys_exit_codes():
 
 def test_lean_inspect_sets_the_trace_level_and_leaves_snapshots_out(monkeypatch):
     from inspect_ai.model import _call_tools, _model
+    from inspect_ai.tool import _tool_def
 
     from occubench.interpreter import (
         TRACE_LEVEL_ENV,
@@ -70,13 +71,13 @@ def test_lean_inspect_sets_the_trace_level_and_leaves_snapshots_out(monkeypatch)
         assert os.environ[TRACE_LEVEL_ENV] == DEFAULT_TRACE_LEVEL
         assert _model._snapshot_messages is _live_messages
         cached = _call_tools.tool_def_fields
-        assert isinstance(cached, _ToolDefinitions)
+        assert isinstance(cached, _ToolDefinitions) and _tool_def.tool_def_fields is cached
         with lean_inspect():  # nested: nothing changes, nothing is undone early
             assert _call_tools.tool_def_fields is cached
         assert _model._snapshot_messages is _live_messages
         assert _call_tools.tool_def_fields is cached
     assert _model._snapshot_messages is snapshot
-    assert _call_tools.tool_def_fields is fields
+    assert _call_tools.tool_def_fields is fields and _tool_def.tool_def_fields is fields
     assert TRACE_LEVEL_ENV not in os.environ
     monkeypatch.setenv(TRACE_LEVEL_ENV, "info")  # the environment's choice wins
     with lean_inspect():

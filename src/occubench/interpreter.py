@@ -155,6 +155,7 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
     version only. Both are restored on exit; a block inside another changes nothing.
     """
     from inspect_ai.model import _call_tools, _model
+    from inspect_ai.tool import _tool_def
 
     had_level = TRACE_LEVEL_ENV in os.environ
     os.environ.setdefault(TRACE_LEVEL_ENV, trace_level)
@@ -163,7 +164,9 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
     if installed == SNAPSHOT_CHECKED:
         _model._snapshot_messages = _live_messages  # type: ignore[assignment]
         if not isinstance(tool_fields, _ToolDefinitions):
-            _call_tools.tool_def_fields = _ToolDefinitions(tool_fields)  # type: ignore[assignment]
+            kept = _ToolDefinitions(tool_fields)
+            # the model call's tool list and ToolDef(tool) when the tools are called
+            _call_tools.tool_def_fields = _tool_def.tool_def_fields = kept  # type: ignore[assignment]
     elif snapshot is not _live_messages:
         logger.warning(
             "inspect-ai %s is not %s: model events keep Inspect's message snapshots "
@@ -175,7 +178,7 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
         yield
     finally:
         _model._snapshot_messages = snapshot  # type: ignore[assignment]
-        _call_tools.tool_def_fields = tool_fields  # type: ignore[assignment]
+        _call_tools.tool_def_fields = _tool_def.tool_def_fields = tool_fields  # type: ignore[assignment]
         if not had_level:
             os.environ.pop(TRACE_LEVEL_ENV, None)
 

@@ -20,6 +20,10 @@ from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
 from occubench.grading import SCORER_NAME, Grade
 
 
+TRAJECTORY_FIELDS = ("id", "epoch", "input", "target", "messages", "scores", "metadata")
+"""Sample fields a trajectory is made of (the rest of a logged sample is not validated)."""
+
+
 class Turn(BaseModel):
     """One message of a trajectory."""
 
@@ -92,7 +96,8 @@ def read_trajectories(
         documents = read_log_samples(log, keys)
         if documents:
             samples: Iterable[EvalSample] = (
-                EvalSample.model_validate(doc) for doc in documents.values()
+                EvalSample.model_validate({k: doc[k] for k in TRAJECTORY_FIELDS if k in doc})
+                for doc in documents.values()
             )
         else:
             samples = read_eval_log_samples(log, all_samples_required=False)
