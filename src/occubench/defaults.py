@@ -93,6 +93,12 @@ DEFAULT_REPORT_DIR = Path("occubench-report")
 DEFAULT_REPORT_TEXT_LIMIT = 20_000
 """Characters of one message shown in the HTML trajectory view (the rest is cut, noted)."""
 
+DEFAULT_REPORT_TRAJECTORIES = 1000
+"""Samples whose trajectory the HTML report embeds for its drill-down (errored ones
+first, then failed, then passed, each in report order): a paper-sized grid has tens of
+thousands of samples, whose trajectories would make a page of hundreds of megabytes
+and take a minute to read from the logs. Only those samples are read."""
+
 DEFAULT_SYNTH_SUBTOPICS = 16
 """Sub-topics (one environment each) the synthesis pipeline derives from a scenario."""
 

@@ -234,3 +234,16 @@ def test_trajectories_read_only_the_samples_asked_for(logs, monkeypatch):
             if (str(s.id), s.epoch) == (str(row.task_id), row.epoch)
         ]
         assert got == trajectory(sample) and got.turns
+
+
+def test_the_drill_down_shows_errors_then_failures_then_passes(logs):
+    from occubench.analysis._report_trajectory import drill_down
+
+    rows = read_runs([logs], cache=False)
+    order = drill_down(rows, len(rows))
+    kinds = [0 if rows[i].error else 1 if not rows[i].passed else 2 for i in order]
+    assert kinds == sorted(kinds) and sorted(order) == list(range(len(rows)))
+    shown = drill_down(rows, 2)
+    assert shown == order[:2] and rows[shown[0]].error is not None
+    found = read_trajectories(rows, only=set(shown))
+    assert [bool(t.turns) for t in found] == [i in shown for i in range(len(rows))]
