@@ -1,12 +1,13 @@
-"""Inspect entry points: the ``occubench/occubench`` task and the model providers.
+"""Inspect entry points: the occubench tasks and the model providers.
 
-``occubench/<name>``: offline scripted models; ``occubench-openai/<service>/<model>``:
+Tasks: ``occubench/occubench`` (the benchmark) and ``occubench/fidelity_audit``. Models:
+``occubench/<name>``, the offline scripted models; ``occubench-openai/<service>/<model>``,
 the lean OpenAI-compatible provider (``occubench.providers``).
 """
 
 from inspect_ai.model import modelapi
 
-from occubench.task import occubench
+from occubench.task import fidelity_audit, occubench
 
 
 @modelapi(name="occubench")
@@ -25,4 +26,4 @@ def lean_openai() -> type:
     return LeanOpenAIAPI
 
 
-__all__ = ["lean_openai", "occubench", "scripted_models"]
+__all__ = ["fidelity_audit", "lean_openai", "occubench", "scripted_models"]

@@ -14,6 +14,8 @@ from occubench.agent import agent_input, occubench_agent
 from occubench.config import CONFIG_METADATA, RunConfig
 from occubench.dataset import Dataset, TaskRecord
 from occubench.defaults import (
+    DEFAULT_AUDIT_PLANS_PER_ENV,
+    DEFAULT_AUDIT_RULE_CHECKS,
     DEFAULT_DATE,
     DEFAULT_ENV_MODE,
     DEFAULT_FAULT_COUNT,
@@ -26,6 +28,7 @@ from occubench.defaults import (
     DEFAULT_SIMULATOR_RETRIES,
     DEFAULT_VERIFIER_VOTES,
 )
+from occubench.fidelity import audit_task
 from occubench.grading import needs_state, occubench_scorer
 from occubench.simulator import StateMode
 
@@ -116,3 +119,21 @@ def occubench(
     ``date``; and ``cache``.
     """
     return benchmark_task(RunConfig.model_validate(dict(locals())))
+
+
+@task
+def fidelity_audit(
+    dataset: str | None = None,
+    date: str = DEFAULT_DATE,
+    seed: int = DEFAULT_SEED,
+    max_plans: int = DEFAULT_AUDIT_PLANS_PER_ENV,
+    rule_checks: int = DEFAULT_AUDIT_RULE_CHECKS,
+) -> Task:
+    """The fidelity audit of a simulator (the main model and the ``simulator`` role).
+
+    One sample per probe trajectory of every environment of ``dataset``; with a
+    ``verifier`` role bound, a seeded sample of ``rule_checks`` observations (seed
+    ``seed``) is judged for invented rules. ``occubench audit`` runs it per simulator
+    and pools the checks into the report (``occubench.fidelity.run_audit``).
+    """
+    return audit_task(dataset, date=date, seed=seed, max_plans=max_plans, rule_checks=rule_checks)

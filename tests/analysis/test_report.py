@@ -7,6 +7,7 @@ make the schema agent fail some tasks: its expected CR per mode is derived from 
 fault logs, independently of the metrics code.
 """
 
+import html
 import json
 import re
 from pathlib import Path
@@ -27,6 +28,7 @@ from occubench.analysis import (
     write_report,
 )
 from occubench.analysis._plots import chart_files, report_figures
+from occubench.analysis._report_html import explore_script, script_hash
 
 PAYLOAD = (
     "Done. <script>document.title='PWNED'</script>"
@@ -169,7 +171,14 @@ def test_hostile_names_are_inert_in_the_terminal(rows):
 def test_files_in_every_format(tmp_path, rows, report):
     written = write_report(report, rows, ["md", "csv", "json", "html"], tmp_path)
     names = {p.relative_to(tmp_path).as_posix() for p in written}
-    for chart in ("leaderboard", "industry_radar", "env_modes", "industry_heatmap"):
+    drawn = (
+        "leaderboard",
+        "industry_radar",
+        "env_modes",
+        "industry_heatmap",
+        "industry_difficulty",
+    )
+    for chart in drawn:
         assert {f"plots/{chart}.png", f"plots/{chart}.svg"} <= names
         assert (tmp_path / f"plots/{chart}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = (tmp_path / "report.json").read_text()
@@ -183,10 +192,17 @@ def test_files_in_every_format(tmp_path, rows, report):
     assert leaderboard[0].startswith("rank,agent,simulator") and len(leaderboard) == 3
 
     page = (tmp_path / "report.html").read_text()
-    assert 'class="leaderboard"' in page and page.count('class="chart"') == 3
+    assert 'class="leaderboard' in page and page.count('class="chart"') == len(drawn)
+    for chart in ("fault-count", "fault-duration", "reasoning-effort", "model-generations"):
+        assert f'id="left-out-{chart}"' in page  # one line each, saying which runs are missing
     assert re.findall(r'(?:src|href)="(?!data:image/svg\+xml;base64,|#)', page) == []
     assert "http://" not in page and "https://" not in page
-    assert "<script" not in page.lower()
+    scripts = re.findall(r"<script[^>]*>(.*?)</script>", page, re.DOTALL | re.IGNORECASE)
+    assert scripts == [explore_script()]  # ours only, allowed by its hash
+    csp = html.unescape(re.search(r'Content-Security-Policy" content="([^"]+)"', page).group(1))
+    directives = dict(d.strip().split(" ", 1) for d in csp.split(";"))
+    assert directives["script-src"] == script_hash(scripts[0])  # no 'unsafe-inline'
+    assert directives["default-src"] == "'none'"
     assert "&lt;script&gt;document.title=&#39;PWNED&#39;&lt;/script&gt;&lt;img src=x" in page
     assert page.count('class="trajectory"') == len(rows)
 
@@ -203,7 +219,7 @@ def test_html_with_two_simulators_and_epochs_shows_agreement_and_pass_k(rows):
     assert len(report.agreement) == len(MODES)
     assert {(a.n_pairs, a.share) for a in report.agreement} == {(1, 1.0)}
     assert {p.k for p in report.pass_k} == {1, 2}
-    figures = report_figures(report)
+    figures = report_figures(report).figures
     charts = {
         n.removesuffix(".svg"): c for n, c in chart_files(figures).items() if n.endswith(".svg")
     }

@@ -77,11 +77,12 @@ def test_the_control_page_shows_a_payload_that_runs(tmp_path):
 def test_report_renders_and_model_text_stays_text(html_report, tmp_path):
     dom = dump_dom(html_report, tmp_path)
     assert "<title>occubench report</title>" in dom  # not retitled by the payload
-    assert '<table class="leaderboard">' in dom
+    assert 'id="leaderboard-table"' in dom
     assert "occubench/schema-agent" in dom and "R 95% CI" in dom
-    for chart in ("chart-leaderboard", "chart-env-modes", "chart-radar"):
+    for chart in ("chart-leaderboard", "chart-env-modes", "chart-industry-heatmap"):
         assert f'id="{chart}"' in dom
-    assert dom.count('src="data:image/svg+xml;base64,') == 3
+    assert dom.count('src="data:image/svg+xml;base64,') == dom.count('<img class="chart"') >= 3
+    assert 'id="left-out-industry-radar"' in dom  # two industries: no radar, a line instead
     assert 'id="pwned"' not in dom  # the onerror handler never ran
     assert '<img src="x"' not in dom  # the payload's tag is no element
     assert dom.count(ESCAPED) >= 4  # shown as text: answer and message of 2 samples x 2 modes

@@ -4,7 +4,7 @@ import pytest
 from typer.testing import CliRunner
 
 from occubench.cli import _common, app
-from occubench.fidelity import AuditReport, Metric
+from occubench.fidelity import AuditReport, FidelityMetric
 
 runner = CliRunner()
 
@@ -43,7 +43,7 @@ def test_audit_prints_the_table_and_writes_the_report(tmp_path):
     assert "Rule invention not judged: no verifier model given" in result.output
     report = AuditReport.model_validate_json(out.read_text())
     assert [s.model for s in report.simulators] == ["occubench/canned", "occubench/omitting"]
-    assert report.simulators[1].parts[Metric.OMISSION].failed == 20
+    assert report.simulators[1].parts[FidelityMetric.OMISSION].failed == 20
 
 
 @pytest.mark.parametrize(

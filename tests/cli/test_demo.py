@@ -1,4 +1,4 @@
-from occubench.cli._demo_run import run_demo
+from occubench.scale import run_demo
 
 
 def rate(rows, agent, mode):

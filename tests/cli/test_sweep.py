@@ -1,9 +1,14 @@
+import json
+import shutil
+
 import pytest
 import yaml
+from inspect_ai.log import list_eval_logs, read_eval_log
 from typer.testing import CliRunner
 
 from conftest import SAMPLE_DIR
 from occubench.cli import _common, app
+from occubench.dataset import TASKS_FILE, reference_suite_dir
 
 runner = CliRunner()
 
@@ -67,3 +72,37 @@ def test_sweep_runs_every_run_and_reports(tmp_path):
         "occubench_careful__occubench_canned__E3-fc2-fd2-s0",
     ]
     assert all((tmp_path / "logs" / name / "shard-1-of-1").is_dir() for name in runs)
+
+
+def test_sweep_sets_explicit_state_and_a_fault_family(tmp_path):
+    """Every run setting comes from the sweep file: explicit state, a family, its latency."""
+    data = tmp_path / "data"
+    shutil.copytree(reference_suite_dir(), data)
+    tasks = data / TASKS_FILE
+    records = [json.loads(line) for line in tasks.read_text().splitlines()]
+    records[0]["checks"].append(
+        {"kind": "state_equals", "path": "/patient_vitals/heart_rate", "value": 128}
+    )
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in records))
+    sweep = {
+        "name": "stateful",
+        "dataset": str(data),
+        "task_ids": [records[0]["task_id"]],
+        "with_plan": True,
+        "state_mode": "explicit",
+        "faults": ["latency"],
+        "fault_latency": 0.001,
+        "agents": ["occubench/careful"],
+        "simulators": ["occubench/canned"],
+        "log_dir": str(tmp_path / "logs"),
+    }
+    path = tmp_path / "stateful.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    result = runner.invoke(app, ["sweep", str(path), "--workers", "1", "--display", "none"])
+    assert result.exit_code == 0, result.output
+    (log,) = list_eval_logs(str(tmp_path / "logs"), recursive=True)
+    sample = read_eval_log(log.name).samples[0]
+    assert sample.store["Episode:state"]["patient_vitals"]["heart_rate"] == 128
+    assert {f["family"] for f in sample.store["Episode:fault_log"]} == {"latency"}
+    checks = sample.scores["occubench_scorer"].metadata["checks"]
+    assert [c["passed"] for c in checks if c["check"]["kind"] == "state_equals"] == [True]

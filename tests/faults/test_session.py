@@ -20,7 +20,7 @@ def plan(*events):
         seed=0,
         task_id=1,
         expected_calls=8,
-        events=[FaultEvent(start_call=s, duration=d, kind=k) for s, d, k in events],
+        events=[FaultEvent(source="E3", start_call=s, duration=d, kind=k) for s, d, k in events],
     )
 
 

@@ -1,19 +1,21 @@
 """Fault families beyond E0-E3: placement, injection, logging."""
 
 import asyncio
+import json
 
 import pytest
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from conftest import run_task
+from occubench.config import RunConfig
 from occubench.faults import (
-    FamilyContext,
-    FamilyEvent,
+    FaultEvent,
     FaultFamily,
     FaultSession,
     FaultSettings,
-    make_family_events,
+    Scope,
+    SimulatorAccess,
     make_fault_plan,
-    parse_families,
 )
 
 CRITICAL = [("get_a", {"id": "A"}), ("list_b", {}), ("get_c", {"id": "C"})]
@@ -23,6 +25,7 @@ def context(**kw):
     base = dict(
         seed=0,
         task_id=7,
+        env_mode="E0",
         fault_count=2,
         fault_duration=2,
         expected_calls=8,
@@ -30,18 +33,40 @@ def context(**kw):
         critical_calls=CRITICAL,
         latency_seconds=0.01,
     )
-    return FamilyContext(**{**base, **kw})
+    return {**base, **kw}
+
+
+def make_family_events(families, ctx):
+    return make_fault_plan(**ctx, families=families).events
+
+
+def simulator_model(rewrite):
+    """A scripted simulator role that answers a semantic-fault request with ``rewrite``."""
+
+    def answer(input, tools, tool_choice, config):
+        observation = json.loads(input[-1].text)["observation"]
+        out = ModelOutput.from_content(
+            "mockllm/model", f"<observation>{json.dumps(rewrite(observation))}</observation>"
+        )
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return out
+
+    return SimulatorAccess(get_model("mockllm/model", custom_outputs=answer), retries=0)
 
 
 def session(*events, corrupter=None):
     plan = make_fault_plan(seed=0, task_id=7, env_mode="E0", fault_count=0, fault_duration=1)
-    return FaultSession(plan, families=list(events), corrupter=corrupter)
+    plan = plan.model_copy(update={"events": list(events)})
+    return FaultSession(plan, simulator=corrupter)
 
 
 def test_parse_families():
+    def parse_families(value):
+        return RunConfig(faults=value).faults
+
     assert parse_families("persistent, latency") == [FaultFamily.PERSISTENT, FaultFamily.LATENCY]
     assert parse_families(None) == [] and parse_families(["semantic"]) == [FaultFamily.SEMANTIC]
-    with pytest.raises(ValueError, match="unknown fault family 'flood'.*register it in FAMILIES"):
+    with pytest.raises(ValueError, match="unknown fault type 'flood'.*register_fault_type"):
         parse_families("flood")
 
 
@@ -50,7 +75,7 @@ def test_family_events_are_seeded_and_shaped():
     events = make_family_events(families, context())
     assert events == make_family_events(families, context())
     assert events != make_family_events(families, context(seed=1))
-    by = {f: [e for e in events if e.family is f] for f in families}
+    by = {f: [e for e in events if e.source == f.value] for f in families}
     (down,) = by[FaultFamily.PERSISTENT]
     assert down.tool in {t for t, _ in CRITICAL} and down.duration is None
     assert len(by[FaultFamily.TARGETED]) == 2
@@ -61,7 +86,11 @@ def test_family_events_are_seeded_and_shaped():
 
 
 def test_persistent_tool_stays_down_others_work():
-    s = session(FamilyEvent(family="persistent", tool="get_a", start_call=1))
+    s = session(
+        FaultEvent(
+            source="persistent", scope=Scope.FROM_CALL, tool="get_a", start_call=1, duration=None
+        )
+    )
     assert s.before_call(0, "get_a", {"id": "A"}) is None
     for i in range(1, 6):
         assert s.before_call(i, "get_a", {"id": "A"})["error"]["code"] == "SERVICE_DOWN"
@@ -70,7 +99,7 @@ def test_persistent_tool_stays_down_others_work():
 
 
 def test_cascading_fails_every_tool_in_its_window():
-    s = session(FamilyEvent(family="cascading", start_call=1, duration=2))
+    s = session(FaultEvent(source="cascading", start_call=1, duration=2))
     results = [
         s.before_call(i, tool, {}) for i, tool in enumerate(["get_a", "list_b", "get_c", "get_a"])
     ]
@@ -80,8 +109,13 @@ def test_cascading_fails_every_tool_in_its_window():
 
 def test_targeted_hits_only_matching_calls_fd_times():
     s = session(
-        FamilyEvent(
-            family="targeted", tool="get_a", arguments={"id": "A"}, duration=2, kind="http_500"
+        FaultEvent(
+            source="targeted",
+            scope=Scope.MATCHING,
+            tool="get_a",
+            arguments={"id": "A"},
+            duration=2,
+            kind="http_500",
         )
     )
     assert s.before_call(0, "get_a", {"id": "B"}) is None  # other arguments: not critical
@@ -93,8 +127,13 @@ def test_targeted_hits_only_matching_calls_fd_times():
 
 def test_targeted_implicit_degrades():
     s = session(
-        FamilyEvent(
-            family="targeted", tool="list_b", arguments={}, duration=1, kind="truncated_list"
+        FaultEvent(
+            source="targeted",
+            scope=Scope.MATCHING,
+            tool="list_b",
+            arguments={},
+            duration=1,
+            kind="truncated_list",
         )
     )
     assert s.before_call(0, "list_b", {}) is None
@@ -105,13 +144,13 @@ def test_targeted_implicit_degrades():
 
 
 def test_semantic_and_latency_change_only_what_they_say():
-    async def corrupt(tool, observation):
+    def corrupt(observation):
         return {**observation, "amount": observation["amount"] * 100}
 
     s = session(
-        FamilyEvent(family="semantic", start_call=0, duration=1),
-        FamilyEvent(family="latency", start_call=1, duration=1, delay_seconds=0.01),
-        corrupter=corrupt,
+        FaultEvent(source="semantic", start_call=0, duration=1),
+        FaultEvent(source="latency", start_call=1, duration=1, delay_seconds=0.01),
+        corrupter=simulator_model(corrupt),
     )
     assert asyncio.run(s.after_call(0, "get_a", {}, {"id": "A", "amount": 2})) == {
         "id": "A",
@@ -144,7 +183,7 @@ def test_families_end_to_end(tmp_path):
     )
     for sample in log.samples:
         plan = sample.store["Episode:fault_plan"]
-        assert {e["family"] for e in plan["family_events"]} == {"persistent", "semantic", "latency"}
+        assert {e["source"] for e in plan["events"]} == {"persistent", "semantic", "latency"}
         families = {f["family"] for f in sample.store["Episode:fault_log"]}
         assert "persistent" in families and "semantic" in families
         score = sample.scores["occubench_scorer"]

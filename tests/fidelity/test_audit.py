@@ -6,31 +6,31 @@ from inspect_ai.model import get_model
 from occubench.dataset import EnvConfig, TaskRecord, reference_suite_dir
 from occubench.fidelity import (
     AuditReport,
-    Metric,
+    FidelityMetric,
     ProbeKind,
     ProbeResult,
     TrajectoryResult,
-    audit,
     env_trajectories,
     id_values,
     is_id_key,
     known_values,
+    run_audit,
     trajectory_checks,
     unknown_value,
 )
 
 CANNED = "occubench/canned"
 FLAWED = {
-    "occubench/fabricating": {Metric.FABRICATION, Metric.UNKNOWN_ID},
-    "occubench/omitting": {Metric.OMISSION},
-    "occubench/inconsistent": {Metric.DETERMINISM},
-    "occubench/rule-inventing": {Metric.RULE_INVENTION},
+    "occubench/fabricating": {FidelityMetric.FABRICATION, FidelityMetric.UNKNOWN_ID},
+    "occubench/omitting": {FidelityMetric.OMISSION},
+    "occubench/inconsistent": {FidelityMetric.DETERMINISM},
+    "occubench/rule-inventing": {FidelityMetric.RULE_INVENTION},
 }
 
 
 @pytest.fixture(scope="module")
 def report() -> AuditReport:
-    return audit(
+    return run_audit(
         [CANNED, *FLAWED], reference_suite_dir(), verifier="occubench/rule-judge", rule_checks=40
     )
 
@@ -42,7 +42,7 @@ def by_model(report: AuditReport):
 def test_canned_simulator_is_faithful_on_every_part(report):
     canned = by_model(report)[CANNED]
     assert canned.score == 1.0
-    for metric in Metric:
+    for metric in FidelityMetric:
         assert canned.parts[metric].score == 1.0 and canned.parts[metric].checked > 0, metric
     assert not any(e.flags for e in canned.environments)
     assert not canned.errors
@@ -52,7 +52,7 @@ def test_canned_simulator_is_faithful_on_every_part(report):
 def test_each_flaw_is_caught_by_its_own_metric_only(report, model):
     canned, flawed = by_model(report)[CANNED], by_model(report)[model]
     expected = FLAWED[model]
-    for metric in Metric:
+    for metric in FidelityMetric:
         if metric in expected:
             assert flawed.parts[metric].score <= 0.7, (model, metric)
         else:
@@ -89,9 +89,9 @@ def test_audit_json_round_trips(report):
 
 
 def test_without_verifier_rule_invention_is_skipped_with_a_note():
-    result = audit([CANNED, "occubench/rule-inventing"], reference_suite_dir())
+    result = run_audit([CANNED, "occubench/rule-inventing"], reference_suite_dir())
     for sim in result.simulators:
-        part = sim.parts[Metric.RULE_INVENTION]
+        part = sim.parts[FidelityMetric.RULE_INVENTION]
         assert part.score is None and part.checked == 0 and "no verifier" in part.note
         assert sim.score == 1.0  # the one flaw only a judge sees goes unnoticed
     assert result.verifier_model is None
@@ -99,7 +99,7 @@ def test_without_verifier_rule_invention_is_skipped_with_a_note():
 
 def test_simulator_errors_end_a_trajectory_and_are_reported():
     garbage = get_model("occubench/replay", outputs=["no json here"])
-    result = audit([garbage], reference_suite_dir())
+    result = run_audit([garbage], reference_suite_dir())
     sim = result.simulators[0]
     assert len(sim.errors) == 10
     assert (
@@ -231,13 +231,13 @@ def test_omission_respects_filters_and_fabrication_allows_created_ids():
         step("get_patient", {"patientId": "P-3"}, {"id": "P-3", "name": "C"}),
         step("get_patient", {"patientId": "P-1"}, {"id": "P-7", "name": "A"}),
     )
-    assert checks[(Metric.OMISSION, 0)] == 1.0
-    assert (Metric.OMISSION, 1) not in checks  # nothing listed that the state holds
-    assert checks[(Metric.OMISSION, 2)] == 0.0  # the state holds P-2
-    assert (Metric.OMISSION, 4) not in checks  # after a write the state may differ
-    assert checks[(Metric.FABRICATION, 4)] == 1.0  # P-3 was created by admit_patient
-    assert checks[(Metric.FABRICATION, 5)] == 0.0  # P-7 exists nowhere
-    assert checks[(Metric.SCHEMA, 0)] == 1.0 and checks[(Metric.SCHEMA, 5)] == 1.0
+    assert checks[(FidelityMetric.OMISSION, 0)] == 1.0
+    assert (FidelityMetric.OMISSION, 1) not in checks  # nothing listed that the state holds
+    assert checks[(FidelityMetric.OMISSION, 2)] == 0.0  # the state holds P-2
+    assert (FidelityMetric.OMISSION, 4) not in checks  # after a write the state may differ
+    assert checks[(FidelityMetric.FABRICATION, 4)] == 1.0  # P-3 was created by admit_patient
+    assert checks[(FidelityMetric.FABRICATION, 5)] == 0.0  # P-7 exists nowhere
+    assert checks[(FidelityMetric.SCHEMA, 0)] == 1.0 and checks[(FidelityMetric.SCHEMA, 5)] == 1.0
 
 
 def test_determinism_and_schema_scores():
@@ -260,6 +260,6 @@ def test_determinism_and_schema_scores():
             repeat_of=2,
         ),
     )
-    assert checks[(Metric.DETERMINISM, 1)] == 0.0
-    assert checks[(Metric.DETERMINISM, 3)] == 1.0  # two errors, worded differently
-    assert checks[(Metric.SCHEMA, 1)] == pytest.approx(2 / 3)  # one unexpected key of three
+    assert checks[(FidelityMetric.DETERMINISM, 1)] == 0.0
+    assert checks[(FidelityMetric.DETERMINISM, 3)] == 1.0  # two errors, worded differently
+    assert checks[(FidelityMetric.SCHEMA, 1)] == pytest.approx(2 / 3)  # one unexpected key of three

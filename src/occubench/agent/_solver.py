@@ -14,13 +14,7 @@ from occubench.agent._tool_layer import ToolLayer
 from occubench.config import RunConfig
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.roles import Role
-from occubench.simulator import (
-    STATE_CONTRACT,
-    Simulator,
-    StateMode,
-    corrupt_observation,
-    render_system_prompt,
-)
+from occubench.simulator import STATE_CONTRACT, Simulator, StateMode, render_system_prompt
 
 
 @solver
@@ -44,18 +38,15 @@ def occubench_agent(config: RunConfig | None = None) -> Solver:
         env = EnvConfig.model_validate(state.metadata["env"])
         model = get_model(role=Role.SIMULATOR.value, required=True)
 
-        async def corrupter(tool: str, observation: dict[str, Any]) -> dict[str, Any]:
-            return await corrupt_observation(
-                model, tool, observation, retries=simulator_retries, cache=cache
-            )
-
         session = settings.session(
             task.task_id,
             expected_calls(task),
             (env.fault_hints or {}).get("key_fields", []),
             tools=[t.name for t in env.action_set_definitions],
             critical_calls=critical_calls(task),
-            corrupter=corrupter,
+            simulator=model,
+            simulator_retries=simulator_retries,
+            cache=cache,
         )
         simulator = Simulator(
             model,

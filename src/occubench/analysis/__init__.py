@@ -1,5 +1,16 @@
 """Analysis: reading runs, metrics, statistics, reports."""
 
+from occubench.analysis._ablations import (
+    EffortRate,
+    FaultRate,
+    GenerationPoint,
+    GridRate,
+    effort_rates,
+    fault_rates,
+    generations,
+    grid_rates,
+)
+from occubench.analysis._contrast import contrast_ratio, heat, text_colour
 from occubench.analysis._cost import (
     CostSummary,
     ModelPrice,
@@ -36,6 +47,20 @@ from occubench.analysis._report_files import ReportFormat, write_report
 from occubench.analysis._report_html import render_html
 from occubench.analysis._report_tables import report_tables, rich_table
 from occubench.analysis._report_trajectory import Trajectory, read_trajectories
+from occubench.analysis._reviews import (
+    Disagreement,
+    HumanAgreement,
+    HumanRate,
+    RealismRow,
+    Review,
+    ReviewFileError,
+    ReviewReport,
+    Verdict,
+    load_reviews,
+    review_report,
+    reviews_csv,
+    reviews_json,
+)
 from occubench.analysis._runs import SampleRow, log_files, read_runs
 from occubench.analysis._sanitize import terminal_text
 from occubench.analysis._summary import (
@@ -52,8 +77,15 @@ __all__ = [
     "Comparison",
     "CostRow",
     "CostSummary",
+    "Disagreement",
+    "EffortRate",
+    "FaultRate",
     "FaultRecovery",
+    "GenerationPoint",
+    "GridRate",
     "GroupRate",
+    "HumanAgreement",
+    "HumanRate",
     "LeaderboardRow",
     "ModelPrice",
     "PassK",
@@ -61,21 +93,33 @@ __all__ = [
     "PriceError",
     "PriceTable",
     "RateRow",
+    "RealismRow",
     "Report",
     "ReportFormat",
+    "Review",
+    "ReviewFileError",
+    "ReviewReport",
     "Robustness",
     "SampleRow",
     "SimulatorAgreement",
     "Trajectory",
+    "Verdict",
     "build_report",
     "compare_models",
+    "contrast_ratio",
     "cost_summary",
     "cost_table",
     "costs",
     "costs_by",
+    "effort_rates",
+    "fault_rates",
     "fault_recovery",
+    "generations",
+    "grid_rates",
+    "heat",
     "leaderboard",
     "load_prices",
+    "load_reviews",
     "log_files",
     "pass_k",
     "prefix_share",
@@ -88,11 +132,15 @@ __all__ = [
     "read_trajectories",
     "render_html",
     "report_tables",
+    "review_report",
+    "reviews_csv",
+    "reviews_json",
     "rich_table",
     "robustness_scores",
     "row_cost",
     "simulator_agreement",
     "summary_tables",
     "terminal_text",
+    "text_colour",
     "write_report",
 ]

@@ -6,8 +6,11 @@ their prices in dollars per million tokens, in YAML or JSON:
 ```yaml
 models:
   openai/gpt-5: {input_per_mtok: 1.25, output_per_mtok: 10.0, cached_input_per_mtok: 0.125}
-  anthropic/claude-sonnet-4-5: {input_per_mtok: 3.0, output_per_mtok: 15.0}
+  anthropic/claude-sonnet-4-5: {input_per_mtok: 3.0, output_per_mtok: 15.0,
+                                release_date: 2025-09-29}
 ```
+
+A model's optional ``release_date`` places it on the report's model-generations chart.
 
 Token counts follow Inspect's ``ModelUsage``: ``input_tokens`` are the tokens charged at
 the full input rate (prompt-cache reads and writes excluded). Cache reads are charged at
@@ -19,6 +22,7 @@ unless that role used no tokens.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,12 +48,19 @@ class ModelPrice(BaseModel):
     cached_input_per_mtok: float | None = Field(
         default=None, ge=0, description="Input tokens read from a prompt cache (default: input)."
     )
+    release_date: dt.date | None = Field(
+        default=None, description="When the model was released (the model-generations chart)."
+    )
 
 
 class PriceTable(BaseModel):
     """Prices by Inspect model name."""
 
     models: dict[str, ModelPrice] = Field(description="Model name -> its prices.")
+
+    def release_dates(self) -> dict[str, dt.date]:
+        """Release dates of the models that give one."""
+        return {name: p.release_date for name, p in self.models.items() if p.release_date}
 
 
 def load_prices(path: str | Path) -> PriceTable:

@@ -19,6 +19,7 @@ from occubench.analysis._cost import PriceTable, cost_summary, row_cost
 from occubench.analysis._runs import SampleRow
 from occubench.analysis._stats import (
     BASELINE_MODE,
+    PERTURBED_MODES,
     difference_interval,
     mcnemar_test,
     pairwise_agreement,
@@ -29,6 +30,7 @@ from occubench.analysis._stats import (
 )
 from occubench.analysis._summary import RateRow, rate_row
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.roles import Role
 
 ALL = "all"
 """Group name of a whole setup (the overall rate) and of all fault kinds together."""
@@ -46,25 +48,38 @@ Setup = tuple[str, str]
 """(agent model, simulator model)."""
 
 K = TypeVar("K")
+T = TypeVar("T")
 
 NAN_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
 """Undefined numbers are ``nan``; in JSON they are written "NaN" (and read back)."""
 
 
-class Metric(BaseModel):
+class MetricRow(BaseModel):
     """Base of the metric records: JSON keeps undefined numbers as "NaN"."""
 
     model_config = NAN_AS_STRING
 
 
+def agent_name(row: SampleRow) -> str:
+    """The agent of a row's setup: the model, with its reasoning effort when one was set.
+
+    Written as a sweep labels such an agent (``model[reasoning_effort=high]``), and left
+    alone when the name already says it (rows a sweep labelled).
+    """
+    effort = row.reasoning_effort
+    if effort is None or f"reasoning_effort={effort}" in row.agent_model:
+        return row.agent_model
+    return f"{row.agent_model}[reasoning_effort={effort}]"
+
+
 def setup_of(row: SampleRow) -> Setup:
     """Return the setup a row belongs to."""
-    return row.agent_model, row.simulator_model or ""
+    return agent_name(row), row.simulator_model or ""
 
 
-def group(rows: Iterable[SampleRow], key: Callable[[SampleRow], K]) -> dict[K, list[SampleRow]]:
+def group(rows: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
     """Rows by ``key``, keys sorted."""
-    groups: dict[K, list[SampleRow]] = {}
+    groups: dict[K, list[T]] = {}
     for row in rows:
         groups.setdefault(key(row), []).append(row)
     return {k: groups[k] for k in sorted(groups)}  # type: ignore[type-var]
@@ -140,7 +155,7 @@ def rates(rows: Sequence[SampleRow], dimension: str = "overall") -> list[GroupRa
     return out
 
 
-class Robustness(Metric):
+class Robustness(MetricRow):
     """R = min(CR_E1, CR_E2, CR_E3) / CR_E0 of one setup, with a bootstrap interval."""
 
     agent: str = Field(description="Agent model.")
@@ -149,6 +164,18 @@ class Robustness(Metric):
     r: float = Field(description="Robustness ratio (nan without E0, a perturbed mode, or CR_E0).")
     low: float = Field(description="Stratified bootstrap 95% interval, low end.")
     high: float = Field(description="Stratified bootstrap 95% interval, high end.")
+    r_note: str = Field(default="", description="Why R is undefined (empty when it is defined).")
+
+
+def robustness_note(rates_by_mode: dict[str, float]) -> str:
+    """Say why R is undefined for these rates per mode ("" when it is defined)."""
+    if BASELINE_MODE not in rates_by_mode:
+        return "no E0 run: R needs CR in E0"
+    if not any(m in rates_by_mode for m in PERTURBED_MODES):
+        return "no E1-E3 run: R needs a perturbed mode"
+    if rates_by_mode[BASELINE_MODE] == 0:
+        return "CR in E0 is 0: R = min(E1..E3) / E0 is undefined"
+    return ""
 
 
 def robustness_scores(
@@ -164,20 +191,22 @@ def robustness_scores(
             for mode, ms in group(_scored(members), lambda r: r.env_mode).items()
         }
         interval = robustness_interval(outcomes, n_resamples=n_resamples, seed=seed)
+        mode_rates = {m: sum(o) / len(o) for m, o in outcomes.items()}
         out.append(
             Robustness(
                 agent=agent,
                 simulator=simulator,
-                rates={m: sum(o) / len(o) for m, o in outcomes.items()},
+                rates=mode_rates,
                 r=interval.estimate,
                 low=interval.low,
                 high=interval.high,
+                r_note=robustness_note(mode_rates),
             )
         )
     return out
 
 
-class Comparison(Metric):
+class Comparison(MetricRow):
     """Two setups on the same items: exact McNemar test and a paired bootstrap difference."""
 
     a: str = Field(description="Agent model A.")
@@ -209,7 +238,7 @@ def compare_models(
     ).items():
         by_agent = {
             agent: {_item(r): bool(r.passed) for r in ms}
-            for agent, ms in group(members, lambda r: r.agent_model).items()
+            for agent, ms in group(members, agent_name).items()
         }
         for a, b in combinations(by_agent, 2):
             shared = sorted(by_agent[a].keys() & by_agent[b].keys())
@@ -240,7 +269,7 @@ def compare_models(
     return out
 
 
-class SimulatorAgreement(Metric):
+class SimulatorAgreement(MetricRow):
     """How far two simulators order the same agent models alike (by CR in one mode)."""
 
     simulator_a: str
@@ -260,8 +289,7 @@ def simulator_agreement(rows: Sequence[SampleRow]) -> list[SimulatorAgreement]:
     for mode, members in group(rows, lambda r: r.env_mode).items():
         scores = {
             simulator: {
-                agent: rate_row(agent, ms).rate
-                for agent, ms in group(sim_rows, lambda r: r.agent_model).items()
+                agent: rate_row(agent, ms).rate for agent, ms in group(sim_rows, agent_name).items()
             }
             for simulator, sim_rows in group(members, lambda r: r.simulator_model or "").items()
         }
@@ -283,7 +311,7 @@ def simulator_agreement(rows: Sequence[SampleRow]) -> list[SimulatorAgreement]:
     return out
 
 
-class PassK(Metric):
+class PassK(MetricRow):
     """pass^k (all k trials pass) and pass@k (at least one passes), mean over tasks."""
 
     agent: str
@@ -320,7 +348,7 @@ def pass_k(rows: Sequence[SampleRow]) -> list[PassK]:
     return out
 
 
-class CostRow(Metric):
+class CostRow(MetricRow):
     """Tokens and cost of one setup over all its samples (errored ones cost too)."""
 
     agent: str
@@ -350,7 +378,8 @@ def costs(rows: Sequence[SampleRow], prices: PriceTable | None = None) -> list[C
                 samples=len(members),
                 solved=solved,
                 tokens_per_task=total / len(members),
-                agent_tokens_per_task=sum(r.tokens.get("agent", 0) for r in members) / len(members),
+                agent_tokens_per_task=sum(r.tokens.get(Role.AGENT.value, 0) for r in members)
+                / len(members),
                 tokens_per_solved=total / solved if solved else math.nan,
                 cost=summary.total if summary else None,
                 cost_per_task=summary.per_task if summary else None,
@@ -366,7 +395,7 @@ def priced(rows: Sequence[SampleRow], prices: PriceTable) -> list[SampleRow]:
     return [r.model_copy(update={"cost": row_cost(r, prices)}) for r in rows]
 
 
-class FaultRecovery(Metric):
+class FaultRecovery(MetricRow):
     """What the agent did after injected faults, in one setup and env mode."""
 
     agent: str
@@ -423,8 +452,8 @@ def fault_recovery(rows: Sequence[SampleRow]) -> list[FaultRecovery]:
     return out
 
 
-class LeaderboardRow(Metric):
-    """One setup's line of the leaderboard (ranked by CR in the headline mode)."""
+class LeaderboardRow(MetricRow):
+    """One setup's line of the leaderboard (ranked by CR in the headline mode, then R)."""
 
     rank: int
     agent: str
@@ -440,7 +469,22 @@ class LeaderboardRow(Metric):
     r: float = Field(description="Robustness ratio R.")
     r_low: float
     r_high: float
+    r_note: str = Field(default="", description="Why R is undefined (empty when it is defined).")
+    perturbed_rate: float = Field(
+        default=math.nan, description="Mean CR over the perturbed modes present (E1-E3)."
+    )
     cost_per_task: float | None = Field(default=None, description="Dollars per sample.")
+
+
+def perturbed_mean(rates_by_mode: dict[str, float]) -> float:
+    """Mean CR over the perturbed modes present (nan when there is none)."""
+    values = [rates_by_mode[m] for m in PERTURBED_MODES if m in rates_by_mode]
+    return sum(values) / len(values) if values else math.nan
+
+
+def _descending(value: float) -> float:
+    """Sort key putting larger values first and undefined ones last."""
+    return math.inf if math.isnan(value) else -value
 
 
 def leaderboard(
@@ -449,11 +493,22 @@ def leaderboard(
     cost_rows: Sequence[CostRow] = (),
     mode: str = BASELINE_MODE,
 ) -> list[LeaderboardRow]:
-    """Setups ranked by CR in ``mode`` (best first; setups without a rate last)."""
+    """Setups ranked by CR in ``mode``, best first; setups without a rate last.
+
+    Ties on CR are broken by R, then by the mean CR over the perturbed modes (two
+    agents with R = 0 differ in how much they still complete under faults), then by name.
+    """
     r_of = {(x.agent, x.simulator): x for x in robustness}
     cost_of = {(c.agent, c.simulator): c.cost_per_task for c in cost_rows}
-    lines = [g for g in overall if g.env_mode == mode and g.dimension == "overall"]
-    lines.sort(key=lambda g: (math.inf if math.isnan(g.rate) else -g.rate, g.agent, g.simulator))
+
+    def order(g: GroupRate) -> tuple[float, float, float, str, str]:
+        rob = r_of.get((g.agent, g.simulator))
+        r = rob.r if rob else math.nan
+        under_faults = perturbed_mean(rob.rates) if rob else math.nan
+        return _descending(g.rate), _descending(r), _descending(under_faults), g.agent, g.simulator
+
+    chosen = [g for g in overall if g.env_mode == mode and g.dimension == "overall"]
+    lines = sorted(chosen, key=order)
     out = []
     for rank, g in enumerate(lines, start=1):
         rob = r_of.get((g.agent, g.simulator))
@@ -473,6 +528,8 @@ def leaderboard(
                 r=rob.r if rob else math.nan,
                 r_low=rob.low if rob else math.nan,
                 r_high=rob.high if rob else math.nan,
+                r_note=rob.r_note if rob else "no scored sample",
+                perturbed_rate=perturbed_mean(rob.rates) if rob else math.nan,
                 cost_per_task=cost_of.get((g.agent, g.simulator)),
             )
         )

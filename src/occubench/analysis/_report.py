@@ -10,6 +10,16 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from occubench.analysis._ablations import (
+    EffortRate,
+    FaultRate,
+    GenerationPoint,
+    GridRate,
+    effort_rates,
+    fault_rates,
+    generations,
+    grid_rates,
+)
 from occubench.analysis._cost import PriceTable
 from occubench.analysis._metrics import (
     DIMENSIONS,
@@ -34,6 +44,7 @@ from occubench.analysis._metrics import (
     robustness_scores,
     simulator_agreement,
 )
+from occubench.analysis._reviews import Review, ReviewReport, review_report
 from occubench.analysis._runs import SampleRow
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 
@@ -66,6 +77,15 @@ class Report(BaseModel):
     pass_k: list[PassK]
     costs: list[CostRow]
     fault_recovery: list[FaultRecovery]
+    fault_rates: list[FaultRate] = Field(description="CR per fault count and duration (E1-E3).")
+    effort_rates: list[EffortRate] = Field(description="CR per reasoning effort.")
+    grid: list[GridRate] = Field(description="CR per industry and difficulty.")
+    generations: list[GenerationPoint] = Field(
+        description="CR of agent models with a release date in the price file."
+    )
+    review: ReviewReport | None = Field(
+        default=None, description="Human-judge agreement, realism and human-verdict CR."
+    )
 
     def label(self, agent: str, simulator: str) -> str:
         """Name a setup: the agent, plus its simulator when several simulators are compared."""
@@ -82,14 +102,16 @@ def build_report(
     prices: PriceTable | None = None,
     n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
     seed: int = DEFAULT_BOOTSTRAP_SEED,
+    reviews: Sequence[Review] | None = None,
 ) -> Report:
     """Compute every metric of the report from sample rows.
 
     Args:
         rows: The tidy sample table (``read_runs``).
-        prices: Prices per model; without them costs are left out.
+        prices: Prices per model (and release dates); without them costs are left out.
         n_resamples: Bootstrap resamples for the intervals of R and of differences.
         seed: Bootstrap seed (the same rows give the same report).
+        reviews: Expert reviews of the samples (``load_reviews``), if any.
 
     Raises:
         ValueError: when ``rows`` is empty.
@@ -121,4 +143,11 @@ def build_report(
         pass_k=pass_k(rows),
         costs=cost_rows,
         fault_recovery=fault_recovery(rows),
+        fault_rates=fault_rates(rows),
+        effort_rates=effort_rates(rows),
+        grid=grid_rates(rows),
+        generations=generations(rows, prices.release_dates() if prices else {}),
+        review=None
+        if reviews is None
+        else review_report(rows, reviews, n_resamples=n_resamples, seed=seed),
     )

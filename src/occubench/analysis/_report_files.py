@@ -1,11 +1,13 @@
 """Write a report to a folder: Markdown, CSV, JSON and HTML, with static charts.
 
 Whatever formats are asked for, the charts are written too, as PNG and SVG under
-``plots/``. Files:
+``plots/`` (a chart without its data is left out, and the Markdown and HTML say why).
+Files:
 
 - ``md``: ``report.md`` (every table, charts linked);
-- ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ...) and the tidy
-  sample table ``samples.csv``;
+- ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ...), the tidy
+  sample table ``samples.csv``, and with reviews ``human_rates.csv``, ``realism.csv``
+  and ``disagreements.csv``;
 - ``json``: ``report.json`` (the `Report`) and ``samples.jsonl`` (one row per sample);
 - ``html``: ``report.html``, one self-contained page (trajectories of at most
   ``DEFAULT_REPORT_TRAJECTORIES`` samples);
@@ -28,6 +30,7 @@ from occubench.analysis._report import Report
 from occubench.analysis._report_html import render_html
 from occubench.analysis._report_tables import markdown_table, report_tables
 from occubench.analysis._report_trajectory import drill_down, read_trajectories
+from occubench.analysis._reviews import Disagreement, HumanRate, RealismRow
 from occubench.analysis._runs import SampleRow
 from occubench.analysis._sanitize import markdown_cell
 from occubench.analysis._store import EXPORT_FILE, write_parquet
@@ -54,8 +57,17 @@ CSV_TABLES = (
     "pass_k",
     "costs",
     "fault_recovery",
+    "fault_rates",
+    "effort_rates",
+    "grid",
+    "generations",
 )
 """Report fields written as one CSV file each."""
+REVIEW_CSV_TABLES: dict[str, tuple[str, type[BaseModel]]] = {
+    "human_rates": ("rates", HumanRate),
+    "realism": ("realism", RealismRow),
+}
+"""CSV files of the review part (file stem: field of ``ReviewReport``)."""
 
 
 def flat(record: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +102,9 @@ def write_csv(path: Path, records: Sequence[dict[str, Any]], columns: Sequence[s
     return path
 
 
-def write_markdown(report: Report, path: Path, plots: Sequence[Path]) -> Path:
+def write_markdown(
+    report: Report, path: Path, plots: Sequence[Path], left_out: Sequence[str] = ()
+) -> Path:
     """Write every table of the report (fault kinds and all breakdowns) and link the PNGs."""
     parts = [
         "# occubench report",
@@ -110,8 +124,25 @@ def write_markdown(report: Report, path: Path, plots: Sequence[Path]) -> Path:
         )
     ]
     parts += [f"![{p.stem}]({PLOTS_DIR}/{p.name})\n" for p in plots if p.suffix == ".png"]
+    parts += [f"- {markdown_cell(line)}" for line in left_out]
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def write_review_csv(report: Report, out: Path) -> list[Path]:
+    """The review part's tables as CSV files (none without reviews)."""
+    if report.review is None:
+        return []
+    written = []
+    for stem, (name, item_type) in REVIEW_CSV_TABLES.items():
+        items: list[BaseModel] = getattr(report.review, name)
+        records = [flat(i.model_dump()) for i in items]
+        written.append(write_csv(out / f"{stem}.csv", records, list(item_type.model_fields)))
+    disagreements = [flat(d.model_dump()) for d in report.review.agreement.disagreements]
+    written.append(
+        write_csv(out / "disagreements.csv", disagreements, list(Disagreement.model_fields))
+    )
+    return written
 
 
 def write_report(
@@ -136,7 +167,8 @@ def write_report(
     if not chosen:
         return []
     (out / PLOTS_DIR).mkdir(parents=True, exist_ok=True)
-    charts = chart_files(report_figures(report))
+    figures = report_figures(report)
+    charts = chart_files(figures.figures)
     written = []
     for name, content in charts.items():
         (out / PLOTS_DIR / name).write_bytes(content)
@@ -144,7 +176,9 @@ def write_report(
     plots = list(written)
     for fmt in chosen:
         if fmt is ReportFormat.MD:
-            written.append(write_markdown(report, out / "report.md", plots))
+            written.append(
+                write_markdown(report, out / "report.md", plots, list(figures.left_out.values()))
+            )
         elif fmt is ReportFormat.CSV:
             for name in CSV_TABLES:
                 items: list[BaseModel] = getattr(report, name)
@@ -157,6 +191,7 @@ def write_report(
                     )
                 )
             written.append(write_csv(out / "samples.csv", [sample_record(r) for r in rows]))
+            written += write_review_csv(report, out)
         elif fmt is ReportFormat.JSON:
             path = out / "report.json"
             path.write_text(report.model_dump_json(indent=2), encoding="utf-8")

@@ -30,6 +30,14 @@ LEFT = frozenset(
         "unpriced models",
         "mode",
         "kind",
+        "by",
+        "name",
+        "automatic",
+        "human",
+        "task",
+        "scenario",
+        "reviewers",
+        "comments",
         *DIMENSIONS,
     }
 )
@@ -186,7 +194,7 @@ def agreement_table(report: Report) -> TextTable:
     return table
 
 
-def cost_table(report: Report) -> TextTable:
+def cost_breakdown_table(report: Report) -> TextTable:
     """Tokens (and dollars, with prices) per task and per solved task."""
     table = TextTable(
         title="Tokens and cost per task (all modes; errored samples included)",
@@ -279,6 +287,101 @@ def pass_k_table(report: Report) -> TextTable:
     return table
 
 
+def review_tables(report: Report) -> list[TextTable]:
+    """The review part: agreement, confusion, disagreements, human-verdict CR, realism."""
+    review = report.review
+    if review is None:
+        return []
+    a = review.agreement
+    agreement = TextTable(
+        title=f"Human-judge agreement: {a.reviews} review(s) by {len(a.reviewers)} reviewer(s) "
+        f"of {a.samples_reviewed} sample(s)",
+        columns=["compared", "undecided", "agree %", "kappa", "kappa 95% CI", "unmatched"],
+        rows=[
+            [
+                str(a.compared),
+                str(a.undecided),
+                pct(a.observed),
+                ratio(a.kappa),
+                interval(a.low, a.high, scale=1.0, digits=2),
+                str(review.unmatched),
+            ]
+        ],
+    )
+    confusion = TextTable(
+        title="Automatic verdict (rows) x human verdict (columns)",
+        columns=["automatic", "human pass", "human fail"],
+        rows=[
+            [v, str(a.confusion[v]["pass"]), str(a.confusion[v]["fail"])] for v in ("pass", "fail")
+        ],
+    )
+    disagreements = TextTable(
+        title="Disagreements between the automatic verdict and the reviewers",
+        columns=[
+            "agent",
+            "mode",
+            "task",
+            "scenario",
+            "automatic",
+            "human",
+            "reviewers",
+            "comments",
+        ],
+        rows=[
+            [
+                d.agent,
+                d.env_mode,
+                d.task_id,
+                d.scenario,
+                d.automatic,
+                d.human,
+                ", ".join(d.reviewers),
+                " / ".join(d.comments),
+            ]
+            for d in a.disagreements
+        ],
+    )
+    human = TextTable(
+        title="CR with human verdicts where they exist (Wilson 95% CI)",
+        columns=[
+            "setup",
+            "mode",
+            "CR % scored",
+            "CR % human",
+            "95% CI",
+            "human verdicts",
+            "changed",
+        ],
+        rows=[
+            [
+                report.label(h.agent, h.simulator),
+                h.env_mode,
+                pct(h.automatic_rate),
+                pct(h.rate),
+                interval(h.low, h.high),
+                str(h.human_verdicts),
+                str(h.changed),
+            ]
+            for h in review.rates
+        ],
+    )
+    realism = TextTable(
+        title="Realism ratings (1-5): mean (n)",
+        columns=["by", "name", "reviews", "scenario realism", "rubric realism"],
+        rows=[
+            [
+                x.dimension,
+                x.group,
+                str(x.reviews),
+                f"{ratio(x.scenario_mean)} ({x.scenario_n})",
+                f"{ratio(x.rubric_mean)} ({x.rubric_n})",
+            ]
+            for x in review.realism
+        ],
+    )
+    return [agreement, confusion, disagreements, human, realism]
+
+
 def report_tables(
     report: Report,
     dimensions: Sequence[str] = ("industry", "difficulty"),
@@ -301,8 +404,8 @@ def report_tables(
         tables.append(pass_k_table(report))
     if report.fault_recovery:
         tables.append(fault_table(report, kinds=fault_kinds))
-    tables.append(cost_table(report))
-    return tables
+    tables.append(cost_breakdown_table(report))
+    return tables + review_tables(report)
 
 
 def rich_table(table: TextTable) -> Table:

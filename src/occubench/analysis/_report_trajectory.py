@@ -38,6 +38,7 @@ class Trajectory(BaseModel):
     """What one sample did and how it was graded."""
 
     turns: list[Turn] = Field(default_factory=list)
+    rubric: str = Field(default="", description="The task's verification plan (the target).")
     answer: str = Field(default="", description="The final answer the judge saw.")
     explanation: str = Field(default="", description="The scorer's summary.")
     votes: list[dict[str, Any]] = Field(default_factory=list, description="Judge votes.")
@@ -65,8 +66,10 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
         turns.append(turn)
     score = (sample.scores or {}).get(SCORER_NAME)
     grade = Grade.of(score.metadata, passed=score.value == CORRECT) if score is not None else None
+    target = sample.target if isinstance(sample.target, str) else "\n".join(sample.target)
     return Trajectory(
         turns=turns,
+        rubric=_cut(target, limit)[0],
         answer=_cut(str(score.answer or ""), limit)[0] if score is not None else "",
         explanation=(score.explanation or "") if score is not None else "",
         votes=[

@@ -64,6 +64,9 @@ class SampleRow(BaseModel):
     log: str = Field(description="Log file the sample comes from.")
     run_id: str = Field(description="Inspect eval id of the run.")
     agent_model: str
+    reasoning_effort: str | None = Field(
+        default=None, description="The agent's reasoning effort (Inspect GenerateConfig), if set."
+    )
     simulator_model: str | None
     verifier_model: str | None
     env_mode: str
@@ -109,6 +112,12 @@ class SampleRow(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def sample_key(self) -> str:
+        """Identify the sample across reports and reviews: run id, task id and epoch."""
+        return f"{self.run_id}:{self.task_id}:{self.epoch}"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def faults_applied(self) -> int:
         """Injected faults that changed what the agent saw."""
         return sum(bool(f.get("applied", True)) for f in self.faults)
@@ -140,8 +149,8 @@ def log_files(paths: Iterable[str | Path]) -> list[str]:
 def _role_model(log: EvalLog, role: Role) -> str | None:
     roles = log.eval.model_roles or {}
     config = roles.get(role.value)
-    if isinstance(config, list):  # a role given several models: the first answers
-        config = config[0] if config else None
+    if isinstance(config, list):  # a role bound to several models (Inspect allows it)
+        return ",".join(c.model for c in config)
     return config.model if config is not None else None
 
 
@@ -181,6 +190,7 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
         "log": file,
         "run_id": header.eval.eval_id,
         "agent_model": header.eval.model,
+        "reasoning_effort": header.eval.model_generate_config.reasoning_effort,
         "simulator_model": _role_model(header, Role.SIMULATOR),
         "verifier_model": _role_model(header, Role.VERIFIER),
         "env_mode": config.env_mode.value,

@@ -424,3 +424,36 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     """
     _check_k(n, c, k)
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def cohen_kappa(
+    a: Sequence[str],
+    b: Sequence[str],
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """Cohen's kappa between two raters' labels of the same items, with a bootstrap interval.
+
+    kappa = (p_o - p_e) / (1 - p_e): observed agreement p_o, chance agreement p_e from
+    each rater's own label shares. Items are resampled jointly (the pairs stay
+    aligned). Undefined (``nan``) without items or when chance agreement is 1 (both
+    raters gave one and the same label to everything).
+    """
+    if len(a) != len(b):
+        raise ValueError(f"ratings must align: len(a)={len(a)}, len(b)={len(b)}")
+    labels = sorted(set(a) | set(b))
+    codes = {label: i for i, label in enumerate(labels)}
+    pairs = np.array([[codes[x], codes[y]] for x, y in zip(a, b, strict=True)], dtype=int)
+    if pairs.size == 0:
+        return _NAN_INTERVAL
+
+    def kappa(rows: np.ndarray) -> float:
+        n = len(rows)
+        observed = float(np.mean(rows[:, 0] == rows[:, 1]))
+        share_a = np.bincount(rows[:, 0], minlength=len(labels)) / n
+        share_b = np.bincount(rows[:, 1], minlength=len(labels)) / n
+        chance = float(np.dot(share_a, share_b))
+        return _NAN if chance > 1.0 - 1e-12 else (observed - chance) / (1.0 - chance)
+
+    return bootstrap_interval(kappa, pairs, n_resamples=n_resamples, level=level, seed=seed)

@@ -16,9 +16,9 @@ logs reads only the tables.
 - **Columns** are the fields of ``SampleRow`` (``analysis._runs``): strings, integers,
   floats and booleans as such; token counts by role (``tokens``, ``input_tokens``, ...)
   as ``map<string, int64>``; ``faults`` as JSON text; ``task_id`` as text with
-  ``task_id_is_int`` telling whether it was a number; ``faults_applied`` and
-  ``faults_retried`` are included for queries. ``occubench report --format parquet``
-  writes the same table for all the samples of a report (``samples.parquet``), to
+  ``task_id_is_int`` telling whether it was a number; ``sample_key``,
+  ``faults_applied`` and ``faults_retried`` are included for queries.
+  ``occubench report --format parquet`` writes the same table for all the samples of a report (``samples.parquet``), to
   query with DuckDB (``SELECT agent_model, avg(passed::INT) FROM 'samples.parquet'
   GROUP BY 1``) or pandas (``pandas.read_parquet``).
 
@@ -48,7 +48,7 @@ if sys.version_info < (3, 14):
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "1"
+STORE_VERSION = "2"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -61,6 +61,7 @@ SCHEMA = pa.schema(
         ("log", pa.string()),
         ("run_id", pa.string()),
         ("agent_model", pa.string()),
+        ("reasoning_effort", pa.string()),
         ("simulator_model", pa.string()),
         ("verifier_model", pa.string()),
         ("env_mode", pa.string()),
@@ -92,13 +93,14 @@ SCHEMA = pa.schema(
         ("input_tokens_cache_write", TOKEN_MAP),
         ("wall_time", pa.float64()),
         ("cost", pa.float64()),
+        ("sample_key", pa.string()),
         ("faults_applied", pa.int64()),
         ("faults_retried", pa.int64()),
     ]
 )
 """Columns of the store and of the export (see the module's docstring)."""
 MAP_COLUMNS = tuple(f.name for f in SCHEMA if f.type == TOKEN_MAP)
-COMPUTED = ("faults_applied", "faults_retried", "task_id_is_int")
+COMPUTED = ("sample_key", "faults_applied", "faults_retried", "task_id_is_int")
 """Columns that are not ``SampleRow`` fields (derived when the table is built)."""
 
 

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import typer
 
-from occubench.cli import audit, compare_simulators, demo, list_cmd, report, run, sweep, synth
+from occubench.cli import (
+    audit,
+    compare_simulators,
+    demo,
+    list_cmd,
+    report,
+    review,
+    run,
+    sweep,
+    synth,
+)
 from occubench.interpreter import exit_now
 
 app = typer.Typer(
@@ -22,6 +32,7 @@ app.command(name="synth")(synth.synth)
 app.command(name="audit")(audit.audit)
 app.command(name="compare-simulators")(compare_simulators.compare_simulators)
 app.command(name="sweep")(sweep.sweep)
+app.command(name="review")(review.review)
 
 
 def main() -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
+import hashlib
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from inspect_ai.model import get_model
@@ -20,6 +21,12 @@ from occubench.defaults import (
 )
 from occubench.fidelity import audit_tables, run_audit
 from occubench.fidelity._audit import NO_VERIFIER
+
+
+def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str, Any]) -> str:
+    """A log folder named after what the audit computes: the same command finds it again."""
+    what = json.dumps({"models": models, "dataset": dataset, **settings}, sort_keys=True)
+    return f"logs/occubench-audit-{hashlib.sha256(what.encode()).hexdigest()[:10]}"
 
 
 def audit(
@@ -49,6 +56,10 @@ def audit(
     out: Annotated[
         Path | None, typer.Option(help="Write the full audit (JSON) to this file.")
     ] = None,
+    log_dir: Annotated[
+        str | None,
+        typer.Option(help="Log folder (default: logs/occubench-audit-<hash of the arguments>)."),
+    ] = None,
 ) -> None:
     """Score each simulator's fidelity and flag the environments it fails in.
 
@@ -59,17 +70,20 @@ def audit(
         data = load_dataset(dataset_dir(dataset))
         models = [get_model(name) for name in simulator_model]
         judge = get_model(verifier_model) if verifier_model else None
-    report = asyncio.run(
-        run_audit(
-            models,
-            data,
-            verifier=judge,
-            rule_checks=sample_rule_checks,
-            date=date,
-            seed=seed,
-            max_plans=plans_per_env,
-            max_concurrency=max_concurrency,
-        )
+    settings: dict[str, Any] = dict(
+        rule_checks=sample_rule_checks, date=date, seed=seed, max_plans=plans_per_env
+    )
+    folder = log_dir or default_audit_dir(
+        [*simulator_model, verifier_model], str(data.root), settings
+    )
+    console.print(f"Logs: {folder}  (run the same command again to resume)", highlight=False)
+    report = run_audit(
+        models,
+        data,
+        verifier=judge,
+        max_concurrency=max_concurrency,
+        log_dir=folder,
+        **settings,
     )
     for table in audit_tables(report):
         console.print(table)

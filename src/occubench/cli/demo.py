@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -11,9 +12,9 @@ from rich.table import Table
 from occubench.analysis import rate_row
 from occubench.analysis._stats import robustness
 from occubench.cli._common import console, user_errors
-from occubench.cli._demo_run import DEMO_AGENTS, run_demo
 from occubench.defaults import DEFAULT_FAULT_COUNT, DEFAULT_FAULT_DURATION, DEFAULT_SEED
 from occubench.faults import EnvMode
+from occubench.scale import demo_sweep, run_demo
 
 
 def demo(
@@ -27,10 +28,14 @@ def demo(
     careful retries errors and re-reads until data is complete and consistent; no-retry
     gives up at the first error; trusting retries errors but believes degraded data.
     """
+    settings: dict[str, Any] = {
+        "fault_count": fault_count,
+        "fault_duration": fault_duration,
+        "seed": seed,
+    }
     with user_errors(), tempfile.TemporaryDirectory() as tmp:
-        rows = run_demo(
-            log_dir or tmp, fault_count=fault_count, fault_duration=fault_duration, seed=seed
-        )
+        agents = [a.model for a in demo_sweep(log_dir or tmp, **settings).agents]
+        rows = run_demo(log_dir or tmp, **settings)
     table = Table(
         title=f"Reference agents on the reference suite (fc={fault_count}, "
         f"fd={fault_duration}, seed={seed}): completion rate %"
@@ -39,7 +44,7 @@ def demo(
     for mode in EnvMode:
         table.add_column(mode.value, justify="right")
     table.add_column("R", justify="right")
-    for agent in DEMO_AGENTS:
+    for agent in agents:
         rates = {
             m.value: rate_row(
                 m.value, [r for r in rows if r.agent_model == agent and r.env_mode == m.value]

@@ -10,8 +10,10 @@ import typer
 from occubench.analysis import (
     DIMENSIONS,
     ReportFormat,
+    Review,
     build_report,
     load_prices,
+    load_reviews,
     read_runs,
     report_tables,
     rich_table,
@@ -25,6 +27,13 @@ from occubench.defaults import (
 )
 
 BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
+
+
+def _reviews(path: Path) -> list[Review]:
+    """Reviews from a review database or an export (JSON or CSV)."""
+    from occubench.review import is_database, read_reviews
+
+    return read_reviews(path) if is_database(path) else load_reviews(path)
 
 
 def report(
@@ -54,6 +63,13 @@ def report(
             "(default: industry and difficulty)."
         ),
     ] = None,
+    reviews: Annotated[
+        Path | None,
+        typer.Option(
+            help="Expert reviews: a review database (occubench review --db) or its JSON/CSV "
+            "export. Adds human-judge agreement, realism ratings and CR with human verdicts."
+        ),
+    ] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = (
         DEFAULT_BOOTSTRAP_RESAMPLES
     ),
@@ -72,8 +88,9 @@ def report(
         if unknown:
             raise ValueError(f"unknown breakdown {', '.join(unknown)}; use {', '.join(DIMENSIONS)}")
         table = load_prices(prices) if prices is not None else None
+        judged = _reviews(reviews) if reviews is not None else None
         rows = read_runs(logs)
-        result = build_report(rows, table, n_resamples=resamples, seed=seed)
+        result = build_report(rows, table, n_resamples=resamples, seed=seed, reviews=judged)
     for text_table in report_tables(result, dimensions=by):
         console.print(rich_table(text_table))
     if result.errors:

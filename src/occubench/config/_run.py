@@ -24,7 +24,7 @@ from occubench.defaults import (
     DEFAULT_SIMULATOR_RETRIES,
     DEFAULT_VERIFIER_VOTES,
 )
-from occubench.faults import EnvMode, FaultEngine, FaultFamily, FaultSettings
+from occubench.faults import EnvMode, FaultEngine, FaultFamily, FaultSettings, fault_type
 from occubench.simulator import StateMode
 
 CONFIG_METADATA = "config"
@@ -62,6 +62,14 @@ def _enum_value(enum: type[Enum], value: Any) -> Any:
             if str(member.value).lower() == value.strip().lower():
                 return member
     return value
+
+
+def _family(value: Any) -> Any:
+    """A fault family by name (any case); an unknown name is the registry's own error."""
+    found = _enum_value(FaultFamily, value)
+    if isinstance(value, str) and not isinstance(found, FaultFamily):
+        fault_type(value.strip())  # raises, saying how to add a fault type
+    return found
 
 
 class RunConfig(FaultSettings):
@@ -125,7 +133,7 @@ class RunConfig(FaultSettings):
         if "faults" in data and data["faults"] is None:
             data["faults"] = []
         if isinstance(data.get("faults"), list):
-            data["faults"] = [_enum_value(FaultFamily, v) for v in data["faults"]]
+            data["faults"] = [_family(v) for v in data["faults"]]
         for name, enum in _ENUM_FIELDS.items():
             if name in data:
                 data[name] = _enum_value(enum, data[name])

@@ -333,38 +333,28 @@ def _check_tools(
     for i, tool in enumerate(tools):
         where = f"action_set_definitions[{i}]"
         line = _line_of(text, f'"{tool.name}"', seen.count(tool.name))
+
+        def at(field: str, message: str, line: int | None = line) -> DatasetIssue:
+            return DatasetIssue(file=str(path), line=line, field=field, message=message)
+
         if tool.name in seen:
-            issues.append(
-                DatasetIssue(
-                    file=str(path),
-                    line=line,
-                    field=f"{where}.name",
-                    message=f"duplicate tool name {tool.name!r}",
-                )
-            )
+            issues.append(at(f"{where}.name", f"duplicate tool name {tool.name!r}"))
         seen.append(tool.name)
         if not _TOOL_NAME.fullmatch(tool.name):
             warnings.append(
-                DatasetIssue(
-                    file=str(path),
-                    line=line,
-                    field=f"{where}.name",
-                    message=f"tool name {tool.name!r} will be refused by provider APIs "
+                at(
+                    f"{where}.name",
+                    f"tool name {tool.name!r} will be refused by provider APIs "
                     "(they take 1-64 letters, digits, '_' or '-')",
                 )
             )
         errors, lost = check_tool(tool)
-        for sub, message in errors:
-            issues.append(
-                DatasetIssue(file=str(path), line=line, field=f"{where}.{sub}", message=message)
-            )
+        issues += [at(f"{where}.{sub}", message) for sub, message in errors]
         if lost:
             warnings.append(
-                DatasetIssue(
-                    file=str(path),
-                    line=line,
-                    field=f"{where}.parameters",
-                    message=f"tool {tool.name!r}: Inspect drops these schema keywords, so "
+                at(
+                    f"{where}.parameters",
+                    f"tool {tool.name!r}: Inspect drops these schema keywords, so "
                     f"they are not enforced: {', '.join(lost)}",
                 )
             )

@@ -46,3 +46,21 @@ IMPLICIT_KINDS: tuple[FaultKind, ...] = (
     FaultKind.STALE_VALUES,
 )
 """Kinds used in E2 (and for the implicit half of E3)."""
+
+
+class FaultFamily(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
+    """Fault families beyond E0-E3, selectable by name and mixable (``--faults a,b``).
+
+    Each is an entry of the fault registry (``occubench.faults.FAULT_TYPES``).
+    """
+
+    PERSISTENT = "persistent"
+    """One tool goes down from some call on and stays down for the rest of the task."""
+    CASCADING = "cascading"
+    """A shared dependency fails: every tool fails together for ``fault_duration`` calls."""
+    TARGETED = "targeted"
+    """Faults land on the calls the task's plan marks as critical (half explicit)."""
+    SEMANTIC = "semantic"
+    """Valid JSON with subtly wrong values, written by the simulator role."""
+    LATENCY = "latency"
+    """The right answer, late."""

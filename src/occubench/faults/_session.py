@@ -1,45 +1,43 @@
-"""Fault settings of a run and the per-sample injector the tool layer calls.
+"""Fault settings of a run, a task's fault plan, and the per-sample injector.
 
-Explicit faults answer the agent with an error and the simulator is never called
-(its history notes the failure, so the state does not advance). Implicit faults let
-the simulator produce the clean observation, which its history keeps, and hand the
-agent a degraded copy. Faults are transient unless their family says otherwise
-(``persistent``): the plan covers fixed call indexes, so a call after an event's
-calls are used up is clean.
+Explicit faults answer the agent with an error and the simulator is never called (its
+history notes the failure, so the state does not advance). Implicit faults let the
+simulator produce the clean observation, which its history keeps, and hand the agent
+a changed copy. Faults are transient unless their entry says otherwise
+(``persistent``): events cover fixed call indexes, so a call after an event's calls
+are used up is clean.
+
+Order: a plan's events are the env mode's (by start call), then each family's in the
+order given. Before the simulator, the first covering event whose entry returns an
+error answers the call; after it, every covering event changes the observation in
+turn. Each injected fault is logged (``InjectedFault``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.defaults import (
     DEFAULT_ENV_MODE,
+    DEFAULT_EXPECTED_TOOL_CALLS,
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
     DEFAULT_FAULT_ENGINE,
     DEFAULT_FAULT_LATENCY,
     DEFAULT_SEED,
+    DEFAULT_SIMULATOR_RETRIES,
 )
-from occubench.faults._injectors import degrade, explicit_error
+from occubench.faults._events import FaultEvent, FaultPlan, Scope
+from occubench.faults._kinds import FaultFamily
 from occubench.faults._modes import EnvMode, FaultEngine
-from occubench.faults._plan import FaultPlan, make_fault_plan
+from occubench.faults._placement import PlacementContext
 from occubench.faults._prompt_rules import prompt_fault_rules
-from occubench.faults._taxonomy import (
-    FamilyContext,
-    FamilyEvent,
-    FaultFamily,
-    family_error,
-    make_family_events,
-)
-
-Corrupter = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""Writes a subtly wrong copy of an observation (semantic faults; the simulator role)."""
+from occubench.faults._registry import Call, SimulatorAccess, fault_type
 
 
 class InjectedFault(BaseModel):
@@ -55,6 +53,82 @@ class InjectedFault(BaseModel):
     seen_by_agent: Any = Field(description="The observation the agent got.")
     retried_later: bool = Field(
         default=False, description="The agent called the same tool again afterwards."
+    )
+
+
+def make_fault_plan(
+    *,
+    seed: int,
+    task_id: int | str,
+    env_mode: EnvMode | str,
+    fault_count: int,
+    fault_duration: int,
+    expected_calls: int | None = None,
+    families: Sequence[FaultFamily] = (),
+    tools: Sequence[str] = (),
+    critical_calls: Sequence[tuple[str, dict[str, Any]]] = (),
+    latency_seconds: float = DEFAULT_FAULT_LATENCY,
+) -> FaultPlan:
+    """Build the deterministic fault plan of one task.
+
+    The env mode's entry places its events (E0 places none; see the registry), then
+    each family's entry places its own. E1-E3 cut the range ``[0, span)`` (see
+    ``FaultPlan.span``) into ``fault_count`` equal segments and place one event at a
+    seeded offset inside each, so faults are spread over the interaction; E1 draws
+    explicit kinds, E2 implicit kinds, E3 half of each.
+
+    Args:
+        seed: Run seed.
+        task_id: Task id; different tasks get independent plans.
+        env_mode: Environment mode; E0 gives no env-mode events.
+        fault_count: Number of fault events (>= 0).
+        fault_duration: Consecutive calls each event lasts (>= 1).
+        expected_calls: Calls the task is expected to take (>= 1); defaults to
+            ``DEFAULT_EXPECTED_TOOL_CALLS``.
+        families: Fault families whose events are added.
+        tools: The task's tools (families that pick one).
+        critical_calls: The plan's critical calls (``targeted``, ``persistent``).
+        latency_seconds: Delay of a latency fault.
+
+    Returns:
+        The plan; the same arguments give the same plan on any machine.
+
+    Raises:
+        ValueError: On an unknown env mode or an out-of-range count.
+
+    """
+    try:
+        mode = EnvMode(env_mode)
+    except ValueError:
+        valid = ", ".join(m.value for m in EnvMode)
+        raise ValueError(f"unknown env_mode {env_mode!r}; expected one of {valid}") from None
+    if fault_count < 0:
+        raise ValueError(f"fault_count must be >= 0, got {fault_count}")
+    if fault_duration < 1:
+        raise ValueError(f"fault_duration must be >= 1, got {fault_duration}")
+    calls = DEFAULT_EXPECTED_TOOL_CALLS if expected_calls is None else expected_calls
+    if calls < 1:
+        raise ValueError(f"expected_calls must be >= 1, got {calls}")
+    ctx = PlacementContext(
+        seed=seed,
+        task_id=task_id,
+        env_mode=mode,
+        fault_count=fault_count,
+        fault_duration=fault_duration,
+        expected_calls=calls,
+        tools=tuple(tools),
+        critical_calls=tuple(critical_calls),
+        latency_seconds=latency_seconds,
+    )
+    entries = ([] if mode is EnvMode.E0 else [mode.value]) + [f.value for f in families]
+    return FaultPlan(
+        env_mode=mode,
+        fault_count=fault_count,
+        fault_duration=fault_duration,
+        seed=seed,
+        task_id=task_id,
+        expected_calls=calls,
+        events=[event for name in entries for event in fault_type(name).place(ctx)],
     )
 
 
@@ -104,224 +178,171 @@ class FaultSettings(BaseModel):
         *,
         tools: Sequence[str] = (),
         critical_calls: Sequence[tuple[str, dict[str, Any]]] = (),
-        corrupter: Corrupter | None = None,
+        simulator: Model | None = None,
+        simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
+        cache: bool = False,
     ) -> FaultSession | None:
         """The injector for one sample, or None when nothing is injected by code.
 
-        E1-E3 events come from the seeded plan (code engine only); family events
-        (always by code) are added to them.
+        E1-E3 events come from the code engine only; family events (always by code) are
+        added to them. ``simulator`` is the simulator role, for semantic faults.
         """
-        code_modes = self.env_mode is not EnvMode.E0 and self.fault_engine is FaultEngine.CODE
-        if not code_modes and not self.faults:
+        by_code = self.env_mode is not EnvMode.E0 and self.fault_engine is FaultEngine.CODE
+        if not by_code and not self.faults:
             return None
         plan = make_fault_plan(
             seed=self.seed,
             task_id=task_id,
-            env_mode=self.env_mode if code_modes else EnvMode.E0,
+            env_mode=self.env_mode if by_code else EnvMode.E0,
             fault_count=self.fault_count,
             fault_duration=self.fault_duration,
             expected_calls=expected_calls,
-        )
-        context = FamilyContext(
-            seed=self.seed,
-            task_id=task_id,
-            fault_count=self.fault_count,
-            fault_duration=self.fault_duration,
-            expected_calls=plan.expected_calls,
-            tools=list(tools),
-            critical_calls=list(critical_calls),
+            families=self.faults,
+            tools=tools,
+            critical_calls=critical_calls,
             latency_seconds=self.fault_latency,
         )
-        families = make_family_events(self.faults, context)
-        return FaultSession(plan, key_fields, families=families, corrupter=corrupter)
+        access = None if simulator is None else SimulatorAccess(simulator, simulator_retries, cache)
+        return FaultSession(plan, key_fields, simulator=access)
+
+
+def _family(event: FaultEvent) -> str | None:
+    return event.source if event.source in {f.value for f in FaultFamily} else None
 
 
 class FaultSession:
-    """Applies one sample's faults, call by call, and logs what it did."""
+    """Applies one sample's fault plan, call by call, and logs what it did."""
 
     def __init__(
         self,
         plan: FaultPlan,
         key_fields: Sequence[str] = (),
         *,
-        families: Sequence[FamilyEvent] = (),
-        corrupter: Corrupter | None = None,
+        simulator: SimulatorAccess | None = None,
     ) -> None:
         self.plan = plan
-        self.families = list(families)
         self.key_fields = tuple(key_fields)
-        self.corrupter = corrupter
+        self.simulator = simulator
         self.injected: list[InjectedFault] = []
         self._calls: list[str] = []
         self._last_clean: dict[str, Any] = {}
-        self._targeted_hits = [0] * len(self.families)
-        self._targeted_now: FamilyEvent | None = None
+        self._hits = [0] * len(plan.events)
+        self._active: dict[int, list[FaultEvent]] = {}
 
     def record(self) -> dict[str, Any]:
-        """The plan as logged: E1-E3 events and family events."""
-        return {
-            **self.plan.model_dump(mode="json"),
-            "family_events": [e.model_dump(mode="json") for e in self.families],
-        }
+        """The plan as logged (``Episode.fault_plan``)."""
+        return self.plan.model_dump(mode="json")
 
-    def _rng(self, index: int) -> random.Random:
-        # str seeds are hashed with SHA-512 by `random`: the same on every machine
-        return random.Random(f"{self.plan.seed}:{self.plan.task_id}:{index}")
-
-    def _log(
-        self,
-        index: int,
-        tool: str,
-        kind: str,
-        *,
-        explicit: bool,
-        changes: list[str],
-        seen: Any,
-        family: FaultFamily | None = None,
-        applied: bool = True,
-    ) -> None:
-        self.injected.append(
-            InjectedFault(
-                call_index=index,
-                tool=tool,
-                kind=kind,
-                explicit=explicit,
-                applied=applied,
-                changes=changes,
-                seen_by_agent=seen,
-                family=family.value if family else None,
-            )
+    def _call(self, index: int, tool: str, arguments: dict[str, Any], previous: Any) -> Call:
+        return Call(
+            index=index,
+            tool=tool,
+            arguments=arguments,
+            seed=self.plan.seed,
+            task_id=self.plan.task_id,
+            key_fields=self.key_fields,
+            previous=previous,
+            simulator=self.simulator,
         )
 
-    def _targeted(self, tool: str, arguments: dict[str, Any]) -> FamilyEvent | None:
+    def _select(self, index: int, tool: str, arguments: dict[str, Any]) -> list[FaultEvent]:
+        """The events acting on this call (a matching event counts the hit)."""
+        chosen = []
         key = json.dumps(arguments, sort_keys=True, default=str)
-        for i, event in enumerate(self.families):
-            if (
-                event.family is FaultFamily.TARGETED
-                and event.tool == tool
-                and json.dumps(event.arguments, sort_keys=True, default=str) == key
-                and self._targeted_hits[i] < (event.duration or 1)
-            ):
-                self._targeted_hits[i] += 1
-                return event
-        return None
+        for i, event in enumerate(self.plan.events):
+            if event.tool is not None and event.tool != tool:
+                continue
+            if event.scope is Scope.MATCHING:
+                same = json.dumps(event.arguments or {}, sort_keys=True, default=str) == key
+                if not same or self._hits[i] >= (event.duration or 1):
+                    continue
+                self._hits[i] += 1
+            elif not event.covers(index):
+                continue
+            chosen.append(event)
+        return chosen
 
     def before_call(
         self, index: int, tool: str, arguments: dict[str, Any]
     ) -> dict[str, Any] | None:
         """An explicit error for this call, or None when the simulator should answer."""
         self._calls.append(tool)
-        self._targeted_now = self._targeted(tool, arguments)
-        rng = self._rng(index)
-        for event in self.families:
-            down = event.family is FaultFamily.PERSISTENT and event.tool == tool
-            outage = event.family is FaultFamily.CASCADING and event.covers(index)
-            if (down and index >= event.start_call) or outage:
-                error = family_error(event, tool, rng)
-                return self._fail(index, tool, event.family.value, error, event.family)
-        targeted = self._targeted_now
-        if targeted is not None and targeted.kind is not None and targeted.kind.is_explicit:
-            error = explicit_error(targeted.kind, tool, rng)
-            return self._fail(index, tool, targeted.kind.value, error, targeted.family)
-        event = self.plan.fault_at(index)
-        if event is None or not event.kind.is_explicit:
-            return None
-        return self._fail(index, tool, event.kind.value, explicit_error(event.kind, tool, rng))
-
-    def _fail(
-        self,
-        index: int,
-        tool: str,
-        kind: str,
-        error: dict[str, Any],
-        family: FaultFamily | None = None,
-    ) -> dict[str, Any]:
-        """Log an explicit fault and return its error observation."""
-        self._log(
-            index,
-            tool,
-            kind,
-            explicit=True,
-            family=family,
-            changes=["error returned; the simulator was not called"],
-            seen=error,
-        )
-        return error
+        active = self._active[index] = self._select(index, tool, arguments)
+        call = self._call(index, tool, arguments, None)
+        for event in active:
+            hook = fault_type(event.source).before
+            error = hook(event, call) if hook is not None else None
+            if error is not None:
+                self._log(
+                    index,
+                    tool,
+                    event,
+                    explicit=True,
+                    changes=["error returned; the simulator was not called"],
+                    seen=error,
+                )
+                return error
+        return None
 
     async def after_call(
-        self, index: int, tool: str, arguments: dict[str, Any], observation: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, index: int, tool: str, arguments: dict[str, Any], observation: Any
+    ) -> Any:
         """The observation the agent sees: the clean one, or a changed copy.
 
         A stale value replays the last clean observation of the same call (same tool,
         same arguments), never another entity's data.
         """
+        active = self._active.pop(index, None)
+        if active is None:
+            active = self._select(index, tool, arguments)
         key = f"{tool}:{json.dumps(arguments, sort_keys=True, default=str)}"
         previous = self._last_clean.get(key)
         self._last_clean[key] = observation
+        call = self._call(index, tool, arguments, previous)
         seen = observation
-        kinds = [e.kind for e in (self.plan.fault_at(index),) if e is not None]
-        targeted = self._targeted_now
-        kinds += [targeted.kind] if targeted is not None and targeted.kind is not None else []
-        for kind in [k for k in kinds if not k.is_explicit]:
-            result = degrade(kind, seen, self._rng(index), previous, self.key_fields)
-            seen = result.observation
+        for event in active:
+            hook = fault_type(event.source).after
+            done = await hook(event, call, seen) if hook is not None else None
+            if done is None:
+                continue
+            seen = done.observation
             self._log(
                 index,
                 tool,
-                kind.value,
+                event,
                 explicit=False,
-                changes=result.changes,
+                changes=done.changes,
                 seen=seen,
-                applied=result.applied,
-                family=targeted.family if targeted and targeted.kind is kind else None,
+                applied=done.applied,
             )
-        for event in self.families:
-            if not event.covers(index):
-                continue
-            if event.family is FaultFamily.SEMANTIC and self.corrupter is not None:
-                altered = await self.corrupter(tool, seen)
-                changes = changed_paths(seen, altered)
-                seen = altered
-                self._log(
-                    index,
-                    tool,
-                    event.family.value,
-                    explicit=False,
-                    family=event.family,
-                    changes=changes,
-                    seen=seen,
-                    applied=bool(changes),
-                )
-            elif event.family is FaultFamily.LATENCY and event.delay_seconds:
-                await asyncio.sleep(event.delay_seconds)
-                self._log(
-                    index,
-                    tool,
-                    event.family.value,
-                    explicit=False,
-                    family=event.family,
-                    changes=[f"answered {event.delay_seconds:g} s late"],
-                    seen=seen,
-                )
         return seen
+
+    def _log(
+        self,
+        index: int,
+        tool: str,
+        event: FaultEvent,
+        *,
+        explicit: bool,
+        changes: list[str],
+        seen: Any,
+        applied: bool = True,
+    ) -> None:
+        self.injected.append(
+            InjectedFault(
+                call_index=index,
+                tool=tool,
+                kind=event.label(),
+                family=_family(event),
+                explicit=explicit,
+                applied=applied,
+                changes=changes,
+                seen_by_agent=seen,
+            )
+        )
 
     def log(self) -> list[dict[str, Any]]:
         """Every injected fault, with whether the agent called that tool again later."""
         for fault in self.injected:
             fault.retried_later = fault.tool in self._calls[fault.call_index + 1 :]
         return [f.model_dump(mode="json") for f in self.injected]
-
-
-def changed_paths(before: Any, after: Any, path: str = "$") -> list[str]:
-    """Where two JSON values differ, as ``changed $.a.b[2]`` lines (for the fault log)."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        keys = list(dict.fromkeys([*before, *after]))
-        return [p for k in keys for p in changed_paths(before.get(k), after.get(k), f"{path}.{k}")]
-    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        return [
-            p
-            for i, (a, b) in enumerate(zip(before, after, strict=True))
-            for p in changed_paths(a, b, f"{path}[{i}]")
-        ]
-    return [] if before == after else [f"changed {path}"]

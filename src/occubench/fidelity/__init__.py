@@ -8,19 +8,20 @@ from occubench.fidelity._agreement import (
     simulator_spreads,
 )
 from occubench.fidelity._audit import (
+    AUDIT_TASK,
     AuditReport,
     EnvAudit,
     Flag,
     PartScore,
     SimulatorAudit,
-    audit,
     fidelity_score,
     part_scores,
     run_audit,
 )
+from occubench.fidelity._audit_eval import AuditGrade, AuditSample, ProbeRun, audit_task
 from occubench.fidelity._extract import id_values, is_error, is_id_key, is_read_tool, known_values
 from occubench.fidelity._judge import RULE_JUDGE_SYSTEM_PROMPT, judge_rules, rule_request
-from occubench.fidelity._metrics import Check, Metric, trajectory_checks
+from occubench.fidelity._metrics import FidelityCheck, FidelityMetric, trajectory_checks
 from occubench.fidelity._probes import (
     Probe,
     ProbeKind,
@@ -35,12 +36,16 @@ from occubench.fidelity._probes import (
 from occubench.fidelity._tables import audit_tables
 
 __all__ = [
+    "AUDIT_TASK",
+    "AuditGrade",
+    "AuditSample",
+    "ProbeRun",
     "RULE_JUDGE_SYSTEM_PROMPT",
     "AuditReport",
-    "Check",
+    "FidelityCheck",
     "EnvAudit",
     "Flag",
-    "Metric",
+    "FidelityMetric",
     "PartScore",
     "Probe",
     "ProbeKind",
@@ -50,7 +55,7 @@ __all__ = [
     "SimulatorComparison",
     "SimulatorSpread",
     "TrajectoryResult",
-    "audit",
+    "audit_task",
     "audit_tables",
     "compare_simulators",
     "comparison_tables",

@@ -12,16 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
-    Model,
-)
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
 
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES
-from occubench.grading import VerdictParseError, parse_verdict
+from occubench.grading import ask_verdict
 from occubench.grading._trajectory import block
 
 RULE_JUDGE_SYSTEM_PROMPT = """\
@@ -87,15 +81,7 @@ async def judge_rules(
         ChatMessageSystem(content=RULE_JUDGE_SYSTEM_PROMPT),
         ChatMessageUser(content=rule_request(environment, tool, arguments, observation)),
     ]
-    for _ in range(retries + 1):
-        output = await model.generate(messages)
-        try:
-            vote = parse_verdict(output.completion)
-        except VerdictParseError:
-            messages += [
-                ChatMessageAssistant(content=output.completion),
-                ChatMessageUser(content=RULE_JUDGE_REASK),
-            ]
-            continue
-        return (1.0 if vote.is_correct else 0.0), vote.feedback
-    return None
+    vote = await ask_verdict(model, messages, retries=retries, reask=RULE_JUDGE_REASK)
+    if vote.is_correct is None:
+        return None
+    return (1.0 if vote.is_correct else 0.0), vote.feedback

@@ -49,7 +49,7 @@ LIMIT_ARGS = frozenset(
 _PREVIEW = 160
 
 
-class Metric(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
+class FidelityMetric(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
     """The parts of the fidelity score."""
 
     FABRICATION = "fabrication"
@@ -60,10 +60,10 @@ class Metric(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
     RULE_INVENTION = "rule_invention"
 
 
-class Check(BaseModel):
+class FidelityCheck(BaseModel):
     """One fidelity check of one observation (or one repeated pair)."""
 
-    metric: Metric = Field(description="The part of the score it counts for.")
+    metric: FidelityMetric = Field(description="The part of the score it counts for.")
     value: float = Field(ge=0, le=1, description="1 passed, 0 failed; schema: key-path Jaccard.")
     trajectory: int = Field(description="Index of the trajectory in its environment.")
     step: int = Field(description="Index of the call in its trajectory.")
@@ -225,7 +225,7 @@ def _unknown_id(step: ProbeResult, obs: dict[str, Any]) -> tuple[float, str]:
 
 def trajectory_checks(
     env: EnvConfig, result: TrajectoryResult, known: set[str], index: int = 0
-) -> list[Check]:
+) -> list[FidelityCheck]:
     """Every check of one answered trajectory (module doc).
 
     Args:
@@ -239,12 +239,14 @@ def trajectory_checks(
     state_ids = {str(v) for k, v in state_scalars(env.task_initial_state) if is_id_key(k)}
     created: set[str] = set()
     written = False
-    checks: list[Check] = []
+    checks: list[FidelityCheck] = []
 
-    def add(metric: Metric, found: tuple[float, str] | None, step: int) -> None:
+    def add(metric: FidelityMetric, found: tuple[float, str] | None, step: int) -> None:
         if found is not None:
             checks.append(
-                Check(metric=metric, value=found[0], trajectory=index, step=step, detail=found[1])
+                FidelityCheck(
+                    metric=metric, value=found[0], trajectory=index, step=step, detail=found[1]
+                )
             )
 
     for number, step in enumerate(result.steps):
@@ -252,17 +254,19 @@ def trajectory_checks(
         if obs is None:
             continue
         if not is_error(obs):
-            add(Metric.SCHEMA, _schema(step, obs, examples.get(step.tool)), number)
+            add(FidelityMetric.SCHEMA, _schema(step, obs, examples.get(step.tool)), number)
         if not step.read:
             written = True
             created.update(value for _, value in id_values(obs))
             continue
         if step.kind == ProbeKind.REPEAT and step.repeat_of is not None:
-            add(Metric.DETERMINISM, _determinism(step, result.steps[step.repeat_of]), number)
+            add(
+                FidelityMetric.DETERMINISM, _determinism(step, result.steps[step.repeat_of]), number
+            )
         if step.kind == ProbeKind.UNKNOWN_ID:
-            add(Metric.UNKNOWN_ID, _unknown_id(step, obs), number)
+            add(FidelityMetric.UNKNOWN_ID, _unknown_id(step, obs), number)
         if not written:
-            add(Metric.OMISSION, _omission(step, obs, state, state_ids), number)
+            add(FidelityMetric.OMISSION, _omission(step, obs, state, state_ids), number)
         if not is_error(obs):
-            add(Metric.FABRICATION, _fabrication(step, obs, known | created), number)
+            add(FidelityMetric.FABRICATION, _fabrication(step, obs, known | created), number)
     return checks

@@ -79,10 +79,10 @@ class ProbeTrajectory(BaseModel):
 def unknown_value(value: Any, known: set[str]) -> Any:
     """An id shaped like ``value`` that is in none of ``known`` (digits become 9s)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        candidate = int("9" * (len(str(abs(value))) + 1))
-        while str(candidate) in known:
-            candidate = candidate * 10 + 9
-        return candidate
+        number = int("9" * (len(str(abs(value))) + 1))
+        while str(number) in known:
+            number = number * 10 + 9
+        return number
     text = str(value)
     candidate = _DIGIT.sub("9", text) if _DIGIT.search(text) else f"{text}-999"
     if candidate == text:

@@ -5,15 +5,15 @@ from __future__ import annotations
 from rich.table import Table
 
 from occubench.fidelity._audit import AuditReport, PartScore
-from occubench.fidelity._metrics import Metric
+from occubench.fidelity._metrics import FidelityMetric
 
 LABELS = {
-    Metric.FABRICATION: "fabrication",
-    Metric.OMISSION: "omission",
-    Metric.DETERMINISM: "determinism",
-    Metric.SCHEMA: "schema",
-    Metric.UNKNOWN_ID: "unknown id",
-    Metric.RULE_INVENTION: "rule invention",
+    FidelityMetric.FABRICATION: "fabrication",
+    FidelityMetric.OMISSION: "omission",
+    FidelityMetric.DETERMINISM: "determinism",
+    FidelityMetric.SCHEMA: "schema",
+    FidelityMetric.UNKNOWN_ID: "unknown id",
+    FidelityMetric.RULE_INVENTION: "rule invention",
 }
 
 
@@ -28,13 +28,13 @@ def audit_tables(report: AuditReport) -> list[Table]:
     scores = Table(title="Simulator fidelity (1 = faithful; in brackets: failed/checked)")
     scores.add_column("simulator")
     scores.add_column("fidelity", justify="right")
-    for metric in Metric:
+    for metric in FidelityMetric:
         scores.add_column(LABELS[metric], justify="right")
     for sim in report.simulators:
         scores.add_row(
             sim.model,
             "-" if sim.score is None else f"{sim.score:.2f}",
-            *(_cell(sim.parts[m]) for m in Metric),
+            *(_cell(sim.parts[m]) for m in FidelityMetric),
         )
     flagged = sorted({e.env_name for s in report.simulators for e in s.environments if e.flags})
     flags = Table(

@@ -9,7 +9,7 @@ from occubench.grading._scorer import (
     occubench_scorer,
 )
 from occubench.grading._trajectory import neutralize, render_trajectory, tool_calls
-from occubench.grading._verdict import VerdictParseError, Vote, majority, parse_verdict
+from occubench.grading._verdict import VerdictParseError, Vote, ask_verdict, majority, parse_verdict
 
 __all__ = [
     "SCORER_NAME",
@@ -20,6 +20,7 @@ __all__ = [
     "VerdictParseError",
     "VerifierError",
     "Vote",
+    "ask_verdict",
     "final_answer",
     "majority",
     "needs_state",

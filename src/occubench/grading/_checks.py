@@ -71,11 +71,12 @@ def run_check(
             passed = all(c.tool != check.tool for c in calls)
             detail = f"{check.tool} never called: {passed}"
         case OrderCheck():
-            firsts = {}
+            firsts: dict[str, int] = {}
             for i, c in enumerate(calls):
                 firsts.setdefault(c.tool, i)
             positions = [firsts.get(t) for t in check.tools]
-            passed = None not in positions and positions == sorted(positions)  # type: ignore[type-var]
+            seen = [p for p in positions if p is not None]
+            passed = len(seen) == len(positions) and seen == sorted(seen)
             detail = f"first calls of {check.tools} at {positions}"
         case AnswerContainsCheck():
             missing = [v for v in check.values if not mentions(answer, v)]

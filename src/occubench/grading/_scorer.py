@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from inspect_ai.model import (
     CachePolicy,
-    ChatMessageAssistant,
+    ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
     Model,
@@ -42,7 +42,7 @@ from occubench.grading._checks import run_checks
 from occubench.grading._grade import SCORER_NAME, Grade
 from occubench.grading._prompt import VERIFIER_REASK, VERIFIER_SYSTEM_PROMPT, verifier_request
 from occubench.grading._trajectory import render_trajectory, tool_calls
-from occubench.grading._verdict import VerdictParseError, Vote, majority, parse_verdict
+from occubench.grading._verdict import Vote, ask_verdict, majority
 from occubench.roles import Role
 
 
@@ -73,21 +73,12 @@ def judge_model(has_checks: bool) -> Model | None:
 
 async def judge_vote(model: Model, request: str, *, index: int, retries: int, cache: bool) -> Vote:
     """One judge vote, re-asked up to ``retries`` times when the output is not a verdict."""
-    messages = [ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT), ChatMessageUser(content=request)]
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT),
+        ChatMessageUser(content=request),
+    ]
     policy = CachePolicy(expiry=None, scopes={"vote": str(index)}) if cache else False
-    problem = ""
-    for _ in range(retries + 1):
-        output = await model.generate(messages, cache=policy)
-        try:
-            return parse_verdict(output.completion)
-        except VerdictParseError as e:
-            problem = str(e)
-            messages = [
-                *messages,
-                ChatMessageAssistant(content=output.completion),
-                ChatMessageUser(content=VERIFIER_REASK),
-            ]
-    return Vote(is_correct=None, feedback=f"invalid vote: {problem}", raw=output.completion)
+    return await ask_verdict(model, messages, retries=retries, reask=VERIFIER_REASK, cache=policy)
 
 
 @scorer(

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
+from inspect_ai.model import CachePolicy, ChatMessage, Model
 from pydantic import BaseModel, Field
+
+from occubench.asking import ask
 
 _FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -68,3 +72,30 @@ def _as_vote(value: Any, raw: str) -> Vote | None:
 def majority(votes: list[Vote]) -> bool:
     """Strict majority of ``True`` among all k votes; invalid votes and ties fail."""
     return sum(v.is_correct is True for v in votes) * 2 > len(votes)
+
+
+async def ask_verdict(
+    model: Model,
+    messages: Sequence[ChatMessage],
+    *,
+    retries: int,
+    reask: str,
+    cache: bool | CachePolicy = False,
+) -> Vote:
+    """Ask a judge for one verdict, re-asked ``retries`` times while it gives none.
+
+    Returns:
+        The vote, or an invalid vote (``is_correct`` None) saying why, with the last output.
+    """
+    asked = await ask(
+        model,
+        messages,
+        parse_verdict,
+        attempts=retries + 1,
+        reask=lambda _: reask,
+        errors=(VerdictParseError,),
+        cache=cache,
+    )
+    if asked.value is not None:
+        return asked.value
+    return Vote(is_correct=None, feedback=f"invalid vote: {asked.problem}", raw=asked.last_text)

@@ -1,5 +1,6 @@
 """Running: the one runner, runs split into shards (processes or Ray tasks), sweeps."""
 
+from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
 from occubench.scale._execute import absolute_location, check_executor, execute
 from occubench.scale._local import run_local, start_shard
 from occubench.scale._log_housekeeping import remove_superseded_logs
@@ -31,6 +32,7 @@ from occubench.scale._sweep import (
 )
 
 __all__ = [
+    "DEMO_SWEEP",
     "BENCHMARK_TASK",
     "EvalOutcome",
     "PLACEHOLDER",
@@ -46,6 +48,7 @@ __all__ = [
     "Sweep",
     "absolute_location",
     "check_executor",
+    "demo_sweep",
     "execute",
     "expand_sweep",
     "import_ray",
@@ -58,6 +61,7 @@ __all__ = [
     "plan_shards",
     "read_shard_counts",
     "remove_superseded_logs",
+    "run_demo",
     "run_eval",
     "run_local",
     "run_ray",

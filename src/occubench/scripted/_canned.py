@@ -15,8 +15,8 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageSystem
 from inspect_ai.tool import ToolInfo
 
+from occubench.faults import SEMANTIC_FAULT_PROMPT
 from occubench.scripted._reply import Reply
-from occubench.simulator import SEMANTIC_FAULT_PROMPT
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANNED = re.compile(r"<canned_observations>\s*(.*?)\s*</canned_observations>", re.DOTALL)

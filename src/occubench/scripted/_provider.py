@@ -25,7 +25,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
-from occubench.scripted._behaviours import BEHAVIOURS, Reply
+from occubench.scripted._behaviours import BEHAVIOURS
+from occubench.scripted._reply import Reply
 from occubench.scripted._synthesis_world import SYNTHESIS_MODELS
 
 REPLAY = "replay"

@@ -68,7 +68,7 @@ PLAN_MARKER = agent_input("", "|").split("|")[0].strip()
 """The line that introduces the plan in the agent's first message ("with plan" mode)."""
 
 
-def data_block(text: str, tag: str) -> Any:
+def json_block(text: str, tag: str) -> Any:
     """The JSON content of ``<tag>...</tag>`` in a prompt (None when absent)."""
     found = re.search(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, re.DOTALL)
     return json.loads(found.group(1)) if found else None
@@ -206,8 +206,8 @@ class ScriptedGenerator:
         prompt = next(m.text for m in messages if isinstance(m, ChatMessageUser))
         stage = _STAGE.search(prompt)
         name = stage.group(1) if stage else ""
-        scenario = data_block(prompt, "scenario") or {}
-        subtopic = data_block(prompt, "subtopic") or {}
+        scenario = json_block(prompt, "scenario") or {}
+        subtopic = json_block(prompt, "subtopic") or {}
         found = _PROFILE.search(subtopic.get("summary", ""))
         profile = found.group(1) if found else GOOD
         count = _COUNT.search(prompt)
@@ -218,7 +218,7 @@ class ScriptedGenerator:
         if name.startswith("tasks"):
             return _json_reply({"tasks": scripted_tasks(subtopic["title"], profile)})
         if name.startswith("repair"):
-            env = data_block(prompt, "environment")
+            env = json_block(prompt, "environment")
             added = RECORD if profile == REPAIRABLE else WRONG_FIX
             env["task_initial_state"]["records"].append(added)
             return _json_reply(

@@ -2,12 +2,10 @@
 
 from occubench.simulator._parse import ObservationParseError, parse_observation
 from occubench.simulator._prompt import normalize_braces, render_system_prompt
-from occubench.simulator._semantic import SEMANTIC_FAULT_PROMPT, corrupt_observation
 from occubench.simulator._simulator import SimStep, Simulator, SimulatorError
 from occubench.simulator._state import STATE_CONTRACT, PatchError, StateMode, apply_reply_patch
 
 __all__ = [
-    "SEMANTIC_FAULT_PROMPT",
     "STATE_CONTRACT",
     "ObservationParseError",
     "PatchError",
@@ -16,7 +14,6 @@ __all__ = [
     "SimulatorError",
     "StateMode",
     "apply_reply_patch",
-    "corrupt_observation",
     "normalize_braces",
     "parse_observation",
     "render_system_prompt",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, Model
+from inspect_ai.model import ChatMessage, ChatMessageUser, Model
 from pydantic import BaseModel, Field
 
+from occubench.asking import ask
 from occubench.defaults import DEFAULT_SIMULATOR_RETRIES
 from occubench.errors import ErrorSource, InfrastructureError
 from occubench.simulator._parse import ObservationParseError, parse_observation
@@ -78,43 +79,43 @@ class Simulator:
             if self.state is None
             else ChatMessageUser(content=state_action(tool, arguments, self.state))
         )
-        prompt = [*self._messages, sent]
-        problem = ""
-        for attempt in range(1, self.max_retries + 2):
-            output = await self.model.generate(prompt, cache=self.cache)
-            try:
-                observation = parse_observation(output.completion)
-                patch, new_state = (
-                    apply_reply_patch(output.completion, self.state)
-                    if self.state is not None
-                    else (None, None)
-                )
-            except (ObservationParseError, PatchError) as e:
-                problem = str(e)
-                prompt = [
-                    *prompt,
-                    ChatMessageAssistant(content=output.completion),
-                    ChatMessageUser(content=reask_for(e)),
-                ]
-                continue
-            if new_state is not None:
-                self.state = new_state
-            self._append(
-                SimStep(
-                    tool=tool,
-                    arguments=arguments,
-                    observation=observation,
-                    attempts=attempt,
-                    patch=patch,
-                    state=new_state,
-                ),
-                action,
-            )
-            return observation
-        raise SimulatorError(
-            f"simulator gave no usable observation for {tool!r} after "
-            f"{self.max_retries + 1} attempts: {problem}"
+
+        def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]] | None, Any]:
+            observation = parse_observation(text)
+            if self.state is None:
+                return observation, None, None
+            patch, new_state = apply_reply_patch(text, self.state)
+            return observation, patch, new_state
+
+        asked = await ask(
+            self.model,
+            [*self._messages, sent],
+            read,
+            attempts=self.max_retries + 1,
+            reask=reask_for,
+            errors=(ObservationParseError, PatchError),
+            cache=self.cache,
         )
+        if asked.value is None:
+            raise SimulatorError(
+                f"simulator gave no usable observation for {tool!r} after "
+                f"{asked.attempts} attempts: {asked.problem}"
+            )
+        observation, patch, new_state = asked.value
+        if new_state is not None:
+            self.state = new_state
+        self._append(
+            SimStep(
+                tool=tool,
+                arguments=arguments,
+                observation=observation,
+                attempts=asked.attempts,
+                patch=patch,
+                state=new_state,
+            ),
+            action,
+        )
+        return observation
 
     def record_failure(self, tool: str, arguments: dict[str, Any], error: dict[str, Any]) -> None:
         """Note in the history that an action failed before reaching the environment."""

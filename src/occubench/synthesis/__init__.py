@@ -1,7 +1,7 @@
 """Synthesis: from a scenario catalog to a calibrated, solvable dataset.
 
 Each stage is a function with typed input and output and a prompt file in
-``prompts/``; ``synthesize`` runs them all, resumably, and writes the dataset.
+``prompts/``; ``run_synthesis`` runs them all, resumably, and writes the dataset.
 """
 
 from occubench.synthesis._artifacts import ArtifactStore, StageResult, TokenUsage
@@ -24,7 +24,6 @@ from occubench.synthesis._pipeline import (
     Progress,
     SynthesisModels,
     run_synthesis,
-    synthesize,
 )
 from occubench.synthesis._prompts import render_prompt
 from occubench.synthesis._records import DIFFICULTY_LEVELS, TaskDraft
@@ -80,7 +79,6 @@ __all__ = [
     "run_candidates",
     "run_synthesis",
     "select_difficulty",
-    "synthesize",
     "validate_env",
     "validate_instance",
     "validate_task",

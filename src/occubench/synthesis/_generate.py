@@ -3,8 +3,8 @@
 The reply may hold the object in ``<json>`` tags, in a fenced block, or bare. A reply
 that holds no object, that does not fit the stage's pydantic model, or whose value a
 stage check rejects, is answered with the ``reask`` prompt naming the problems, up to
-``retries`` times. Provider errors are not caught: they end the stage and a rerun redoes
-the item.
+``retries`` times (``occubench.asking.ask``). Provider errors are not caught: they end
+the stage and a rerun redoes the item.
 """
 
 from __future__ import annotations
@@ -13,21 +13,15 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
-    GenerateConfig,
-    Model,
-)
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, Model
 from pydantic import BaseModel, ValidationError
 
+from occubench.asking import ask
+from occubench.roles import Role
 from occubench.simulator import ObservationParseError, parse_observation
 from occubench.synthesis._artifacts import StageResult, TokenUsage
 from occubench.synthesis._prompts import REASK, SYSTEM, render_prompt
 
-GENERATOR_ROLE = "generator"
 MAX_LISTED_PROBLEMS = 12
 
 _TAGGED = re.compile(r"<json>(.*?)</json>", re.DOTALL | re.IGNORECASE)
@@ -36,7 +30,16 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class ReplyError(ValueError):
-    """The generator's reply holds no object of the expected shape."""
+    """The generator's reply holds no object of the expected shape, or a stage check failed.
+
+    ``problems`` lists what is wrong; ``value`` is the parsed object when it parsed but a
+    stage check rejected it.
+    """
+
+    def __init__(self, problems: list[str], value: BaseModel | None = None) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+        self.value = value
 
 
 def parse_reply(text: str, model: type[M]) -> M:
@@ -50,11 +53,11 @@ def parse_reply(text: str, model: type[M]) -> M:
         data = parse_observation(tagged[-1] if tagged else text)
     except ObservationParseError:
         preview = text.strip().replace("\n", " ")[:120]
-        raise ReplyError(f"the reply holds no JSON object (it starts: {preview!r})") from None
+        raise ReplyError([f"the reply holds no JSON object (it starts: {preview!r})"]) from None
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise ReplyError(format_validation(e)) from None
+        raise ReplyError([format_validation(e)]) from None
 
 
 def format_validation(error: ValidationError) -> str:
@@ -94,24 +97,35 @@ async def generate_json(
         ChatMessageSystem(content=render_prompt(SYSTEM)),
         ChatMessageUser(content=prompt),
     ]
-    usage = TokenUsage()
-    value: M | None = None
-    problems: list[str] = []
-    for _ in range(retries + 1):
-        reply = await model.generate(messages, config=GenerateConfig(seed=seed))
-        usage += TokenUsage.of(reply.usage)
-        try:
-            value = parse_reply(reply.completion, output)
-            problems = check(value) if check else []
-        except ReplyError as e:
-            value, problems = None, [str(e)]
-        if not problems:
-            break
+
+    def read(text: str) -> M:
+        value = parse_reply(text, output)
+        problems = check(value) if check else []
+        if problems:
+            raise ReplyError(problems, value)
+        return value
+
+    def reask(error: Exception) -> str:
+        problems = error.problems if isinstance(error, ReplyError) else [str(error)]
         listed = "\n".join(p if p.startswith("- ") else f"- {p}" for p in problems)
-        messages += [
-            ChatMessageAssistant(content=reply.completion),
-            ChatMessageUser(content=render_prompt(REASK, problem=listed)),
-        ]
+        return render_prompt(REASK, problem=listed)
+
+    asked = await ask(
+        model,
+        messages,
+        read,
+        attempts=retries + 1,
+        reask=reask,
+        errors=(ReplyError,),
+        config=GenerateConfig(seed=seed),
+    )
+    usage = TokenUsage()
+    for reply in asked.outputs:
+        usage += TokenUsage.of(reply.usage)
+    failed = asked.error if isinstance(asked.error, ReplyError) else None
+    value = asked.value if failed is None else failed.value
     return StageResult[output](  # type: ignore[valid-type]
-        value=value, issues=problems, usage={GENERATOR_ROLE: usage}
+        value=value,  # type: ignore[arg-type]
+        issues=failed.problems if failed is not None else [],
+        usage={Role.GENERATOR.value: usage},
     )

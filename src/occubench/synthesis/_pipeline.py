@@ -12,7 +12,8 @@ f. calibration: n runs without the plan                ``<scenario>/stNN/LD/cali
 h. filter and select one difficulty level per scenario (see ``_select``)
 i. the dataset in the release layout and its manifest  ``OUT/dataset/``
 
-Runs are batched: one Inspect eval per stage, round and ``run_batch`` tasks, logs in
+Runs are batched: one Inspect eval set per stage, round and ``run_batch`` tasks (run
+through ``occubench.scale.run_eval``, so a killed batch resumes), logs in
 ``OUT/runs/``. ``OUT/work/spec.json`` records the models and settings; resuming with
 other ones is refused (their artifacts would not mix).
 """
@@ -32,6 +33,7 @@ from pydantic import BaseModel
 
 from occubench.analysis import PriceTable
 from occubench.dataset import EnvConfig, Scenario, write_dataset
+from occubench.roles import Role
 from occubench.synthesis._artifacts import (
     ArtifactStore,
     StageResult,
@@ -111,10 +113,10 @@ class SynthesisModels:
     def names(self) -> dict[str, str]:
         """Model name by role."""
         return {
-            "generator": str(self.generator),
-            "agent": str(self.agent),
-            "simulator": str(self.simulator),
-            "verifier": str(self.verifier or self.simulator),
+            Role.GENERATOR.value: str(self.generator),
+            Role.AGENT.value: str(self.agent),
+            Role.SIMULATOR.value: str(self.simulator),
+            Role.VERIFIER.value: str(self.verifier or self.simulator),
         }
 
 
@@ -161,7 +163,7 @@ def _ratio(outcome: RunOutcome | None) -> str:
     return "-" if outcome is None else f"{outcome.passed}/{outcome.scored}"
 
 
-class RunSpec(BaseModel):
+class SynthesisSpec(BaseModel):
     """What artifacts depend on: the models and the settings (``work/spec.json``)."""
 
     models: dict[str, str]
@@ -173,13 +175,13 @@ NEUTRAL_SETTINGS = {"run_batch", "generator_retries"}
 """Settings that do not change results: they may differ between a run and its resume."""
 
 
-def check_spec(store: ArtifactStore, spec: RunSpec) -> None:
+def check_spec(store: ArtifactStore, spec: SynthesisSpec) -> None:
     """Record the run's spec, or refuse to resume artifacts made with another one.
 
     Raises:
         ValueError: the stored spec differs (models or settings other than neutral ones).
     """
-    stored = store.load(SPEC_KEY, RunSpec)
+    stored = store.load(SPEC_KEY, SynthesisSpec)
     if stored is not None:
         old = {**stored.models, **stored.settings.model_dump(exclude=NEUTRAL_SETTINGS)}
         new = {**spec.models, **spec.settings.model_dump(exclude=NEUTRAL_SETTINGS)}
@@ -322,7 +324,7 @@ class _Pipeline:
 
     # e, g ------------------------------------------------------------------------------
 
-    async def runs(
+    def runs(
         self,
         stage: str,
         batch: Sequence[Instance],
@@ -343,7 +345,7 @@ class _Pipeline:
         for start in range(0, len(missing), settings.run_batch):
             chunk = missing[start : start + settings.run_batch]
             digest = hashlib.sha256("\n".join(name(i) for i in chunk).encode()).hexdigest()
-            fresh = await run_candidates(
+            fresh = run_candidates(
                 [i.candidate() for i in chunk],
                 self.models.runs(),
                 with_plan=with_plan,
@@ -362,7 +364,7 @@ class _Pipeline:
             result[key] = stage_result.value
         return result
 
-    async def solvability(self, instances: list[Instance]) -> list[Instance]:
+    def solvability(self, instances: list[Instance]) -> list[Instance]:
         """Instances solved with the plan, repairing the unsolved ones up to the limit."""
         self.progress.stage(STAGE_SOLVABILITY, len(instances))
         solvable: list[Instance] = []
@@ -370,7 +372,7 @@ class _Pipeline:
         repairs_total = 0
         while active:
             to_run = [i for i in active if i.needs_run]
-            outcomes = await self.runs(
+            outcomes = self.runs(
                 STAGE_SOLVABILITY,
                 to_run,
                 with_plan=True,
@@ -408,9 +410,13 @@ class _Pipeline:
                 self.progress.advance(STAGE_SOLVABILITY)
             repairs_total += len(still)
             self.progress.stage(STAGE_REPAIRS, repairs_total)
-            await asyncio.gather(*(self.repair(inst) for inst in still))
+            asyncio.run(self.repairs(still))
             active = still
         return sorted(solvable, key=lambda x: x.key)
+
+    async def repairs(self, instances: Sequence[Instance]) -> None:
+        """Repair every instance concurrently (one generator call each, re-asks aside)."""
+        await asyncio.gather(*(self.repair(inst) for inst in instances))
 
     async def repair(self, inst: Instance) -> None:
         attempt = inst.repairs + 1
@@ -441,10 +447,10 @@ class _Pipeline:
 
     # f, h ------------------------------------------------------------------------------
 
-    async def calibration(self, instances: list[Instance]) -> list[Instance]:
+    def calibration(self, instances: list[Instance]) -> list[Instance]:
         """Instances that not every run without the plan passed (errors dropped too)."""
         self.progress.stage(STAGE_CALIBRATION, len(instances))
-        outcomes = await self.runs(
+        outcomes = self.runs(
             STAGE_CALIBRATION, instances, with_plan=False, name=lambda i: f"{i.key}/calibration"
         )
         kept = []
@@ -560,7 +566,7 @@ class _Pipeline:
         return manifest
 
 
-async def synthesize(
+def run_synthesis(
     scenarios: Sequence[CatalogScenario],
     models: SynthesisModels,
     out: str | Path,
@@ -570,6 +576,10 @@ async def synthesize(
     progress: Progress | None = None,
 ) -> Manifest:
     """Synthesize a dataset from catalog scenarios (see the module docstring for the stages).
+
+    Generation stages run their model calls concurrently (each in an event loop of its
+    own); run stages go through the runner (``occubench.scale.run_eval``), which runs
+    Inspect's eval set in this thread.
 
     Args:
         scenarios: Catalog entries to synthesize, in the order tasks are numbered.
@@ -589,24 +599,9 @@ async def synthesize(
         raise ValueError(f"scenario names map to the same folder name: {clashes}")
     settings = settings or SynthesisSettings()
     pipeline = _Pipeline(Path(out), models, settings, progress or NoProgress())
-    check_spec(pipeline.store, RunSpec(models=models.names(), settings=settings))
-    instances = await pipeline.generate(scenarios)
-    solvable = await pipeline.solvability(instances)
-    non_trivial = await pipeline.calibration(solvable)
+    check_spec(pipeline.store, SynthesisSpec(models=models.names(), settings=settings))
+    instances = asyncio.run(pipeline.generate(scenarios))
+    solvable = pipeline.solvability(instances)
+    non_trivial = pipeline.calibration(solvable)
     chosen, funnel = pipeline.select(scenarios, non_trivial)
     return pipeline.write(scenarios, chosen, funnel, prices)
-
-
-def run_synthesis(
-    scenarios: Sequence[CatalogScenario],
-    models: SynthesisModels,
-    out: str | Path,
-    settings: SynthesisSettings | None = None,
-    *,
-    prices: PriceTable | None = None,
-    progress: Progress | None = None,
-) -> Manifest:
-    """``synthesize`` from synchronous code (runs its own event loop)."""
-    return asyncio.run(
-        synthesize(scenarios, models, out, settings, prices=prices, progress=progress)
-    )

@@ -1,9 +1,10 @@
 """Stages e and f: run the agent on candidate tasks, with the plan or without it.
 
 The candidates are written as a temporary dataset (``write_dataset``) and run by the
-real occubench task (``occubench(with_plan=..., epochs=n)``) under the simulator; the
-verifier (and the task's checks) decide each run, as in a benchmark run. The agent is
-the main model; ``simulator`` and ``verifier`` are model roles.
+real occubench task through the runner (``run_eval``: an eval set per batch, so a
+killed batch resumes) under the simulator; the verifier (and the task's checks) decide
+each run, as in a benchmark run. The agent is the main model; ``simulator`` and
+``verifier`` are model roles.
 """
 
 from __future__ import annotations
@@ -12,20 +13,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from inspect_ai import eval_async
-from inspect_ai.log import EvalSample
+from inspect_ai.log import EvalSample, read_eval_log
 from inspect_ai.model import Model
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
 
 from occubench.analysis import SampleRow, read_runs
+from occubench.config import EvalOptions, RunConfig
 from occubench.dataset import EnvConfig, Scenario, write_dataset
-from occubench.defaults import DEFAULT_SAMPLE_RETRIES, DEFAULT_VERIFIER_VOTES
+from occubench.defaults import DEFAULT_VERIFIER_VOTES
 from occubench.grading import SCORER_NAME, Grade, render_trajectory
+from occubench.roles import Role
+from occubench.scale import BENCHMARK_TASK, run_eval
 from occubench.synthesis._artifacts import StageResult, TokenUsage, add_usage
 from occubench.synthesis._catalog import CatalogScenario
 from occubench.synthesis._records import TaskDraft
-from occubench.task import occubench
 
 MAX_EVIDENCE_RUNS = 2
 """Failed runs described to the generator when it is asked to repair a task."""
@@ -77,7 +79,7 @@ class RunOutcome(BaseModel):
         return self.passed / self.scored if self.scored else None
 
 
-async def run_candidates(
+def run_candidates(
     candidates: Sequence[Candidate],
     models: RunModels,
     *,
@@ -119,18 +121,20 @@ async def run_candidates(
             for c in candidates
         }.values(),
     )
-    logs = await eval_async(
-        occubench(dataset=str(dataset_dir), with_plan=with_plan, seed=seed, votes=votes),
-        model=models.agent,
-        model_roles={"simulator": models.simulator, "verifier": models.verifier},
-        epochs=epochs,
+    evaluated = run_eval(
+        BENCHMARK_TASK,
+        RunConfig(
+            dataset=str(dataset_dir), with_plan=with_plan, seed=seed, votes=votes
+        ).task_args(),
         log_dir=str(work_dir / "logs"),
-        fail_on_error=False,
-        retry_on_error=DEFAULT_SAMPLE_RETRIES,
-        score_display=False,
-        log_realtime=False,  # nothing watches these runs live; the log is read once at the end
+        model=models.agent,
+        roles={Role.SIMULATOR: models.simulator, Role.VERIFIER: models.verifier},
+        options=EvalOptions(),
+        epochs=epochs,
     )
-    log = logs[0]
+    if not evaluated.success or not evaluated.logs:
+        raise RunError(f"runs in {work_dir}: the eval set did not complete")
+    log = read_eval_log(evaluated.logs[0])
     if log.status != "success" or log.samples is None:
         message = log.error.message if log.error else f"eval ended with status {log.status}"
         raise RunError(f"runs in {work_dir}: {message}")
@@ -139,7 +143,7 @@ async def run_candidates(
         c.key: RunOutcome(with_plan=with_plan, runs=0, passed=0, errors=0) for c in candidates
     }
     usage: dict[str, dict[str, TokenUsage]] = {c.key: {} for c in candidates}
-    for row in read_runs([log.location]):
+    for row in read_runs(evaluated.logs):
         key = by_id[int(row.task_id)]
         outcome = outcomes[key]
         outcome.runs += 1

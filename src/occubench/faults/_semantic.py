@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, Model
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
 
-from occubench.simulator._parse import ObservationParseError, parse_observation
-from occubench.simulator._simulator import SimulatorError
+from occubench.asking import ask
+from occubench.simulator import ObservationParseError, SimulatorError, parse_observation
 
 SEMANTIC_FAULT_PROMPT = """\
 You prepare test data for a robustness study of software agents.
@@ -18,26 +18,35 @@ cents), shift a date by a few days, transpose two digits, or round a figure the 
 Keep every key, every identifier and every type; the JSON must stay valid and look normal. \
 Reply with the altered JSON inside <observation></observation> tags and nothing else."""
 
+SEMANTIC_REASK = (
+    "Your reply held no JSON object. Reply with the altered JSON inside "
+    "<observation></observation> tags and nothing else."
+)
 
-async def corrupt_observation(
-    model: Model, tool: str, observation: dict[str, Any], *, retries: int, cache: bool = False
-) -> dict[str, Any]:
+
+async def rewrite_observation(
+    model: Model, tool: str, observation: Any, *, retries: int, cache: bool = False
+) -> Any:
     """Ask the simulator role for a subtly wrong copy of ``observation``.
 
     Raises:
         SimulatorError: when no reply holds a JSON object.
     """
-    messages = [
+    messages: list[ChatMessage] = [
         ChatMessageSystem(content=SEMANTIC_FAULT_PROMPT),
         ChatMessageUser(
             content=json.dumps({"tool": tool, "observation": observation}, ensure_ascii=False)
         ),
     ]
-    problem = ""
-    for _ in range(retries + 1):
-        output = await model.generate(messages, cache=cache)
-        try:
-            return parse_observation(output.completion)
-        except ObservationParseError as e:
-            problem = str(e)
-    raise SimulatorError(f"simulator gave no semantic variant for {tool!r}: {problem}")
+    asked = await ask(
+        model,
+        messages,
+        parse_observation,
+        attempts=retries + 1,
+        reask=lambda _: SEMANTIC_REASK,
+        errors=(ObservationParseError,),
+        cache=cache,
+    )
+    if asked.value is None:
+        raise SimulatorError(f"simulator gave no semantic variant for {tool!r}: {asked.problem}")
+    return asked.value

@@ -1,0 +1,75 @@
+"""``occubench review``: the expert review app over a set of runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from occubench.cli._common import console, err_console, user_errors
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+def review(
+    logs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Inspect log files or folders whose samples are to be reviewed."),
+    ] = None,
+    db: Annotated[
+        Path, typer.Option(help="SQLite file of the reviews (created if missing; reused).")
+    ] = Path("reviews.sqlite"),
+    host: Annotated[
+        str, typer.Option(help="Address to serve on (the app has no password: keep it local).")
+    ] = DEFAULT_HOST,
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = DEFAULT_PORT,
+    export: Annotated[
+        Path | None,
+        typer.Option(help="Write the reviews in DB to this file (.json or .csv) and exit."),
+    ] = None,
+) -> None:
+    """Serve a web app where experts judge samples and rate scenario and rubric realism.
+
+    Reviewers sign in with a name, walk through their own queue of samples (trajectory,
+    fault log, verification plan, the judge's votes and feedback), and record a
+    verdict, two 1-5 realism ratings and a comment. The samples of LOGS are added to DB
+    (samples already there are kept, with their reviews). Export the reviews from the
+    app or with --export, and give them to `occubench report --reviews FILE`.
+    """
+    from occubench.analysis import read_runs, read_trajectories, reviews_csv, reviews_json
+    from occubench.review import ReviewStore
+
+    with user_errors():
+        store = ReviewStore(db)
+        if export is not None:
+            reviews = store.reviews()
+            text = (
+                reviews_json(reviews) if export.suffix.lower() == ".json" else reviews_csv(reviews)
+            )
+            export.write_text(text, encoding="utf-8")
+            console.print(f"Wrote {len(reviews)} review(s) to {export}", markup=False)
+            return
+        if not logs and store.sample_count() == 0:
+            raise ValueError(f"{db} holds no sample yet: give the logs to review")
+        rows = read_runs(logs or [])
+        added = store.add_samples(rows, read_trajectories(rows)) if rows else 0
+    import uvicorn
+
+    from occubench.review import create_app
+
+    if host not in LOOPBACK:
+        err_console.print(
+            f"Warning: serving on {host}: anyone who reaches it can review as anyone.",
+            markup=False,
+        )
+    console.print(
+        f"{store.sample_count()} sample(s) in {db} ({added} new). "
+        f"Open http://{host}:{port}/ (Ctrl-C stops).",
+        markup=False,
+        highlight=False,
+    )
+    app = create_app(store, hosts=sorted({host, *LOOPBACK}))
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,22 @@
+"""Expert review: a small local web app where people judge samples and rate realism."""
+
+from occubench.review._app import create_app, review_from_form
+from occubench.review._store import (
+    QueueItem,
+    ReviewError,
+    ReviewStore,
+    SampleView,
+    is_database,
+    read_reviews,
+)
+
+__all__ = [
+    "QueueItem",
+    "ReviewError",
+    "ReviewStore",
+    "SampleView",
+    "create_app",
+    "is_database",
+    "read_reviews",
+    "review_from_form",
+]

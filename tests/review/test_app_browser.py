@@ -1,0 +1,213 @@
+"""The review app in headless Chromium: sign in, review, reload, two reviewers at once,
+model text shown as text, and ten samples judged by hand down to the agreement table.
+
+The app runs under uvicorn on 127.0.0.1 (an ephemeral port) in a thread of the test,
+over a fresh database of 18 samples: two reference agents and a hostile one whose final
+answer is an HTML/script payload, in E0 and E1, judged by the scripted judge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import uvicorn
+from rich.console import Console
+
+from analysis.browser import ARTIFACTS_ENV, WIDTH, chromium, needs_chromium, screenshot
+from occubench.analysis import (
+    build_report,
+    load_reviews,
+    read_runs,
+    read_trajectories,
+    report_tables,
+    rich_table,
+)
+from occubench.review import ReviewStore, create_app
+from review.review_logs import PAYLOAD, make_review_logs
+
+pytestmark = needs_chromium
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory):
+    rows = read_runs([make_review_logs(tmp_path_factory.mktemp("logs"))])
+    return rows, read_trajectories(rows)
+
+
+@pytest.fixture
+def app_url(samples, tmp_path):
+    store = ReviewStore(tmp_path / "reviews.sqlite")
+    store.add_samples(*samples)
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(store), host="127.0.0.1", port=0, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "the review app did not start"
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}", store
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def new_page(browser):
+    contexts = []
+
+    def make():
+        context = browser.new_context(viewport={"width": WIDTH, "height": 900})
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+def sign_in(page, url, name):
+    page.goto(url + "/")
+    page.fill("#name", name)
+    page.click("button[type=submit]")
+    assert page.url == url + "/queue"
+
+
+def fill_review(page, verdict, scenario=None, rubric=None, comment=""):
+    page.check(f"input[name=verdict][value={verdict}]")
+    if scenario:
+        page.check(f"input[name=scenario_realism][value='{scenario}']")
+    if rubric:
+        page.check(f"input[name=rubric_realism][value='{rubric}']")
+    page.fill("#comment", comment)
+
+
+def test_sign_in_review_three_and_find_them_after_a_reload(app_url, new_page):
+    url, store = app_url
+    page = new_page()
+    sign_in(page, url, "Ada Lovelace")
+    page.click("#next")
+    assert page.url == url + "/queue/0"
+    for heading in ("Verification plan", "Final answer", "Judge votes", "Checks", "Trajectory"):
+        assert page.locator("h4", has_text=heading).count() == 1
+    for verdict, scenario, comment in [
+        ("pass", 5, "fine"),
+        ("fail", 2, "odd <b>tag</b>"),
+        ("unsure", 3, ""),
+    ]:
+        fill_review(page, verdict, scenario, 4, comment)
+        page.click("#save")
+    assert page.url == url + "/queue/3"  # saving goes on to the next sample
+    page.goto(url + "/queue")
+    page.reload()
+    rows = page.locator("#queue tbody tr.done")
+    assert rows.count() == 3 and "3 of 18 sample(s) reviewed" in page.inner_text("main")
+    page.goto(url + "/queue/1")
+    page.reload()
+    assert page.is_checked("input[name=verdict][value=fail]")
+    assert page.is_checked("input[name=scenario_realism][value='2']")
+    assert page.input_value("#comment") == "odd <b>tag</b>"
+    assert page.locator("#saved").count() == 1
+    assert [(r.reviewer, r.verdict.value) for r in store.reviews()] == [
+        ("Ada Lovelace", "pass"),
+        ("Ada Lovelace", "fail"),
+        ("Ada Lovelace", "unsure"),
+    ]
+    screenshot(page, "review-sample.png")
+
+
+def test_two_reviewers_saving_at_once_are_both_kept(app_url, new_page):
+    url, store = app_url
+    ada, bob = new_page(), new_page()
+    sign_in(ada, url, "ada")
+    sign_in(bob, url, "bob")
+    queue_a = [i.sample_key for i in store.queue("ada")]
+    queue_b = [i.sample_key for i in store.queue("bob")]
+    assert queue_a[0] != queue_b[0]  # different samples first
+    shared = queue_a[0]
+    ada.goto(f"{url}/queue/0")
+    bob.goto(f"{url}/queue/{queue_b.index(shared)}")
+    fill_review(ada, "pass", comment="ada was here")
+    fill_review(bob, "fail", comment="bob was here")
+    ada.click("#save", no_wait_after=True)
+    bob.click("#save", no_wait_after=True)  # both posts in flight together
+    ada.wait_for_url(f"{url}/queue/1")
+    bob.wait_for_url(lambda u: u != f"{url}/queue/{queue_b.index(shared)}")
+    saved = {(r.reviewer, r.sample_key, r.verdict.value) for r in store.reviews()}
+    assert saved == {("ada", shared, "pass"), ("bob", shared, "fail")}
+
+
+def test_a_trajectory_payload_is_shown_as_text(app_url, new_page):
+    url, store = app_url
+    page = new_page()
+    sign_in(page, url, "eve")
+    rank = next(i.rank for i in store.queue("eve") if i.row.agent_model == "occubench/replay")
+    page.goto(f"{url}/queue/{rank}")
+    assert page.title().startswith(f"Sample {rank + 1} of 18")  # not retitled
+    assert page.locator("#pwned").count() == 0 and page.locator("img").count() == 0
+    assert PAYLOAD in page.locator(".answer").inner_text()
+    assert page.locator(".turn.assistant pre").first.inner_text() == PAYLOAD
+    screenshot(page, "review-hostile-sample.png")
+
+
+def test_ten_samples_judged_by_hand_give_the_agreement_table(app_url, new_page, samples, tmp_path):
+    url, store = app_url
+    page = new_page()
+    sign_in(page, url, "grace")
+    queue = store.queue("grace")[:10]
+    chosen = []  # agree with the scored verdict on 7 samples, overturn 3
+    for i, item in enumerate(queue):
+        scored = "pass" if item.row.passed else "fail"
+        verdict = scored if i not in (1, 4, 7) else {"pass": "fail", "fail": "pass"}[scored]
+        chosen.append((item.sample_key, scored, verdict))
+        page.goto(f"{url}/queue/{item.rank}")
+        fill_review(page, verdict, 1 + i % 5, 1 + (i + 2) % 5, f"sample {i}")
+        page.click("#save")
+    export = page.request.get(url + "/export.json")
+    assert export.ok and export.headers["content-type"].startswith("application/json")
+    path = tmp_path / "reviews.json"
+    path.write_text(export.text())
+    reviews = load_reviews(path)
+    assert len(reviews) == 10 and {r.reviewer for r in reviews} == {"grace"}
+    csv_export = page.request.get(url + "/export.csv")
+    assert csv_export.text().splitlines()[0].startswith("sample_key,reviewer,verdict")
+
+    rows = samples[0]
+    report = build_report(rows, n_resamples=500, reviews=reviews)
+    agreement = report.review.agreement
+    confusion = {"pass": {"pass": 0, "fail": 0}, "fail": {"pass": 0, "fail": 0}}
+    for _, scored, verdict in chosen:
+        confusion[scored][verdict] += 1
+    assert agreement.confusion == confusion and agreement.compared == 10
+    assert agreement.observed == pytest.approx(0.7)
+    n = 10
+    p_e = sum(
+        (sum(confusion[v].values()) / n) * (sum(confusion[a][v] for a in confusion) / n)
+        for v in ("pass", "fail")
+    )
+    assert agreement.kappa == pytest.approx((0.7 - p_e) / (1 - p_e))
+    assert len(agreement.disagreements) == 3
+
+    console = Console(record=True, width=160)
+    for table in report_tables(report)[-5:-1]:  # agreement, confusion, disagreements, human CR
+        console.print(rich_table(table))
+    text = console.export_text()
+    assert "Human-judge agreement: 10 review(s) by 1 reviewer(s) of 10 sample(s)" in text
+    folder = os.environ.get(ARTIFACTS_ENV)
+    if folder:
+        Path(folder, "agreement-table.txt").write_text(text)
+        Path(folder, "reviews.json").write_text(json.dumps(json.loads(export.text()), indent=2))
+    page.goto(url + "/queue")
+    screenshot(page, "review-queue.png")
