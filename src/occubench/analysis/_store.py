@@ -19,8 +19,9 @@ logs reads only the tables.
   ``task_id_is_int`` telling whether it was a number; ``sample_key``,
   ``faults_applied`` and ``faults_retried`` are included for queries.
   ``occubench report --format parquet`` writes the same table for all the samples
-  of a report (``samples.parquet``), to query with DuckDB (``SELECT agent_model, avg(passed::INT) FROM 'samples.parquet'
-  GROUP BY 1``) or pandas (``pandas.read_parquet``).
+  of a report (``samples.parquet``), to query with DuckDB (``SELECT agent_model,
+  avg(passed::INT) FROM 'samples.parquet' GROUP BY 1``) or pandas
+  (``pandas.read_parquet``).
 
 Trajectories for the HTML drill-down are read from the logs only for the samples the
 page shows (``read_log_samples``: those members of the zip, nothing else).
