@@ -42,7 +42,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from occubench.analysis._runs import SampleRow
-from occubench.errors import ErrorSource
 
 if sys.version_info < (3, 14):
     import zipfile_zstd  # noqa: F401 - registers Inspect's zstd compression with zipfile
@@ -163,11 +162,9 @@ def table_rows(table: pa.Table) -> list[SampleRow]:
         else:
             record["task_id"] = int(record["task_id"])
         record["faults"] = orjson.loads(record["faults"])
-        source = record["error_source"]
-        record["error_source"] = None if source is None else ErrorSource(source)
         for name in MAP_COLUMNS:
             record[name] = dict(record[name])
-        rows.append(SampleRow.model_construct(**record))
+        rows.append(SampleRow.model_validate(record))  # as cheap as constructing, and typed
     return rows
 
 
