@@ -146,6 +146,19 @@ class _ToolDefinitions:
             return self.derive(tool)
 
 
+def _use_tool_definitions(derive: Any) -> None:
+    """Make ``derive`` the ``tool_def_fields`` Inspect calls.
+
+    Where a model call lists its tools (``inspect_ai.model._call_tools``) and in
+    ``ToolDef(tool)``, when the tools run.
+    """
+    from inspect_ai.model import _call_tools
+    from inspect_ai.tool import _tool_def
+
+    for module in (_call_tools, _tool_def):
+        vars(module)["tool_def_fields"] = derive
+
+
 @contextmanager
 def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
     """Inspect set for throughput while the block runs (see the module's docstring).
@@ -154,19 +167,17 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
     processes inherit it); message snapshots are left out with the checked Inspect
     version only. Both are restored on exit; a block inside another changes nothing.
     """
-    from inspect_ai.model import _call_tools, _model
+    from inspect_ai.model import _model
     from inspect_ai.tool import _tool_def
 
     had_level = TRACE_LEVEL_ENV in os.environ
     os.environ.setdefault(TRACE_LEVEL_ENV, trace_level)
-    snapshot, tool_fields = _model._snapshot_messages, _call_tools.tool_def_fields
+    snapshot, tool_fields = _model._snapshot_messages, _tool_def.tool_def_fields
     installed = version("inspect_ai")
     if installed == SNAPSHOT_CHECKED:
         _model._snapshot_messages = _live_messages  # type: ignore[assignment]
         if not isinstance(tool_fields, _ToolDefinitions):
-            kept = _ToolDefinitions(tool_fields)
-            # the model call's tool list and ToolDef(tool) when the tools are called
-            _call_tools.tool_def_fields = _tool_def.tool_def_fields = kept  # type: ignore[assignment]
+            _use_tool_definitions(_ToolDefinitions(tool_fields))
     elif snapshot is not _live_messages:
         logger.warning(
             "inspect-ai %s is not %s: model events keep Inspect's message snapshots "
@@ -178,7 +189,7 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
         yield
     finally:
         _model._snapshot_messages = snapshot  # type: ignore[assignment]
-        _call_tools.tool_def_fields = _tool_def.tool_def_fields = tool_fields  # type: ignore[assignment]
+        _use_tool_definitions(tool_fields)
         if not had_level:
             os.environ.pop(TRACE_LEVEL_ENV, None)
 
