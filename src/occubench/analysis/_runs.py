@@ -238,20 +238,21 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
     )
 
 
-def in_dataset_order(header: EvalLog, samples: Iterable[Mapping[str, Any]]) -> list[Any]:
-    """Logged samples in the order Inspect's reader gives them: dataset order, then epoch.
+def in_dataset_order(header: EvalLog, rows: Iterable[SampleRow]) -> list[SampleRow]:
+    """Rows in the order Inspect's reader gives a log's samples: dataset order, then epoch.
 
     As Inspect's reader, only the samples of the header's dataset and epochs; a header
-    without sample ids (an old log) keeps the order of the file.
+    without sample ids (an old log) keeps the order of the file. Takes rows, not the
+    samples' JSON, so that one sample at a time is held while a log is read.
     """
     ids = header.eval.dataset.sample_ids
     if ids is None:
-        return list(samples)
+        return list(rows)
     epochs = header.eval.config.epochs or 1
     position = {
         (str(i), e): n for n, (i, e) in enumerate((i, e) for i in ids for e in range(1, epochs + 1))
     }
-    found = {(str(s["id"]), int(s["epoch"])): s for s in samples}
+    found = {(str(r.task_id), r.epoch): r for r in rows}
     return [found[key] for key in sorted(found.keys() & position.keys(), key=position.__getitem__)]
 
 
@@ -269,7 +270,7 @@ def read_log_rows(file: str) -> list[SampleRow]:
     path = local_path(file)
     if path is not None and path.is_file() and zipfile.is_zipfile(path):
         documents = eval_sample_documents(path, events=False)
-        return [sample_row(run, doc) for doc in in_dataset_order(header, documents)]
+        return in_dataset_order(header, (sample_row(run, doc) for doc in documents))
     return [
         sample_row(run, sample.model_dump(include=ROW_FIELDS))
         for sample in read_eval_log_samples(
