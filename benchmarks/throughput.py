@@ -1,7 +1,8 @@
 """Throughput, harness CPU, token economy and response cache of an occubench run.
 
 The harness is the real thing: ``occubench run`` in its own process (and its shard
-processes), through Inspect's ``openai-api`` provider (OpenAI SDK, httpx) against a
+processes), through the ``occubench-openai`` provider (``--provider openai-api``:
+Inspect's, through the OpenAI SDK) against a
 scripted OpenAI-compatible server in another process on 127.0.0.1 (``serve.py``: the
 package's scripted behaviours on uvicorn, latency counted from each request's
 arrival). The agent is ``steps-agent`` (exactly
@@ -14,7 +15,12 @@ instruction, so no two tasks share a prompt (or a response-cache entry).
 The critical-path bound is the longest chain of sequential calls of one task times the
 per-call latency: agent turns + simulator calls + one judge round (the k votes run in
 parallel). Wall time is the harness from launch to exit, startup included. Harness CPU
-is the CPU time of the harness and its shards (not the server's).
+is the CPU time of the harness and its shards (not the server's); "steady" is the part
+between the first and the last model call (the process tree's CPU sampled every 0.1 s).
+
+The floor: the server records every request (``serve.py --record``), and after the run
+``bare_client.py`` replays them, chain by chain, with nothing but the HTTP client;
+occubench's ratio to it (CPU per call, wall) is printed (``--no-floor`` skips it).
 
     python benchmarks/throughput.py --tasks 100 --latency-ms 1000
     python benchmarks/throughput.py --tasks 100 --latency-ms 200
