@@ -47,8 +47,11 @@ def run_task(
 ):
     """Run the occubench task on the sample with offline models; returns the EvalLog.
 
-    Models named by string are built fresh (not memoized), so a model that talks to a
-    test server never outlives that server in Inspect's model cache.
+    The run follows the occubench protocol unless ``protocol`` says otherwise: these
+    tests check occubench's hardened behaviour (code-placed faults, validated arguments);
+    tests of the paper protocol name it. Models named by string are built fresh (not
+    memoized), so a model that talks to a test server never outlives that server in
+    Inspect's model cache.
     """
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
@@ -59,6 +62,7 @@ def run_task(
         return get_model(model, memoize=False) if isinstance(model, str) else model
 
     task_args.setdefault("dataset", str(SAMPLE_DIR))
+    task_args.setdefault("protocol", "occubench")
     logs = inspect_eval(
         occubench(**task_args),
         model=fresh(agent),

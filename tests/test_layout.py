@@ -5,30 +5,38 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "occubench"
 
-BASE = {"defaults", "roles", "errors", "asking", "interpreter"}
+BASE = {"defaults", "roles", "errors", "asking", "interpreter", "protocols", "budget", "tokens"}
 """Small modules every room may import (they import nothing above them)."""
 
 ALLOWED = {
     "defaults": set(),
     "roles": set(),
+    "protocols": set(),
     "errors": set(),
     "asking": set(),
     "interpreter": {"defaults"},
+    "budget": {"errors"},
+    "tokens": {"defaults"},
     "dataset": set(),
-    "simulator": {"dataset"},
+    "simchecks": {"dataset"},
+    "simulator": {"dataset", "simchecks"},
     "faults": {"dataset", "simulator"},
     "config": {"dataset", "simulator", "faults"},
-    "agent": {"config", "dataset", "simulator", "faults"},
+    "agent": {"config", "dataset", "simchecks", "simulator", "faults"},
     "grading": {"agent", "dataset"},
-    "analysis": {"agent", "config", "grading"},
+    "analysis": {"agent", "config", "dataset", "faults", "grading", "simchecks", "simulator"},
     "scale": {"analysis", "config", "dataset"},
-    "fidelity": {"analysis", "config", "dataset", "grading", "scale", "simulator"},
+    "fidelity": {"analysis", "config", "dataset", "grading", "scale", "simchecks", "simulator"},
+    "diagnosis": {"agent", "analysis", "config", "grading", "scale"},
     "synthesis": {"analysis", "config", "dataset", "grading", "scale", "simulator"},
     "scripted": {"agent", "dataset", "faults", "simulator"},
     "review": {"analysis"},
     "providers": set(),
-    "task": {"agent", "config", "dataset", "fidelity", "grading", "simulator"},
-    "_registry": {"task", "scripted", "providers"},
+    "env": {"agent", "config", "dataset", "grading"},
+    "serving": {"agent", "analysis", "config", "env", "grading"},
+    "export": {"agent", "analysis", "dataset"},
+    "task": {"agent", "config", "dataset", "fidelity", "grading", "serving", "simulator"},
+    "_registry": {"task", "scripted", "diagnosis", "providers"},
     "shard_worker": {"scale"},
     "__main__": {"cli"},
     "__init__": set(),

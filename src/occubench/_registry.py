@@ -1,13 +1,16 @@
 """Inspect entry points: the occubench tasks and the model providers.
 
-Tasks: ``occubench/occubench`` (the benchmark) and ``occubench/fidelity_audit``. Models:
-``occubench/<name>``, the offline scripted models; ``occubench-openai/<service>/<model>``,
-the lean OpenAI-compatible provider (``occubench.providers``).
+Tasks: ``occubench/occubench`` (the benchmark), ``occubench/fidelity_audit``,
+``occubench/serve`` (one task's environment over MCP) and ``occubench/diagnose`` (why
+agents failed). Models: ``occubench/<name>``, the offline scripted models;
+``occubench-openai/<service>/<model>``, the lean OpenAI-compatible provider
+(``occubench.providers``).
 """
 
 from inspect_ai.model import modelapi
 
-from occubench.task import fidelity_audit, occubench
+from occubench.diagnosis import diagnose
+from occubench.task import fidelity_audit, occubench, serve
 
 
 @modelapi(name="occubench")
@@ -26,4 +29,4 @@ def lean_openai() -> type:
     return LeanOpenAIAPI
 
 
-__all__ = ["fidelity_audit", "lean_openai", "occubench", "scripted_models"]
+__all__ = ["diagnose", "fidelity_audit", "lean_openai", "occubench", "scripted_models", "serve"]

@@ -63,7 +63,7 @@ async def ask(
     parse: Callable[[str], T],
     *,
     attempts: int,
-    reask: Callable[[Exception], str],
+    reask: Callable[[Exception], str | None],
     errors: tuple[type[Exception], ...] = (ValueError,),
     cache: bool | CachePolicy = False,
     config: GenerateConfig | None = None,
@@ -75,7 +75,8 @@ async def ask(
         messages: The conversation to send (not changed).
         parse: Reads the reply's text; raises one of ``errors`` when it is unusable.
         attempts: Model calls at most (>= 1): the first ask and the re-asks.
-        reask: The message sent after an unusable reply, from the parse error.
+        reask: The message sent after an unusable reply, from the parse error; None
+            sends the same messages again (a fresh sample, without the bad reply).
         errors: Exceptions of ``parse`` that mean "unusable reply, ask again".
         cache: Inspect's response cache for each call (a policy, True or False).
         config: Generate settings of each call.
@@ -95,8 +96,10 @@ async def ask(
             return asked
         except errors as e:
             asked.error, asked.problem = e, str(e)
-            prompt += [
-                ChatMessageAssistant(content=output.completion),
-                ChatMessageUser(content=reask(e)),
-            ]
+            correction = reask(e)
+            if correction is not None:
+                prompt += [
+                    ChatMessageAssistant(content=output.completion),
+                    ChatMessageUser(content=correction),
+                ]
     return asked

@@ -11,17 +11,19 @@ DEFAULT_DATASET_DIR = Path("data")
 DEFAULT_ENV_MODE = "E0"
 DEFAULT_FAULT_COUNT = 2
 DEFAULT_FAULT_DURATION = 2
-DEFAULT_FAULT_ENGINE = "code"
 DEFAULT_SEED = 0
 
+DEFAULT_PROTOCOL = "paper"
+"""The protocol a run follows unless it says otherwise: the paper's measurement."""
+
 DEFAULT_MAX_TOOL_CALLS = 200
-"""Tool calls an agent may make in one task before the sample ends."""
+"""Tool calls an agent may make in one task under the occubench protocol."""
 
 DEFAULT_MESSAGE_LIMIT = 1000
 """Safety net on messages per sample, above what DEFAULT_MAX_TOOL_CALLS needs."""
 
 DEFAULT_SIMULATOR_RETRIES = 3
-"""Re-asks of the simulator when its answer holds no JSON object."""
+"""Re-asks of the simulator when its answer holds no JSON object (occubench protocol)."""
 
 DEFAULT_VERIFIER_VOTES = 3
 """k: judge calls per sample; the majority decides, ties fail."""
@@ -164,3 +166,37 @@ DEFAULT_GC_THRESHOLDS = (10_000, 50, 100)
 """Collector thresholds while an eval runs (``occubench.interpreter``; CPython's are
 (700, 10, 10)): the young generation is collected every 10,000 net allocations and a
 full collection waits for 100 middle-generation ones."""
+
+DEFAULT_SUBMIT_TOOL = "submit_answer"
+"""Name of the tool an MCP client (``occubench serve``, an agent program) submits with."""
+
+DEFAULT_AGENT_TIME_LIMIT = 600.0
+"""Seconds an agent program (``--agent-command``) may run on one sample before it is
+stopped and the sample recorded as an error."""
+
+DEFAULT_AGENT_EXIT_GRACE = 5.0
+"""Seconds an agent program may keep running after it submitted before it is stopped."""
+
+DEFAULT_SERVE_PORT = 8765
+"""Port of ``occubench serve --transport http`` on 127.0.0.1 (0: any free port)."""
+DEFAULT_SIM_CHECK_MIN_SCHEMA = 0.5
+"""Online simulator checks: an observation sharing less than this share (Jaccard index) of
+its key paths with the tool's ``example_output`` fails the schema check."""
+
+DEFAULT_VARIANCE_RESAMPLES = 1000
+"""Task bootstrap resamples behind the intervals of variance components and MDDs."""
+
+DEFAULT_MDD_POWER = 0.8
+"""Power at which the minimum detectable difference between two agents is computed."""
+
+DEFAULT_MDD_ALPHA = 0.05
+"""Two-sided level of the test behind the minimum detectable difference."""
+
+DEFAULT_CHARS_PER_TOKEN = 4
+"""Characters per token of the offline models' usage and of the cost estimate."""
+
+DEFAULT_ESTIMATE_ANSWER_TOKENS = 150
+"""Cost estimate: tokens of an agent's final answer when the task has no answer template."""
+
+DEFAULT_ESTIMATE_VERDICT_TOKENS = 60
+"""Cost estimate: tokens of one judge vote (the verdict object and its feedback)."""

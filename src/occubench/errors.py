@@ -28,6 +28,11 @@ class ErrorSource(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """occubench or Inspect itself (a bug, an unexpected state)."""
     DATASET = "dataset"
     """The dataset could not be loaded."""
+    AGENT = "agent"
+    """The agent system under test broke down: an agent program that crashed or ran past
+    its time limit without an answer (counted apart, like the others, not as a failure)."""
+    BUDGET = "budget"
+    """The sample was not started: the run's spending limit (``--budget``) was reached."""
 
 
 class InfrastructureError(RuntimeError):

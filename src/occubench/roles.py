@@ -16,6 +16,9 @@ class Role(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """The agent under test (Inspect's main model, not a role binding)."""
     SIMULATOR = "simulator"
     """The Language Environment Simulator that answers the agent's tool calls."""
+    SIMULATOR_FALLBACK = "simulator_fallback"
+    """The simulator re-asked when an observation fails an online check (default: the
+    simulator itself)."""
     VERIFIER = "verifier"
     """The judge of a trajectory (default: the simulator)."""
     GENERATOR = "generator"

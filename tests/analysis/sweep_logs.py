@@ -33,6 +33,7 @@ def _task(task_ids: str | None, mode: str, fc: int = 2, fd: int = 2):
         fault_duration=fd,
         with_plan=True,
         task_ids=task_ids,
+        protocol="occubench",  # faults placed by code: the scripted simulators follow no rules
     )
 
 

@@ -90,9 +90,12 @@ def test_per_run_task_and_solved_task():
 
 def test_summary_tables_add_a_cost_table_when_priced():
     rows = [row(agent=(1_000_000, 0, 0, 0))]
-    assert len(summary_tables(rows)) == 1
-    tables = summary_tables(rows, PRICES)
-    assert tables[-1].title == "Cost (USD)" and tables[-1].row_count == 1
+    titles = [t.title for t in summary_tables(rows)]
+    assert titles == ["Completion rate by industry", "Tokens and cost by role"]
+    tables = {t.title: t for t in summary_tables(rows, PRICES)}
+    assert tables["Cost (USD)"].row_count == 1
+    by_role = tables["Tokens and cost by role"]
+    assert by_role.row_count == 1 and "$2.0000" in list(by_role.columns[-1].cells)
 
 
 def test_load_prices_yaml_and_json(tmp_path):

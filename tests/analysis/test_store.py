@@ -247,3 +247,13 @@ def test_the_drill_down_shows_errors_then_failures_then_passes(logs):
     assert shown == order[:2] and rows[shown[0]].error is not None
     found = read_trajectories(rows, only=set(shown))
     assert [bool(t.turns) for t in found] == [i in shown for i in range(len(rows))]
+
+
+def test_the_store_has_a_column_for_every_row_field():
+    from occubench.analysis import SampleRow
+
+    names = set(_store.SCHEMA.names)
+    assert set(SampleRow.model_fields) | set(SampleRow.model_computed_fields) <= names
+    assert names - set(SampleRow.model_fields) - set(SampleRow.model_computed_fields) == {
+        "task_id_is_int"
+    }

@@ -20,8 +20,9 @@ def wide_console():
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
-    """E2 with one one-call fault: careful re-reads until two reads agree, which the
-    inconsistent simulator never allows, while the others take the first read."""
+    """E0: careful re-reads until three reads agree, which the inconsistent simulator never
+    allows, while the others take the first read. Under canned all three complete every
+    task (no spread); under inconsistent careful fails (the simulator decides the rank)."""
     root = tmp_path_factory.mktemp("logs")
     for simulator in ("occubench/canned", "occubench/inconsistent"):
         run_task(
@@ -30,9 +31,7 @@ def logs(tmp_path_factory):
             roles={"simulator": simulator},
             dataset=str(reference_suite_dir()),
             task_ids="1001,1002",
-            env_mode="E2",
-            fault_count=1,
-            fault_duration=1,
+            env_mode="E0",
             with_plan=True,
             eval_args={"max_tasks": 3},
         )
@@ -47,12 +46,11 @@ def test_compare_simulators_shows_agreement_compression_and_flips(logs, tmp_path
     careful = next(line for line in lines if line.startswith("│ occubench/careful"))
     assert [cell.strip() for cell in careful.split("│")[2:4]] == ["100", "0"]
     spread = next(line for line in lines if "spread (max-min)" in line)
-    assert [cell.strip() for cell in spread.split("│")[2:4]] == ["50.0", "50.0"]
-    assert "occubench/careful > occubench/no-retry" in result.output
-    assert "occubench/careful > occubench/trusting" in result.output
+    assert [cell.strip() for cell in spread.split("│")[2:4]] == ["0.0", "100.0"]
+    assert "no pair flips" in result.output  # ties under canned: nothing to reverse
     comparison = SimulatorComparison.model_validate_json(out.read_text())
     [agreement] = comparison.agreements
-    assert agreement.n_pairs == 3 and agreement.agreeing_pairs == 1 and agreement.tau < 0
+    assert agreement.n_pairs == 3 and agreement.agreeing_pairs == 1
 
 
 def test_runs_under_one_simulator_are_a_clear_error(logs):

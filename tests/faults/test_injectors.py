@@ -398,15 +398,24 @@ def test_explicit_errors_are_json_and_name_the_tool(kind, tool, seed):
 
 def test_each_explicit_kind_looks_like_its_failure():
     def err(kind):
-        return explicit_error(kind, "search_flights", random.Random(0))["error"]
+        return explicit_error(kind, "search_flights", random.Random(0), hints=True)["error"]
 
     assert err(FaultKind.HTTP_500)["status"] == 500
     timeout = err(FaultKind.TIMEOUT)
     assert timeout["status"] == 504 and timeout["retryable"] is True
-    assert "retry" in timeout["message"]
+    assert "Retry" in timeout["message"]
     assert err(FaultKind.CONNECTION_REFUSED)["code"] == "ECONNREFUSED"
     unavailable = err(FaultKind.SERVICE_UNAVAILABLE)
     assert unavailable["status"] == 503 and unavailable["retry_after_seconds"] > 0
+
+
+@pytest.mark.parametrize("kind", EXPLICIT_KINDS)
+def test_error_bodies_advise_nothing_without_hints(kind):
+    error = explicit_error(kind, "search_flights", random.Random(0))["error"]
+    text = json.dumps(error).lower()
+    assert "retry" not in text and "try again" not in text, error
+    with_hints = explicit_error(kind, "search_flights", random.Random(0), hints=True)["error"]
+    assert error["code"] == with_hints["code"]  # the same failure, only the advice differs
 
 
 @pytest.mark.parametrize("kind", IMPLICIT_KINDS)

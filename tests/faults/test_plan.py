@@ -79,17 +79,18 @@ def test_task_id_type_is_part_of_the_plan_identity():
 
 
 def test_golden_plans_are_pinned():
-    # Any change here means plans differ from earlier runs (or across machines).
+    # Any change here means plans differ from earlier runs (or across machines); the
+    # scheme is occubench-fault-plan-v2 (events within the first fc x (fd + 1) calls).
     plan = plan_for(1, seed=0, mode="E3", fc=2, fd=2)
     assert [e.model_dump(mode="json", include=PINNED) for e in plan.events] == [
-        {"start_call": 0, "duration": 2, "kind": "stale_values"},
-        {"start_call": 9, "duration": 2, "kind": "service_unavailable"},
+        {"start_call": 0, "duration": 2, "kind": "connection_refused"},
+        {"start_call": 3, "duration": 2, "kind": "stale_values"},
     ]
     plan = plan_for("hotel-017", seed=42, mode="E1", fc=3, fd=1, expected=20)
     assert [(e.start_call, e.kind.value) for e in plan.events] == [
-        (2, "connection_refused"),
-        (6, "timeout"),
-        (18, "timeout"),
+        (0, "connection_refused"),
+        (2, "service_unavailable"),
+        (4, "http_500"),
     ]
 
 
@@ -119,13 +120,13 @@ def test_plan_round_trips_through_json():
 
 
 @given(plan_args)
-def test_events_are_spread_non_overlapping_and_in_range(args):
+def test_every_event_lands_within_the_first_fc_times_fd_plus_one_calls(args):
+    """An agent making at least fc x (fd + 1) tool calls meets every event."""
     plan = make_fault_plan(**args)
     fc, fd = args["fault_count"], args["fault_duration"]
     expected = args["expected_calls"] or DEFAULT_EXPECTED_TOOL_CALLS
     assert plan.expected_calls == expected
-    assert plan.span >= expected
-    assert plan.span >= fc * fd
+    assert plan.span == fc * (fd + 1)
     assert len(plan.events) == fc
     assert all(e.duration == fd for e in plan.events)
     starts = [e.start_call for e in plan.events]
@@ -133,29 +134,22 @@ def test_events_are_spread_non_overlapping_and_in_range(args):
     for before, after in zip(plan.events, plan.events[1:], strict=False):
         # non-overlapping, with at least one clean call in between
         assert before.start_call + before.duration < after.start_call
-    for event in plan.events:
-        assert 0 <= event.start_call and event.start_call + event.duration <= plan.span
-    if fc >= 2:
-        assert plan.events[-1].start_call >= plan.span // 2
+    for i, event in enumerate(plan.events):
+        # its own segment of fd + 1 calls
+        assert i * (fd + 1) <= event.start_call
+        assert event.start_call + event.duration <= (i + 1) * (fd + 1) <= plan.span
 
 
-def test_span_stays_expected_calls_when_events_fit():
-    plan = plan_for(1, fc=2, fd=2, expected=16)
-    assert plan.span == 16
+def test_an_agent_that_makes_fc_times_fd_plus_one_calls_gets_every_event():
+    for task in range(50):
+        plan = plan_for(task, mode="E1", fc=3, fd=2, expected=40)
+        hit = {id(plan.fault_at(i)) for i in range(3 * 3) if plan.fault_at(i) is not None}
+        assert len(hit) == 3
 
 
-def test_range_is_extended_when_expected_calls_are_too_few():
-    plan = plan_for(1, mode="E1", fc=5, fd=4, expected=16)
-    assert plan.span == 25
-    assert len(plan.events) == 5
-    assert plan.events[-1].start_call + 4 <= 25
-
-
-def test_faults_are_not_all_at_the_start_across_seeds():
-    firsts = {plan_for(t, fc=2, fd=2).events[0].start_call for t in range(100)}
+def test_the_last_event_varies_across_tasks():
     lasts = {plan_for(t, fc=2, fd=2).events[1].start_call for t in range(100)}
-    assert len(firsts) > 1
-    assert min(lasts) >= 8 and max(lasts) == 14
+    assert lasts == {3, 4}
 
 
 @pytest.mark.parametrize("fc", [0, 1, 3])

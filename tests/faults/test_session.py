@@ -49,8 +49,10 @@ def test_settings_choose_the_engine():
     assert FaultSettings(env_mode="E0").session(1, None) is None
     assert FaultSettings(env_mode="E2", fault_engine="prompt").session(1, None) is None
     assert FaultSettings(env_mode="E2", fault_engine="prompt").simulator_rules()
-    assert FaultSettings(env_mode="E2").simulator_rules() == ""
-    session = FaultSettings(env_mode="E2", fault_count=3, fault_duration=1).session(7, 12)
+    assert FaultSettings(env_mode="E2", fault_engine="code").simulator_rules() == ""
+    session = FaultSettings(
+        env_mode="E2", fault_count=3, fault_duration=1, fault_engine="code"
+    ).session(7, 12)
     assert len(session.plan.events) == 3 and session.plan.expected_calls == 12
 
 

@@ -35,11 +35,17 @@ def http_models() -> list[str]:
 
 @pytest.fixture
 def occubench_run(sample_dir, monkeypatch, tmp_path) -> Callable[..., Result]:
-    """Invoke ``occubench run`` in-process (one worker, no display) on the sample."""
+    """Invoke ``occubench run`` in-process (one worker, no display) on the sample.
+
+    Under the occubench protocol unless the arguments name one: these tests check the
+    hardened protocol's retries and error accounting.
+    """
     monkeypatch.chdir(tmp_path)
 
     def invoke(*args: str, models: list[str] = HTTP_MODELS) -> Result:
         base = ["run", *models, "--dataset", str(sample_dir), "--display", "none", "--workers", "1"]
+        if "--protocol" not in args:
+            base += ["--protocol", "occubench"]
         return CliRunner().invoke(app, [*base, *args], terminal_width=200)
 
     return invoke

@@ -39,10 +39,17 @@ REFERENCE = [
     "--env-mode",
     "E3",
     "--with-plan",
+    "--protocol",
+    "occubench",
     "--display",
     "none",
 ]
-REFERENCE_ARGS = {"dataset": "reference", "env_mode": "E3", "with_plan": True}
+REFERENCE_ARGS = {
+    "dataset": "reference",
+    "env_mode": "E3",
+    "with_plan": True,
+    "protocol": "occubench",
+}
 
 
 def outcomes(rows):

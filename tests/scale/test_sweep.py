@@ -153,3 +153,14 @@ def test_override_names_the_users_models_and_keeps_variants():
     [run] = expand_sweep(main)
     assert run.agent == "openai/a" and run.roles == {"simulator": "google/s"}
     assert [s.task_ids for s in sweep_shards([(run, 1)])] == [sorted(SAMPLE_IDS)]
+
+
+def test_shipped_paper_sweeps_follow_the_paper_protocol_at_high_effort():
+    for sweep in load_sweeps(["paper-*"]):
+        runs = expand_sweep(override(sweep, agents=["openai/a"], simulators=["google/s"]))
+        assert all(r.config.protocol == "paper" for r in runs)
+        efforts = {r.agent_generate.get("reasoning_effort") for r in runs}
+        if sweep.name == "paper-reasoning-effort":
+            assert efforts == {"none", "low", "medium", "high", "xhigh"}
+        else:
+            assert efforts == {"high"}

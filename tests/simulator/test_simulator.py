@@ -30,7 +30,7 @@ def test_history_is_prefix_stable():
     rec = Recorder(['<observation>{"n": 1}</observation>', '{"n": 2}', '```json\n{"n": 3}\n```'])
     sim = Simulator(get_model("mockllm/model", custom_outputs=rec), "SYSTEM")
     for i in range(3):
-        assert run(sim.observe("count", {"i": i})) == {"n": i + 1}
+        assert run(sim.observe("count", {"i": i})).value == {"n": i + 1}
     p1, p2, p3 = rec.prompts
     assert isinstance(p1[0], ChatMessageSystem) and p1[0].text == "SYSTEM"
     for shorter, longer in ((p1, p2), (p2, p3)):
@@ -42,7 +42,7 @@ def test_history_is_prefix_stable():
 def test_reask_then_success_keeps_history_clean():
     rec = Recorder(["sorry, cannot", '{"ok": true}', '{"next": 1}'])
     sim = Simulator(get_model("mockllm/model", custom_outputs=rec), "S", max_retries=2)
-    assert run(sim.observe("a", {})) == {"ok": True}
+    assert run(sim.observe("a", {})).value == {"ok": True}
     assert len(rec.prompts[1]) == 4  # system, action, bad reply, re-ask
     assert sim.steps[0].attempts == 2
     run(sim.observe("b", {}))

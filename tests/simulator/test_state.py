@@ -66,7 +66,7 @@ def test_bad_patch_is_reasked_then_state_advances():
         ]
     )
     sim = Simulator(model, "S", state={"y": 0})
-    assert asyncio.run(sim.observe("set", {})) == {"ok": 1}
+    assert asyncio.run(sim.observe("set", {})).value == {"ok": 1}
     assert "state patch was rejected" in prompts[1][-1]
     assert json.loads(prompts[0][-1])["current_state"] == {"y": 0}
     asyncio.run(sim.observe("get", {}))

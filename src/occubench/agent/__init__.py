@@ -1,17 +1,62 @@
 """The agent under test: prompt, tool layer bound to the simulator, and the loop."""
 
-from occubench.agent._prompt import agent_input, agent_system_prompt
+from occubench.agent._arguments import (
+    BadToolCall,
+    CallProblem,
+    checked_arguments,
+    loose_arguments,
+    tool_schema,
+)
+from occubench.agent._environment import (
+    critical_calls,
+    expected_calls,
+    open_environment,
+    simulator_layout,
+)
+from occubench.agent._inspect_agent import (
+    ToolCallLimitReached,
+    as_answer,
+    create_agent,
+    inspect_agent,
+    limited_tools,
+)
+from occubench.agent._loop import AgentLoop
+from occubench.agent._prompt import (
+    PLAN_MARKERS,
+    agent_input,
+    agent_system_prompt,
+    paper_date,
+    run_system_prompt,
+)
 from occubench.agent._solver import occubench_agent
 from occubench.agent._state import Episode, StopReason, episode_in
 from occubench.agent._tool_layer import FaultHook, ToolLayer
 
 __all__ = [
+    "PLAN_MARKERS",
+    "AgentLoop",
+    "paper_date",
+    "BadToolCall",
+    "CallProblem",
     "Episode",
     "FaultHook",
     "StopReason",
+    "ToolCallLimitReached",
     "ToolLayer",
     "agent_input",
     "agent_system_prompt",
+    "as_answer",
+    "checked_arguments",
+    "create_agent",
+    "critical_calls",
     "episode_in",
+    "expected_calls",
+    "inspect_agent",
+    "limited_tools",
+    "loose_arguments",
     "occubench_agent",
+    "open_environment",
+    "run_system_prompt",
+    "simulator_layout",
+    "tool_schema",
 ]

@@ -18,6 +18,14 @@ class StopReason(str, Enum):
     """The agent reached the tool-call limit without answering."""
     SAMPLE_LIMIT = "sample_limit"
     """An Inspect limit (messages, tokens, time) ended the sample."""
+    TURN_LIMIT = "turn_limit"
+    """The agent used its model turns without answering."""
+    FINISH_STOP = "finish_stop"
+    """A turn that called tools finished with reason 'stop': the release's rule ends there."""
+    AGENT_ERROR = "agent_error"
+    """The agent's API failed (after retries); what exists is graded (the paper's rule)."""
+    NOT_SUBMITTED = "not_submitted"
+    """An MCP client or agent program ended the session without submitting an answer."""
 
 
 class Episode(StoreModel):
@@ -27,6 +35,15 @@ class Episode(StoreModel):
         default_factory=list, description="Simulator history: SimStep dumps, in call order."
     )
     tool_calls: int = Field(default=0, description="Tool calls that reached the tool layer.")
+    turns: int = Field(default=0, description="Model turns of the agent.")
+    rejected_calls: int = Field(
+        default=0,
+        description="Tool calls answered with an error without reaching the tool layer "
+        "(unknown tool, unreadable or invalid arguments, past the budget).",
+    )
+    agent_error: str | None = Field(
+        default=None, description="The agent API failure that ended the loop, if one did."
+    )
     state: dict[str, Any] | None = Field(
         default=None, description="Explicit state mode: the state after the last step."
     )
@@ -34,6 +51,16 @@ class Episode(StoreModel):
     fault_plan: dict[str, Any] | None = Field(default=None, description="FaultPlan dump.")
     fault_log: list[dict[str, Any]] = Field(
         default_factory=list, description="Every injected fault, in call order."
+    )
+    sim_checked: int | None = Field(
+        default=None,
+        description="Observations the online simulator checks looked at (None: checks off); "
+        "a failed one's record is its step's ``check``.",
+    )
+    simulator_suspect: bool | None = Field(
+        default=None,
+        description="The trajectory kept an observation that failed an online simulator "
+        "check (None: checks off).",
     )
 
 

@@ -43,22 +43,37 @@ class ToolLayer:
         self.episode = episode
         self.faults = faults
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
-        """Answer one tool call with the observation the agent sees, as JSON text."""
+    async def call(
+        self, tool: str, arguments: dict[str, Any], raw_arguments: str | None = None
+    ) -> str:
+        """Answer one tool call with the observation the agent sees (its text).
+
+        ``raw_arguments`` is the agent's own argument string when the protocol passes it
+        to the simulator unchanged; ``arguments`` are the parsed ones (fault matching).
+        An observation no fault changed reaches the agent as the simulator's text.
+        """
         index = self.episode.tool_calls
         self.episode.tool_calls = index + 1
         try:
             error = self.faults.before_call(index, tool, arguments) if self.faults else None
             if error is not None:
-                self.simulator.record_failure(tool, arguments, error)
+                self.simulator.record_failure(tool, arguments, error, raw_arguments)
                 return json.dumps(error, ensure_ascii=False)
-            observation = await self.simulator.observe(tool, arguments)
-            if self.faults:
-                observation = await self.faults.after_call(index, tool, arguments, observation)
-            return json.dumps(observation, ensure_ascii=False)
+            observation = await self.simulator.observe(tool, arguments, raw_arguments)
+            if not self.faults or observation.value is None:
+                return observation.text
+            seen = await self.faults.after_call(index, tool, arguments, observation.value)
+            if seen is observation.value:
+                return observation.text
+            return json.dumps(seen, ensure_ascii=False)
         finally:
             self.episode.steps = [s.model_dump(exclude_none=True) for s in self.simulator.steps]
             self.episode.state = self.simulator.state
+            if self.simulator.checker is not None:
+                self.episode.sim_checked = self.simulator.checked
+                self.episode.simulator_suspect = any(
+                    s.check is not None and s.check.suspect for s in self.simulator.steps
+                )
             if self.faults:
                 self.episode.fault_log = self.faults.log()
 

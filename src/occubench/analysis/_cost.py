@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import yaml
+from inspect_ai.model import ModelUsage
 from pydantic import BaseModel, Field, ValidationError
 
 from occubench.analysis._runs import SampleRow
@@ -105,6 +106,8 @@ def role_model(row: SampleRow, role: str) -> str | None:
         return row.simulator_model
     if role == Role.VERIFIER.value:
         return row.verifier_model or row.simulator_model
+    if role == Role.SIMULATOR_FALLBACK.value:
+        return row.sim_fallback_model
     return None
 
 
@@ -151,6 +154,22 @@ def role_cost(row: SampleRow, role: str, price: ModelPrice) -> float:
         + row.input_tokens_cache_read.get(role, 0)
         * (price.input_per_mtok if cached is None else cached)
         + row.output_tokens.get(role, 0) * price.output_per_mtok
+    ) / PER_MTOK
+
+
+def usage_cost(prices: PriceTable, model: str, usage: ModelUsage) -> float | None:
+    """Dollars one model's usage costs (None when the model has no price)."""
+    price = prices.models.get(model)
+    if price is None:
+        return None
+    cached = (
+        price.input_per_mtok if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+    )
+    return (
+        usage.input_tokens * price.input_per_mtok
+        + (usage.input_tokens_cache_write or 0) * price.input_per_mtok
+        + (usage.input_tokens_cache_read or 0) * cached
+        + usage.output_tokens * price.output_per_mtok
     ) / PER_MTOK
 
 
@@ -206,3 +225,46 @@ def costs_by(
     for row in rows:
         groups.setdefault(key(row), []).append(row)
     return [cost_summary(name, groups[name], prices) for name in sorted(groups)]
+
+
+class RoleSpend(BaseModel):
+    """Tokens and cost of one role over a group of samples."""
+
+    group: str = Field(description="What the samples have in common (e.g. the run).")
+    role: str = Field(description="agent, simulator, verifier, simulator_fallback.")
+    model: str | None = Field(description="Model that played the role.")
+    input_tokens: int = Field(description="Input tokens at the full rate.")
+    cached_tokens: int = Field(description="Input tokens read from or written to a cache.")
+    output_tokens: int = Field(description="Output tokens.")
+    cost: float | None = Field(description="Dollars (None: no prices, or the model has none).")
+
+
+def role_spend(
+    rows: Sequence[SampleRow],
+    prices: PriceTable | None = None,
+    key: Callable[[SampleRow], str] = lambda r: r.run_id,
+) -> list[RoleSpend]:
+    """Tokens and cost per group and role (a judge without a verifier model is ``simulator``)."""
+    groups: dict[tuple[str, str], list[SampleRow]] = {}
+    for row in rows:
+        for role in _roles(row):
+            groups.setdefault((key(row), role), []).append(row)
+    out = []
+    for (name, role), members in sorted(groups.items()):
+        model = role_model(members[0], role)
+        price = prices.models.get(model) if prices is not None and model else None
+        out.append(
+            RoleSpend(
+                group=name,
+                role=role,
+                model=model,
+                input_tokens=sum(r.input_tokens.get(role, 0) for r in members),
+                cached_tokens=sum(
+                    r.input_tokens_cache_read.get(role, 0) + r.input_tokens_cache_write.get(role, 0)
+                    for r in members
+                ),
+                output_tokens=sum(r.output_tokens.get(role, 0) for r in members),
+                cost=None if price is None else sum(role_cost(r, role, price) for r in members),
+            )
+        )
+    return out

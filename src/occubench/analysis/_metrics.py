@@ -1,7 +1,8 @@
 """Metrics over the tidy sample table: rates, robustness, pass^k, cost, fault recovery.
 
 A *setup* is one agent model in one simulator (the pair every metric is computed for).
-Rates count only scored samples: infrastructure errors are counted apart. Every rate
+Rates count scored samples: infrastructure errors are counted apart, and also as failed
+tasks in runs whose protocol says so (the paper's CR is over all tasks). Every rate
 carries a Wilson 95% interval; R and rate differences carry seeded bootstrap intervals.
 Paired comparisons align two setups on the same items: task, epoch and fault settings.
 """
@@ -120,7 +121,8 @@ def fault_settings(rows: Iterable[SampleRow]) -> list[str]:
 
 
 def _scored(rows: Iterable[SampleRow]) -> list[SampleRow]:
-    return [r for r in rows if r.passed is not None]
+    """Rows that count in rates (``SampleRow.counted``)."""
+    return [r for r in rows if r.counted]
 
 
 class GroupRate(RateRow):
@@ -156,10 +158,17 @@ def rates(rows: Sequence[SampleRow], dimension: str = "overall") -> list[GroupRa
 
 
 class Robustness(MetricRow):
-    """R = min(CR_E1, CR_E2, CR_E3) / CR_E0 of one setup, with a bootstrap interval."""
+    """R = min(CR_E1, CR_E2, CR_E3) / CR_E0 of one setup at one fault setting.
+
+    R is never pooled across fault settings (count, duration, seed, engine, protocol),
+    and only defined when every mode ran over the same task set.
+    """
 
     agent: str = Field(description="Agent model.")
     simulator: str = Field(description="Simulator model.")
+    setting: str = Field(
+        default="", description="The fault setting of the perturbed modes ('' without any)."
+    )
     rates: dict[str, float] = Field(description="CR per env mode.")
     r: float = Field(description="Robustness ratio (nan without E0, a perturbed mode, or CR_E0).")
     low: float = Field(description="Stratified bootstrap 95% interval, low end.")
@@ -178,30 +187,91 @@ def robustness_note(rates_by_mode: dict[str, float]) -> str:
     return ""
 
 
+def fault_setting(row: SampleRow) -> str:
+    """The fault setting a perturbed run was made under (what R must not pool over)."""
+    return (
+        f"fc={row.fault_count} fd={row.fault_duration} seed={row.seed} "
+        f"{row.fault_engine} {row.protocol}"
+    )
+
+
+def task_set_note(rows: Sequence[SampleRow]) -> str:
+    """Why the modes of ``rows`` are not comparable: their task sets differ ("" if alike)."""
+    tasks = {mode: {_task(r) for r in ms} for mode, ms in group(rows, lambda r: r.env_mode).items()}
+    if len({frozenset(t) for t in tasks.values()}) <= 1:
+        return ""
+    counts = ", ".join(f"{mode} {len(t)}" for mode, t in sorted(tasks.items()))
+    return f"the modes ran different task sets ({counts} tasks): R compares like with like only"
+
+
 def robustness_scores(
     rows: Sequence[SampleRow],
     n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
     seed: int = DEFAULT_BOOTSTRAP_SEED,
 ) -> list[Robustness]:
-    """R per setup; each mode's samples are resampled on their own."""
+    """R per setup and fault setting; each mode's samples are resampled on their own.
+
+    The E0 runs of a setup (under the same protocol) are the baseline of every fault
+    setting of its perturbed runs; R is left undefined, with a note, when the modes ran
+    different task sets.
+    """
     out = []
     for (agent, simulator), members in group(rows, setup_of).items():
-        outcomes = {
-            mode: [bool(r.passed) for r in ms]
-            for mode, ms in group(_scored(members), lambda r: r.env_mode).items()
-        }
-        interval = robustness_interval(outcomes, n_resamples=n_resamples, seed=seed)
-        mode_rates = {m: sum(o) / len(o) for m, o in outcomes.items()}
-        out.append(
-            Robustness(
-                agent=agent,
-                simulator=simulator,
-                rates=mode_rates,
-                r=interval.estimate,
-                low=interval.low,
-                high=interval.high,
-                r_note=robustness_note(mode_rates),
+        perturbed = group([r for r in members if r.env_mode != BASELINE_MODE], fault_setting)
+        for setting, runs in (perturbed or {"": []}).items():
+            protocols = {r.protocol for r in runs}
+            baseline = [
+                r
+                for r in members
+                if r.env_mode == BASELINE_MODE and (not protocols or r.protocol in protocols)
+            ]
+            chosen = baseline + runs
+            outcomes = {
+                mode: [bool(r.passed) for r in ms]
+                for mode, ms in group(_scored(chosen), lambda r: r.env_mode).items()
+            }
+            mode_rates = {m: sum(o) / len(o) for m, o in outcomes.items()}
+            note = robustness_note(mode_rates) or task_set_note(chosen)
+            interval = robustness_interval(outcomes, n_resamples=n_resamples, seed=seed)
+            out.append(
+                Robustness(
+                    agent=agent,
+                    simulator=simulator,
+                    setting=setting,
+                    rates=mode_rates,
+                    r=math.nan if note else interval.estimate,
+                    low=math.nan if note else interval.low,
+                    high=math.nan if note else interval.high,
+                    r_note=note,
+                )
             )
+    return out
+
+
+def setup_robustness(robustness: Sequence[Robustness]) -> dict[tuple[str, str], Robustness]:
+    """One R per setup for summaries: its only fault setting's, or undefined with a note.
+
+    A setup run at several fault settings has one R per setting (the robustness table);
+    a single number for it would pool them, so its summary R is undefined.
+    """
+    by_setup: dict[tuple[str, str], list[Robustness]] = {}
+    for rob in robustness:
+        by_setup.setdefault((rob.agent, rob.simulator), []).append(rob)
+    out = {}
+    for setup, found in by_setup.items():
+        if len(found) == 1:
+            out[setup] = found[0]
+            continue
+        settings = ", ".join(r.setting for r in found)
+        out[setup] = found[0].model_copy(
+            update={
+                "setting": "several",
+                "rates": {},
+                "r": math.nan,
+                "low": math.nan,
+                "high": math.nan,
+                "r_note": f"{len(found)} fault settings ({settings}): one R per setting",
+            }
         )
     return out
 
@@ -474,6 +544,11 @@ class LeaderboardRow(MetricRow):
         default=math.nan, description="Mean CR over the perturbed modes present (E1-E3)."
     )
     cost_per_task: float | None = Field(default=None, description="Dollars per sample.")
+    not_distinguishable_from: list[int] = Field(
+        default_factory=list,
+        description="Ranks whose CR differs from this one by less than the pair's minimum "
+        "detectable difference (report --variance).",
+    )
 
 
 def perturbed_mean(rates_by_mode: dict[str, float]) -> float:
@@ -498,7 +573,7 @@ def leaderboard(
     Ties on CR are broken by R, then by the mean CR over the perturbed modes (two
     agents with R = 0 differ in how much they still complete under faults), then by name.
     """
-    r_of = {(x.agent, x.simulator): x for x in robustness}
+    r_of = setup_robustness(robustness)
     cost_of = {(c.agent, c.simulator): c.cost_per_task for c in cost_rows}
 
     def order(g: GroupRate) -> tuple[float, float, float, str, str]:

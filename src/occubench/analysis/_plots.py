@@ -26,6 +26,7 @@ from matplotlib.ticker import MaxNLocator
 
 from occubench.analysis._ablations import EffortRate, effort_rank
 from occubench.analysis._contrast import text_colour
+from occubench.analysis._metrics import setup_robustness
 from occubench.analysis._report import Report
 from occubench.analysis._stats import BASELINE_MODE
 from occubench.analysis._summary import RateRow
@@ -246,7 +247,7 @@ def modes_figure(report: Report) -> Figure | None:
     overall = {
         (g.agent, g.simulator, g.env_mode): g for g in report.rates if g.dimension == "overall"
     }
-    robust = {(r.agent, r.simulator): r for r in report.robustness}
+    robust = setup_robustness(report.robustness)
     width = 0.8 / len(modes)
     fig = Figure(figsize=(min(12.0, max(6.0, 1.5 * len(setups) + 2)), 4.4))
     ax = fig.add_subplot()

@@ -46,6 +46,13 @@ from occubench.analysis._metrics import (
 )
 from occubench.analysis._reviews import Review, ReviewReport, review_report
 from occubench.analysis._runs import SampleRow
+from occubench.analysis._sim_validity import (
+    InvalidRate,
+    SuspectImpact,
+    invalid_rates,
+    suspect_impact,
+)
+from occubench.analysis._variance import VarianceReport, mark_indistinguishable, variance_report
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 
 
@@ -86,6 +93,17 @@ class Report(BaseModel):
     review: ReviewReport | None = Field(
         default=None, description="Human-judge agreement, realism and human-verdict CR."
     )
+    suspect_impact: list[SuspectImpact] = Field(
+        default_factory=list,
+        description="CR with and without simulator-suspect samples (online checks on).",
+    )
+    invalid_rates: list[InvalidRate] = Field(
+        default_factory=list,
+        description="Simulator-invalid rate per simulator, environment and scenario.",
+    )
+    variance: VarianceReport | None = Field(
+        default=None, description="Variance components and MDDs (report --variance)."
+    )
 
     def label(self, agent: str, simulator: str) -> str:
         """Name a setup: the agent, plus its simulator when several simulators are compared."""
@@ -103,6 +121,7 @@ def build_report(
     n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
     seed: int = DEFAULT_BOOTSTRAP_SEED,
     reviews: Sequence[Review] | None = None,
+    variance: bool = False,
 ) -> Report:
     """Compute every metric of the report from sample rows.
 
@@ -112,6 +131,8 @@ def build_report(
         n_resamples: Bootstrap resamples for the intervals of R and of differences.
         seed: Bootstrap seed (the same rows give the same report).
         reviews: Expert reviews of the samples (``load_reviews``), if any.
+        variance: Add the variance components and MDDs, and mark leaderboard lines whose
+            difference is below the pair's MDD.
 
     Raises:
         ValueError: when ``rows`` is empty.
@@ -123,6 +144,8 @@ def build_report(
     robust = robustness_scores(rows, n_resamples=n_resamples, seed=seed)
     cost_rows = costs(rows, prices)
     mode = headline_mode(rows)
+    noise = variance_report(rows, seed=seed) if variance else None
+    board = leaderboard(all_rates, robust, cost_rows if prices else (), mode)
     return Report(
         logs=sorted({r.log for r in rows}),
         samples=len(rows),
@@ -135,7 +158,7 @@ def build_report(
         headline_mode=mode,
         priced=prices is not None,
         bootstrap_resamples=n_resamples,
-        leaderboard=leaderboard(all_rates, robust, cost_rows if prices else (), mode),
+        leaderboard=board if noise is None else mark_indistinguishable(board, noise),
         rates=all_rates,
         robustness=robust,
         comparisons=compare_models(rows, n_resamples=n_resamples, seed=seed),
@@ -150,4 +173,7 @@ def build_report(
         review=None
         if reviews is None
         else review_report(rows, reviews, n_resamples=n_resamples, seed=seed),
+        suspect_impact=suspect_impact(rows),
+        invalid_rates=invalid_rates(rows),
+        variance=noise,
     )

@@ -5,9 +5,9 @@ Whatever formats are asked for, the charts are written too, as PNG and SVG under
 Files:
 
 - ``md``: ``report.md`` (every table, charts linked);
-- ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ...), the tidy
-  sample table ``samples.csv``, and with reviews ``human_rates.csv``, ``realism.csv``
-  and ``disagreements.csv``;
+- ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ..., ``variance.csv``
+  with ``--variance``), the tidy sample table ``samples.csv``, and with reviews
+  ``human_rates.csv``, ``realism.csv`` and ``disagreements.csv``;
 - ``json``: ``report.json`` (the `Report`) and ``samples.jsonl`` (one row per sample);
 - ``html``: ``report.html``, one self-contained page (trajectories of at most
   ``DEFAULT_REPORT_TRAJECTORIES`` samples);
@@ -34,6 +34,7 @@ from occubench.analysis._reviews import Disagreement, HumanRate, RealismRow
 from occubench.analysis._runs import SampleRow
 from occubench.analysis._sanitize import markdown_cell
 from occubench.analysis._store import EXPORT_FILE, write_parquet
+from occubench.analysis._variance import VarianceRow
 from occubench.defaults import DEFAULT_REPORT_TRAJECTORIES
 
 
@@ -61,6 +62,8 @@ CSV_TABLES = (
     "effort_rates",
     "grid",
     "generations",
+    "suspect_impact",
+    "invalid_rates",
 )
 """Report fields written as one CSV file each."""
 REVIEW_CSV_TABLES: dict[str, tuple[str, type[BaseModel]]] = {
@@ -90,6 +93,16 @@ def sample_record(row: SampleRow) -> dict[str, Any]:
     record = row.model_dump(exclude={"faults"})
     record["faults_injected"] = len(row.faults)
     return flat(record)
+
+
+def variance_record(row: VarianceRow) -> dict[str, Any]:
+    """A variance row as a flat CSV row: one set of columns per component."""
+    record = flat(row.model_dump(exclude={"components", "verdict_components"}))
+    for prefix, parts in (("", row.components), ("verdict_", row.verdict_components)):
+        for c in parts:
+            for name in ("variance", "low", "high", "share"):
+                record[f"{prefix}{c.level}_{name}"] = getattr(c, name)
+    return record
 
 
 def write_csv(path: Path, records: Sequence[dict[str, Any]], columns: Sequence[str] = ()) -> Path:
@@ -192,6 +205,9 @@ def write_report(
                 )
             written.append(write_csv(out / "samples.csv", [sample_record(r) for r in rows]))
             written += write_review_csv(report, out)
+            if report.variance is not None:
+                records = [variance_record(r) for r in report.variance.rows]
+                written.append(write_csv(out / "variance.csv", records))
         elif fmt is ReportFormat.JSON:
             path = out / "report.json"
             path.write_text(report.model_dump_json(indent=2), encoding="utf-8")

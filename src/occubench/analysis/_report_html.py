@@ -21,7 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from occubench.analysis._contrast import DARK_TEXT, MUTED_TEXT, heat
-from occubench.analysis._metrics import ALL, perturbed_mean, setup_of
+from occubench.analysis._metrics import ALL, perturbed_mean, setup_of, setup_robustness
 from occubench.analysis._report import Report
 from occubench.analysis._report_tables import interval, money, pct, ratio
 from occubench.analysis._report_trajectory import Trajectory
@@ -132,7 +132,7 @@ def render_html(
                 for g in report.rates
                 if g.dimension == "overall"
             },
-            robustness={(r.agent, r.simulator): r for r in report.robustness},
+            robustness=setup_robustness(report.robustness),
             agreement=_matrix(report),
             charts={name: data_uri(svg) for name, svg in charts.items()},
             titles={c.name: c.title for c in CHARTS},

@@ -16,6 +16,8 @@ from rich.table import Table
 from occubench.analysis._metrics import ALL, DIMENSIONS, GroupRate
 from occubench.analysis._report import Report
 from occubench.analysis._sanitize import markdown_cell, terminal_text
+from occubench.analysis._variance import LEVELS, Component
+from occubench.simchecks import SimCheckKind
 
 LEFT = frozenset(
     {
@@ -38,6 +40,9 @@ LEFT = frozenset(
         "scenario",
         "reviewers",
         "comments",
+        "group",
+        "outcome",
+        "below MDD of",
         *DIMENSIONS,
     }
 )
@@ -94,6 +99,7 @@ def leaderboard_table(report: Report) -> TextTable:
             "R",
             "R 95% CI",
             *(["$/task"] if report.priced else []),
+            *(["below MDD of"] if report.variance is not None else []),
         ],
     )
     for line in report.leaderboard:
@@ -110,9 +116,15 @@ def leaderboard_table(report: Report) -> TextTable:
                 ratio(line.r),
                 interval(line.r_low, line.r_high, scale=1.0, digits=2),
                 *([money(line.cost_per_task)] if report.priced else []),
+                *([_ranks(line.not_distinguishable_from)] if report.variance is not None else []),
             ]
         )
     return table
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    """Ranks a line is not distinguishable from ("-" when none)."""
+    return "not distinguishable from #" + ", #".join(map(str, ranks)) if ranks else "-"
 
 
 def breakdown_table(report: Report, dimension: str) -> TextTable:
@@ -404,8 +416,120 @@ def report_tables(
         tables.append(pass_k_table(report))
     if report.fault_recovery:
         tables.append(fault_table(report, kinds=fault_kinds))
+    if report.suspect_impact:
+        tables += [suspect_table(report), invalid_rate_table(report)]
+    if report.variance is not None:
+        tables.append(variance_table(report))
     tables.append(cost_breakdown_table(report))
     return tables + review_tables(report)
+
+
+def suspect_table(report: Report) -> TextTable:
+    """CR with and without the simulator-suspect samples (online simulator checks)."""
+    table = TextTable(
+        title="Online simulator checks: CR with and without simulator-suspect samples "
+        "(Wilson 95% CI)",
+        columns=["setup", "mode", "scored", "suspect", "CR %", "95% CI", "CR clean %", "clean CI"],
+    )
+    for s in report.suspect_impact:
+        table.rows.append(
+            [
+                report.label(s.agent, s.simulator),
+                s.env_mode,
+                str(s.scored),
+                str(s.suspect),
+                pct(s.rate),
+                interval(s.low, s.high),
+                pct(s.clean_rate),
+                interval(s.clean_low, s.clean_high),
+            ]
+        )
+    return table
+
+
+def invalid_rate_table(report: Report) -> TextTable:
+    """Simulator-invalid rate per simulator, environment and scenario, with failed checks."""
+    kinds = [k.value for k in SimCheckKind]
+    table = TextTable(
+        title="Simulator-invalid rate: samples that kept an observation failing an online check "
+        "(Wilson 95% CI); failed observations by check",
+        columns=[
+            "simulator",
+            "by",
+            "group",
+            "samples",
+            "observations",
+            "suspect",
+            "invalid %",
+            "95% CI",
+            *kinds,
+        ],
+    )
+    for r in report.invalid_rates:
+        table.rows.append(
+            [
+                r.simulator,
+                r.dimension,
+                r.group,
+                str(r.samples),
+                str(r.observations),
+                str(r.suspect),
+                pct(r.rate),
+                interval(r.low, r.high),
+                *(str(r.failures.get(k, 0)) for k in kinds),
+            ]
+        )
+    return table
+
+
+def _component(c: Component) -> str:
+    if c.variance is None:
+        return "-"
+    share = "" if math.isnan(c.share) else f" ({100 * c.share:.0f}%)"
+    return f"{c.variance:.4f}{share} {interval(c.low, c.high, scale=1.0, digits=4)}"
+
+
+def variance_table(report: Report) -> TextTable:
+    """Variance components per agent and mode, and the MDD of the run's design."""
+    noise = report.variance
+    assert noise is not None
+    table = TextTable(
+        title="Noise floor: variance components of a task's outcome (nested random effects, "
+        f"ANOVA estimators, share, task bootstrap 95% CI) and the minimum detectable "
+        f"difference of CR between two agents of this design ({100 * noise.power:.0f}% power, "
+        f"{100 * noise.alpha:g}% two-sided)",
+        columns=[
+            "agent",
+            "mode",
+            "tasks",
+            "sims",
+            "epochs",
+            "votes",
+            "outcome",
+            *(f"{level} var" for level in LEVELS),
+            "CR %",
+            "MDD pp",
+            "MDD 95% CI",
+        ],
+    )
+    for row in noise.rows:
+        d = row.design
+        table.rows.append(
+            [
+                row.agent,
+                f"{row.env_mode} {row.faults}".strip(),
+                str(d.tasks),
+                str(d.simulators),
+                str(d.epochs),
+                "-" if d.votes is None else str(d.votes),
+                row.outcome,
+                *(_component(c) for c in row.components),
+                pct(row.rate),
+                pct(row.mdd),
+                interval(row.mdd_low, row.mdd_high),
+            ]
+        )
+    return table
 
 
 def rich_table(table: TextTable) -> Table:

@@ -14,14 +14,21 @@ from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field, TypeAdapter, computed_field
 
 from occubench.agent import Episode, episode_in
-from occubench.config import CONFIG_METADATA, RunConfig
+from occubench.config import CONFIG_METADATA, POINTS_METADATA, ProtocolPoints, RunConfig
 from occubench.errors import ErrorSource, error_source
 from occubench.grading import SCORER_NAME, Grade
 from occubench.roles import Role
 
 UNREAD_FIELDS = {"events", "messages", "attachments"}
 """Sample fields a row does not need: skipping them makes reading a log ~3x cheaper."""
-EPISODE_FIELDS = ("stop_reason", "tool_calls", "fault_log")
+EPISODE_FIELDS = (
+    "stop_reason",
+    "tool_calls",
+    "fault_log",
+    "steps",
+    "sim_checked",
+    "simulator_suspect",
+)
 """The episode fields a row reads."""
 EPISODE_KEYS = {
     key.rpartition(":")[2]: key
@@ -93,6 +100,11 @@ class SampleRow(BaseModel):
     error_source: ErrorSource | None = Field(
         default=None, description="Which part failed, for an errored sample."
     )
+    protocol: str = Field(default="occubench", description="The protocol the run followed.")
+    errors_count_as_failures: bool = Field(
+        default=False,
+        description="The run's protocol counts an errored sample as a failed task (paper).",
+    )
     stop_reason: str | None
     tool_calls: int
     faults: list[dict[str, Any]] = Field(default_factory=list, description="Injected faults.")
@@ -109,12 +121,39 @@ class SampleRow(BaseModel):
     cost: float | None = Field(
         default=None, description="Cost of all roles in USD, when prices are configured."
     )
+    env_name: str = Field(default="", description="Environment the task ran in.")
+    simulator_seed: int | None = Field(
+        default=None, description="Seed the simulator generated with (None: unseeded)."
+    )
+    sim_fallback_model: str | None = Field(
+        default=None, description="Simulator re-asked after a failed online check, if bound."
+    )
+    sim_checked: int | None = Field(
+        default=None, description="Observations the online simulator checks looked at (None: off)."
+    )
+    simulator_suspect: bool | None = Field(
+        default=None,
+        description="The trajectory kept an observation that failed an online check (None: off).",
+    )
+    sim_check_failures: dict[str, int] = Field(
+        default_factory=dict,
+        description="Observations whose first answer failed each kind of online check.",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def sample_key(self) -> str:
         """Identify the sample across reports and reviews: run id, task id and epoch."""
         return f"{self.run_id}:{self.task_id}:{self.epoch}"
+
+    @property
+    def counted(self) -> bool:
+        """Whether the row counts in completion rates.
+
+        A row with a verdict counts; an errored row counts (as a failed task) only under
+        a protocol that says so (the paper's CR is over all tasks).
+        """
+        return self.passed is not None or (self.error is not None and self.errors_count_as_failures)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -185,19 +224,26 @@ def _by_role(
 
 def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
     """The fields every row of one log shares (its run: models and settings)."""
-    config = RunConfig.model_validate((header.eval.metadata or {}).get(CONFIG_METADATA, {}))
+    metadata = header.eval.metadata or {}
+    config = RunConfig.model_validate(metadata.get(CONFIG_METADATA, {}))
+    recorded = metadata.get(POINTS_METADATA)
+    points = ProtocolPoints.model_validate(recorded) if recorded else config.points()
     return {
         "log": file,
         "run_id": header.eval.eval_id,
-        "agent_model": header.eval.model,
+        "agent_model": config.agent_label(header.eval.model),
         "reasoning_effort": header.eval.model_generate_config.reasoning_effort,
         "simulator_model": _role_model(header, Role.SIMULATOR),
         "verifier_model": _role_model(header, Role.VERIFIER),
         "env_mode": config.env_mode.value,
         "fault_count": config.fault_count,
         "fault_duration": config.fault_duration,
-        "fault_engine": config.fault_engine.value,
+        "fault_engine": points.fault_engine.value,
+        "protocol": config.protocol.value,
+        "errors_count_as_failures": points.errors_count_as_failures,
         "seed": config.seed,
+        "simulator_seed": config.simulator_seed,
+        "sim_fallback_model": _role_model(header, Role.SIMULATOR_FALLBACK),
     }
 
 
@@ -235,6 +281,10 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         input_tokens_cache_read={r: u.input_tokens_cache_read or 0 for r, u in usage.items()},
         input_tokens_cache_write={r: u.input_tokens_cache_write or 0 for r, u in usage.items()},
         wall_time=sample.get("total_time"),
+        env_name=str(md.get("env_name", "")),
+        sim_checked=episode["sim_checked"],
+        simulator_suspect=episode["simulator_suspect"],
+        sim_check_failures=_check_failures(episode["steps"]),
     )
 
 
@@ -293,3 +343,12 @@ def read_runs(paths: Iterable[str | Path], *, cache: bool = True) -> list[Sample
     for file in log_files(paths):
         rows += cached_rows(file, read_log_rows) if cache else read_log_rows(file)
     return rows
+
+
+def _check_failures(steps: list[dict[str, Any]]) -> dict[str, int]:
+    """Observations whose first answer failed each kind of online check (``SimStep.check``)."""
+    counts: dict[str, int] = {}
+    for step in steps:
+        for failure in (step.get("check") or {}).get("failures", []):
+            counts[failure["kind"]] = counts.get(failure["kind"], 0) + 1
+    return counts

@@ -48,7 +48,7 @@ if sys.version_info < (3, 14):
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "2"
+STORE_VERSION = "3"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -56,6 +56,7 @@ EXPORT_FILE = "samples.parquet"
 """File name of the export (``occubench report --format parquet``)."""
 
 TOKEN_MAP = pa.map_(pa.string(), pa.int64())
+"""Counts by name: tokens by role, online check failures by kind."""
 SCHEMA = pa.schema(
     [
         ("log", pa.string()),
@@ -68,7 +69,11 @@ SCHEMA = pa.schema(
         ("fault_count", pa.int64()),
         ("fault_duration", pa.int64()),
         ("fault_engine", pa.string()),
+        ("protocol", pa.string()),
+        ("errors_count_as_failures", pa.bool_()),
         ("seed", pa.int64()),
+        ("simulator_seed", pa.int64()),
+        ("sim_fallback_model", pa.string()),
         ("epoch", pa.int64()),
         ("task_id", pa.string()),
         ("task_id_is_int", pa.bool_()),
@@ -76,6 +81,7 @@ SCHEMA = pa.schema(
         ("industry", pa.string()),
         ("domain", pa.string()),
         ("difficulty", pa.int64()),
+        ("env_name", pa.string()),
         ("passed", pa.bool_()),
         ("votes_yes", pa.int64()),
         ("votes_total", pa.int64()),
@@ -93,6 +99,9 @@ SCHEMA = pa.schema(
         ("input_tokens_cache_write", TOKEN_MAP),
         ("wall_time", pa.float64()),
         ("cost", pa.float64()),
+        ("sim_checked", pa.int64()),
+        ("simulator_suspect", pa.bool_()),
+        ("sim_check_failures", TOKEN_MAP),
         ("sample_key", pa.string()),
         ("faults_applied", pa.int64()),
         ("faults_retried", pa.int64()),

@@ -8,10 +8,15 @@ from occubench.cli import (
     audit,
     compare_simulators,
     demo,
+    diagnose,
+    estimate,
+    export,
     list_cmd,
+    plan,
     report,
     review,
     run,
+    serve,
     sweep,
     synth,
 )
@@ -33,6 +38,11 @@ app.command(name="audit")(audit.audit)
 app.command(name="compare-simulators")(compare_simulators.compare_simulators)
 app.command(name="sweep")(sweep.sweep)
 app.command(name="review")(review.review)
+app.command(name="serve")(serve.serve)
+app.command(name="export")(export.export)
+app.command(name="plan")(plan.plan)
+app.command(name="estimate")(estimate.estimate)
+app.command(name="diagnose")(diagnose.diagnose)
 
 
 def main() -> None:

@@ -74,6 +74,14 @@ def report(
         DEFAULT_BOOTSTRAP_RESAMPLES
     ),
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_BOOTSTRAP_SEED,
+    variance: Annotated[
+        bool,
+        typer.Option(
+            "--variance",
+            help="Add variance components (task, simulator, agent, judge) and the minimum "
+            "detectable difference; mark leaderboard lines closer than it.",
+        ),
+    ] = False,
 ) -> None:
     """Report completion rates, robustness R, comparisons and cost of runs, with 95% CIs.
 
@@ -90,7 +98,9 @@ def report(
         table = load_prices(prices) if prices is not None else None
         judged = _reviews(reviews) if reviews is not None else None
         rows = read_runs(logs)
-        result = build_report(rows, table, n_resamples=resamples, seed=seed, reviews=judged)
+        result = build_report(
+            rows, table, n_resamples=resamples, seed=seed, reviews=judged, variance=variance
+        )
     for text_table in report_tables(result, dimensions=by):
         console.print(rich_table(text_table))
     if result.errors:

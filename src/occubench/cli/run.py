@@ -15,29 +15,36 @@ from typing import Any
 
 import typer
 
-from occubench.analysis import load_prices, summary_tables
+from occubench.analysis import (
+    estimate_run,
+    estimate_table,
+    load_prices,
+    priced,
+    summary_tables,
+)
 from occubench.cli._common import console, from_options, terminal_rows, user_errors
-from occubench.config import EvalOptions, RunConfig
+from occubench.config import NO_AGENT_MODEL, EvalOptions, ReleasePrompts, RunConfig
 from occubench.defaults import (
+    DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_DATE,
     DEFAULT_ENV_MODE,
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
-    DEFAULT_FAULT_ENGINE,
     DEFAULT_FAULT_LATENCY,
     DEFAULT_LOG_MODEL_API,
     DEFAULT_LOG_REALTIME,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_PROTOCOL,
     DEFAULT_SAMPLE_RETRIES,
     DEFAULT_SAMPLES_PER_CONNECTION,
     DEFAULT_SEED,
-    DEFAULT_SIMULATOR_RETRIES,
+    DEFAULT_SUBMIT_TOOL,
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFIER_VOTES,
 )
+from occubench.errors import ErrorSource
 from occubench.roles import Role
 from occubench.scale import (
     Executor,
@@ -66,7 +73,11 @@ def default_log_dir(spec: RunSpec, shards: int) -> Path:
 
 
 def run(
-    agent_model: str = typer.Option(..., help="Agent under test, an Inspect model name."),
+    agent_model: str | None = typer.Option(
+        None,
+        help="Agent under test, an Inspect model name (for --agent-command: the model its "
+        "OpenAI-compatible endpoint answers with; optional there).",
+    ),
     simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
     verifier_model: str | None = typer.Option(
         None, help="Judge model (default: the simulator; tasks with checks use only checks)."
@@ -85,7 +96,9 @@ def run(
     ),
     fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
     fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
-    fault_engine: str = typer.Option(DEFAULT_FAULT_ENGINE, help="code (seeded) or prompt (paper)."),
+    fault_engine: str | None = typer.Option(
+        None, help="code (seeded, logged) or prompt (rules for the simulator; the paper's)."
+    ),
     faults: str | None = typer.Option(
         None, help="Extra fault families, mixable: persistent,cascading,targeted,semantic,latency."
     ),
@@ -95,13 +108,86 @@ def run(
     state_mode: str = typer.Option(
         "history", help="history (state in the simulator's history) or explicit (JSON Patch)."
     ),
-    max_tool_calls: int = typer.Option(DEFAULT_MAX_TOOL_CALLS, help="Tool calls per task."),
     votes: int = typer.Option(DEFAULT_VERIFIER_VOTES, help="k judge votes per sample."),
-    simulator_retries: int = typer.Option(
-        DEFAULT_SIMULATOR_RETRIES, help="Re-asks of the simulator for an unusable reply."
-    ),
     date: str = typer.Option(DEFAULT_DATE, help="The fixed date agent and simulator are told."),
     cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
+    protocol: str = typer.Option(
+        DEFAULT_PROTOCOL,
+        help="paper: the release's harness point by point; occubench: code-placed logged "
+        "faults, validated arguments, errors apart. The options below override one point.",
+    ),
+    validate_tool_args: bool | None = typer.Option(
+        None, help="Check tool arguments against the schema before the simulator sees them."
+    ),
+    max_turns: int | None = typer.Option(None, help="Agent model turns at most (0: no cap)."),
+    max_tool_calls: int | None = typer.Option(None, help="Tool calls at most (0: no cap)."),
+    stop_on_finish: bool | None = typer.Option(
+        None, help="A turn finishing with reason 'stop' ends the loop after its tool calls."
+    ),
+    carry_reasoning: bool | None = typer.Option(
+        None, help="Keep the agent's reasoning content across turns."
+    ),
+    agent_errors_end_loop: bool | None = typer.Option(
+        None, help="An agent API failure ends the loop and is graded (else: an error)."
+    ),
+    agent_max_tokens: int | None = typer.Option(None, help="max_tokens of agent calls (0: unset)."),
+    simulator_max_tokens: int | None = typer.Option(
+        None, help="max_tokens of simulator calls (0: unset)."
+    ),
+    verifier_max_tokens: int | None = typer.Option(
+        None, help="max_tokens of judge calls (0: unset)."
+    ),
+    simulator_retries: int | None = typer.Option(
+        None, help="Re-asks of the simulator for an unusable reply."
+    ),
+    pass_raw_observation: bool | None = typer.Option(
+        None, help="Pass the simulator's last raw reply on when none parses (else: an error)."
+    ),
+    agent_messages: str | None = typer.Option(
+        None, help="paper or occubench: the agent prompt's layout."
+    ),
+    simulator_messages: str | None = typer.Option(
+        None, help="paper or occubench: the simulator's messages, tags and reading."
+    ),
+    verifier_messages: str | None = typer.Option(
+        None, help="paper or occubench: the judge's request and how its verdict is read."
+    ),
+    error_hints: bool | None = typer.Option(None, help="Code-engine error bodies advise a retry."),
+    errors_count_as_failures: bool | None = typer.Option(
+        None, help="Completion rates count errored samples as failed tasks."
+    ),
+    prompts_from: str | None = typer.Option(
+        None, help="A clone of the public OccuBench repository: use its prompt wording."
+    ),
+    agent: str | None = typer.Option(
+        None, help="An Inspect agent in place of the built-in loop: react, or module:function."
+    ),
+    agent_args: str | None = typer.Option(
+        None, help="Arguments of the Inspect agent, a JSON object, e.g. '{\"submit\": false}'."
+    ),
+    agent_command: str | None = typer.Option(
+        None,
+        help="An agent program run per sample against its MCP endpoint, e.g. "
+        "'python my_agent.py {url}' (placeholders and variables: see the README).",
+    ),
+    agent_time_limit: float = typer.Option(
+        DEFAULT_AGENT_TIME_LIMIT, help="Seconds an agent program may run on one sample."
+    ),
+    submit_tool: str = typer.Option(
+        DEFAULT_SUBMIT_TOOL, help="Name of the MCP tool an agent program submits with."
+    ),
+    sim_checks: bool | None = typer.Option(
+        None,
+        "--sim-checks/--no-sim-checks",
+        help="Check every observation as it arrives; re-ask once on a failure; mark samples "
+        "that kept a failed one simulator-suspect (default: the protocol's, on in occubench).",
+    ),
+    sim_fallback_model: str | None = typer.Option(
+        None, help="Simulator re-asked after a failed check (default: the simulator)."
+    ),
+    simulator_seed: int | None = typer.Option(
+        None, help="Seed the simulator generates with (providers that take one)."
+    ),
     epochs: int = typer.Option(1, min=1, help="Runs of each task."),
     max_connections: int = typer.Option(
         DEFAULT_MAX_CONNECTIONS,
@@ -136,6 +222,11 @@ def run(
     prices: Path | None = typer.Option(
         None, help="Price table (YAML/JSON): adds cost per run, per task and per solved task."
     ),
+    budget: float | None = typer.Option(
+        None,
+        help="Dollars the run may spend (needs --prices): no new sample starts once the spend "
+        "would pass it; those in flight finish. Shards get an even share each.",
+    ),
     log_dir: str | None = typer.Option(
         None,
         help="Log folder or URL, e.g. s3://... (default: logs/occubench-<mode>-<hash "
@@ -167,6 +258,8 @@ def run(
     with user_errors():
         config = from_options(RunConfig, given)
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
+        if config.prompts_from:  # a clone that lacks a constant is bad input: say so now
+            ReleasePrompts.read(config.prompts_from)
         options = from_options(EvalOptions, given)
         check_executor(executor)
         resources = json.loads(ray_resources) if ray_resources else {}
@@ -174,23 +267,46 @@ def run(
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
             raise ValueError(f"no task in {config.dataset} matches the selection")
         price_table = load_prices(prices) if prices else None
+        if agent_model is None and not agent_command:
+            raise ValueError("--agent-model is required (optional only with --agent-command)")
         roles = {
             Role.SIMULATOR: simulator_model,
             **({Role.VERIFIER: verifier_model} if verifier_model else {}),
+            **({Role.SIMULATOR_FALLBACK: sim_fallback_model} if sim_fallback_model else {}),
         }
+        agent = agent_model or NO_AGENT_MODEL
+        if budget is not None:
+            missing = [
+                m
+                for m in ([agent_model] if agent_model else []) + list(roles.values())
+                if price_table is None or m not in price_table.models
+            ]
+            if missing:
+                raise ValueError(
+                    "--budget needs --prices with a price for every model of the run; no "
+                    f"price for {', '.join(missing)}"
+                )
+        estimate = estimate_run(config, agent=agent, roles=roles, epochs=epochs, prices=price_table)
         spec = RunSpec(
-            agent=agent_model,
+            agent=agent,
             roles=roles,
             config=config,
             epochs=epochs,
             options=options,
             log_dir="",
             resources=resources,
+            prices=price_table,
         )
     shards = shard_count(workers, len(selected))
     in_process = shards == 1 and executor is Executor.LOCAL
     out = log_dir or default_log_dir(spec, 1 if in_process else shards)
     spec = spec.model_copy(update={"log_dir": absolute_location(out)})
+    console.print(estimate_table(estimate))
+    if budget is not None and (estimate.total_cost or 0) > budget:
+        console.print(
+            f"The estimate passes the budget of ${budget:,.4f}: the run will stop early.",
+            highlight=False,
+        )
     console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
     with user_errors():
         planned = [whole_run(spec)] if in_process else plan_shards(spec, shards)
@@ -209,9 +325,17 @@ def run(
     rows = merged_rows(results)
     for table in summary_tables(terminal_rows(rows), price_table):
         console.print(table)
-    errors = sum(r.error is not None for r in rows)
+    refused = sum(r.error_source is ErrorSource.BUDGET for r in rows)
+    errors = sum(r.error is not None for r in rows) - refused
     if errors:
         console.print(f"{errors} sample(s) ended in an infrastructure error (not scored).")
+    if refused:
+        spent = sum(r.cost or 0.0 for r in priced(rows, price_table)) if price_table else 0.0
+        console.print(
+            f"Budget of ${budget or 0:,.4f} reached (spent ${spent:,.4f}): {refused} sample(s) "
+            "were not started; run the same command again with a larger --budget to run them.",
+            highlight=False,
+        )
     if not all(r.success for r in results):
         console.print("The run did not complete; run the same command again to resume.")
         raise typer.Exit(1)

@@ -75,6 +75,12 @@ class EvalOptions(BaseModel):
         ge=1,
         description="Seconds for one attempt of a model call before a retry.",
     )
+    budget: float | None = Field(
+        default=None,
+        ge=0,
+        description="Dollars the run may spend (needs prices): no new sample starts once the "
+        "spend would pass it; samples in flight finish. Shards get an even share each.",
+    )
 
     def samples_at_once(self, shards: int = 1) -> int:
         """Samples in flight in one of ``shards`` shards of the run.

@@ -3,9 +3,11 @@
 from occubench.dataset._errors import DatasetError, DatasetIssue
 from occubench.dataset._loader import (
     CONFIGS_DIR,
+    MAX_DEPTH,
     SCENARIOS_FILE,
     TASKS_FILE,
     Dataset,
+    json_depth,
     load_dataset,
     write_dataset,
 )
@@ -26,10 +28,17 @@ from occubench.dataset._models import (
     ToolNotCalledCheck,
     ToolSpec,
 )
-from occubench.dataset._tool_schema import check_tool, example_arguments, example_value, tool_params
+from occubench.dataset._tool_schema import (
+    check_tool,
+    example_arguments,
+    example_value,
+    tool_info,
+    tool_params,
+)
 
 __all__ = [
     "CONFIGS_DIR",
+    "MAX_DEPTH",
     "REFERENCE_DATASET",
     "SCENARIOS_FILE",
     "TASKS_FILE",
@@ -53,9 +62,11 @@ __all__ = [
     "check_tool",
     "example_arguments",
     "example_value",
+    "json_depth",
     "load_dataset",
     "reference_suite_dir",
     "resolve_dataset_dir",
+    "tool_info",
     "tool_params",
     "write_dataset",
 ]

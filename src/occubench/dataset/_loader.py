@@ -171,14 +171,14 @@ def _parse(text: str, path: Path, line: int | None, issues: list[DatasetIssue]) 
     except ValueError as e:  # e.g. an integer of more digits than Python converts
         message = f"bad JSON: {str(e).split(';')[0]}"
     else:
-        if _depth(data) <= MAX_DEPTH:
+        if json_depth(data) <= MAX_DEPTH:
             return data
         message = f"nested more than {MAX_DEPTH} levels"
     issues.append(DatasetIssue(file=str(path), line=line, message=message))
     return _INVALID
 
 
-def _depth(value: Any) -> int:
+def json_depth(value: Any) -> int:
     """Nesting depth of parsed JSON (iterative: safe on any input)."""
     deepest, stack = 0, [(value, 1)]
     while stack:

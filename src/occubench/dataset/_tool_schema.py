@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 import jsonschema
-from inspect_ai.tool import ToolParams
+from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import ValidationError
 
 from occubench.dataset._models import ToolSpec
@@ -113,3 +113,18 @@ def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
     """Arguments for every required property of an object schema."""
     props = schema.get("properties") or {}
     return {name: example_value(name, props.get(name) or {}) for name in schema.get("required", [])}
+
+
+def tool_info(spec: ToolSpec, *, fill: bool = True) -> ToolInfo:
+    """The tool as the agent's model is offered it.
+
+    ``fill`` gives undescribed parameters a description made from their name (as the
+    Inspect tools need); without it the tool goes out as the env defines it (the
+    release sends ``action_set_definitions`` unchanged: a missing description is "").
+    """
+    parameters = fill_descriptions(spec.parameters)[0] if fill else spec.parameters
+    return ToolInfo(
+        name=spec.name,
+        description=spec.description or ("" if not fill else spec.name),
+        parameters=ToolParams.model_validate(parameters or {"type": "object", "properties": {}}),
+    )

@@ -5,7 +5,12 @@ from occubench.faults._injectors import Degradation, degrade, explicit_error
 from occubench.faults._kinds import EXPLICIT_KINDS, IMPLICIT_KINDS, FaultFamily, FaultKind
 from occubench.faults._modes import EnvMode, FaultEngine
 from occubench.faults._placement import PlacementContext, spread_starts
-from occubench.faults._prompt_rules import prompt_fault_rules
+from occubench.faults._prompt_rules import (
+    PAPER_ERROR_BODIES,
+    FaultRules,
+    paper_fault_rules,
+    prompt_fault_rules,
+)
 from occubench.faults._registry import (
     FAULT_TYPES,
     Call,
@@ -26,6 +31,9 @@ from occubench.faults._session import (
 )
 
 __all__ = [
+    "PAPER_ERROR_BODIES",
+    "FaultRules",
+    "paper_fault_rules",
     "EXPLICIT_KINDS",
     "FAULT_TYPES",
     "IMPLICIT_KINDS",

@@ -72,12 +72,12 @@ class FaultPlan(BaseModel):
 
     @property
     def span(self) -> int:
-        """Calls the events were spread over.
+        """Calls the env mode's events fill: ``fault_count * (fault_duration + 1)``.
 
-        This is ``expected_calls``, raised to ``fault_count * (fault_duration + 1)``
-        when that is too small to hold every event plus one clean call after each.
+        Each event has its own segment of ``fault_duration + 1`` calls with one clean call
+        in it, so an agent making at least this many calls meets every event.
         """
-        return max(self.expected_calls, self.fault_count * (self.fault_duration + 1))
+        return self.fault_count * (self.fault_duration + 1)
 
     def fault_at(self, call_index: int) -> FaultEvent | None:
         """The env mode's window event affecting a tool call, or None when the call is clean."""

@@ -58,13 +58,20 @@ class Degradation(BaseModel):
     )
 
 
-def explicit_error(kind: FaultKind, tool_name: str, rng: random.Random) -> dict[str, Any]:
+def explicit_error(
+    kind: FaultKind, tool_name: str, rng: random.Random, *, hints: bool = False
+) -> dict[str, Any]:
     """Build the error observation an explicit fault returns instead of the real answer.
+
+    Without ``hints`` the body says what failed and nothing about what to do: no
+    ``retryable`` flag, no ``retry_after_seconds``, no "retry"/"try again later" (the
+    paper's error bodies advise nothing, and advice makes E1 easier).
 
     Args:
         kind: An explicit fault kind.
         tool_name: Tool the agent called; named in the error message.
         rng: Source of the incidental details (request id, delays, port).
+        hints: Add retry advice to the body.
 
     Returns:
         A JSON-serialisable object with a single ``"error"`` member.
@@ -89,10 +96,10 @@ def explicit_error(kind: FaultKind, tool_name: str, rng: random.Random) -> dict[
         error = {
             "status": 504,
             "code": "GATEWAY_TIMEOUT",
-            "message": f"The {tool_name} service did not answer within {seconds} seconds;"
-            " retry the request.",
-            "retryable": True,
+            "message": f"The {tool_name} service did not answer within {seconds} seconds."
+            + (" Retry the request." if hints else ""),
             "request_id": request_id,
+            **({"retryable": True} if hints else {}),
         }
     elif kind is FaultKind.CONNECTION_REFUSED:
         host = re.sub(r"[^a-z0-9]+", "-", tool_name.lower()).strip("-") or "backend"
@@ -101,15 +108,17 @@ def explicit_error(kind: FaultKind, tool_name: str, rng: random.Random) -> dict[
             "code": "ECONNREFUSED",
             "message": f"Could not connect to the {tool_name} service at"
             f" {host}.internal:{port}: connection refused.",
-            "retryable": True,
+            **({"retryable": True} if hints else {}),
         }
     else:
+        after = rng.choice((5, 10, 20, 30, 60))
         error = {
             "status": 503,
             "code": "SERVICE_UNAVAILABLE",
-            "message": f"The {tool_name} service is temporarily unavailable; try again later.",
-            "retry_after_seconds": rng.choice((5, 10, 20, 30, 60)),
+            "message": f"The {tool_name} service is temporarily unavailable."
+            + (" Try again later." if hints else ""),
             "request_id": request_id,
+            **({"retry_after_seconds": after} if hints else {}),
         }
     return {"error": error}
 

@@ -10,8 +10,12 @@ from typing import Any
 from occubench.faults._modes import EnvMode
 from occubench.faults._seeding import seeded_rng
 
-PLAN_SCHEME = "occubench-fault-plan-v1"
-"""Scope of an env mode's placement draws; bump it when the placement algorithm changes."""
+PLAN_SCHEME = "occubench-fault-plan-v2"
+"""Scope of an env mode's placement draws; bump it when the placement algorithm changes.
+
+v2: the events of E1-E3 fill the first ``fault_count * (fault_duration + 1)`` calls, so an
+agent making that many calls meets every event (v1 spread them over the expected calls,
+and an agent that finished early could miss the last ones)."""
 
 FAMILY_SCHEME = "occubench-fault-family-v2"
 """Scope of a family's placement draws; bump it when a family's placement changes."""
@@ -33,8 +37,16 @@ class PlacementContext:
 
     @property
     def span(self) -> int:
-        """Calls the events are spread over: the expected calls, or enough for every event."""
-        return max(self.expected_calls, self.fault_count * (self.fault_duration + 1))
+        """Calls an env mode's events fill: ``fault_count`` segments of ``fault_duration + 1``.
+
+        An agent that makes at least this many tool calls meets every event.
+        """
+        return self.fault_count * (self.fault_duration + 1)
+
+    @property
+    def spread(self) -> int:
+        """Calls a family's windows are spread over: the expected calls, or enough for all."""
+        return max(self.expected_calls, self.span)
 
     def mode_rng(self) -> random.Random:
         """The draws of the env mode's plan (placement, then kinds)."""

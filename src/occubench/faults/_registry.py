@@ -59,6 +59,8 @@ class Call:
     previous: Any = None
     """The last clean observation of the same call (same tool, same arguments), or None."""
     simulator: SimulatorAccess | None = None
+    error_hints: bool = False
+    """Explicit error bodies advise a retry (see ``explicit_error``)."""
 
     def rng(self) -> random.Random:
         """Fresh draws for this call's fault details (the same for every hook)."""
@@ -72,6 +74,8 @@ class Injection:
     observation: Any
     changes: list[str]
     applied: bool = True
+    kind: FaultKind | None = None
+    """The kind injected, when it is not the event's (the event's could not apply)."""
 
 
 Placement = Callable[[PlacementContext], list[FaultEvent]]
@@ -122,15 +126,33 @@ def kind_error(event: FaultEvent, call: Call) -> dict[str, Any] | None:
     """An explicit kind's error observation (None for implicit kinds)."""
     if event.kind is None or not event.kind.is_explicit:
         return None
-    return explicit_error(event.kind, call.tool, call.rng())
+    return explicit_error(event.kind, call.tool, call.rng(), hints=call.error_hints)
 
 
 async def kind_degradation(event: FaultEvent, call: Call, observation: Any) -> Injection | None:
-    """An implicit kind's degraded copy of the observation (None for explicit kinds)."""
+    """An implicit kind's degraded copy of the observation (None for explicit kinds).
+
+    No event is a silent no-op: when the event's kind finds nothing to change in this
+    observation (no list to cut, no field to age, ...), the other implicit kinds are
+    tried in a seeded order and the first that changes something is injected; the log
+    names the kind injected and the one planned. Only an observation no implicit kind can
+    change (say, nothing but identifiers) is left as it is, logged as not applied.
+    """
     if event.kind is None or event.kind.is_explicit:
         return None
-    result = degrade(event.kind, observation, call.rng(), call.previous, call.key_fields)
-    return Injection(result.observation, result.changes, result.applied)
+    others = [k for k in IMPLICIT_KINDS if k is not event.kind]
+    call.rng().shuffle(others)
+    for kind in [event.kind, *others]:
+        result = degrade(kind, observation, call.rng(), call.previous, call.key_fields)
+        if result.applied:
+            switched = kind is not event.kind
+            changes = result.changes + (
+                [f"planned {event.kind.value} could not apply; injected {kind.value}"]
+                if switched
+                else []
+            )
+            return Injection(result.observation, changes, True, kind if switched else None)
+    return Injection(observation, ["nothing in the observation to degrade"], applied=False)
 
 
 def _draw_kinds(rng: random.Random, mode: EnvMode, count: int) -> list[FaultKind]:
@@ -186,7 +208,7 @@ for _mode, _what in (
 def _windows(family: FaultFamily, ctx: PlacementContext, **extra: Any) -> list[FaultEvent]:
     """``fault_count`` windows of ``fault_duration`` calls, spread over the span."""
     starts = spread_starts(
-        ctx.family_rng(family.value), ctx.fault_count, ctx.fault_duration, ctx.span
+        ctx.family_rng(family.value), ctx.fault_count, ctx.fault_duration, ctx.spread
     )
     return [
         FaultEvent(source=family.value, start_call=s, duration=ctx.fault_duration, **extra)
@@ -204,7 +226,7 @@ def _place_persistent(ctx: PlacementContext) -> list[FaultEvent]:
             source=FaultFamily.PERSISTENT.value,
             scope=Scope.FROM_CALL,
             tool=rng.choice(candidates),
-            start_call=rng.randint(0, max(0, ctx.span // 2 - 1)),
+            start_call=rng.randint(0, max(0, ctx.spread // 2 - 1)),
             duration=None,
         )
     ]

@@ -27,17 +27,17 @@ from occubench.defaults import (
     DEFAULT_EXPECTED_TOOL_CALLS,
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
-    DEFAULT_FAULT_ENGINE,
     DEFAULT_FAULT_LATENCY,
     DEFAULT_SEED,
     DEFAULT_SIMULATOR_RETRIES,
 )
 from occubench.faults._events import FaultEvent, FaultPlan, Scope
-from occubench.faults._kinds import FaultFamily
+from occubench.faults._kinds import FaultFamily, FaultKind
 from occubench.faults._modes import EnvMode, FaultEngine
 from occubench.faults._placement import PlacementContext
-from occubench.faults._prompt_rules import prompt_fault_rules
+from occubench.faults._prompt_rules import FaultRules, prompt_fault_rules
 from occubench.faults._registry import Call, SimulatorAccess, fault_type
+from occubench.protocols import MessageStyle
 
 
 class InjectedFault(BaseModel):
@@ -46,6 +46,11 @@ class InjectedFault(BaseModel):
     call_index: int = Field(description="0-based index of the agent's tool call.")
     tool: str = Field(description="Tool the call went to.")
     kind: str = Field(description="FaultKind value, or the family name for family faults.")
+    planned_kind: str | None = Field(
+        default=None,
+        description="The kind the plan drew, when it could not apply to this observation "
+        "and ``kind`` was injected instead.",
+    )
     family: str | None = Field(default=None, description="Fault family, None for E1-E3.")
     explicit: bool = Field(description="An error observation (True) or a changed one.")
     applied: bool = Field(description="False when the observation had nothing to change.")
@@ -72,10 +77,12 @@ def make_fault_plan(
     """Build the deterministic fault plan of one task.
 
     The env mode's entry places its events (E0 places none; see the registry), then
-    each family's entry places its own. E1-E3 cut the range ``[0, span)`` (see
-    ``FaultPlan.span``) into ``fault_count`` equal segments and place one event at a
-    seeded offset inside each, so faults are spread over the interaction; E1 draws
-    explicit kinds, E2 implicit kinds, E3 half of each.
+    each family's entry places its own. E1-E3 cut the first ``fault_count *
+    (fault_duration + 1)`` calls (``FaultPlan.span``) into ``fault_count`` segments and
+    place one event in each, keeping one clean call between events (the last event's
+    offset is seeded), so an agent that makes that many calls meets every event; E1
+    draws explicit kinds, E2 implicit kinds, E3 half of each (seeded). Families spread
+    their windows over the expected calls.
 
     Args:
         seed: Run seed.
@@ -149,10 +156,10 @@ class FaultSettings(BaseModel):
         ge=1,
         description="Consecutive tool calls each fault event covers.",
     )
-    fault_engine: FaultEngine = Field(
-        default=FaultEngine(DEFAULT_FAULT_ENGINE),
+    fault_engine: FaultEngine | None = Field(
+        default=None,
         description="code: a seeded plan, faults made and logged by code; prompt: fault "
-        "rules appended to the simulator's prompt (the paper's way).",
+        "rules appended to the simulator's prompt, as the paper (default: the protocol's).",
     )
     faults: list[FaultFamily] = Field(
         default_factory=list,
@@ -164,11 +171,26 @@ class FaultSettings(BaseModel):
     )
     seed: int = Field(default=DEFAULT_SEED, description="Seed of the fault plans.")
 
-    def simulator_rules(self) -> str:
-        """Text appended to the simulator prompt (the prompt engine only)."""
-        if self.fault_engine is not FaultEngine.PROMPT:
+    def engine(self) -> FaultEngine:
+        """The engine this run places E1-E3 faults with (as resolved by its protocol)."""
+        if self.fault_engine is None:
+            raise ValueError("the fault engine is not resolved: take it from the protocol")
+        return self.fault_engine
+
+    def simulator_rules(
+        self, style: MessageStyle = MessageStyle.OCCUBENCH, rules: FaultRules | None = None
+    ) -> str:
+        """Text appended to the simulator prompt (the prompt engine only).
+
+        ``style`` picks the wording: the paper's rules (its semantics and literal error
+        bodies) or occubench's; ``rules`` replaces the paper's wording with the release's
+        own (``prompts_from``).
+        """
+        if self.engine() is not FaultEngine.PROMPT:
             return ""
-        return prompt_fault_rules(self.env_mode, self.fault_count, self.fault_duration)
+        return prompt_fault_rules(
+            self.env_mode, self.fault_count, self.fault_duration, style=style, rules=rules
+        )
 
     def session(
         self,
@@ -181,13 +203,15 @@ class FaultSettings(BaseModel):
         simulator: Model | None = None,
         simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
         cache: bool = False,
+        error_hints: bool = False,
     ) -> FaultSession | None:
         """The injector for one sample, or None when nothing is injected by code.
 
         E1-E3 events come from the code engine only; family events (always by code) are
-        added to them. ``simulator`` is the simulator role, for semantic faults.
+        added to them. ``simulator`` is the simulator role, for semantic faults;
+        ``error_hints`` adds retry advice to explicit error bodies.
         """
-        by_code = self.env_mode is not EnvMode.E0 and self.fault_engine is FaultEngine.CODE
+        by_code = self.env_mode is not EnvMode.E0 and self.engine() is FaultEngine.CODE
         if not by_code and not self.faults:
             return None
         plan = make_fault_plan(
@@ -203,7 +227,7 @@ class FaultSettings(BaseModel):
             latency_seconds=self.fault_latency,
         )
         access = None if simulator is None else SimulatorAccess(simulator, simulator_retries, cache)
-        return FaultSession(plan, key_fields, simulator=access)
+        return FaultSession(plan, key_fields, simulator=access, error_hints=error_hints)
 
 
 def _family(event: FaultEvent) -> str | None:
@@ -219,10 +243,12 @@ class FaultSession:
         key_fields: Sequence[str] = (),
         *,
         simulator: SimulatorAccess | None = None,
+        error_hints: bool = False,
     ) -> None:
         self.plan = plan
         self.key_fields = tuple(key_fields)
         self.simulator = simulator
+        self.error_hints = error_hints
         self.injected: list[InjectedFault] = []
         self._calls: list[str] = []
         self._last_clean: dict[str, Any] = {}
@@ -243,6 +269,7 @@ class FaultSession:
             key_fields=self.key_fields,
             previous=previous,
             simulator=self.simulator,
+            error_hints=self.error_hints,
         )
 
     def _select(self, index: int, tool: str, arguments: dict[str, Any]) -> list[FaultEvent]:
@@ -314,6 +341,7 @@ class FaultSession:
                 changes=done.changes,
                 seen=seen,
                 applied=done.applied,
+                injected=done.kind,
             )
         return seen
 
@@ -327,12 +355,14 @@ class FaultSession:
         changes: list[str],
         seen: Any,
         applied: bool = True,
+        injected: FaultKind | None = None,
     ) -> None:
         self.injected.append(
             InjectedFault(
                 call_index=index,
                 tool=tool,
-                kind=event.label(),
+                kind=injected.value if injected is not None else event.label(),
+                planned_kind=event.label() if injected is not None else None,
                 family=_family(event),
                 explicit=explicit,
                 applied=applied,

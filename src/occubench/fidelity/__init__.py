@@ -19,7 +19,6 @@ from occubench.fidelity._audit import (
     run_audit,
 )
 from occubench.fidelity._audit_eval import AuditGrade, AuditSample, ProbeRun, audit_task
-from occubench.fidelity._extract import id_values, is_error, is_id_key, is_read_tool, known_values
 from occubench.fidelity._judge import RULE_JUDGE_SYSTEM_PROMPT, judge_rules, rule_request
 from occubench.fidelity._metrics import FidelityCheck, FidelityMetric, trajectory_checks
 from occubench.fidelity._probes import (
@@ -34,6 +33,7 @@ from occubench.fidelity._probes import (
     unknown_value,
 )
 from occubench.fidelity._tables import audit_tables
+from occubench.simchecks import id_values, is_error, is_id_key, is_read_tool, known_values
 
 __all__ = [
     "AUDIT_TASK",

@@ -23,7 +23,6 @@ from inspect_ai.util import StoreModel
 from pydantic import BaseModel, Field
 
 from occubench.dataset import Dataset, EnvConfig, load_dataset, resolve_dataset_dir
-from occubench.fidelity._extract import known_values
 from occubench.fidelity._judge import judge_rules
 from occubench.fidelity._metrics import FidelityCheck, FidelityMetric, call_text, trajectory_checks
 from occubench.fidelity._probes import (
@@ -34,6 +33,7 @@ from occubench.fidelity._probes import (
     env_trajectories,
 )
 from occubench.roles import Role
+from occubench.simchecks import known_values
 from occubench.simulator import Simulator, SimulatorError, render_system_prompt
 
 AUDIT_SCORER = "fidelity_checks"
@@ -102,7 +102,7 @@ def replay_probes(date: str) -> Solver:
         result = TrajectoryResult(env_name=trajectory.env_name, source=trajectory.source, steps=[])
         for probe in trajectory.probes:
             try:
-                observation = await simulator.observe(probe.tool, probe.arguments)
+                observation = (await simulator.observe(probe.tool, probe.arguments)).value
             except SimulatorError as e:
                 result.error = str(e)
                 break

@@ -28,7 +28,7 @@ from occubench.defaults import (
     DEFAULT_AUDIT_PLANS_PER_ENV,
     DEFAULT_AUDIT_PROBE_VALUES,
 )
-from occubench.fidelity._extract import (
+from occubench.simchecks import (
     is_id_key,
     is_read_tool,
     known_values,

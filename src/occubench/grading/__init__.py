@@ -1,27 +1,57 @@
 """Grading: deterministic checks, the k-vote judge, and the rule combining them."""
 
 from occubench.grading._checks import CheckResult, ToolCall, needs_state, run_check, run_checks
-from occubench.grading._grade import SCORER_NAME, Grade
-from occubench.grading._prompt import VERIFIER_SYSTEM_PROMPT, verifier_request
+from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
+from occubench.grading._prompt import (
+    PAPER_VERIFIER_PROMPT,
+    VERIFIER_SYSTEM_PROMPT,
+    paper_verifier_request,
+    verifier_request,
+)
 from occubench.grading._scorer import (
     VerifierError,
+    choose_judge,
     final_answer,
+    grade_score,
+    grade_trajectory,
+    judge_model,
     occubench_scorer,
 )
-from occubench.grading._trajectory import neutralize, render_trajectory, tool_calls
-from occubench.grading._verdict import VerdictParseError, Vote, ask_verdict, majority, parse_verdict
+from occubench.grading._trajectory import (
+    neutralize,
+    render_paper_trajectory,
+    render_trajectory,
+    tool_calls,
+)
+from occubench.grading._verdict import (
+    VerdictParseError,
+    Vote,
+    ask_verdict,
+    majority,
+    parse_paper_verdict,
+    parse_verdict,
+)
 
 __all__ = [
+    "PAPER_VERIFIER_PROMPT",
+    "paper_verifier_request",
+    "parse_paper_verdict",
+    "render_paper_trajectory",
     "SCORER_NAME",
     "Grade",
     "VERIFIER_SYSTEM_PROMPT",
     "CheckResult",
+    "SubmittedGrade",
     "ToolCall",
     "VerdictParseError",
     "VerifierError",
     "Vote",
     "ask_verdict",
+    "choose_judge",
     "final_answer",
+    "grade_score",
+    "grade_trajectory",
+    "judge_model",
     "majority",
     "needs_state",
     "neutralize",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inspect_ai.util import StoreModel
 from pydantic import BaseModel, Field
 
 from occubench.agent import StopReason
@@ -64,3 +65,14 @@ class Grade(BaseModel):
         Metadata written before ``passed`` was recorded gets it from the value.
         """
         return cls.model_validate({"passed": passed, **(metadata or {})})
+
+
+class SubmittedGrade(StoreModel):
+    """A grade given during the sample, when the agent submitted (MCP ``submit_answer``).
+
+    The episode returned that verdict to its client; the scorer reuses it, so the log's
+    score is the verdict the agent was told (the judge is not asked twice).
+    """
+
+    grade: dict[str, Any] | None = Field(default=None, description="The Grade, dumped.")
+    answer: str | None = Field(default=None, description="The answer that was graded.")

@@ -1,4 +1,13 @@
-"""The verifier's prompt. Data goes in escaped blocks; the judge is told it is data."""
+"""The verifier's prompts.
+
+occubench's: a system prompt and a user message of data blocks whose content is escaped,
+the judge told it is data. The paper's (our paraphrase of the release's
+``VERIFIER_PROMPT``, or its own words with ``prompts_from``): one user message with the
+sections task scenario, initial state (JSON), state description (as stored: a dict as
+Python shows it), agent instruction, verification plan and the agent's trajectory, then
+the instruction to check every criterion strictly and answer with a JSON verdict in a
+json code block.
+"""
 
 from __future__ import annotations
 
@@ -52,3 +61,67 @@ def verifier_request(
         block("final_answer", final_answer or "(no final answer)"),
     ]
     return VERIFIER_REQUEST.format(blocks="\n\n".join(blocks))
+
+
+PAPER_VERIFIER_PROMPT = """\
+You verify, strictly, the work of an AI agent in an evaluation benchmark.
+
+## Task Scenario
+{task_scenario_name}
+
+## Initial State
+{task_initial_state}
+
+## State Description
+{state_description}
+
+## Agent Instruction
+{agent_instruction}
+
+## Verification Plan
+{verification_plan}
+
+## Agent Trajectory
+{trajectory}
+
+---
+
+Decide, following the verification plan above, whether the agent completed the task.
+
+You must:
+1. Check every criterion of the verification plan against the agent's trajectory.
+2. Check that the agent's actions and the observations it got meet every required condition.
+3. Be strict: when any required criterion is not met, the task has failed.
+
+Answer in this JSON format:
+```json
+{{
+    "is_correct": true/false,
+    "feedback": "Why the task passed or failed, in detail."
+}}
+```
+"""
+"""Our paraphrase of the release's verifier prompt (a ``str.format`` template)."""
+
+
+def paper_verifier_request(
+    *,
+    scenario: str,
+    initial_state: dict[str, Any],
+    state_description: Any,
+    instruction: str,
+    verification_plan: str,
+    trajectory: str,
+    template: str = PAPER_VERIFIER_PROMPT,
+) -> str:
+    """The one user message of a paper-style judge call (``template``: the release's own)."""
+    return template.format(
+        task_scenario_name=scenario,
+        task_initial_state=json.dumps(initial_state, ensure_ascii=False),
+        state_description=state_description
+        if isinstance(state_description, str)
+        else repr(state_description),
+        agent_instruction=instruction,
+        verification_plan=verification_plan,
+        trajectory=trajectory,
+    )

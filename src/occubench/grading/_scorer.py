@@ -17,6 +17,7 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
+    GenerateConfig,
     Model,
     model_roles,
 )
@@ -32,17 +33,23 @@ from inspect_ai.scorer import (
     stderr,
 )
 from inspect_ai.solver import TaskState
-from inspect_ai.util import collect
+from inspect_ai.util import LimitExceededError, collect
 
 from occubench.agent import Episode
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
 from occubench.errors import ErrorSource, InfrastructureError
 from occubench.grading._checks import run_checks
-from occubench.grading._grade import SCORER_NAME, Grade
-from occubench.grading._prompt import VERIFIER_REASK, VERIFIER_SYSTEM_PROMPT, verifier_request
-from occubench.grading._trajectory import render_trajectory, tool_calls
-from occubench.grading._verdict import Vote, ask_verdict, majority
+from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
+from occubench.grading._prompt import (
+    VERIFIER_REASK,
+    VERIFIER_SYSTEM_PROMPT,
+    paper_verifier_request,
+    verifier_request,
+)
+from occubench.grading._trajectory import render_paper_trajectory, render_trajectory, tool_calls
+from occubench.grading._verdict import Vote, ask_verdict, majority, parse_paper_verdict
+from occubench.protocols import MessageStyle
 from occubench.roles import Role
 
 
@@ -60,25 +67,169 @@ def final_answer(state: TaskState) -> str:
     return message.text
 
 
+def choose_judge(has_checks: bool, verifier: Model | None, simulator: Model | None) -> Model | None:
+    """The judge of a task by the combination rule above, from the models bound."""
+    if verifier is None and not has_checks:
+        return simulator
+    return verifier
+
+
 def judge_model(has_checks: bool) -> Model | None:
-    """The judge for a task, by the combination rule above."""
+    """The judge for a task in a running eval, by the combination rule above."""
     roles = model_roles()
-    chosen = roles.get(Role.VERIFIER.value)
-    if chosen is None and not has_checks:
-        chosen = roles.get(Role.SIMULATOR.value)
-    if isinstance(chosen, list):
-        raise ValueError(f"role {Role.VERIFIER.value!r} must be one model, not a list")
-    return chosen
+    verifier, simulator = roles.get(Role.VERIFIER.value), roles.get(Role.SIMULATOR.value)
+    if isinstance(verifier, list) or isinstance(simulator, list):
+        raise ValueError("the verifier and simulator roles must be one model each, not a list")
+    return choose_judge(has_checks, verifier, simulator)
 
 
-async def judge_vote(model: Model, request: str, *, index: int, retries: int, cache: bool) -> Vote:
+def _vote_cache(index: int, cache: bool) -> CachePolicy | bool:
+    """One cache entry per vote index, so the k votes stay k distinct answers."""
+    return CachePolicy(expiry=None, scopes={"vote": str(index)}) if cache else False
+
+
+async def judge_vote(
+    model: Model,
+    request: str,
+    *,
+    index: int,
+    retries: int,
+    cache: bool,
+    config: GenerateConfig | None = None,
+) -> Vote:
     """One judge vote, re-asked up to ``retries`` times when the output is not a verdict."""
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT),
         ChatMessageUser(content=request),
     ]
-    policy = CachePolicy(expiry=None, scopes={"vote": str(index)}) if cache else False
-    return await ask_verdict(model, messages, retries=retries, reask=VERIFIER_REASK, cache=policy)
+    return await ask_verdict(
+        model,
+        messages,
+        retries=retries,
+        reask=VERIFIER_REASK,
+        cache=_vote_cache(index, cache),
+        config=config,
+    )
+
+
+async def paper_vote(
+    model: Model, request: str, *, index: int, cache: bool, config: GenerateConfig
+) -> Vote:
+    """One paper-style vote: one call, read greedily; any failure is a False vote.
+
+    A failed API call (after the provider's and Inspect's retries) also counts as a
+    False vote, as the release counts it.
+    """
+    try:
+        output = await model.generate(
+            [ChatMessageUser(content=request)], cache=_vote_cache(index, cache), config=config
+        )
+    except LimitExceededError:
+        raise
+    except Exception as e:
+        return Vote(is_correct=False, feedback=f"Verification error: {type(e).__name__}")
+    return parse_paper_verdict(output.completion)
+
+
+async def grade_trajectory(
+    task: TaskRecord,
+    env: EnvConfig,
+    messages: list[ChatMessage],
+    answer: str,
+    episode: Episode,
+    *,
+    judge: Model | None,
+    votes: int = DEFAULT_VERIFIER_VOTES,
+    retries: int = DEFAULT_VERIFIER_RETRIES,
+    cache: bool = False,
+    style: MessageStyle = MessageStyle.OCCUBENCH,
+    max_tokens: int | None = None,
+    template: str | None = None,
+) -> Grade:
+    """Grade one trajectory: the task's checks and, when a judge is given, its k votes.
+
+    The scorer grades a sample with it; an episode driven from outside Inspect's loop
+    (an MCP client's ``submit_answer``, the gym API's ``grade``) grades with it too.
+
+    Args:
+        task: The task record (instruction, checks, verification plan).
+        env: Its env config (initial state and state description for the judge).
+        messages: The conversation: agent turns, tool calls and tool results.
+        answer: The agent's final answer ("" when it gave none).
+        episode: The episode record (stop reason, tool calls, explicit state).
+        judge: The judge model (``choose_judge``), None for checks alone.
+        votes: k, judge calls (run in parallel).
+        retries: Re-asks of one vote whose output is not a verdict (occubench style).
+        cache: Cache judge responses (one entry per vote).
+        style: The judge's request and how its verdict is read: occubench's (data
+            blocks, strict reading, re-asks, an unreadable vote fails, all unreadable is
+            an infrastructure error) or the paper's (one user message, greedy reading,
+            any failure a False vote, an API failure included).
+        max_tokens: max_tokens of each judge call (None: not set).
+        template: The release's own verifier prompt (paper style, ``prompts_from``).
+
+    Raises:
+        VerifierError: no judge for a task without checks, or (occubench style) no vote
+            was readable.
+    """
+    checks = (
+        run_checks(task.checks, tool_calls(messages), answer, episode.state)
+        if task.checks
+        else None
+    )
+    if judge is None and not task.checks:
+        raise VerifierError("no judge: bind the 'verifier' (or 'simulator') model role")
+    config = GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig()
+    cast: list[Vote] | None = None
+    if judge is not None and style is MessageStyle.PAPER:
+        request = paper_verifier_request(
+            scenario=task.task_scenario_name,
+            initial_state=env.task_initial_state,
+            state_description=env.state_description,
+            instruction=task.agent_instruction,
+            verification_plan=task.verification_plan,
+            trajectory=render_paper_trajectory(messages),
+            **({"template": template} if template else {}),
+        )
+        cast = await collect(
+            *[paper_vote(judge, request, index=i, cache=cache, config=config) for i in range(votes)]
+        )
+    elif judge is not None:
+        request = verifier_request(
+            instruction=task.agent_instruction,
+            initial_state=env.task_initial_state,
+            state_description=env.state_description,
+            verification_plan=task.verification_plan,
+            trajectory=render_trajectory(messages),
+            final_answer=answer,
+        )
+        cast = await collect(
+            *[
+                judge_vote(judge, request, index=i, retries=retries, cache=cache, config=config)
+                for i in range(votes)
+            ]
+        )
+        if all(v.is_correct is None for v in cast):
+            raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
+    judged = None if cast is None else majority(cast)
+    return Grade(
+        passed=all(r.passed for r in checks or []) and judged is not False,
+        stop_reason=episode.stop_reason,
+        tool_calls=episode.tool_calls,
+        checks=checks,
+        votes=cast,
+        judge_passed=judged,
+    )
+
+
+def grade_score(grade: Grade, answer: str) -> Score:
+    """The Inspect score of a grade (its metadata is the grade, ``Grade.of`` reads it)."""
+    return Score(
+        value=CORRECT if grade.passed else INCORRECT,
+        answer=answer,
+        explanation=grade.explanation(),
+        metadata=grade.model_dump(mode="json", exclude={"passed"}),
+    )
 
 
 @scorer(
@@ -88,62 +239,43 @@ def occubench_scorer(
     votes: int = DEFAULT_VERIFIER_VOTES,
     retries: int = DEFAULT_VERIFIER_RETRIES,
     cache: bool = False,
+    style: MessageStyle = MessageStyle.OCCUBENCH,
+    max_tokens: int | None = None,
+    template: str | None = None,
 ) -> Scorer:
     """Grade a trajectory with its deterministic checks and a k-vote judge.
 
     Args:
         votes: k, judge calls per sample (run in parallel).
-        retries: Re-asks of one vote whose output is not a verdict.
+        retries: Re-asks of one vote whose output is not a verdict (occubench style).
         cache: Cache judge responses (Inspect's cache, one entry per vote).
+        style: The judge's protocol style (see ``grade_trajectory``).
+        max_tokens: max_tokens of each judge call (None: not set).
+        template: The release's own verifier prompt (paper style, ``prompts_from``).
     """
     if votes < 1:
         raise ValueError("votes must be at least 1")
 
     async def score(state: TaskState, target: Target) -> Score:
+        given = state.store_as(SubmittedGrade)
+        if given.grade is not None:  # graded when the agent submitted (occubench.serving)
+            return grade_score(Grade.model_validate(given.grade), given.answer or "")
         task = TaskRecord.model_validate(state.metadata["task"])
-        env = EnvConfig.model_validate(state.metadata["env"])
-        episode = state.store_as(Episode)
         answer = final_answer(state)
-        checks = (
-            run_checks(task.checks, tool_calls(state.messages), answer, episode.state)
-            if task.checks
-            else None
+        grade = await grade_trajectory(
+            task,
+            EnvConfig.model_validate(state.metadata["env"]),
+            state.messages,
+            answer,
+            state.store_as(Episode),
+            judge=judge_model(bool(task.checks)),
+            votes=votes,
+            retries=retries,
+            cache=cache,
+            style=style,
+            max_tokens=max_tokens,
+            template=template,
         )
-        model = judge_model(bool(task.checks))
-        if model is None and not task.checks:
-            raise VerifierError("no judge: bind the 'verifier' (or 'simulator') model role")
-        cast: list[Vote] | None = None
-        if model is not None:
-            request = verifier_request(
-                instruction=task.agent_instruction,
-                initial_state=env.task_initial_state,
-                state_description=env.state_description,
-                verification_plan=task.verification_plan,
-                trajectory=render_trajectory(state.messages),
-                final_answer=answer,
-            )
-            cast = await collect(
-                *[
-                    judge_vote(model, request, index=i, retries=retries, cache=cache)
-                    for i in range(votes)
-                ]
-            )
-            if all(v.is_correct is None for v in cast):
-                raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
-        judged = None if cast is None else majority(cast)
-        grade = Grade(
-            passed=all(r.passed for r in checks or []) and judged is not False,
-            stop_reason=episode.stop_reason,
-            tool_calls=episode.tool_calls,
-            checks=checks,
-            votes=cast,
-            judge_passed=judged,
-        )
-        return Score(
-            value=CORRECT if grade.passed else INCORRECT,
-            answer=answer,
-            explanation=grade.explanation(),
-            metadata=grade.model_dump(mode="json", exclude={"passed"}),
-        )
+        return grade_score(grade, answer)
 
     return score

@@ -55,3 +55,30 @@ def render_trajectory(messages: list[ChatMessage]) -> str:
         elif isinstance(message, ChatMessageUser):
             lines.append(f"[user] {message.text}")
     return "\n".join(lines) if lines else "(no interaction)"
+
+
+def render_paper_trajectory(messages: list[ChatMessage]) -> str:
+    """The trajectory text the release's verifier reads.
+
+    In order: ``[Agent Response]: <text>`` for each non-empty assistant text, and for
+    each tool call ``[Agent Action]: Call tool `<name>` with arguments: <raw arguments>``
+    followed by ``[Environment Observation] (from <name>): <observation>``; entries apart by
+    blank lines.
+    """
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ChatMessageTool)}
+    entries: list[str] = []
+    for message in messages:
+        if not isinstance(message, ChatMessageAssistant):
+            continue
+        if message.text.strip():
+            entries.append(f"[Agent Response]: {message.text}")
+        for call in message.tool_calls or []:
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            entries.append(
+                f"[Agent Action]: Call tool `{call.function}` with arguments: {arguments}"
+            )
+            result = results.get(call.id)
+            if result is not None:
+                text = result.error.message if result.error is not None else result.text
+                entries.append(f"[Environment Observation] (from {call.function}): {text}")
+    return "\n\n".join(entries)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from inspect_ai.model import CachePolicy, ChatMessage, Model
+from inspect_ai.model import CachePolicy, ChatMessage, GenerateConfig, Model
 from pydantic import BaseModel, Field
 
 from occubench.asking import ask
@@ -69,6 +69,30 @@ def _as_vote(value: Any, raw: str) -> Vote | None:
     return Vote(is_correct=value["is_correct"], feedback=str(feedback), raw=raw)
 
 
+_GREEDY_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse_paper_verdict(text: str) -> Vote:
+    """Read a verdict as the release reads it: never unreadable, a failure is a False vote.
+
+    The first ``{`` to the last ``}`` (greedy, across lines) is parsed as JSON and
+    ``bool(is_correct)`` is the vote (so ``"is_correct": "false"``, a non-empty string,
+    counts as true, as it does there); anything else is a False vote.
+    """
+    found = _GREEDY_OBJECT.search(text or "")
+    try:
+        value = json.loads(found.group()) if found else None
+    except (json.JSONDecodeError, RecursionError):
+        value = None
+    if not isinstance(value, dict):
+        return Vote(is_correct=False, feedback="Verification error", raw=text or "")
+    return Vote(
+        is_correct=bool(value.get("is_correct", False)),
+        feedback=str(value.get("feedback", "")),
+        raw=text,
+    )
+
+
 def majority(votes: list[Vote]) -> bool:
     """Strict majority of ``True`` among all k votes; invalid votes and ties fail."""
     return sum(v.is_correct is True for v in votes) * 2 > len(votes)
@@ -81,6 +105,7 @@ async def ask_verdict(
     retries: int,
     reask: str,
     cache: bool | CachePolicy = False,
+    config: GenerateConfig | None = None,
 ) -> Vote:
     """Ask a judge for one verdict, re-asked ``retries`` times while it gives none.
 
@@ -95,6 +120,7 @@ async def ask_verdict(
         reask=lambda _: reask,
         errors=(VerdictParseError,),
         cache=cache,
+        config=config,
     )
     if asked.value is not None:
         return asked.value

@@ -7,7 +7,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from inspect_ai.log import list_eval_logs, read_eval_log, write_log_dir_manifest
+from inspect_ai.log import (
+    EvalError,
+    list_eval_logs,
+    read_eval_log,
+    write_eval_log,
+    write_log_dir_manifest,
+)
+
+
+def mark_unfinished(locations: Sequence[str], reason: str) -> None:
+    """Mark logs as not finished (status "error", with ``reason``), so a rerun completes them.
+
+    Inspect's eval set treats a log in status "success" as done even when samples in it
+    errored; one in status "error" is resumed: its finished samples are kept and the others
+    run. A run that stopped on purpose (its budget was reached) is marked so.
+    """
+    for location in locations:
+        log = read_eval_log(location)
+        log.status = "error"
+        log.error = EvalError(message=reason, traceback=reason, traceback_ansi=reason)
+        write_eval_log(log, location)
 
 
 def remove_superseded_logs(locations: Sequence[str]) -> list[Path]:

@@ -19,11 +19,12 @@ from inspect_ai.hooks import Hooks, SampleEnd, hooks
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
 
-from occubench.analysis import read_runs
+from occubench.analysis import estimate_run, read_runs, usage_cost
+from occubench.budget import SpendGuard, spending_limit
 from occubench.config import EvalOptions
 from occubench.interpreter import gc_tuned, lean_inspect, sample_finished, tuned_gc
 from occubench.roles import Role
-from occubench.scale._log_housekeeping import remove_superseded_logs
+from occubench.scale._log_housekeeping import mark_unfinished, remove_superseded_logs
 from occubench.scale._spec import ShardResult, ShardSpec
 
 BENCHMARK_TASK = "occubench/occubench"
@@ -74,6 +75,7 @@ def run_eval(
     max_samples: int | None = None,
     epochs: int = 1,
     display: str = "none",
+    budget: SpendGuard | None = None,
 ) -> EvalOutcome:
     """Run a registered task as an Inspect eval set in ``log_dir`` (resumable).
 
@@ -89,15 +91,18 @@ def run_eval(
         max_samples: Samples at once (default: the options').
         epochs: Runs of each sample.
         display: Inspect's display (``none``, ``rich``, ``plain``, ``full``).
+        budget: The spending limit of the eval (``occubench.budget``; None: none).
 
     The collector is tuned and Inspect set for throughput while the eval runs
     (``tuned_gc``, ``lean_inspect``: trace level, no message snapshots), raw model
     calls are logged only with ``options.log_model_api`` (failed calls always), errors
     never fail the eval (they are recorded per sample), and logs a killed earlier
-    attempt left behind are removed once the eval set has taken their samples.
+    attempt left behind are removed once the eval set has taken their samples. A run its
+    budget stopped leaves its logs unfinished (``mark_unfinished``): the same call again,
+    with a larger budget, runs the samples it did not start.
     """
     settings = generate or options.generate_config
-    with tuned_gc(), lean_inspect():
+    with tuned_gc(), lean_inspect(), spending_limit(budget):
         success, logs = eval_set(
             tasks=task,
             task_args=dict(task_args),
@@ -115,7 +120,40 @@ def run_eval(
         )
         locations = [log.location for log in logs]
         remove_superseded_logs(locations)
+        if budget is not None and budget.spend.refused:
+            success = False
+            mark_unfinished(
+                locations, f"budget reached: {budget.spend.refused} sample start(s) refused"
+            )
     return EvalOutcome(success=success, logs=locations)
+
+
+def shard_budget(spec: ShardSpec) -> SpendGuard | None:
+    """The spending limit of one shard: its share of the budget, priced by the run's table.
+
+    The expected cost of a sample before any finishes is the run's estimate of it.
+
+    Raises:
+        ValueError: a budget without prices.
+    """
+    limit = spec.budget()
+    if limit is None:
+        return None
+    prices = spec.run.prices
+    if prices is None:
+        raise ValueError("a budget needs a price table (--prices)")
+    estimate = estimate_run(
+        spec.config(),
+        agent=spec.run.agent,
+        roles=spec.run.roles,
+        epochs=spec.run.epochs,
+        prices=prices,
+    )
+    return SpendGuard(
+        limit,
+        lambda model, usage: usage_cost(prices, model, usage) or 0.0,
+        estimate.per_sample_cost or 0.0,
+    )
 
 
 def run_shard(
@@ -145,6 +183,7 @@ def run_shard(
             max_samples=spec.samples_at_once(),
             epochs=spec.run.epochs,
             display=display,
+            budget=shard_budget(spec),
         )
         rows = read_runs(outcome.logs)  # while the eval's objects are still about
     return spec.result(

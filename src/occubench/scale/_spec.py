@@ -15,7 +15,7 @@ from typing import Any
 from inspect_ai.model import GenerateConfig
 from pydantic import BaseModel, ConfigDict, Field
 
-from occubench.analysis import SampleRow
+from occubench.analysis import PriceTable, SampleRow
 from occubench.config import EvalOptions, RunConfig
 from occubench.defaults import DEFAULT_RAY_NUM_CPUS
 from occubench.roles import Role
@@ -59,6 +59,9 @@ class RunSpec(BaseModel):
         description='Ray custom resources each shard needs, e.g. {"node:10.0.0.5": 0.01}.',
     )
     num_cpus: float = Field(default=DEFAULT_RAY_NUM_CPUS, description="Ray CPUs each shard takes.")
+    prices: PriceTable | None = Field(
+        default=None, description="Prices of the run's models (the budget prices usage with)."
+    )
 
     def key(self) -> str:
         """A short digest of what the run computes (options, log folder and label left out)."""
@@ -114,6 +117,11 @@ class ShardSpec(BaseModel):
     def generate_config(self, role: Role) -> GenerateConfig:
         """The generate settings of one model in this shard (its share of connections)."""
         return self.run.generate_config(role, shards=self.count)
+
+    def budget(self) -> float | None:
+        """This shard's share of the run's budget (None: no budget)."""
+        total = self.run.options.budget
+        return None if total is None else total / self.count
 
     def samples_at_once(self) -> int:
         """Samples in flight in this shard (its share of the run's)."""

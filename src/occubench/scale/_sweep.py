@@ -113,6 +113,11 @@ class Sweep(RunConfig):
     name: str = Field(description="Name of the sweep.")
     description: str = Field(default="", description="What the sweep measures.")
     agents: list[AgentChoice] = Field(min_length=1, description="Agents under test.")
+    agent_generate: dict[str, Any] = Field(
+        default_factory=dict,
+        description="GenerateConfig fields for every agent (e.g. reasoning_effort: high); "
+        "an agent's own generate options win.",
+    )
     simulators: list[ModelChoice] = Field(min_length=1, description="Simulators (LES).")
     verifiers: list[ModelChoice | None] = Field(
         default=[None], min_length=1, description="Judges; null = the simulator judges."
@@ -144,6 +149,12 @@ class Sweep(RunConfig):
             raise ValueError("older sweep format; " + "; ".join(moved))
         return data
 
+    @field_validator("agent_generate")
+    @classmethod
+    def _generate_config(cls, value: dict[str, Any]) -> dict[str, Any]:
+        GenerateConfig(**value)  # unknown fields and bad values are errors now
+        return value
+
     @model_validator(mode="after")
     def _valid(self) -> Sweep:
         unknown = sorted(set(self.grid) - set(RunConfig.model_fields))
@@ -156,6 +167,11 @@ class Sweep(RunConfig):
         if empty:
             raise ValueError(f"grid axes need at least one value: {', '.join(empty)}")
         self.configs()  # every point of the grid is a valid configuration, now
+        if self.options.budget is not None:
+            raise ValueError(
+                "options.budget: a sweep has no price table; give --budget and --prices to "
+                "occubench run"
+            )
         for what, names in (
             ("agent", [a.name() for a in self.agents]),
             ("simulator", [s.model for s in self.simulators]),
@@ -332,7 +348,7 @@ def expand_sweep(sweep: Sweep) -> list[RunSpec]:
             },
             config=config,
             epochs=sweep.epochs,
-            agent_generate=agent.generate,
+            agent_generate={**sweep.agent_generate, **agent.generate},
             options=sweep.options,
             log_dir=root,
             resources=_merged(

@@ -12,6 +12,9 @@ Their state is their own conversation, replayed on every turn.
   most two calls (the default fault duration), so stale data cannot pass either.
 - ``no-retry``: gives up at the first error; takes data as it comes.
 - ``trusting``: retries errors but takes whatever data comes back.
+
+Offered a ``submit`` tool (an agent such as Inspect's ``react``), they give their final
+answer with it instead of as text.
 """
 
 from __future__ import annotations
@@ -158,6 +161,17 @@ def _results(messages: list[ChatMessage]) -> list[tuple[str, Result]]:
     return out
 
 
+SUBMIT_TOOL = "submit"
+"""The tool a reference agent answers with when it is offered (Inspect's react's name)."""
+
+
+def final_reply(text: str, tools: list[ToolInfo]) -> Reply:
+    """The final answer: through the submit tool when there is one, else as text."""
+    if any(t.name == SUBMIT_TOOL for t in tools):
+        return Reply(tool_calls=[(SUBMIT_TOOL, {"answer": text})])
+    return Reply(content=text)
+
+
 def follow_plan(policy: Policy) -> Behaviour:
     """A behaviour that walks the plan under ``policy``, replaying its own history."""
 
@@ -165,7 +179,7 @@ def follow_plan(policy: Policy) -> Behaviour:
         instruction = next((m.text for m in messages if isinstance(m, ChatMessageUser)), "")
         plan = parse_plan(instruction)
         if plan is None:
-            return Reply(content="I was given no plan I can follow.")
+            return final_reply("I was given no plan I can follow.", tools)
         history = _results(messages)
         position = 0
         accepted: dict[int, Any] = {}
@@ -180,11 +194,11 @@ def follow_plan(policy: Policy) -> Behaviour:
                 return Reply(tool_calls=[(step.tool, step.arguments)])
             if decision is Decision.GIVE_UP:
                 reason = results[-1].error if results else "no result"
-                return Reply(
-                    content=f"I could not complete the task: {step.tool} failed ({reason})."
+                return final_reply(
+                    f"I could not complete the task: {step.tool} failed ({reason}).", tools
                 )
             accepted[number] = results[-1].observation
-        return Reply(content=render_answer(plan, accepted))
+        return final_reply(render_answer(plan, accepted), tools)
 
     return behaviour
 

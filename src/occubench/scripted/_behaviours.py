@@ -16,8 +16,10 @@ from occubench.dataset import example_arguments
 from occubench.defaults import DEFAULT_EXPECTED_TOOL_CALLS
 from occubench.scripted._agents import REFERENCE_AGENTS
 from occubench.scripted._canned import canned_simulator
+from occubench.scripted._diagnose_judge import diagnose_judge
 from occubench.scripted._flawed import FLAWED
 from occubench.scripted._reply import Behaviour, Reply
+from occubench.scripted._simulated import last_action, observation_reply, system_text
 
 
 def schema_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
@@ -56,21 +58,48 @@ def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
 
     In explicit state mode it also patches ``/last_action`` of the state.
     """
-    try:
-        action = json.loads(messages[-1].text) if messages else {}
-    except json.JSONDecodeError:
-        action = {}
-    action = action if isinstance(action, dict) else {}
-    observation = {
-        "status": "ok",
-        "action": action.get("name"),
-        "arguments": action.get("arguments", {}),
-    }
-    reply = f"<observation>{json.dumps(observation)}</observation>"
-    if "current_state" in action:  # explicit state mode: record the last action in the state
-        patch = [{"op": "add", "path": "/last_action", "value": action.get("name")}]
-        reply += f"<state_patch>{json.dumps(patch)}</state_patch>"
-    return Reply(content=reply)
+    action = last_action(messages)
+    observation = {"status": "ok", "action": action.name, "arguments": action.arguments}
+    patch = None
+    if action.state is not None:  # explicit state mode: record the last action in the state
+        patch = [{"op": "add", "path": "/last_action", "value": action.name}]
+    return Reply(content=observation_reply(messages, observation, patch))
+
+
+_ACTIONS = ("{action_set_definitions}:", "### Actions\n```json\n")
+
+
+def _example_outputs(system: str) -> dict[str, object]:
+    """The tools' ``example_output`` from the action definitions in a simulator prompt.
+
+    Release prompts end with an ``{action_set_definitions}:`` section (a JSON object of
+    tools by name); other prompts get a ``### Actions`` block (a JSON list of tools).
+    """
+    decoder = json.JSONDecoder()
+    for label in _ACTIONS:
+        start = system.find(label)
+        if start < 0:
+            continue
+        try:
+            found, _ = decoder.raw_decode(system[start + len(label) :].lstrip())
+        except json.JSONDecodeError:
+            continue
+        tools = found.items() if isinstance(found, dict) else [(t.get("name"), t) for t in found]
+        return {str(n): t["example_output"] for n, t in tools if t.get("example_output")}
+    return {}
+
+
+def example_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Answers each action with its tool's ``example_output`` (else like echo-simulator).
+
+    A simulator whose observations have the shape and size the env config declares: the
+    offline stand-in for a faithful model in the cost-estimate checks.
+    """
+    action = last_action(messages)
+    example = _example_outputs(system_text(messages)).get(str(action.name))
+    if example is None:
+        return echo_simulator(messages, tools)
+    return Reply(content=observation_reply(messages, example))
 
 
 _BLOCK = r"<{tag}>\n(.*?)\n</{tag}>"
@@ -82,11 +111,24 @@ def data_block(text: str, tag: str) -> str:
     return found.group(1) if found else ""
 
 
+_PAPER_TRAJECTORY = re.compile(r"## Agent Trajectory\n(.*?)\n+---\n", re.DOTALL)
+
+
 def scripted_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
-    """Passes a trajectory with at least one observation and a final answer."""
+    """Passes a trajectory with at least one observation and a final answer.
+
+    It reads either judge request: occubench's data blocks, or the paper's sections
+    (an observation entry, and a last entry that is the agent's response).
+    """
     request = next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser)), "")
-    observed = "[observation]" in data_block(request, "trajectory")
-    answered = data_block(request, "final_answer") not in ("", "(no final answer)")
+    paper = _PAPER_TRAJECTORY.search(request)
+    if paper is not None:
+        entries = [e for e in paper.group(1).split("\n\n") if e.strip()]
+        observed = any(e.startswith("[Environment Observation]") for e in entries)
+        answered = bool(entries) and entries[-1].startswith("[Agent Response]")
+    else:
+        observed = "[observation]" in data_block(request, "trajectory")
+        answered = data_block(request, "final_answer") not in ("", "(no final answer)")
     verdict = {
         "is_correct": observed and answered,
         "feedback": f"observations seen: {observed}; final answer given: {answered}",
@@ -98,8 +140,10 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "schema-agent": schema_agent,
     "steps-agent": steps_agent,
     "echo-simulator": echo_simulator,
+    "example-simulator": example_simulator,
     "scripted-judge": scripted_judge,
     "canned": canned_simulator,
+    "diagnose-judge": diagnose_judge,
     **REFERENCE_AGENTS,
     **FLAWED,
 }

@@ -17,6 +17,7 @@ from inspect_ai.tool import ToolInfo
 
 from occubench.faults import SEMANTIC_FAULT_PROMPT
 from occubench.scripted._reply import Reply
+from occubench.scripted._simulated import last_action, observation_reply, system_text
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANNED = re.compile(r"<canned_observations>\s*(.*?)\s*</canned_observations>", re.DOTALL)
@@ -80,16 +81,18 @@ def canned_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Repl
     Asked for a semantic fault (the system prompt is ``SEMANTIC_FAULT_PROMPT``), it
     returns ``semantic_variant`` of the observation it is given.
     """
-    system = next((m.text for m in messages if isinstance(m, ChatMessageSystem)), "")
-    if system == SEMANTIC_FAULT_PROMPT:
+    if system_text(messages) == SEMANTIC_FAULT_PROMPT:
         given = json.loads(messages[-1].text).get("observation", {})
         return Reply(content=f"<observation>{json.dumps(semantic_variant(given))}</observation>")
-    try:
-        action = json.loads(messages[-1].text)
-    except (json.JSONDecodeError, IndexError):
-        action = {}
-    action = action if isinstance(action, dict) else {}
-    name, arguments = action.get("name"), action.get("arguments", {})
+    action = last_action(messages)
+    patch: list[dict[str, Any]] | None = [] if action.state is not None else None  # lookups
+    return Reply(content=observation_reply(messages, canned_observation(messages), patch))
+
+
+def canned_observation(messages: list[ChatMessage]) -> dict[str, Any]:
+    """The known observation of the conversation's last action, or a not-found error."""
+    action = last_action(messages)
+    name, arguments = action.name, action.arguments
     observation: dict[str, Any] = {
         "error": {
             "code": "NOT_FOUND",
@@ -100,7 +103,4 @@ def canned_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Repl
         if known["tool"] == name and canonical(known["arguments"]) == canonical(arguments):
             observation = known["observation"]
             break
-    reply = f"<observation>{json.dumps(observation, ensure_ascii=False)}</observation>"
-    if "current_state" in action:  # explicit state mode: lookups change nothing
-        reply += "<state_patch>[]</state_patch>"
-    return Reply(content=reply)
+    return observation

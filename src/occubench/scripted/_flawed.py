@@ -13,6 +13,11 @@ They stand for the ways a model goes wrong as a simulator, so that the fidelity 
 - ``rule-inventing``: appends a made-up policy to the first text value that is not an
   id, leaving keys and ids as they are (only a judge can notice).
 
+``noisy`` is the ``canned`` simulator at a temperature: a seeded share (``NOISY_SHARE``) of
+its answers is a transient "busy" error. Which ones depends on the seed it is asked with
+(the run's ``simulator_seed``) and on the conversation, so two seeds give two
+environments and the same seed gives the same one again.
+
 ``rule-judge`` is an offline verifier for the audit's rule-invention question: it calls
 an observation unfaithful when it holds a text of four or more words that does not occur
 in the environment block (structured errors aside).
@@ -23,6 +28,7 @@ Here an id is a value under a key ending in ``id``, ``ids``, ``code`` or ``numbe
 from __future__ import annotations
 
 import copy
+import hashlib
 import html
 import json
 import re
@@ -31,9 +37,14 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageUser
 from inspect_ai.tool import ToolInfo
 
-from occubench.scripted._canned import canned_observations, canned_simulator, canonical
-from occubench.scripted._reply import Behaviour, Reply
-from occubench.simulator import parse_observation
+from occubench.scripted._canned import (
+    canned_observation,
+    canned_observations,
+    canned_simulator,
+    canonical,
+)
+from occubench.scripted._reply import Behaviour, Reply, SeededBehaviour
+from occubench.scripted._simulated import last_action, observation_reply
 
 INVENTED_POLICY = " (site policy: requests older than 30 days need a supervisor's written approval)"
 _ID_ENDINGS = ("id", "ids", "code", "number")
@@ -48,22 +59,16 @@ def _is_id(key: str) -> bool:
 
 def _action(messages: list[ChatMessage]) -> tuple[str, dict[str, Any]]:
     """The last action (name, arguments) of a simulator conversation."""
-    try:
-        action = json.loads(messages[-1].text)
-    except (json.JSONDecodeError, IndexError):
-        action = {}
-    action = action if isinstance(action, dict) else {}
-    return str(action.get("name")), action.get("arguments") or {}
+    action = last_action(messages)
+    return str(action.name), action.arguments
 
 
 def _canned(messages: list[ChatMessage], tools: list[ToolInfo]) -> dict[str, Any]:
-    return parse_observation(canned_simulator(messages, tools).content)
+    return canned_observation(messages)
 
 
-def _reply(observation: dict[str, Any]) -> Reply:
-    return Reply(
-        content=f"<observation>{json.dumps(observation, ensure_ascii=False)}</observation>"
-    )
+def _reply(messages: list[ChatMessage], observation: dict[str, Any]) -> Reply:
+    return Reply(content=observation_reply(messages, observation))
 
 
 def _record_lists(value: Any) -> list[list[Any]]:
@@ -99,7 +104,7 @@ def fabricating_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) ->
     for records in _record_lists(observation):
         invented = {k: _new_id(v) if _is_id(k) else v for k, v in records[-1].items()}
         records.append(invented)
-    return _reply(observation)
+    return _reply(messages, observation)
 
 
 def omitting_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
@@ -108,7 +113,7 @@ def omitting_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Re
     for records in _record_lists(observation):
         if len(records) >= 2:
             records.pop()
-    return _reply(observation)
+    return _reply(messages, observation)
 
 
 def _shift(value: Any, by: int, key: str = "") -> Any:
@@ -132,7 +137,9 @@ def inconsistent_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -
     asked = sum(
         isinstance(m, ChatMessageUser) and canonical(_action([m])) == current for m in messages[:-1]
     )
-    return _reply(_shift(observation, asked) if "error" not in observation else observation)
+    return _reply(
+        messages, _shift(observation, asked) if "error" not in observation else observation
+    )
 
 
 def _append_policy(value: Any) -> bool:
@@ -158,7 +165,22 @@ def rule_inventing_simulator(messages: list[ChatMessage], tools: list[ToolInfo])
     observation = _canned(messages, tools)
     if "error" not in observation:
         _append_policy(observation)
-    return _reply(observation)
+    return _reply(messages, observation)
+
+
+NOISY_SHARE = 0.25
+"""Share of the noisy simulator's answers that are a transient error."""
+
+BUSY = {"error": {"code": "UNAVAILABLE", "message": "the service is busy; try again"}}
+
+
+def noisy_simulator(messages: list[ChatMessage], tools: list[ToolInfo], seed: int | None) -> Reply:
+    """Canned, but a seeded share of the answers is a transient error (module doc)."""
+    key = f"{seed}|{len(messages)}|{canonical(_action(messages))}"
+    draw = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    if draw < NOISY_SHARE:
+        return _reply(messages, BUSY)
+    return canned_simulator(messages, tools)
 
 
 def _texts(value: Any) -> list[str]:
@@ -198,3 +220,6 @@ FLAWED: dict[str, Behaviour] = {
     "rule-judge": rule_judge,
 }
 """The flawed simulators and the rule judge by name (``occubench/<name>``)."""
+
+SEEDED: dict[str, SeededBehaviour] = {"noisy": noisy_simulator}
+"""Scripted models that honour the seed they are asked with, by name."""

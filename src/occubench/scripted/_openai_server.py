@@ -38,8 +38,8 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field
 
 from occubench.scripted._behaviours import BEHAVIOURS
-from occubench.scripted._provider import estimate_tokens
 from occubench.scripted._reply import Behaviour, Reply
+from occubench.tokens import prompt_tokens, reply_tokens
 
 
 class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
@@ -183,7 +183,7 @@ def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict[str, A
     message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
     if calls:
         message["tool_calls"] = calls
-    completion_tokens = estimate_tokens(reply.content + json.dumps(reply.tool_calls))
+    completion_tokens = reply_tokens(reply.content, reply.tool_calls)
     return {
         "id": f"chatcmpl-{prompt_tokens}",
         "object": "chat.completion",
@@ -216,8 +216,8 @@ async def answer_async(
         )
         for t in body.get("tools") or []
     ]
-    prompt_tokens = sum(estimate_tokens(m.text) for m in messages)
-    return model, behaviours[model](messages, tools), prompt_tokens
+    prompt = prompt_tokens(messages, tools)
+    return model, behaviours[model](messages, tools), prompt
 
 
 def answer(
@@ -263,6 +263,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", 0))
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
+            if self.server.recorded is not None:
+                with self.server.record_lock:
+                    self.server.recorded.append(body)
             model, reply, prompt_tokens = answer(body, self.server.behaviours)
         except (KeyError, ValueError) as e:
             self._send(400, {"error": {"message": str(e), "type": "invalid_request_error"}})
@@ -310,6 +313,7 @@ class ScriptedOpenAIServer:
         latency: Seconds added to every completion request.
         flaky: Fail a seeded share of the requests at first (see ``Flakiness``).
         behaviours: More models, by name, beside ``BEHAVIOURS`` (e.g. a test's own agent).
+        record: Keep every completion request's body, in arrival order (``recorded``).
     """
 
     class _HTTPServer(ThreadingHTTPServer):
@@ -318,6 +322,8 @@ class ScriptedOpenAIServer:
         latency: float
         flaky: Flakiness | None
         behaviours: Mapping[str, Behaviour]
+        recorded: list[dict[str, Any]] | None
+        record_lock: threading.Lock
 
         def handle_error(self, request: Any, client_address: Any) -> None:
             """A client that gave up (timeout, retry) is expected: no traceback on stderr."""
@@ -331,6 +337,7 @@ class ScriptedOpenAIServer:
         latency: float = 0.0,
         flaky: Flakiness | None = None,
         behaviours: Mapping[str, Behaviour] | None = None,
+        record: bool = False,
     ) -> None:
         if not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"the test server binds to loopback only, not {host}")
@@ -339,7 +346,15 @@ class ScriptedOpenAIServer:
         self._server.latency = latency
         self._server.flaky = flaky
         self._server.behaviours = {**BEHAVIOURS, **(behaviours or {})}
+        self._server.recorded = [] if record else None
+        self._server.record_lock = threading.Lock()
         self._thread: threading.Thread | None = None
+
+    @property
+    def recorded(self) -> list[dict[str, Any]]:
+        """The completion requests' bodies so far, in arrival order (with ``record=True``)."""
+        with self._server.record_lock:
+            return list(self._server.recorded or [])
 
     @property
     def stats(self) -> ServerStats:

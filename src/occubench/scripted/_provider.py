@@ -1,13 +1,15 @@
 """The ``occubench/<name>`` Inspect model provider: scripted, offline models.
 
 - ``occubench/<behaviour>``: one of ``BEHAVIOURS`` (``schema-agent``, ...).
+- ``occubench/noisy``: one of ``SEEDED``, answering with the seed of its generate config.
 - ``occubench/replay``: answers with ``outputs`` (``-M outputs=[...]``) in turn, cycling.
   An output is a string (text) or ``{"tool": name, "arguments": {...}}`` (a tool call).
 - ``occubench/scripted-generator``, ``plan-agent``, ``state-simulator``: the synthesis
   pipeline's offline world (``_generator``).
 
-Every output sets token usage (about four characters a token), so nothing offline
-ever calls a tokenizer that would download.
+Every output sets token usage (``occubench.tokens``: about four characters a token,
+messages, tool calls and tool definitions counted), so nothing offline ever calls a
+tokenizer that would download.
 """
 
 from __future__ import annotations
@@ -26,18 +28,17 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from occubench.scripted._behaviours import BEHAVIOURS
+from occubench.scripted._flawed import SEEDED
 from occubench.scripted._reply import Reply
 from occubench.scripted._synthesis_world import SYNTHESIS_MODELS
+from occubench.tokens import prompt_tokens, reply_tokens
 
 REPLAY = "replay"
 
 
-def estimate_tokens(text: str) -> int:
-    """A deterministic token count (about four characters a token)."""
-    return max(1, len(text) // 4)
-
-
-def to_output(model: str, reply: Reply, messages: list[ChatMessage]) -> ModelOutput:
+def to_output(
+    model: str, reply: Reply, messages: list[ChatMessage], tools: list[ToolInfo] | None = None
+) -> ModelOutput:
     """An Inspect ModelOutput for a reply, with usage set."""
     calls = [
         ToolCall(id=f"call_{len(messages)}_{i}", function=name, arguments=args)
@@ -45,8 +46,8 @@ def to_output(model: str, reply: Reply, messages: list[ChatMessage]) -> ModelOut
     ]
     message = ChatMessageAssistant(content=reply.content, tool_calls=calls or None, model=model)
     output = ModelOutput.from_message(message, stop_reason="tool_calls" if calls else "stop")
-    prompt = sum(estimate_tokens(m.text) for m in messages)
-    completion = estimate_tokens(reply.content + str(reply.tool_calls))
+    prompt = prompt_tokens(messages, tools or [])
+    completion = reply_tokens(reply.content, reply.tool_calls)
     output.usage = ModelUsage(
         input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion
     )
@@ -72,8 +73,10 @@ class ScriptedAPI(ModelAPI):
             self._replay = itertools.cycle(outputs)
         elif model_name in SYNTHESIS_MODELS:
             self._behaviour = SYNTHESIS_MODELS[model_name](**model_args)
+        elif model_name in SEEDED:
+            self._seeded = SEEDED[model_name]
         elif model_name not in BEHAVIOURS:
-            known = ", ".join(sorted([*BEHAVIOURS, *SYNTHESIS_MODELS, REPLAY]))
+            known = ", ".join(sorted([*BEHAVIOURS, *SEEDED, *SYNTHESIS_MODELS, REPLAY]))
             raise ValueError(f"unknown scripted model occubench/{model_name}; known: {known}")
         else:
             self._behaviour = BEHAVIOURS[model_name]
@@ -97,6 +100,8 @@ class ScriptedAPI(ModelAPI):
                 if isinstance(item, dict)
                 else Reply(content=str(item))
             )
+        elif self.model_name in SEEDED:
+            reply = self._seeded(input, tools, config.seed)
         else:
             reply = self._behaviour(input, tools)
-        return to_output(f"occubench/{self.model_name}", reply, input)
+        return to_output(f"occubench/{self.model_name}", reply, input, tools)

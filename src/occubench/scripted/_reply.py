@@ -19,3 +19,6 @@ class Reply(BaseModel):
 
 Behaviour = Callable[[list[ChatMessage], list[ToolInfo]], Reply]
 """A scripted model: the conversation and the tools in, a reply out."""
+
+SeededBehaviour = Callable[[list[ChatMessage], list[ToolInfo], int | None], Reply]
+"""A scripted model whose reply also depends on the seed it is asked with (GenerateConfig)."""

@@ -46,9 +46,10 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolInfo
 
-from occubench.agent import agent_input
+from occubench.agent import PLAN_MARKERS
 from occubench.dataset import example_arguments
 from occubench.scripted._reply import Behaviour, Reply
+from occubench.scripted._simulated import last_action, observation_reply
 
 GOOD, HARD, TRIVIAL = "good", "hard", "trivial"
 REPAIRABLE, UNSOLVABLE, INVALID = "repairable", "unsolvable", "invalid"
@@ -64,8 +65,6 @@ _STAGE = re.compile(r"^# Stage: (.+)$", re.MULTILINE)
 _PROFILE = re.compile(r"\[profile: (\w+)\]")
 _COUNT = re.compile(r"Number of sub-topics: (\d+)")
 _PLAN_CALL = re.compile(r"^\s*\d+\.\s*Call\s+`?(\w+)`?\s+with\s+(\{.*\})", re.MULTILINE)
-PLAN_MARKER = agent_input("", "|").split("|")[0].strip()
-"""The line that introduces the plan in the agent's first message ("with plan" mode)."""
 
 
 def json_block(text: str, tag: str) -> Any:
@@ -254,9 +253,10 @@ class ScriptedGenerator:
 
 
 def _plan_calls(instruction: str, tools: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    if PLAN_MARKER not in instruction:
+    marker = next((m for m in PLAN_MARKERS if m in instruction), None)
+    if marker is None:
         return []
-    plan = instruction.split(PLAN_MARKER, 1)[1]
+    plan = instruction.split(marker, 1)[1]
     return [(tool, json.loads(args)) for tool, args in _PLAN_CALL.findall(plan) if tool in tools]
 
 
@@ -326,17 +326,9 @@ def state_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply
     system = next((m.text for m in messages if isinstance(m, ChatMessageSystem)), "")
     found = _STATE.search(system)
     state = json.loads(found.group(1)) if found else None
-    try:
-        action = json.loads(messages[-1].text)
-    except (json.JSONDecodeError, IndexError):
-        action = {}
-    action = action if isinstance(action, dict) else {}
-    arguments = action.get("arguments") or {}
-    observation: dict[str, Any] = {
-        "status": "ok",
-        "action": action.get("name"),
-        "arguments": arguments,
-    }
+    action = last_action(messages)
+    arguments = action.arguments
+    observation: dict[str, Any] = {"status": "ok", "action": action.name, "arguments": arguments}
     for key, value in arguments.items():
         if state is None or not key.endswith("_id") or not isinstance(value, str):
             continue
@@ -345,7 +337,7 @@ def state_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply
             observation = {"status": "error", "error": f"no record with {key} {value}"}
             break
         observation["record"] = record
-    return Reply(content=f"<observation>{json.dumps(observation)}</observation>")
+    return Reply(content=observation_reply(messages, observation))
 
 
 SYNTHESIS_MODELS: dict[str, Callable[..., Behaviour]] = {

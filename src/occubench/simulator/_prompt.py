@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
 
 from occubench.dataset import EnvConfig
 
@@ -50,6 +50,16 @@ observation unchanged:
 </canned_observations>"""
 
 
+SIM_CHECK_CONTRACT = """
+### Checked observations (fixed by the harness)
+- An action may carry "harness_check": a problem the harness found in your previous
+  observation of that same action (it contradicts the configuration or earlier
+  observations). Reply to the action again, with an observation that fixes the problem
+  and stays consistent with the state and the history.
+"""
+"""Appended to the simulator's system prompt when the online simulator checks are on."""
+
+
 def normalize_braces(text: str) -> str:
     """Halve the brace runs of every section whose runs all have even length (module doc)."""
     return "".join(_halve(section) for section in _SECTION_LABEL.split(text))
@@ -62,20 +72,30 @@ def _halve(section: str) -> str:
     return _BRACE_RUN.sub(lambda m: m.group(0)[: len(m.group(0)) // 2], section)
 
 
-def _embeds_state(prompt: str) -> bool:
-    return "initial_state}" in prompt
+_STATE_LABEL = re.compile(r"(?m)^\{+initial_state\}+:")
+"""The release's label line before the embedded initial state (``{{initial_state}}:``)."""
 
 
-def render_system_prompt(env: EnvConfig, *, date: str, extra_rules: str = "") -> str:
-    """The simulator's system prompt for ``env``.
+def embeds_state(prompt: str) -> bool:
+    """Whether a prompt already carries its initial state after the release's label line.
 
-    Release prompts already carry the initial state, state description and tools at
-    their end; for a prompt that does not, these sections are appended.
+    Only the label line counts: a prompt that mentions ``{initial_state}`` in its text
+    does not hold the state.
     """
-    prompt = normalize_braces(env.world_model_system_prompt)
-    if not _embeds_state(prompt):
+    return _STATE_LABEL.search(prompt) is not None
+
+
+def state_sections(env: EnvConfig) -> str:
+    """What the simulator is shown beyond the env's own prompt ("" for release prompts).
+
+    A prompt without the release's embedded state gets the initial state, the state
+    description and the tools appended; an env with known observations (an occubench
+    extension) gets them listed.
+    """
+    sections = ""
+    if not embeds_state(env.world_model_system_prompt):
         tools = [t.model_dump(mode="json", exclude_none=True) for t in env.action_set_definitions]
-        prompt += (
+        sections += (
             "\n\n### Initial state\n```json\n"
             + json.dumps(env.task_initial_state, indent=2, ensure_ascii=False)
             + "\n```\n\n### State description\n```json\n"
@@ -86,7 +106,18 @@ def render_system_prompt(env: EnvConfig, *, date: str, extra_rules: str = "") ->
         )
     if env.canned_observations:
         canned = [c.model_dump(mode="json") for c in env.canned_observations]
-        prompt += CANNED_SECTION.format(canned=json.dumps(canned, indent=1, ensure_ascii=False))
+        sections += CANNED_SECTION.format(canned=json.dumps(canned, indent=1, ensure_ascii=False))
+    return sections
+
+
+def render_system_prompt(env: EnvConfig, *, date: str, extra_rules: str = "") -> str:
+    """The simulator's system prompt for ``env`` in occubench's layout.
+
+    Release prompts already carry the initial state, state description and tools at
+    their end; for a prompt that does not, these sections are appended
+    (``state_sections``); brace runs are halved (``normalize_braces``).
+    """
+    prompt = normalize_braces(env.world_model_system_prompt) + state_sections(env)
     prompt += OUTPUT_CONTRACT.format(date=date)
     if extra_rules:
         prompt += "\n" + extra_rules.strip() + "\n"
@@ -100,19 +131,25 @@ def action_message(tool: str, arguments: dict[str, Any]) -> ChatMessageUser:
     )
 
 
-def observation_message(observation: dict[str, Any], *, failed: bool = False) -> ChatMessage:
-    """The history entry (an assistant message) for an action's outcome.
+def reask_action(action: str, problem: str) -> str:
+    """The action text of a checked re-ask: the action (JSON text) with the problem named.
 
-    A failed action (an explicit fault raised before the environment was reached) is
-    marked with ``"harness_note": "failed"`` so the simulator keeps the state as it was;
-    the agent never sees that mark.
+    The re-ask adds ``"harness_check"`` to the action (see ``SIM_CHECK_CONTRACT``).
     """
-    if failed:
-        observation = {**observation, "harness_note": "failed"}
-    text = json.dumps(observation, ensure_ascii=False)
+    return json.dumps({**json.loads(action), "harness_check": problem}, ensure_ascii=False)
+
+
+def observation_message(text: str) -> ChatMessage:
+    """The history entry (an assistant message) for an action's outcome (JSON text)."""
     return ChatMessageAssistant(content=f"<observation>{text}</observation>")
 
 
-def system_message(prompt: str) -> ChatMessageSystem:
-    """Wrap the rendered prompt as the first message."""
-    return ChatMessageSystem(content=prompt)
+def failed_observation(observation: Any) -> Any:
+    """An explicit fault's error as the history keeps it: marked ``"harness_note": "failed"``.
+
+    The mark tells the simulator the action never reached the environment, so it keeps
+    the state as it was; the agent never sees it.
+    """
+    if isinstance(observation, dict):
+        return {**observation, "harness_note": "failed"}
+    return {"error": observation, "harness_note": "failed"}

@@ -19,6 +19,7 @@ from occubench.defaults import (
     DEFAULT_SYNTH_SUBTOPICS,
     DEFAULT_VERIFIER_VOTES,
 )
+from occubench.protocols import Protocol
 from occubench.synthesis._artifacts import TokenUsage
 from occubench.synthesis._select import Selection
 
@@ -44,6 +45,11 @@ class SynthesisSettings(BaseModel):
     )
     votes: int = Field(default=DEFAULT_VERIFIER_VOTES, ge=1, description="Verifier votes per run.")
     seed: int = Field(default=DEFAULT_SEED, description="Seed of the runs and the generator.")
+    protocol: Protocol = Field(
+        default=Protocol.OCCUBENCH,
+        description="Protocol of the trial runs. occubench by default: an infrastructure "
+        "failure is counted apart, not as evidence that a task is unsolvable.",
+    )
     run_batch: int = Field(
         default=DEFAULT_SYNTH_RUN_BATCH,
         ge=1,

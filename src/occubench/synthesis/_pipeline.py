@@ -353,6 +353,7 @@ class _Pipeline:
                 work_dir=self.out / RUNS_DIR / f"{stage}-{digest[:10]}",
                 seed=settings.seed,
                 votes=settings.votes,
+                protocol=settings.protocol,
             )
             for inst in chunk:
                 self.store.save(name(inst), fresh[inst.key])

@@ -23,6 +23,7 @@ from occubench.config import EvalOptions, RunConfig
 from occubench.dataset import EnvConfig, Scenario, write_dataset
 from occubench.defaults import DEFAULT_VERIFIER_VOTES
 from occubench.grading import SCORER_NAME, Grade, render_trajectory
+from occubench.protocols import Protocol
 from occubench.roles import Role
 from occubench.scale import BENCHMARK_TASK, run_eval
 from occubench.synthesis._artifacts import StageResult, TokenUsage, add_usage
@@ -88,6 +89,7 @@ def run_candidates(
     work_dir: Path,
     seed: int,
     votes: int = DEFAULT_VERIFIER_VOTES,
+    protocol: Protocol = Protocol.OCCUBENCH,
 ) -> dict[str, StageResult[RunOutcome]]:
     """Run every candidate ``epochs`` times in one eval; the outcome of each, by key.
 
@@ -99,6 +101,7 @@ def run_candidates(
         work_dir: Folder for the temporary dataset (``dataset/``) and the logs (``logs/``).
         seed: The task's seed.
         votes: Verifier votes per run.
+        protocol: The runs' protocol.
 
     Raises:
         RunError: the eval failed as a whole.
@@ -124,7 +127,11 @@ def run_candidates(
     evaluated = run_eval(
         BENCHMARK_TASK,
         RunConfig(
-            dataset=str(dataset_dir), with_plan=with_plan, seed=seed, votes=votes
+            dataset=str(dataset_dir),
+            with_plan=with_plan,
+            seed=seed,
+            votes=votes,
+            protocol=protocol,
         ).task_args(),
         log_dir=str(work_dir / "logs"),
         model=models.agent,

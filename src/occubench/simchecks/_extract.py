@@ -213,7 +213,7 @@ def _id_key(records: list[dict[str, Any]], parent: str) -> str | None:
     return candidates[0]
 
 
-def _keyed_records(value: dict[str, Any]) -> bool:
+def is_keyed_collection(value: dict[str, Any]) -> bool:
     """Whether an object is a collection keyed by id: two or more objects sharing a key."""
     items = [v for v in value.values() if isinstance(v, dict)]
     return (
@@ -240,7 +240,7 @@ def record_collections(
         for index, item in enumerate(value):
             yield from record_collections(item, f"{path}[{index}]")
     elif isinstance(value, dict):
-        if _keyed_records(value):
+        if is_keyed_collection(value):
             yield path, {str(k): v for k, v in value.items()}
         for key, item in value.items():
             if key not in ERROR_KEYS:
@@ -254,7 +254,7 @@ def state_scalars(value: Any, parent: str = "") -> Iterator[tuple[str, Any]]:
     so do the keys of a collection keyed by id (``{"patients": {"P-1": {...}}}``).
     """
     if isinstance(value, dict):
-        if parent and _keyed_records(value):
+        if parent and is_keyed_collection(value):
             yield from ((f"{singular(parent)}_id", key) for key in value)
         for key, item in value.items():
             if is_scalar(item):

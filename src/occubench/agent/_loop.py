@@ -1,0 +1,171 @@
+"""The agent loop: model turns, tool calls through the tool layer, the stop rules.
+
+One loop for both protocols; the protocol's points decide:
+
+- the caps: ``max_turns`` model turns (the paper: 200) and ``max_tool_calls`` tool calls
+  (occubench: 200); a call past the tool-call budget, even inside one message, gets an
+  error observation and never reaches the simulator;
+- the arguments: checked by the argument rule (occubench: a malformed call, an unknown
+  tool or unreadable arguments get a parsing error, as a real API would answer;
+  ``checked_arguments``) or passed to the simulator as the agent's raw string (the
+  paper: the simulator absorbs mistakes);
+- the stop rules: a turn without tool calls is the final answer; with
+  ``stop_on_finish`` a turn whose finish reason is "stop" also ends the loop after its
+  calls (the release's rule);
+- the history: with ``carry_reasoning`` off, assistant messages keep only their text and
+  tool calls (the release rebuilds them so);
+- agent failures: with ``agent_errors_end_loop`` an agent API failure (after Inspect's
+  retries) ends the loop and the trajectory so far is graded; otherwise it errors the
+  sample.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageTool,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+)
+from inspect_ai.solver import TaskState
+from inspect_ai.tool import ToolCall, ToolCallError, ToolInfo
+from inspect_ai.util import LimitExceededError
+
+from occubench.agent._arguments import BadToolCall, checked_arguments
+from occubench.agent._state import Episode, StopReason
+from occubench.agent._tool_layer import ToolLayer
+from occubench.config import ProtocolPoints
+from occubench.dataset import ToolSpec
+
+_RAW_ARGUMENTS = re.compile(
+    r"^Error parsing the following tool call arguments:\n\n(.*)\n\nError details:", re.DOTALL
+)
+
+
+def raw_arguments(call: ToolCall) -> str:
+    """The agent's argument string as it wrote it (as near as the provider keeps it).
+
+    Well-formed arguments are their JSON; unreadable ones are the text Inspect's parse
+    error quotes (or the error itself).
+    """
+    if call.parse_error:
+        found = _RAW_ARGUMENTS.match(call.parse_error)
+        return found.group(1) if found else call.parse_error
+    return json.dumps(call.arguments, ensure_ascii=False)
+
+
+def _without_reasoning(message: ChatMessageAssistant) -> ChatMessageAssistant:
+    """The message rebuilt from its text and tool calls only."""
+    return ChatMessageAssistant(
+        content=message.text, tool_calls=message.tool_calls, model=message.model
+    )
+
+
+class AgentLoop:
+    """Runs the agent under test on one sample (module doc)."""
+
+    def __init__(
+        self,
+        model: Model,
+        tools: list[ToolInfo],
+        specs: list[ToolSpec],
+        layer: ToolLayer,
+        episode: Episode,
+        points: ProtocolPoints,
+    ) -> None:
+        self.model = model
+        self.tools = {tool.name: tool for tool in tools}
+        self.specs = specs
+        self.layer = layer
+        self.episode = episode
+        self.points = points
+        max_tokens = points.agent_max_tokens or None
+        self.config = GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig()
+
+    async def run(self, state: TaskState) -> TaskState:
+        """Turn after turn until a stop rule ends the loop (the episode says which)."""
+        points, episode = self.points, self.episode
+        episode.stop_reason = StopReason.SAMPLE_LIMIT
+        while not state.completed:
+            if points.max_turns and episode.turns >= points.max_turns:
+                episode.stop_reason = StopReason.TURN_LIMIT
+                break
+            output = await self._generate(state)
+            if output is None:
+                break
+            episode.turns += 1
+            message = output.message
+            state.messages.append(
+                message if points.carry_reasoning else _without_reasoning(message)
+            )
+            state.output = output
+            if not message.tool_calls:
+                episode.stop_reason = StopReason.ANSWERED
+                break
+            over_budget = False
+            for call in message.tool_calls:
+                over_budget = self._budget_used()
+                state.messages.append(await self._execute(call, over_budget))
+            if over_budget or self._budget_used():
+                episode.stop_reason = StopReason.TOOL_CALL_LIMIT
+                break
+            if points.stop_on_finish and output.stop_reason == "stop":
+                episode.stop_reason = StopReason.FINISH_STOP
+                break
+        return state
+
+    def _budget_used(self) -> bool:
+        cap = self.points.max_tool_calls
+        return bool(cap) and self.episode.tool_calls >= cap
+
+    async def _generate(self, state: TaskState) -> ModelOutput | None:
+        """One agent turn; None when an agent failure ends the loop (paper rule)."""
+        try:
+            return await self.model.generate(
+                state.messages, tools=list(self.tools.values()), config=self.config
+            )
+        except LimitExceededError:
+            raise
+        except Exception as e:
+            if not self.points.agent_errors_end_loop:
+                raise
+            self.episode.stop_reason = StopReason.AGENT_ERROR
+            self.episode.agent_error = f"{type(e).__name__}: {e}"
+            return None
+
+    async def _execute(self, call: ToolCall, over_budget: bool) -> ChatMessageTool:
+        """One tool call's message: the observation, or an error that never reached it."""
+        if over_budget:
+            return self._rejected(
+                call,
+                "limit",
+                f"tool call budget exhausted ({self.points.max_tool_calls} calls): "
+                "this call was not run",
+            )
+        if self.points.validate_tool_args:
+            if call.parse_error:
+                return self._rejected(call, "parsing", call.parse_error)
+            try:
+                arguments = checked_arguments(self.specs, call.function, call.arguments)
+            except BadToolCall as bad:
+                return self._rejected(call, "parsing", bad.message)
+            text = await self.layer.call(call.function, arguments)
+        else:
+            text = await self.layer.call(call.function, call.arguments, raw_arguments(call))
+        return ChatMessageTool(content=text, tool_call_id=call.id, function=call.function)
+
+    def _rejected(
+        self, call: ToolCall, kind: Literal["parsing", "limit"], message: str
+    ) -> ChatMessageTool:
+        self.episode.rejected_calls += 1
+        return ChatMessageTool(
+            content="",
+            tool_call_id=call.id,
+            function=call.function,
+            error=ToolCallError(kind, message),
+        )

@@ -1,0 +1,118 @@
+"""``occubench estimate``: tokens and dollars per role of a run, before it runs.
+
+It takes ``occubench run``'s options of what the run computes (the ``RunConfig`` fields,
+the models, the epochs and the price table: the same parameters, taken from ``run``'s
+signature, so the two commands cannot drift apart), plus the estimate's assumptions and
+``--compare LOGS`` to set the estimate against the tokens a finished run measured.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from occubench.analysis import (
+    Assumptions,
+    compare_estimate,
+    comparison_table,
+    estimate_run,
+    estimate_table,
+    load_prices,
+    read_runs,
+)
+from occubench.cli import run as run_command
+from occubench.cli._common import console, from_options, user_errors
+from occubench.config import RunConfig
+from occubench.roles import Role
+
+MODEL_OPTIONS = ("agent_model", "simulator_model", "verifier_model", "sim_fallback_model")
+RUN_OPTIONS = (*MODEL_OPTIONS, *RunConfig.model_fields, "epochs", "prices")
+"""``occubench run``'s options that ``estimate`` takes too."""
+
+
+def run_roles(given: dict[str, Any]) -> dict[Role, str]:
+    """The model roles a run binds, from its model options."""
+    named = {
+        Role.SIMULATOR: given["simulator_model"],
+        Role.VERIFIER: given.get("verifier_model"),
+        Role.SIMULATOR_FALLBACK: given.get("sim_fallback_model"),
+    }
+    return {role: model for role, model in named.items() if model}
+
+
+def estimate(**given: Any) -> None:
+    """Estimate the tokens and cost of a run per role (agent, simulator, verifier).
+
+    Each task is played through with the prompts the run would send: its planned calls
+    (reference plan, else its expected calls over the env's tools), the fault plan's
+    explicit errors, the simulator's growing history, and the judge's k votes.
+    """
+    with user_errors():
+        config = from_options(RunConfig, given)
+        prices = load_prices(given["prices"]) if given["prices"] else None
+        assumptions = Assumptions(
+            agent_retries=given["agent_retries"], calls_per_step=given["calls_per_step"]
+        )
+        result = estimate_run(
+            config,
+            agent=given["agent_model"],
+            roles=run_roles(given),
+            epochs=given["epochs"],
+            prices=prices,
+            assumptions=assumptions,
+        )
+        measured = read_runs(given["compare"]) if given["compare"] else None
+    console.print(estimate_table(result))
+    for note in result.notes:
+        console.print(f"Not counted: {note}.", highlight=False)
+    if result.unpriced_models:
+        console.print(f"No price for: {', '.join(result.unpriced_models)}", markup=False)
+    if measured is not None:
+        console.print(comparison_table(compare_estimate(result, measured)))
+    if given["out"] is not None:
+        given["out"].write_text(result.model_dump_json(indent=2))
+
+
+def _signature() -> inspect.Signature:
+    taken = inspect.signature(run_command.run, eval_str=True).parameters
+    extra = [
+        inspect.Parameter(
+            "agent_retries",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(
+                True, help="Assume the agent makes a call that failed (explicit fault) again."
+            ),
+            annotation=bool,
+        ),
+        inspect.Parameter(
+            "calls_per_step",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(
+                1, min=1, help="Times the agent makes each planned call (re-reads to confirm)."
+            ),
+            annotation=int,
+        ),
+        inspect.Parameter(
+            "compare",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(
+                None, help="Logs of a finished run: show its measured tokens per role too."
+            ),
+            annotation=list[str] | None,
+        ),
+        inspect.Parameter(
+            "out",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(None, help="Write the whole estimate (JSON) to this file."),
+            annotation=Path | None,
+        ),
+    ]
+    params = [taken[name].replace(kind=inspect.Parameter.KEYWORD_ONLY) for name in RUN_OPTIONS]
+    return inspect.Signature([*params, *extra])
+
+
+estimate.__signature__ = _signature()  # type: ignore[attr-defined]
+estimate.__annotations__ = {p.name: p.annotation for p in _signature().parameters.values()}

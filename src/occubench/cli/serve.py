@@ -1,0 +1,167 @@
+"""``occubench serve``: one task's environment as an MCP server for any MCP client.
+
+The session runs as the ``occubench/serve`` task through the runner (one sample, no
+retries: a client's session cannot be replayed) and writes an ordinary ``.eval`` log
+in a folder of its own under ``--log-dir``. Everything this command prints goes to
+stderr: over stdio, stdout carries the protocol alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import typer
+
+from occubench.analysis import read_runs, summary_tables
+from occubench.cli._common import err_console, terminal_rows, user_errors
+from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
+from occubench.defaults import (
+    DEFAULT_DATE,
+    DEFAULT_ENV_MODE,
+    DEFAULT_FAULT_COUNT,
+    DEFAULT_FAULT_DURATION,
+    DEFAULT_FAULT_LATENCY,
+    DEFAULT_PROTOCOL,
+    DEFAULT_SEED,
+    DEFAULT_SERVE_PORT,
+    DEFAULT_SUBMIT_TOOL,
+    DEFAULT_VERIFIER_VOTES,
+)
+from occubench.roles import Role
+from occubench.scale import absolute_location, run_eval
+from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted
+
+SERVE_TASK = "occubench/serve"
+"""Registry name of the serving task (``occubench.task.serve``)."""
+
+
+def session_log_dir(root: str, task_id: int, env_mode: str) -> str:
+    """A new folder under ``root`` for one session (a session is never resumed)."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{root.rstrip('/')}/task-{task_id}-{env_mode}-{stamp}"
+
+
+def serve(
+    simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
+    task_id: int = typer.Option(..., "--task", help="The task to serve (its id)."),
+    verifier_model: str | None = typer.Option(
+        None, help="Judge model (default: the simulator; tasks with checks use only checks)."
+    ),
+    dataset: str | None = typer.Option(
+        None, help="Dataset folder, or 'reference' (default: $OCCUBENCH_DATASET)."
+    ),
+    transport: Transport = typer.Option(  # noqa: B008 - an enum default is immutable
+        Transport.STDIO, help="stdio (the client starts this command) or http (it connects)."
+    ),
+    host: str = typer.Option("127.0.0.1", help="HTTP address (this machine only by default)."),
+    port: int = typer.Option(DEFAULT_SERVE_PORT, help="HTTP port (0: any free port)."),
+    submit_tool: str = typer.Option(
+        DEFAULT_SUBMIT_TOOL, help="Name of the tool that submits the final answer."
+    ),
+    unsubmitted: Unsubmitted = typer.Option(  # noqa: B008 - an enum default is immutable
+        Unsubmitted.GRADE,
+        help="A session ending without a submission: graded on what it did, or an error.",
+    ),
+    session_limit: float | None = typer.Option(
+        None, help="Seconds before the session ends by itself (default: no limit)."
+    ),
+    linger: float = typer.Option(
+        DEFAULT_LINGER, help="Seconds served after the submission (the verdict's way back)."
+    ),
+    env_mode: str = typer.Option(
+        DEFAULT_ENV_MODE, help="E0 clean, E1 explicit, E2 implicit, E3 mixed."
+    ),
+    fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
+    fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
+    fault_engine: str | None = typer.Option(
+        None, help="code (seeded, logged) or prompt (the paper's; default: the protocol's)."
+    ),
+    faults: str | None = typer.Option(
+        None, help="Extra fault families, mixable: persistent,cascading,targeted,semantic,latency."
+    ),
+    fault_latency: float = typer.Option(DEFAULT_FAULT_LATENCY, help="Seconds of a latency fault."),
+    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plan."),
+    with_plan: bool = typer.Option(False, help="Give the agent the task's solution plan."),
+    state_mode: str = typer.Option(
+        "history", help="history (state in the simulator's history) or explicit (JSON Patch)."
+    ),
+    max_tool_calls: int | None = typer.Option(
+        None, help="Tool calls allowed (0: no cap; default: the protocol's)."
+    ),
+    votes: int = typer.Option(DEFAULT_VERIFIER_VOTES, help="k judge votes."),
+    simulator_retries: int | None = typer.Option(
+        None, help="Re-asks of the simulator for an unusable reply (default: the protocol's)."
+    ),
+    protocol: str = typer.Option(
+        DEFAULT_PROTOCOL,
+        help="paper: tool arguments passed on raw, the paper's messages; occubench: "
+        "arguments checked against the schema (bad calls are MCP tool errors).",
+    ),
+    date: str = typer.Option(DEFAULT_DATE, help="The fixed date agent and simulator are told."),
+    cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
+    log_dir: str = typer.Option(
+        "logs/serve", help="Each session logs to a new folder under this one."
+    ),
+) -> None:
+    """Serve one task's environment over MCP; the submission is graded and logged.
+
+    Tools are the environment's, plus the submit tool; the task is the MCP prompt
+    'task' (also printed at start, to stderr). Faults, the simulator and the grading are
+    those of `occubench run`.
+    """
+    with user_errors():
+        config = RunConfig.model_validate(
+            {
+                "dataset": dataset,
+                "task_ids": [task_id],
+                "env_mode": env_mode,
+                "fault_count": fault_count,
+                "fault_duration": fault_duration,
+                "fault_engine": fault_engine,
+                "faults": faults,
+                "fault_latency": fault_latency,
+                "seed": seed,
+                "with_plan": with_plan,
+                "state_mode": state_mode,
+                "max_tool_calls": max_tool_calls,
+                "votes": votes,
+                "simulator_retries": simulator_retries,
+                "date": date,
+                "cache": cache,
+                "protocol": protocol,
+                "submit_tool": submit_tool,
+            }
+        )
+        config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
+        if not config.load_tasks().tasks:
+            raise ValueError(f"no task {task_id} in {config.dataset}")
+    out = session_log_dir(absolute_location(log_dir), task_id, config.env_mode.value)
+    roles = {
+        Role.SIMULATOR: simulator_model,
+        **({Role.VERIFIER: verifier_model} if verifier_model else {}),
+    }
+    outcome = run_eval(
+        SERVE_TASK,
+        {
+            **config.task_args(),
+            "transport": transport.value,
+            "host": host,
+            "port": port,
+            "unsubmitted": unsubmitted.value,
+            "session_limit": session_limit,
+            "linger": linger,
+        },
+        log_dir=out,
+        model=NO_AGENT_MODEL,
+        roles=roles,
+        options=EvalOptions(retry_on_error=0),
+    )
+    rows = read_runs(outcome.logs)
+    err_console.print(f"Log: {out}", highlight=False, markup=False)
+    for table in summary_tables(terminal_rows(rows)):
+        err_console.print(table)
+    for row in rows:
+        if row.error:
+            err_console.print(f"The session ended in an error: {row.error}", markup=False)
+    if not outcome.success or any(r.error for r in rows):
+        raise typer.Exit(1)

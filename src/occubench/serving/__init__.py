@@ -1,0 +1,49 @@
+"""Environments over MCP: ``occubench serve`` and agent programs (``--agent-command``)."""
+
+from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
+from occubench.serving._mcp import PROMPT_NAME, mcp_server
+from occubench.serving._program import ProgramInputs, agent_program, last_line, run_program
+from occubench.serving._record import (
+    AgentProgramError,
+    AnswerSource,
+    ProgramRun,
+    ServedSession,
+    SessionEndedError,
+)
+from occubench.serving._serve import (
+    DEFAULT_LINGER,
+    Transport,
+    Unsubmitted,
+    banner,
+    mcp_session,
+)
+from occubench.serving._session import SUBMIT_DESCRIPTION, ServedEpisode, ToolReply, verdict_text
+from occubench.serving._transports import claimed_stdio, http_endpoint, stdio_streams
+
+__all__ = [
+    "BRIDGED_MODEL",
+    "DEFAULT_LINGER",
+    "PROMPT_NAME",
+    "SUBMIT_DESCRIPTION",
+    "AgentProgramError",
+    "AnswerSource",
+    "ProgramInputs",
+    "ProgramRun",
+    "ServedEpisode",
+    "ServedSession",
+    "SessionEndedError",
+    "ToolReply",
+    "Transport",
+    "Unsubmitted",
+    "agent_program",
+    "banner",
+    "bridge_routes",
+    "claimed_stdio",
+    "http_endpoint",
+    "last_line",
+    "mcp_server",
+    "mcp_session",
+    "run_program",
+    "stdio_streams",
+    "verdict_text",
+]

@@ -1,0 +1,306 @@
+"""``--agent-command``: any agent program, once per sample, against that sample's MCP endpoint.
+
+For each sample the environment is opened (faults planned as for any agent) and served
+over streamable HTTP on 127.0.0.1 (a free port); the command is run with the endpoint
+and the task (placeholders and environment variables, see ``program_inputs``); the
+program works through the MCP tools and submits with the submit tool. Its answer is
+the submitted one, else its last non-empty line of standard output. It is stopped at
+``agent_time_limit`` (its whole process group), and a few seconds after it submitted.
+
+Outcomes: submitted, or exited 0 -> graded as any sample; crashed (non-zero exit) or
+stopped at the limit without an answer -> the sample is an error (``AgentProgramError``,
+counted apart, retried like any errored sample).
+
+With an agent model (``--agent-model``), the program also gets an OpenAI-compatible
+base URL served through Inspect's model layer (``bridge_routes``): what it asks there is
+answered by that model, and the tokens and cost land in the log. Without one, the
+program's own model usage is not counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+from inspect_ai.agent import agent_bridge
+from inspect_ai.model import ModelOutput
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from occubench.agent import StopReason
+from occubench.config import NO_AGENT_MODEL, RunConfig
+from occubench.defaults import DEFAULT_AGENT_EXIT_GRACE
+from occubench.env import EnvEpisode
+from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
+from occubench.serving._mcp import mcp_server
+from occubench.serving._record import (
+    AgentProgramError,
+    AnswerSource,
+    ProgramRun,
+    ServedSession,
+)
+from occubench.serving._session import ServedEpisode
+from occubench.serving._transports import http_endpoint
+
+LOCALHOST = "127.0.0.1"
+TAIL_BYTES = 8192
+"""Bytes kept of each of a program's output streams (the end)."""
+_KILL_WAIT = 2.0
+
+
+class ProgramInputs:
+    """What an agent program is given: placeholders in its command, environment variables.
+
+    Placeholders (replaced in each word of the command, which is split like a shell's):
+    ``{url}`` the MCP endpoint, ``{instruction_file}`` a file with the task (system prompt
+    and instruction), ``{task_id}``, ``{submit_tool}``, ``{openai_base_url}`` (empty
+    without an agent model). Environment: ``OCCUBENCH_MCP_URL``,
+    ``OCCUBENCH_INSTRUCTION``, ``OCCUBENCH_INSTRUCTION_FILE``, ``OCCUBENCH_TASK_ID``,
+    ``OCCUBENCH_SUBMIT_TOOL``, and with an agent model ``OPENAI_BASE_URL``,
+    ``OPENAI_API_KEY`` (this sample's token), ``OCCUBENCH_OPENAI_BASE_URL``,
+    ``OCCUBENCH_MODEL`` (the name to ask for).
+    """
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        instruction: str,
+        instruction_file: Path,
+        task_id: int,
+        submit_tool: str,
+        openai_base_url: str | None,
+        token: str | None,
+    ) -> None:
+        self.values = {
+            "url": url,
+            "instruction_file": str(instruction_file),
+            "task_id": str(task_id),
+            "submit_tool": submit_tool,
+            "openai_base_url": openai_base_url or "",
+        }
+        self.environment = {
+            "OCCUBENCH_MCP_URL": url,
+            "OCCUBENCH_INSTRUCTION": instruction,
+            "OCCUBENCH_INSTRUCTION_FILE": str(instruction_file),
+            "OCCUBENCH_TASK_ID": str(task_id),
+            "OCCUBENCH_SUBMIT_TOOL": submit_tool,
+        }
+        if openai_base_url and token:
+            self.environment |= {
+                "OPENAI_BASE_URL": openai_base_url,
+                "OPENAI_API_KEY": token,
+                "OCCUBENCH_OPENAI_BASE_URL": openai_base_url,
+                "OCCUBENCH_MODEL": BRIDGED_MODEL,
+            }
+
+    def argv(self, command: str) -> list[str]:
+        """The command split into words, each with its placeholders filled.
+
+        Raises:
+            ValueError: the command is empty or its quoting is unbalanced.
+        """
+        words = shlex.split(command)
+        if not words:
+            raise ValueError("agent_command is empty")
+        filled = []
+        for word in words:
+            for name, value in self.values.items():
+                word = word.replace("{" + name + "}", value)
+            filled.append(word)
+        return filled
+
+
+class _Tail:
+    """The last bytes of a stream."""
+
+    def __init__(self, limit: int = TAIL_BYTES) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._limit = limit
+
+    def add(self, chunk: bytes) -> None:
+        self._chunks.append(chunk)
+        self._size += len(chunk)
+        while self._size - len(self._chunks[0]) >= self._limit:
+            self._size -= len(self._chunks.popleft())
+
+    def text(self) -> str:
+        return b"".join(self._chunks)[-self._limit :].decode("utf-8", errors="replace")
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of a program's output, stripped ("" if none)."""
+    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+
+
+async def _drain(stream: ByteReceiveStream | None, tail: _Tail) -> None:
+    if stream is None:
+        return
+    with contextlib.suppress(
+        anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError
+    ):
+        async for chunk in stream:
+            tail.add(chunk)
+
+
+def _signal_group(process: Process, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
+async def _stop(process: Process) -> None:
+    """Stop a program and everything it started (its process group)."""
+    if process.returncode is not None:
+        _signal_group(process, signal.SIGKILL)  # children it left behind
+        return
+    _signal_group(process, signal.SIGTERM)
+    with anyio.move_on_after(_KILL_WAIT):
+        await process.wait()
+    _signal_group(process, signal.SIGKILL)
+    with anyio.CancelScope(shield=True):
+        await process.wait()
+
+
+async def run_program(
+    argv: Sequence[str],
+    environment: Mapping[str, str],
+    *,
+    time_limit: float,
+    submitted: anyio.Event,
+    grace: float = DEFAULT_AGENT_EXIT_GRACE,
+) -> ProgramRun:
+    """Run an agent program until it exits, submits (plus ``grace``), or ``time_limit``."""
+    started = time.monotonic()
+    out, err = _Tail(), _Tail()
+    timed_out = stopped = False
+    process = await anyio.open_process(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **environment},
+        start_new_session=True,
+    )
+    try:
+        async with anyio.create_task_group() as readers:
+            readers.start_soon(_drain, process.stdout, out)
+            readers.start_soon(_drain, process.stderr, err)
+            with anyio.move_on_after(time_limit) as limit:
+                async with anyio.create_task_group() as race:
+
+                    async def exited() -> None:
+                        await process.wait()
+                        race.cancel_scope.cancel()
+
+                    async def after_submit() -> None:
+                        await submitted.wait()
+                        with anyio.move_on_after(grace):
+                            await process.wait()
+                        race.cancel_scope.cancel()
+
+                    race.start_soon(exited)
+                    race.start_soon(after_submit)
+            timed_out = limit.cancelled_caught and not submitted.is_set()
+            stopped = process.returncode is None
+            await _stop(process)
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                await _stop(process)
+    return ProgramRun(
+        argv=list(argv),
+        exit_code=None if stopped else process.returncode,
+        timed_out=timed_out,
+        stopped_after_submit=stopped and submitted.is_set(),
+        seconds=round(time.monotonic() - started, 3),
+        stdout_tail=out.text(),
+        stderr_tail=err.text(),
+    )
+
+
+@contextlib.asynccontextmanager
+async def _maybe_bridge(enabled: bool) -> AsyncIterator[None]:
+    if not enabled:
+        yield
+        return
+    async with agent_bridge():
+        yield
+
+
+@solver
+def agent_program(config: RunConfig) -> Solver:
+    """Run ``config.agent_command`` on each sample, over the sample's MCP endpoint."""
+    if not config.agent_command:
+        raise ValueError("agent_program needs config.agent_command")
+    command = config.agent_command
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        episode, start = await EnvEpisode.in_sample(state, config)
+        served = ServedEpisode(episode, start, config.submit_tool)
+        record = state.store_as(ServedSession)
+        bridged = str(state.model) != NO_AGENT_MODEL
+        token = secrets.token_urlsafe(24) if bridged else None
+        failures: list[BaseException] = []
+        server = mcp_server(served)
+        app = server.streamable_http_app(
+            host=LOCALHOST,
+            custom_starlette_routes=bridge_routes(token, failures.append) if token else None,
+        )
+        with tempfile.TemporaryDirectory(prefix="occubench-agent-") as work:
+            instruction_file = Path(work) / "instruction.txt"
+            instruction_file.write_text(start.prompt(), encoding="utf-8")
+            async with _maybe_bridge(bridged), http_endpoint(app, LOCALHOST, 0) as base:
+                inputs = ProgramInputs(
+                    url=f"{base}/mcp",
+                    instruction=start.prompt(),
+                    instruction_file=instruction_file,
+                    task_id=start.task_id,
+                    submit_tool=config.submit_tool,
+                    openai_base_url=f"{base}/v1" if bridged else None,
+                    token=token,
+                )
+                record.transport, record.endpoint, record.bridged = "http", f"{base}/mcp", bridged
+                run = await run_program(
+                    inputs.argv(command),
+                    inputs.environment,
+                    time_limit=config.agent_time_limit,
+                    submitted=served.ended,
+                )
+        record.program = run.model_dump(mode="json")
+        if served.failure is not None:
+            raise served.failure
+        if failures:
+            raise failures[0]
+        if served.submitted:
+            record.answer_source = AnswerSource.SUBMITTED
+        elif run.timed_out:
+            raise AgentProgramError(
+                f"the agent program ran past its time limit of {config.agent_time_limit:g} s "
+                "without submitting, and was stopped"
+            )
+        elif run.exit_code != 0:
+            raise AgentProgramError(
+                f"the agent program exited with code {run.exit_code} without submitting; "
+                f"its last error output: {last_line(run.stderr_tail)!r}"
+            )
+        else:
+            answer = last_line(run.stdout_tail)
+            record.answer_source = AnswerSource.STDOUT if answer else AnswerSource.NONE
+            episode.close(answer, StopReason.ANSWERED if answer else StopReason.NOT_SUBMITTED)
+        state.output = ModelOutput.from_content(
+            model=str(state.model), content=episode.answer or ""
+        )
+        return state
+
+    return solve

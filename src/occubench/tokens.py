@@ -1,0 +1,54 @@
+"""Approximate token counts, the way occubench's offline models report usage.
+
+A token is about ``DEFAULT_CHARS_PER_TOKEN`` (four) characters of text. A prompt counts
+every message's text, the tool calls an assistant message carries (name and arguments as
+JSON) and the tool definitions sent with it (as JSON), as a provider bills them. The
+scripted models report this usage, and the cost estimate (``occubench estimate``) predicts
+it from the prompts a run will send; real tokenizers differ from it by a share that
+depends on the language and on how much of the text is JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant
+from inspect_ai.tool import ToolInfo
+
+from occubench.defaults import DEFAULT_CHARS_PER_TOKEN
+
+
+def approx_tokens(text: str) -> int:
+    """Tokens of a text: at least one, then one per ``DEFAULT_CHARS_PER_TOKEN`` characters."""
+    return max(1, len(text) // DEFAULT_CHARS_PER_TOKEN)
+
+
+def calls_text(calls: Sequence[tuple[str, dict]]) -> str:
+    """Tool calls (name, arguments) as the JSON a provider sends or bills."""
+    return json.dumps([{"name": n, "arguments": a} for n, a in calls], ensure_ascii=False)
+
+
+def message_tokens(message: ChatMessage) -> int:
+    """Tokens of one prompt message: its text, plus its tool calls when it carries any."""
+    text = message.text
+    if isinstance(message, ChatMessageAssistant) and message.tool_calls:
+        text += calls_text([(c.function, c.arguments) for c in message.tool_calls])
+    return approx_tokens(text)
+
+
+def tools_tokens(tools: Sequence[ToolInfo]) -> int:
+    """Tokens of the tool definitions sent with a prompt (0 without tools)."""
+    if not tools:
+        return 0
+    return approx_tokens(json.dumps([t.model_dump(exclude_none=True) for t in tools]))
+
+
+def prompt_tokens(messages: Sequence[ChatMessage], tools: Sequence[ToolInfo] = ()) -> int:
+    """Input tokens of one model call: every message and the tool definitions."""
+    return sum(message_tokens(m) for m in messages) + tools_tokens(tools)
+
+
+def reply_tokens(content: str, calls: Sequence[tuple[str, dict]] = ()) -> int:
+    """Output tokens of one reply: its text and its tool calls."""
+    return approx_tokens(content + (calls_text(calls) if calls else ""))

@@ -1,0 +1,57 @@
+"""occubench estimate: run's options, the estimate table, the comparison with a run's logs."""
+
+import inspect
+import json
+
+from typer.testing import CliRunner
+
+from occubench.cli import _common, app
+from occubench.cli import estimate as estimate_command
+from occubench.cli import run as run_command
+
+runner = CliRunner()
+MODELS = ["--agent-model", "occubench/trusting", "--simulator-model", "occubench/canned"]
+
+
+def test_estimate_takes_runs_options_of_what_a_run_computes():
+    ours = inspect.signature(estimate_command.estimate).parameters
+    theirs = inspect.signature(run_command.run, eval_str=True).parameters
+    for name in estimate_command.RUN_OPTIONS:
+        assert ours[name].default is theirs[name].default, name  # the very same option
+    assert {"agent_retries", "calls_per_step", "compare", "out"} <= set(ours)
+
+
+def test_estimate_prints_roles_and_compares_with_a_run(tmp_path, monkeypatch):
+    for console in (_common.console, _common.err_console):
+        monkeypatch.setattr(console, "width", 220)
+    common = [*MODELS, "--protocol", "occubench", "--dataset", "reference", "--with-plan"]
+    common += ["--env-mode", "E3"]
+    ran = runner.invoke(
+        app,
+        [
+            "run",
+            *common,
+            "--sim-checks",
+            "--sim-fallback-model",
+            "occubench/canned",
+            "--display",
+            "none",
+            "--workers",
+            "1",
+            "--log-dir",
+            str(tmp_path / "run"),
+        ],
+    )
+    assert ran.exit_code == 0, ran.output
+    assert "Estimate before the run: 10 tasks" in ran.output
+    assert "Online simulator checks" in ran.output and "Tokens and cost by role" in ran.output
+    out = tmp_path / "estimate.json"
+    result = runner.invoke(
+        app, ["estimate", *common, "--compare", str(tmp_path / "run"), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Estimate against the tokens the logs measured" in result.output
+    saved = json.loads(out.read_text())
+    assert saved["samples"] == 10 and {r["role"] for r in saved["roles"]} == {"agent", "simulator"}
+    bad = runner.invoke(app, ["estimate", *MODELS, "--dataset", str(tmp_path / "none")])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output

@@ -1,0 +1,207 @@
+"""``occubench run --agent-command``: an agent program per sample, over its MCP endpoint.
+
+The program (``agent_program.py`` beside this file) uses the MCP client SDK and a
+scripted reference policy; run over the ten reference tasks its verdicts and fault logs
+equal those of the same policy run as a built-in agent. A program that hangs is stopped
+at the limit and one that crashes is an error, never a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+from typer.testing import CliRunner
+
+from occubench.analysis import SampleRow, read_runs
+from occubench.cli import _common, app
+from occubench.config import EvalOptions, RunConfig
+from occubench.roles import Role
+from occubench.scale import run_eval
+
+PROGRAM = Path(__file__).with_name("agent_program.py")
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def wide_console():
+    for console in (_common.console, _common.err_console):
+        console.width = 200
+
+
+def command(mode: str, policy: str = "careful", *extra: str) -> str:
+    return " ".join([sys.executable, str(PROGRAM), mode, policy, *extra])
+
+
+def run_args(log_dir: Path, *extra: str) -> list[str]:
+    return [
+        "run",
+        "--dataset",
+        "reference",
+        "--with-plan",
+        "--protocol",
+        "occubench",
+        "--simulator-model",
+        "occubench/canned",
+        "--workers",
+        "1",
+        "--display",
+        "none",
+        "--log-dir",
+        str(log_dir),
+        *extra,
+    ]
+
+
+def built_in(log_dir: Path, agent: str, **settings) -> dict[int, SampleRow]:
+    config = RunConfig(dataset="reference", with_plan=True, protocol="occubench", **settings)
+    outcome = run_eval(
+        "occubench/occubench",
+        config.task_args(),
+        log_dir=str(log_dir),
+        model=f"occubench/{agent}",
+        roles={Role.SIMULATOR: "occubench/canned"},
+        options=EvalOptions(),
+    )
+    return {int(r.task_id): r for r in read_runs(outcome.logs)}
+
+
+def by_task(log_dir: Path) -> dict[int, SampleRow]:
+    return {int(r.task_id): r for r in read_runs([log_dir])}
+
+
+def test_program_verdicts_equal_the_built_in_agent_over_the_reference_suite(tmp_path):
+    args = run_args(
+        tmp_path / "program",
+        "--env-mode",
+        "E3",
+        "--fault-count",
+        "1",  # one event: explicit (trusting retries, passes) or implicit (it is fooled)
+        "--agent-command",
+        command("submit", "trusting"),
+    )
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "Completion rate by industry" in result.output
+    program = by_task(tmp_path / "program")
+    reference = built_in(tmp_path / "built-in", "trusting", env_mode="E3", fault_count=1)
+    assert sorted(program) == sorted(reference) == list(range(1001, 1011))
+    assert all(r.error is None for r in program.values())
+    verdicts = {t: r.passed for t, r in program.items()}
+    assert verdicts == {t: r.passed for t, r in reference.items()}
+    assert set(verdicts.values()) == {True, False}  # a meaningful comparison
+    for task, row in program.items():
+        assert row.faults == reference[task].faults and row.tool_calls == reference[task].tool_calls
+        assert row.agent_model.startswith("command: ") and row.stop_reason == "answered"
+    # the same command again resumes: nothing left to run
+    logs = sorted((tmp_path / "program").rglob("*.eval"))
+    again = runner.invoke(app, args, terminal_width=200)
+    assert again.exit_code == 0 and sorted((tmp_path / "program").rglob("*.eval")) == logs
+
+
+def test_program_through_the_openai_endpoint_is_counted_in_the_log(tmp_path):
+    """The program's model calls go through Inspect: the agent model's tokens are logged."""
+    args = run_args(
+        tmp_path,
+        "--tasks",
+        "1001,1004",
+        "--env-mode",
+        "E1",
+        "--agent-model",
+        "occubench/careful",
+        "--agent-command",
+        command("bridge"),
+    )
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    rows = by_task(tmp_path)
+    reference = built_in(tmp_path / "built-in", "careful", env_mode="E1", task_ids=[1001, 1004])
+    for task, row in rows.items():
+        assert row.error is None and row.passed is True
+        assert row.faults == reference[task].faults
+        assert row.tokens["agent"] > 0 and row.tokens["simulator"] > 0
+        assert row.agent_model == f"command: {command('bridge')} [occubench/careful]"
+    log = read_eval_log(rows[1001].log)
+    sample = next(s for s in log.samples if s.id == 1001)
+    assert "occubench/careful" in (sample.model_usage or {})
+    assert sample.store["ServedSession:bridged"] is True
+
+
+def test_last_stdout_line_is_the_answer(tmp_path):
+    args = run_args(tmp_path, "--tasks", "1002", "--agent-command", command("stdout"))
+    assert runner.invoke(app, args, terminal_width=200).exit_code == 0
+    row = by_task(tmp_path)[1002]
+    assert row.passed is True and row.stop_reason == "answered"
+    sample = read_eval_log(row.log).samples[0]
+    assert sample.store["ServedSession:answer_source"] == "stdout"
+    assert sample.scores["occubench_scorer"].answer.startswith("Station N4-S2")  # not "working..."
+
+
+def test_a_hanging_program_is_stopped_at_the_limit_and_is_an_error(tmp_path):
+    pid_file = tmp_path / "pid"
+    args = run_args(
+        tmp_path / "logs",
+        "--tasks",
+        "1003",
+        "--retry-on-error",
+        "0",
+        "--agent-time-limit",
+        "3",
+        "--agent-command",
+        command("hang", "careful", str(pid_file)),
+    )
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "1 sample(s) ended in an infrastructure error" in result.output
+    row = by_task(tmp_path / "logs")[1003]
+    assert row.passed is None and row.error_source == "agent"
+    assert "time limit of 3 s" in (row.error or "")
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # stopped, not left running
+
+
+def test_a_crashing_program_is_an_error_not_a_failure(tmp_path):
+    args = run_args(
+        tmp_path,
+        "--tasks",
+        "1004,1005",
+        "--retry-on-error",
+        "1",
+        "--agent-command",
+        command("crash"),
+    )
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    rows = by_task(tmp_path)
+    for row in rows.values():
+        assert row.passed is None and row.error_source == "agent"
+        assert "exited with code 3" in (row.error or "")
+        assert "crashed on purpose" in (row.error or "")
+    sample = read_eval_log(rows[1004].log).samples[0]
+    assert len(sample.error_retries or []) == 1  # retried like any errored sample
+
+
+def test_bad_agent_settings_are_one_clear_message():
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--dataset",
+            "reference",
+            "--simulator-model",
+            "occubench/canned",
+            "--agent",
+            "react",
+            "--agent-command",
+            "true",
+        ],
+    )
+    assert result.exit_code == 2 and "not both" in result.output
+    missing = runner.invoke(
+        app, ["run", "--dataset", "reference", "--simulator-model", "occubench/canned"]
+    )
+    assert missing.exit_code == 2 and "--agent-model is required" in missing.output
