@@ -346,39 +346,38 @@ def test_pass_k_validation(fn, n, c, k):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_batched_bootstraps_give_the_intervals_of_the_plain_ones(seed, monkeypatch):
+def test_count_bootstraps_match_resampling_the_verdicts(seed):
+    """Drawing verdict counts is the bootstrap of resampling verdicts, in distribution."""
     from occubench.analysis import _stats
 
     rng = np.random.default_rng(seed)
     a, b = rng.random(57) < 0.6, rng.random(57) < 0.4
-    modes = {"E0": rng.random(40) < 0.8, "E1": rng.random(31) < 0.5, "E3": rng.random(9) < 0.2}
-    sparse = {"E0": [0, 0, 0, 1], "E2": [1, 0]}  # resamples with a zero baseline: nan
-    absent = {"X": [1, 0]}  # no mode of the ratio at all
-    batched = [
-        _stats.difference_interval(a, b, n_resamples=300, seed=seed),
-        _stats.difference_interval(a, b[:50], paired=False, n_resamples=300, seed=seed),
-        _stats.robustness_interval(modes, n_resamples=300, seed=seed),
-        _stats.robustness_interval(sparse, n_resamples=300, seed=seed),
-        _stats.robustness_interval(absent, n_resamples=30, seed=seed),
+    modes = {"E0": rng.random(40) < 0.8, "E1": rng.random(31) < 0.5, "E3": rng.random(19) < 0.4}
+    arrays = {m: np.asarray(v, dtype=float) for m, v in modes.items()}
+
+    def by_index(statistic, groups):
+        return _stats._bootstrap(statistic, groups, 4000, 0.95, seed)
+
+    def ratio(gs):
+        return _stats.robustness({m: g.mean() for m, g in zip(arrays, gs, strict=True)})
+
+    pairs = [
+        (
+            _stats.difference_interval(a, b, n_resamples=4000, seed=seed),
+            by_index(lambda gs: gs[0][:, 0].mean() - gs[0][:, 1].mean(), [np.column_stack([a, b])]),
+        ),
+        (
+            _stats.difference_interval(a, b[:50], paired=False, n_resamples=4000, seed=seed),
+            by_index(lambda gs: gs[0].mean() - gs[1].mean(), [a * 1.0, b[:50] * 1.0]),
+        ),
+        (
+            _stats.robustness_interval(modes, n_resamples=4000, seed=seed),
+            by_index(ratio, list(arrays.values())),
+        ),
     ]
-    monkeypatch.setattr(_stats, "BATCH_CELLS", 7)  # many small batches
-    assert [
-        _stats.difference_interval(a, b, n_resamples=300, seed=seed),
-        _stats.difference_interval(a, b[:50], paired=False, n_resamples=300, seed=seed),
-        _stats.robustness_interval(modes, n_resamples=300, seed=seed),
-        _stats.robustness_interval(sparse, n_resamples=300, seed=seed),
-        _stats.robustness_interval(absent, n_resamples=30, seed=seed),
-    ] == batched
-    real = _stats._bootstrap
-
-    def plain(statistic, groups, n_resamples, level, seed, batch=None):
-        return real(statistic, groups, n_resamples, level, seed)
-
-    monkeypatch.setattr(_stats, "_bootstrap", plain)
-    assert [
-        _stats.difference_interval(a, b, n_resamples=300, seed=seed),
-        _stats.difference_interval(a, b[:50], paired=False, n_resamples=300, seed=seed),
-        _stats.robustness_interval(modes, n_resamples=300, seed=seed),
-        _stats.robustness_interval(sparse, n_resamples=300, seed=seed),
-        _stats.robustness_interval(absent, n_resamples=30, seed=seed),
-    ] == batched
+    for counted, indexed in pairs:
+        assert counted.estimate == pytest.approx(indexed.estimate)
+        assert counted.low == pytest.approx(indexed.low, abs=0.03)
+        assert counted.high == pytest.approx(indexed.high, abs=0.03)
+    again = _stats.robustness_interval(modes, n_resamples=4000, seed=seed)
+    assert again == pairs[2][0]  # seeded: the same interval every time

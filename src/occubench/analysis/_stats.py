@@ -5,9 +5,13 @@ environment modes, paired model comparisons, ranking agreement and the
 pass^k / pass@k estimators. Everything here is pure: no I/O, no global state.
 Undefined quantities (no samples, zero baseline, too few items) are ``nan``.
 
-SciPy is imported by the few functions that need it: the run summary only needs
-Wilson intervals (normal quantile from the standard library), and importing
-``scipy.stats`` costs about a second of CPU at the start of every ``occubench run``.
+SciPy is imported by the few functions that need it, and only ``scipy.special`` where
+that is enough: the run summary only needs Wilson intervals (normal quantile from the
+standard library), and importing ``scipy.stats`` costs about a second of CPU.
+
+Intervals of completion rates, their differences and R are bootstraps of verdict
+counts (``_count_bootstrap``): the same bootstrap as resampling the verdicts, drawn as
+multinomial counts in time independent of the number of samples.
 """
 
 from __future__ import annotations
@@ -122,20 +126,16 @@ def clopper_pearson_interval(successes: int, n: int, level: float = 0.95) -> Int
 
     Takes the same arguments as `wilson_interval`; all ``nan`` when ``n == 0``.
     """
-    from scipy import stats
+    from scipy.special import betaincinv  # the beta quantile, without scipy.stats' import
 
     alpha = _alpha(level)
     _check_counts(successes, n)
     if n == 0:
         return _NAN_INTERVAL
     failures = n - successes
-    low = 0.0 if successes == 0 else stats.beta.ppf(alpha / 2.0, successes, failures + 1)
-    high = 1.0 if failures == 0 else stats.beta.ppf(1.0 - alpha / 2.0, successes + 1, failures)
+    low = 0.0 if successes == 0 else betaincinv(successes, failures + 1, alpha / 2.0)
+    high = 1.0 if failures == 0 else betaincinv(successes + 1, failures, 1.0 - alpha / 2.0)
     return Interval(successes / n, float(low), float(high))
-
-
-BATCH_CELLS = 4_000_000
-"""Values of resampled data evaluated at once by a batched bootstrap statistic."""
 
 
 def _bootstrap(
@@ -144,48 +144,55 @@ def _bootstrap(
     n_resamples: int,
     level: float,
     seed: int,
-    batch: Callable[[list[np.ndarray]], np.ndarray] | None = None,
 ) -> Interval:
-    """Percentile bootstrap that resamples each group independently along axis 0.
-
-    ``batch``, when given, computes ``statistic`` for many resamples at once: it gets
-    each group stacked as ``(resamples, *group shape)`` and returns one value per
-    resample. The resampled rows are those drawn without it (one draw per group and
-    resample, in the same order; for one group, numpy's generator gives the same rows
-    drawn all at once), so the interval is the same, only faster.
-    """
+    """Percentile bootstrap that resamples each group independently along axis 0."""
     alpha = _alpha(level)
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    _check_resamples(n_resamples)
     if any(len(g) == 0 for g in groups):
         return _NAN_INTERVAL
     estimate = float(statistic(groups))
     rng = np.random.default_rng(seed)
-    if not groups:  # nothing to stack: the plain path (each statistic of no data)
-        batch = None
-    if batch is not None and len(groups) == 1:  # one group: all draws at once, the same rows
-        n = len(groups[0])
-        stacked = rng.integers(0, n, size=(n_resamples, n))
-        step = max(1, BATCH_CELLS // max(groups[0].size, 1))
-        replicates = np.concatenate(
-            [batch([groups[0][stacked[at : at + step]]]) for at in range(0, n_resamples, step)]
-        ).astype(float)
-        return _percentiles(estimate, replicates, alpha)
     draws = [[rng.integers(0, len(g), size=len(g)) for g in groups] for _ in range(n_resamples)]
-    if batch is None:
-        replicates = np.array(
-            [statistic([g[i] for g, i in zip(groups, d, strict=True)]) for d in draws],
-            dtype=float,
-        )
-    else:
-        step = max(1, BATCH_CELLS // max(sum(g.size for g in groups), 1))
-        parts = [
-            batch(
-                [g[np.stack([d[k] for d in draws[at : at + step]])] for k, g in enumerate(groups)]
-            )
-            for at in range(0, n_resamples, step)
-        ]
-        replicates = np.concatenate(parts).astype(float)
+    replicates = np.array(
+        [statistic([g[i] for g, i in zip(groups, d, strict=True)]) for d in draws], dtype=float
+    )
+    return _percentiles(estimate, replicates, alpha)
+
+
+def _check_resamples(n_resamples: int) -> None:
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+
+
+def _count_bootstrap(
+    statistic: Callable[[list[np.ndarray]], np.ndarray],
+    groups: list[tuple[int, list[int]]],
+    n_resamples: int,
+    level: float,
+    seed: int,
+) -> Interval:
+    """Percentile bootstrap of a statistic of verdict counts, drawn without the verdicts.
+
+    Resampling ``n`` verdicts with replacement and counting each kind (passed, failed;
+    or for aligned pairs: only A passed, only B passed, the rest) gives multinomial
+    counts with the observed shares as probabilities; drawing those counts directly is
+    the same bootstrap in O(resamples) instead of O(resamples x n). Each group is
+    ``(n, counts of its kinds but the last)``; ``statistic`` gets, per group, an array
+    of shape ``(rows, kinds)`` of counts (the observed counts as one row for the
+    estimate, the resampled ones as ``n_resamples`` rows) and returns one value per row.
+    """
+    alpha = _alpha(level)
+    _check_resamples(n_resamples)
+    if any(n == 0 for n, _ in groups):
+        return _NAN_INTERVAL
+    observed = [np.array([[*counts, n - sum(counts)]], dtype=float) for n, counts in groups]
+    estimate = float(statistic(observed)[0])
+    rng = np.random.default_rng(seed)
+    drawn = [
+        rng.multinomial(n, [*(c / n for c in counts), (n - sum(counts)) / n], size=n_resamples)
+        for n, counts in groups
+    ]
+    replicates = np.asarray(statistic([d.astype(float) for d in drawn]), dtype=float)
     return _percentiles(estimate, replicates, alpha)
 
 
@@ -196,11 +203,6 @@ def _percentiles(estimate: float, replicates: np.ndarray, alpha: float) -> Inter
         return Interval(estimate, _NAN, _NAN)
     low, high = np.quantile(replicates, [alpha / 2.0, 1.0 - alpha / 2.0])
     return Interval(estimate, float(low), float(high))
-
-
-def _rates(stacked: np.ndarray) -> np.ndarray:
-    """Per-resample rates of stacked resamples (axis 1: the samples)."""
-    return np.asarray(stacked.mean(axis=1), dtype=float)
 
 
 def bootstrap_interval(
@@ -261,21 +263,19 @@ def robustness_interval(
     """
     modes = [m for m in (BASELINE_MODE, *PERTURBED_MODES) if len(outcomes_by_mode.get(m, ())) > 0]
     groups = [_outcomes(outcomes_by_mode[m], f"outcomes for {m}") for m in modes]
+    if BASELINE_MODE not in modes or len(modes) < 2:
+        _check_resamples(n_resamples)
+        return _NAN_INTERVAL
 
-    def ratio(gs: list[np.ndarray]) -> float:
-        return robustness({m: _rate(g) for m, g in zip(modes, gs, strict=True)})
-
-    def ratios(gs: list[np.ndarray]) -> np.ndarray:
-        rates = dict(zip(modes, (_rates(g) for g in gs), strict=True))
-        perturbed = [rates[m] for m in PERTURBED_MODES if m in rates]
-        count = len(gs[0])
-        if BASELINE_MODE not in rates or not perturbed:
-            return np.full(count, _NAN)
+    def ratios(counts: list[np.ndarray]) -> np.ndarray:
+        rates = {m: c[:, 0] / c.sum(axis=1) for m, c in zip(modes, counts, strict=True)}
         base = rates[BASELINE_MODE]
+        perturbed = np.minimum.reduce([rates[m] for m in PERTURBED_MODES if m in rates])
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(base == 0, _NAN, np.minimum.reduce(perturbed) / base)
+            return np.where(base == 0, _NAN, perturbed / base)
 
-    return _bootstrap(ratio, groups, n_resamples, level, seed, batch=ratios)
+    counted = [(g.size, [int(g.sum())]) for g in groups]
+    return _count_bootstrap(ratios, counted, n_resamples, level, seed)
 
 
 def difference_interval(
@@ -303,24 +303,24 @@ def difference_interval(
     """
     arr_a, arr_b = _outcomes(a, "a"), _outcomes(b, "b")
     if not paired:
-        return _bootstrap(
-            lambda gs: _rate(gs[0]) - _rate(gs[1]),
-            [arr_a, arr_b],
-            n_resamples,
-            level,
-            seed,
-            batch=lambda gs: _rates(gs[0]) - _rates(gs[1]),
-        )
+
+        def differences(counts: list[np.ndarray]) -> np.ndarray:
+            first, second = (c[:, 0] / c.sum(axis=1) for c in counts)
+            return np.asarray(first - second)
+
+        counted = [(arr.size, [int(arr.sum())]) for arr in (arr_a, arr_b)]
+        return _count_bootstrap(differences, counted, n_resamples, level, seed)
     if arr_a.size != arr_b.size:
         raise ValueError(f"paired lists must align: len(a)={arr_a.size}, len(b)={arr_b.size}")
-    joint = np.column_stack([arr_a, arr_b]).astype(np.uint8)  # 0/1: exact means, less to copy
-    return _bootstrap(
-        lambda gs: _rate(gs[0][:, 0]) - _rate(gs[0][:, 1]),
-        [joint],
-        n_resamples,
-        level,
-        seed,
-        batch=lambda gs: _rates(gs[0][:, :, 0]) - _rates(gs[0][:, :, 1]),
+
+    def paired_differences(counts: list[np.ndarray]) -> np.ndarray:
+        (c,) = counts  # per row: only A passed, only B passed, the rest
+        return np.asarray((c[:, 0] - c[:, 1]) / c.sum(axis=1))
+
+    a_only = int(((arr_a == 1) & (arr_b == 0)).sum())
+    b_only = int(((arr_a == 0) & (arr_b == 1)).sum())
+    return _count_bootstrap(
+        paired_differences, [(arr_a.size, [a_only, b_only])], n_resamples, level, seed
     )
 
 
@@ -337,7 +337,7 @@ def mcnemar_test(a: Outcomes, b: Outcomes, alpha: float = 0.05) -> PairedTest:
         a verdict: "A better", "B better" or "not distinguishable".
 
     """
-    from scipy import stats
+    from scipy.special import bdtr  # the binomial CDF, without scipy.stats' import
 
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
@@ -347,7 +347,9 @@ def mcnemar_test(a: Outcomes, b: Outcomes, alpha: float = 0.05) -> PairedTest:
     a_only = int(((arr_a == 1) & (arr_b == 0)).sum())
     b_only = int(((arr_a == 0) & (arr_b == 1)).sum())
     discordant = a_only + b_only
-    p_value = 1.0 if discordant == 0 else float(stats.binomtest(a_only, discordant).pvalue)
+    # two-sided exact binomial test at 1/2: twice the smaller tail, at most 1
+    smaller = min(a_only, b_only)
+    p_value = 1.0 if discordant == 0 else min(1.0, 2.0 * float(bdtr(smaller, discordant, 0.5)))
     if p_value >= alpha:
         verdict = "not distinguishable"
     else:
