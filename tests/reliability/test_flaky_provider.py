@@ -15,7 +15,12 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from conftest import SAMPLE_IDS
-from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.scripted._openai_server import (
+    FailureKind,
+    Flakiness,
+    ScriptedOpenAIServer,
+    request_key,
+)
 
 FLAKY = Flakiness(rate=0.15, seed=0, hang=1.5)
 """With this seed every failure kind occurs in the sample run; hang > --attempt-timeout."""
@@ -82,6 +87,21 @@ def test_identical_requests_share_one_failure():
         stats = server.stats.snapshot()
     assert codes == [500, 200, 200]
     assert stats["retries"] == 1 and stats["requests"] == {"echo-simulator": 3}
+
+
+def test_per_attempt_failures_can_repeat_and_are_seeded():
+    flaky = Flakiness(rate=0.5, seed=4, kinds=[FailureKind.SERVER_ERROR], per_attempt=True)
+    with ScriptedOpenAIServer(flaky=flaky) as server:
+        codes = [post(server.base_url, body("same"))[0] for _ in range(40)]
+        stats = server.stats.snapshot()
+    expected = [
+        500 if flaky.planned(f"{request_key(body('same'))}:{n}") else 200 for n in range(1, 41)
+    ]
+    assert codes == expected  # the n-th attempt of a request fails by (seed, body, n)
+    assert 10 < codes.count(500) < 30
+    assert any(a == b == 500 for a, b in zip(codes, codes[1:], strict=False))  # fails again
+    assert stats["failures"] == {"server_error": codes.count(500)}
+    assert stats["repeated"] == 39 and stats["distinct"] == 1
 
 
 def summary(log_dir) -> dict:

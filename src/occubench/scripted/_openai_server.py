@@ -8,10 +8,12 @@ It binds to a loopback address only. ``GET /stats`` returns the request counts.
 With ``flaky=Flakiness(...)`` it behaves like a real, unreliable endpoint: a seeded
 share of the distinct completion requests fail on their first attempt(s) with a 429
 (with ``Retry-After``), a 500, no answer (timeout), a dropped connection, or a 200
-whose body is not JSON or has no ``choices``. Which requests fail, and how, is a pure
-function of the seed and the request body; a request asked again after its failures
-gets the scripted answer, which is itself a function of the body. So a client that
-retries ends with exactly the answers of a clean run.
+whose body is truncated (not JSON) or has no ``choices``. Which requests fail, and how,
+is a pure function of the seed and the request body; a request asked again after its
+failures gets the scripted answer, which is itself a function of the body. So a client
+that retries ends with exactly the answers of a clean run. With ``per_attempt=True``
+every attempt fails with that probability instead, independently (a retry can fail
+again): the n-th attempt of a request fails or not by the seed, the body and n.
 
 Run it alone with ``python -m occubench.scripted.openai_server --port 8000``, then
 ``LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=x`` and models
@@ -54,7 +56,7 @@ class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
     DISCONNECT = "disconnect"
     """The connection closes at once, with no answer."""
     BAD_JSON = "bad_json"
-    """HTTP 200 whose body is not valid JSON."""
+    """HTTP 200 whose body is not valid JSON: the completion cut off mid-object."""
     NO_CHOICES = "no_choices"
     """HTTP 200 with a JSON completion that has no ``choices``."""
 
@@ -73,6 +75,11 @@ class Flakiness(BaseModel):
     )
     failures: int = Field(
         default=1, ge=1, description="Attempts of a chosen request that fail before it succeeds."
+    )
+    per_attempt: bool = Field(
+        default=False,
+        description="Fail every attempt with probability rate, independently (a retry can "
+        "fail again), instead of the first attempts of a chosen share of the requests.",
     )
     retry_after: float = Field(
         default=0.1, ge=0.0, description="Seconds sent in the Retry-After header of a 429."
@@ -136,8 +143,15 @@ class ServerStats:
         """Count one attempt of the request ``key``; the failure to inject, if any."""
         with self._lock:
             self._attempts[key] += 1
-            kind = flaky.planned(key) if flaky else None
-            if kind is None or self._failed[key] >= flaky.failures:  # type: ignore[union-attr]
+            if flaky is None:
+                return None
+            if flaky.per_attempt:
+                kind = flaky.planned(f"{key}:{self._attempts[key]}")
+            else:
+                kind = flaky.planned(key)
+                if kind is not None and self._failed[key] >= flaky.failures:
+                    kind = None
+            if kind is None:
                 return None
             self._failed[key] += 1
             self.failures[kind.value] += 1
@@ -150,6 +164,12 @@ class ServerStats:
             return sum(min(self._attempts[k] - 1, n) for k, n in self._failed.items())
 
     @property
+    def repeated(self) -> int:
+        """Attempts beyond the first of each distinct request (retries and repeats alike)."""
+        with self._lock:
+            return sum(n - 1 for n in self._attempts.values())
+
+    @property
     def distinct(self) -> int:
         """Distinct request bodies seen."""
         with self._lock:
@@ -157,13 +177,14 @@ class ServerStats:
 
     def snapshot(self) -> dict[str, Any]:
         """The counts as JSON (served at ``GET /stats``)."""
-        retries, distinct = self.retries, self.distinct
+        retries, repeated, distinct = self.retries, self.repeated, self.distinct
         with self._lock:
             return {
                 "requests": dict(self.requests),
                 "prompt_tokens": dict(self.prompt_tokens),
                 "failures": dict(self.failures),
                 "retries": retries,
+                "repeated": repeated,
                 "distinct": distinct,
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
