@@ -5,7 +5,17 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "occubench"
 
-BASE = {"defaults", "roles", "errors", "asking", "interpreter", "protocols", "budget", "tokens"}
+BASE = {
+    "defaults",
+    "roles",
+    "errors",
+    "asking",
+    "interpreter",
+    "protocols",
+    "budget",
+    "tokens",
+    "redaction",
+}
 """Small modules every room may import (they import nothing above them)."""
 
 ALLOWED = {
@@ -17,6 +27,7 @@ ALLOWED = {
     "interpreter": {"defaults"},
     "budget": {"errors"},
     "tokens": {"defaults"},
+    "redaction": set(),
     "dataset": set(),
     "simchecks": {"dataset"},
     "simulator": {"dataset", "simchecks"},

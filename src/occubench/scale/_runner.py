@@ -22,6 +22,13 @@ from occubench.analysis import estimate_run, read_runs, usage_cost
 from occubench.budget import SpendGuard, spending_limit
 from occubench.config import EvalOptions
 from occubench.interpreter import tuned_gc
+from occubench.redaction import (
+    model_secrets,
+    redact_log_folder,
+    redact_log_records,
+    register_secrets,
+    secrets_of_settings,
+)
 from occubench.roles import Role
 from occubench.scale._log_housekeeping import mark_unfinished, remove_superseded_logs
 from occubench.scale._spec import ShardResult, ShardSpec
@@ -78,18 +85,27 @@ def run_eval(
 
     The collector is tuned while the eval runs (``tuned_gc``), errors never fail the
     eval (they are recorded per sample), and logs a killed earlier attempt left
-    behind are removed once the eval set has taken their samples. A run its budget
+    behind are removed once the eval set has taken their samples. The models' secrets
+    (keys, base URL credentials, secret headers and arguments) are registered and, with
+    the environment's, redacted from Inspect's log records while it runs and from the
+    log folder once it ends (``occubench.redaction``). A run its budget
     stopped leaves its logs unfinished (``mark_unfinished``): the same call again, with a
     larger budget, runs the samples it did not start.
     """
     settings = generate or options.generate_config
+    main = _model(model, settings(Role.AGENT))
+    role_models = {role.value: _model(m, settings(role)) for role, m in roles.items()}
+    for built in (main, *role_models.values()):
+        register_secrets(model_secrets(built))
+    register_secrets(secrets_of_settings(dict(task_args)))
+    redact_log_records()
     with tuned_gc(), spending_limit(budget):
         success, logs = eval_set(
             tasks=task,
             task_args=dict(task_args),
             log_dir=log_dir,
-            model=_model(model, settings(Role.AGENT)),
-            model_roles={role.value: _model(m, settings(role)) for role, m in roles.items()},
+            model=main,
+            model_roles=role_models,
             epochs=epochs,
             max_samples=max_samples or options.samples_at_once(),
             log_realtime=options.log_realtime,
@@ -100,6 +116,8 @@ def run_eval(
         )
         locations = [log.location for log in logs]
         remove_superseded_logs(locations)
+        if "://" not in log_dir or log_dir.startswith("file://"):
+            redact_log_folder(log_dir.removeprefix("file://"))
         if budget is not None and budget.spend.refused:
             success = False
             mark_unfinished(

@@ -59,6 +59,12 @@ class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """HTTP 200 whose body is not valid JSON: the completion cut off mid-object."""
     NO_CHOICES = "no_choices"
     """HTTP 200 with a JSON completion that has no ``choices``."""
+    AUTH_ERROR = "auth_error"
+    """HTTP 401 whose body quotes the API key the request carried, as some providers do."""
+
+
+TRANSIENT_KINDS: list[FailureKind] = [k for k in FailureKind if k is not FailureKind.AUTH_ERROR]
+"""The failures a client is right to retry (the default kinds)."""
 
 
 class Flakiness(BaseModel):
@@ -69,7 +75,7 @@ class Flakiness(BaseModel):
     )
     seed: int = Field(default=0, description="Seed of the choice of requests and kinds.")
     kinds: list[FailureKind] = Field(
-        default_factory=lambda: list(FailureKind),
+        default_factory=lambda: list(TRANSIENT_KINDS),
         min_length=1,
         description="Failure kinds, chosen per request by the seeded hash.",
     )
@@ -123,11 +129,17 @@ class ServerStats:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
-    def authorized(self, header: str | None) -> None:
-        """Note the API key a request carried (as a digest: the key itself is not kept)."""
-        if header and header.startswith("Bearer "):
-            with self._lock:
-                self._keys.add(hashlib.sha256(header[7:].encode()).hexdigest())
+    def authorized(self, headers: Mapping[str, str]) -> None:
+        """Note the keys a request carried (as digests: the keys themselves are not kept).
+
+        The bearer token of ``Authorization`` and the values of ``X-Api-Key``/``Api-Key``.
+        """
+        lower = {name.lower(): value for name, value in headers.items()}
+        bearer = lower.get("authorization") or ""
+        found = [bearer[7:]] if bearer.startswith("Bearer ") else []
+        found += [lower[name] for name in ("x-api-key", "api-key") if lower.get(name)]
+        with self._lock:
+            self._keys.update(hashlib.sha256(k.encode()).hexdigest() for k in found)
 
     def saw_key(self, key: str) -> bool:
         """Whether some request carried this API key (never served at ``/stats``)."""
@@ -293,7 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         stats = self.server.stats
         stats.enter(model, prompt_tokens)
-        stats.authorized(self.headers.get("Authorization"))
+        stats.authorized(dict(self.headers.items()))
         try:
             if self.server.latency:  # the latency is the whole answer time, work included
                 time.sleep(max(0.0, arrived + self.server.latency - time.monotonic()))
@@ -319,6 +331,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_bytes(200, data[: len(data) // 2])  # cut off mid-object
         elif kind is FailureKind.NO_CHOICES:
             self._send(200, {k: v for k, v in completion.items() if k != "choices"})
+        elif kind is FailureKind.AUTH_ERROR:
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            error = {"message": f"Incorrect API key provided: {key}", "type": "invalid_api_key"}
+            self._send(401, {"error": error})
         else:
             if kind is FailureKind.TIMEOUT:
                 time.sleep(flaky.hang)

@@ -11,7 +11,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.scripted._openai_server import (
+    TRANSIENT_KINDS,
+    FailureKind,
+    Flakiness,
+    ScriptedOpenAIServer,
+)
 
 
 def main() -> None:
@@ -29,7 +34,7 @@ def main() -> None:
     parser.add_argument("--flaky-seed", type=int, default=0, help="seed of the failures")
     parser.add_argument(
         "--flaky-kinds",
-        default=",".join(k.value for k in FailureKind),
+        default=",".join(k.value for k in TRANSIENT_KINDS),
         help="comma-separated failure kinds",
     )
     parser.add_argument(
