@@ -11,6 +11,7 @@ the package's entry point, so a log records the task and its arguments.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,8 +31,16 @@ from occubench.redaction import (
     secrets_of_settings,
 )
 from occubench.roles import Role
+from occubench.scale._log_folder import (
+    LogFolderError,
+    check_logs_written,
+    hold_log_folder,
+    log_folder_error,
+)
 from occubench.scale._log_housekeeping import mark_unfinished, remove_superseded_logs
 from occubench.scale._spec import ShardResult, ShardSpec
+
+logger = logging.getLogger(__name__)
 
 BENCHMARK_TASK = "occubench/occubench"
 """Registry name of the benchmark task (``occubench.task.occubench``)."""
@@ -42,6 +51,10 @@ class EvalOutcome(BaseModel):
 
     success: bool = Field(description="Every task of the eval set completed (errors recorded).")
     logs: list[str] = Field(description="Log files of the eval set, one per task.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What taking the log folder did: a stale lock taken over, logs moved aside.",
+    )
 
 
 def _model(value: str | Model, config: GenerateConfig) -> Model:
@@ -99,22 +112,31 @@ def run_eval(
         register_secrets(model_secrets(built))
     register_secrets(secrets_of_settings(dict(task_args)))
     redact_log_records()
-    with tuned_gc(), spending_limit(budget):
-        success, logs = eval_set(
-            tasks=task,
-            task_args=dict(task_args),
-            log_dir=log_dir,
-            model=main,
-            model_roles=role_models,
-            epochs=epochs,
-            max_samples=max_samples or options.samples_at_once(),
-            log_realtime=options.log_realtime,
-            log_buffer=options.log_buffer,
-            retry_on_error=options.retry_on_error,
-            fail_on_error=False,
-            display=display,  # type: ignore[arg-type]
-        )
+    with hold_log_folder(log_dir) as held, tuned_gc(), spending_limit(budget):
+        for note in held.notes:
+            logger.warning(note)
+        try:
+            success, logs = eval_set(
+                tasks=task,
+                task_args=dict(task_args),
+                log_dir=log_dir,
+                model=main,
+                model_roles=role_models,
+                epochs=epochs,
+                max_samples=max_samples or options.samples_at_once(),
+                log_realtime=options.log_realtime,
+                log_buffer=options.log_buffer,
+                retry_on_error=options.retry_on_error,
+                fail_on_error=False,
+                display=display,  # type: ignore[arg-type]
+            )
+        except Exception as e:  # a log write that failed on the disk: one clear line
+            problem = log_folder_error(e, log_dir)
+            if problem is None:
+                raise
+            raise problem from None
         locations = [log.location for log in logs]
+        check_logs_written(locations, log_dir)
         remove_superseded_logs(locations)
         if "://" not in log_dir or log_dir.startswith("file://"):
             redact_log_folder(log_dir.removeprefix("file://"))
@@ -123,7 +145,7 @@ def run_eval(
             mark_unfinished(
                 locations, f"budget reached: {budget.spend.refused} sample start(s) refused"
             )
-    return EvalOutcome(success=success, logs=locations)
+    return EvalOutcome(success=success, logs=locations, notes=held.notes)
 
 
 def shard_budget(spec: ShardSpec) -> SpendGuard | None:
@@ -170,19 +192,22 @@ def run_shard(
     """
     given = models or {}
     with tuned_gc():  # one tuning for the eval and the reading of its logs
-        outcome = run_eval(
-            BENCHMARK_TASK,
-            spec.config().task_args(),
-            log_dir=spec.log_dir,
-            model=given.get(Role.AGENT, spec.run.agent),
-            roles={role: given.get(role, name) for role, name in spec.run.roles.items()},
-            options=spec.run.options,
-            generate=spec.generate_config,
-            max_samples=spec.samples_at_once(),
-            epochs=spec.run.epochs,
-            display=display,
-            budget=shard_budget(spec),
-        )
+        try:
+            outcome = run_eval(
+                BENCHMARK_TASK,
+                spec.config().task_args(),
+                log_dir=spec.log_dir,
+                model=given.get(Role.AGENT, spec.run.agent),
+                roles={role: given.get(role, name) for role, name in spec.run.roles.items()},
+                options=spec.run.options,
+                generate=spec.generate_config,
+                max_samples=spec.samples_at_once(),
+                epochs=spec.run.epochs,
+                display=display,
+                budget=shard_budget(spec),
+            )
+        except LogFolderError as e:  # busy, read-only, full: the shard did not run
+            return spec.result(False, error=str(e))
         rows = read_runs(outcome.logs)  # while the eval's objects are still about
     return spec.result(
         outcome.success,
