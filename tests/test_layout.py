@@ -15,6 +15,7 @@ BASE = {
     "budget",
     "tokens",
     "redaction",
+    "calls",
 }
 """Small modules every room may import (they import nothing above them)."""
 
@@ -28,6 +29,7 @@ ALLOWED = {
     "budget": {"errors"},
     "tokens": {"defaults"},
     "redaction": set(),
+    "calls": set(),
     "dataset": set(),
     "simchecks": {"dataset"},
     "simulator": {"dataset", "simchecks"},

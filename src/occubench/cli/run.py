@@ -209,6 +209,11 @@ def run(
     retry_on_error: int = typer.Option(
         DEFAULT_SAMPLE_RETRIES, help="Retries of an errored sample."
     ),
+    replay_calls: bool = typer.Option(
+        True,
+        help="A restarted sample replays the model calls its earlier attempt made "
+        "instead of paying for them again.",
+    ),
     max_retries: int = typer.Option(
         DEFAULT_MAX_RETRIES, help="Retries of a model call (429, 5xx, timeouts), after the SDK's."
     ),

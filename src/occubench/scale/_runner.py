@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from occubench.analysis import estimate_run, read_runs, usage_cost
 from occubench.budget import SpendGuard, spending_limit
+from occubench.calls import resilient
 from occubench.config import EvalOptions
 from occubench.interpreter import tuned_gc
 from occubench.redaction import (
@@ -57,13 +58,16 @@ class EvalOutcome(BaseModel):
     )
 
 
-def _model(value: str | Model, config: GenerateConfig) -> Model:
-    """A model built afresh from its name (not memoized), or the model as given.
+def _model(value: str | Model, config: GenerateConfig, replay: bool) -> Model:
+    """A model built afresh from its name (not memoized) or as given, made resilient.
 
-    Not memoized: each run reads the provider's base URL and key from the environment
-    afresh, and a model never outlives the endpoint a test served it from.
+    Resilient (``occubench.calls``): unreadable answers retried at the call, restarted
+    samples replaying the calls they paid for. Not memoized: each run reads the
+    provider's base URL and key from the environment afresh, and a model never outlives
+    the endpoint a test served it from.
     """
-    return value if isinstance(value, Model) else get_model(value, config=config, memoize=False)
+    built = value if isinstance(value, Model) else get_model(value, config=config, memoize=False)
+    return resilient(built, replay=replay)
 
 
 def run_eval(
@@ -106,8 +110,9 @@ def run_eval(
     larger budget, runs the samples it did not start.
     """
     settings = generate or options.generate_config
-    main = _model(model, settings(Role.AGENT))
-    role_models = {role.value: _model(m, settings(role)) for role, m in roles.items()}
+    replay = options.replay_calls
+    main = _model(model, settings(Role.AGENT), replay)
+    role_models = {role.value: _model(m, settings(role), replay) for role, m in roles.items()}
     for built in (main, *role_models.values()):
         register_secrets(model_secrets(built))
     register_secrets(secrets_of_settings(dict(task_args)))

@@ -102,6 +102,13 @@ class Flakiness(BaseModel):
         return self.kinds[int.from_bytes(digest[8:16], "big") % len(self.kinds)]
 
 
+class HardFailure(BaseModel):
+    """One request the server refuses for good: the n-th for a model, answered HTTP 400."""
+
+    model: str = Field(description="The model (behaviour) whose request fails.")
+    call: int = Field(ge=1, description="Which of that model's requests fails (1-based).")
+
+
 def request_key(body: dict[str, Any]) -> str:
     """A digest of a request body: equal bodies (a retry, a repeated vote) share it."""
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
@@ -121,13 +128,19 @@ class ServerStats:
         self._failed: Counter[str] = Counter()
         self._keys: set[str] = set()
 
-    def enter(self, model: str, prompt_tokens: int) -> None:
-        """A request for ``model`` started."""
+    def enter(self, model: str, prompt_tokens: int) -> int:
+        """A request for ``model`` started; its number among that model's requests."""
         with self._lock:
             self.requests[model] += 1
             self.prompt_tokens[model] += prompt_tokens
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return self.requests[model]
+
+    def fail_hard(self) -> None:
+        """A request was refused for good (``HardFailure``)."""
+        with self._lock:
+            self.failures["hard"] += 1
 
     def authorized(self, headers: Mapping[str, str]) -> None:
         """Note the keys a request carried (as digests: the keys themselves are not kept).
@@ -304,8 +317,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": {"message": str(e), "type": "invalid_request_error"}})
             return
         stats = self.server.stats
-        stats.enter(model, prompt_tokens)
+        number = stats.enter(model, prompt_tokens)
         stats.authorized(dict(self.headers.items()))
+        if HardFailure(model=model, call=number) in self.server.hard_failures:
+            stats.fail_hard()
+            error = {"message": f"request {number} refused (injected)", "type": "invalid_request"}
+            self._send(400, {"error": error})
+            stats.leave()
+            return
         try:
             if self.server.latency:  # the latency is the whole answer time, work included
                 time.sleep(max(0.0, arrived + self.server.latency - time.monotonic()))
@@ -351,6 +370,7 @@ class ScriptedOpenAIServer:
         flaky: Fail a seeded share of the requests at first (see ``Flakiness``).
         behaviours: More models, by name, beside ``BEHAVIOURS`` (e.g. a test's own agent).
         record: Keep every completion request's body, in arrival order (``recorded``).
+        hard_failures: Requests refused for good with HTTP 400 (a forced sample error).
     """
 
     class _HTTPServer(ThreadingHTTPServer):
@@ -361,6 +381,7 @@ class ScriptedOpenAIServer:
         behaviours: Mapping[str, Behaviour]
         recorded: list[dict[str, Any]] | None
         record_lock: threading.Lock
+        hard_failures: list[HardFailure]
 
         def handle_error(self, request: Any, client_address: Any) -> None:
             """A client that gave up (timeout, retry) is expected: no traceback on stderr."""
@@ -375,6 +396,7 @@ class ScriptedOpenAIServer:
         flaky: Flakiness | None = None,
         behaviours: Mapping[str, Behaviour] | None = None,
         record: bool = False,
+        hard_failures: list[HardFailure] | None = None,
     ) -> None:
         if not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"the test server binds to loopback only, not {host}")
@@ -385,6 +407,7 @@ class ScriptedOpenAIServer:
         self._server.behaviours = {**BEHAVIOURS, **(behaviours or {})}
         self._server.recorded = [] if record else None
         self._server.record_lock = threading.Lock()
+        self._server.hard_failures = list(hard_failures or [])
         self._thread: threading.Thread | None = None
 
     @property
