@@ -107,7 +107,7 @@ def summary(log_dir: Path) -> dict:
         episode = episode_in(sample.store)
         steps = episode.steps
         score = (sample.scores or {}).get("occubench_scorer")
-        grade = Grade.model_validate(score.metadata) if score and score.metadata else None
+        grade = Grade.of(score.metadata, score.value == "C") if score else None
         out["samples"].append(
             {
                 "id": sample.id,

@@ -97,8 +97,9 @@ def disk_problem(error: OSError, folder: str | Path) -> LogFolderError | None:
         return None
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
         return _full(folder)
+    what = "read-only" if error.errno == errno.EROFS else "not writable"
     return LogFolderError(
-        f"the log folder {folder} is read-only ({error.strerror}): choose another with "
+        f"the log folder {folder} is {what} ({error.strerror}): choose another with "
         "--log-dir or make it writable"
     )
 
