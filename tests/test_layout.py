@@ -15,6 +15,8 @@ BASE = {
     "protocols",
     "budget",
     "tokens",
+    "redaction",
+    "calls",
 }
 """Small modules every room may import (they import nothing above them)."""
 
@@ -28,6 +30,8 @@ ALLOWED = {
     "interpreter": {"defaults"},
     "budget": {"errors"},
     "tokens": {"defaults"},
+    "redaction": set(),
+    "calls": set(),
     "dataset": set(),
     "simchecks": {"dataset"},
     "simulator": {"dataset", "simchecks"},

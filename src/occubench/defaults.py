@@ -208,3 +208,9 @@ DEFAULT_ESTIMATE_ANSWER_TOKENS = 150
 
 DEFAULT_ESTIMATE_VERDICT_TOKENS = 60
 """Cost estimate: tokens of one judge vote (the verdict object and its feedback)."""
+
+DEFAULT_MIN_FREE_MB = 64
+"""A run does not start when the disk of its log folder has less free space (MB)."""
+
+DEFAULT_LOCK_FILE = ".occubench.lock"
+"""The lock file of a log folder: one run at a time writes into it."""

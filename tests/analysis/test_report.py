@@ -228,3 +228,28 @@ def test_html_with_two_simulators_and_epochs_shows_agreement_and_pass_k(rows):
     assert 'id="passk"' in page
     assert f"{SCHEMA} @ other/sim" in page
     assert "infrastructure error</span>: &lt;b&gt;simulator down&lt;/b&gt;" in page
+
+
+def test_report_files_hold_no_secret(tmp_path, rows, monkeypatch):
+    """A provider error quoting the key, a key in a base URL: redacted in every format."""
+    key = "sk-report-LEAK-0123456789abcdef"
+    monkeypatch.setenv("LOCAL_API_KEY", key)
+    leaky = [
+        r.model_copy(
+            update={
+                "error": f"Error code: 401 - Incorrect API key provided: {key}",
+                "agent_model": "openai-api/gw/m @ http://me:url-password-9876@gw",
+            }
+        )
+        if i == 0
+        else r
+        for i, r in enumerate(rows)
+    ]
+    written = write_report(
+        build_report(leaky, n_resamples=50), leaky, ["md", "csv", "json", "html"], tmp_path
+    )
+    texts = {p.name: p.read_text(encoding="utf-8") for p in written if p.suffix != ".png"}
+    assert {"report.md", "samples.csv", "report.json", "samples.jsonl", "report.html"} <= set(texts)
+    assert any("Incorrect API key provided: [redacted]" in t for t in texts.values())
+    leaks = [n for n, t in texts.items() if key in t or "url-password-9876" in t]
+    assert leaks == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -254,3 +255,22 @@ def test_parquet_needs_pyarrow_said_clearly(monkeypatch, tmp_path):
     monkeypatch.setattr(builtins, "__import__", no_pyarrow)
     with pytest.raises(ValueError, match="occubench\\[export\\]"):
         write_export([], tmp_path, ExportFormat.PARQUET)
+
+
+def test_exports_hold_no_secret(demo_logs, tmp_path, monkeypatch):
+    """A key a model (or a provider error) wrote into a trajectory is redacted in every format."""
+    key = "sk-export-LEAK-0123456789abcdef"
+    monkeypatch.setenv("LOCAL_API_KEY", key)
+    trajectories = read_exports([demo_logs], ExportFilter(models=["occubench/careful"]))[:2]
+    last = trajectories[0].messages[-1]
+    leaky = last.model_copy(update={"content": f"{last.content} (my key is {key})"})
+    trajectories[0] = trajectories[0].model_copy(
+        update={"messages": [*trajectories[0].messages[:-1], leaky]}
+    )
+    formats = [ExportFormat.OPENAI, ExportFormat.SHAREGPT]
+    if importlib.util.find_spec("pyarrow"):
+        formats.append(ExportFormat.PARQUET)
+    written = [p for fmt in formats for p in write_export(trajectories, tmp_path, fmt)]
+    assert all(key.encode() not in p.read_bytes() for p in written)
+    examples = lines(tmp_path / "trajectories.openai.jsonl")
+    assert examples[0]["messages"][-1]["content"].endswith("(my key is [redacted])")

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from conftest import SAMPLE_IDS
 from occubench.cli import app
 from occubench.providers import PROVIDER
-from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.scripted._openai_server import TRANSIENT_KINDS, Flakiness, ScriptedOpenAIServer
 
 FLAKY = Flakiness(rate=0.15, seed=0, hang=1.5)
 """The reliability tests' plan: every failure kind occurs in the sample run."""
@@ -107,7 +107,7 @@ def test_a_flaky_endpoint_gives_the_clean_results_without_sample_reruns(run, mon
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
         run(PROVIDER, "flaky", "--attempt-timeout", "1")
         stats = server.stats.snapshot()
-    assert set(stats["failures"]) == {k.value for k in FailureKind}
+    assert set(stats["failures"]) == {k.value for k in TRANSIENT_KINDS}
     assert stats["retries"] == sum(stats["failures"].values())
     expected, _ = outcome(tmp_path / "clean")
     got, log = outcome(tmp_path / "flaky")

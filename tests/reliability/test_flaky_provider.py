@@ -15,7 +15,13 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from conftest import SAMPLE_IDS
-from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.scripted._openai_server import (
+    TRANSIENT_KINDS,
+    FailureKind,
+    Flakiness,
+    ScriptedOpenAIServer,
+    request_key,
+)
 
 FLAKY = Flakiness(rate=0.15, seed=0, hang=1.5)
 """With this seed every failure kind occurs in the sample run; hang > --attempt-timeout."""
@@ -45,11 +51,11 @@ def test_failure_plan_is_seeded_and_covers_the_rate():
     assert plan != [Flakiness(rate=0.15, seed=1).planned(k) for k in keys]
     failing = [p for p in plan if p is not None]
     assert 0.12 < len(failing) / len(keys) < 0.18
-    assert set(failing) == set(FailureKind)
+    assert set(failing) == set(TRANSIENT_KINDS)
     assert all(Flakiness(rate=0.0).planned(k) is None for k in keys[:100])
 
 
-@pytest.mark.parametrize("kind", list(FailureKind))
+@pytest.mark.parametrize("kind", TRANSIENT_KINDS)
 def test_each_failure_kind_then_the_clean_answer(kind):
     flaky = Flakiness(rate=1.0, kinds=[kind], hang=1.0, retry_after=0.25)
     with ScriptedOpenAIServer(flaky=flaky) as server:
@@ -84,6 +90,21 @@ def test_identical_requests_share_one_failure():
     assert stats["retries"] == 1 and stats["requests"] == {"echo-simulator": 3}
 
 
+def test_per_attempt_failures_can_repeat_and_are_seeded():
+    flaky = Flakiness(rate=0.5, seed=4, kinds=[FailureKind.SERVER_ERROR], per_attempt=True)
+    with ScriptedOpenAIServer(flaky=flaky) as server:
+        codes = [post(server.base_url, body("same"))[0] for _ in range(40)]
+        stats = server.stats.snapshot()
+    expected = [
+        500 if flaky.planned(f"{request_key(body('same'))}:{n}") else 200 for n in range(1, 41)
+    ]
+    assert codes == expected  # the n-th attempt of a request fails by (seed, body, n)
+    assert 10 < codes.count(500) < 30
+    assert any(a == b == 500 for a, b in zip(codes, codes[1:], strict=False))  # fails again
+    assert stats["failures"] == {"server_error": codes.count(500)}
+    assert stats["repeated"] == 39 and stats["distinct"] == 1
+
+
 def summary(log_dir) -> dict:
     """Per task: verdict, votes, stop reason and the whole conversation."""
     (path,) = log_dir.glob("*.eval")
@@ -110,38 +131,56 @@ def summary(log_dir) -> dict:
     return out, log
 
 
-def test_flaky_provider_run_matches_a_clean_run(occubench_run, monkeypatch, tmp_path):
+RANDOM_20 = Flakiness(
+    rate=0.2,
+    seed=0,
+    kinds=[FailureKind.RATE_LIMIT, FailureKind.SERVER_ERROR, FailureKind.BAD_JSON],
+    per_attempt=True,
+)
+"""Issue 15's endpoint: a fifth of all attempts fail (429, 500, a 200 cut off mid-body)."""
+
+
+@pytest.mark.parametrize("flaky", [FLAKY, RANDOM_20], ids=["first-attempts", "random-20pc"])
+def test_flaky_provider_run_matches_a_clean_run(occubench_run, monkeypatch, tmp_path, flaky):
+    """Every failure, unreadable 200s included, is retried at the call: every sample is
+    scored as in a clean run, no sample is restarted, and the answers paid for are the
+    clean run's."""
     monkeypatch.setenv("LOCAL_API_KEY", "test-key")
     with ScriptedOpenAIServer() as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
         clean = occubench_run("--log-dir", str(tmp_path / "clean"))
         clean_stats = server.stats.snapshot()
     assert clean.exit_code == 0, clean.output
-    with ScriptedOpenAIServer(flaky=FLAKY) as server:
+    with ScriptedOpenAIServer(flaky=flaky) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        flaky = occubench_run("--log-dir", str(tmp_path / "flaky"), "--attempt-timeout", "1")
+        run = occubench_run("--log-dir", str(tmp_path / "flaky"), "--attempt-timeout", "1")
         stats = server.stats.snapshot()
-    assert flaky.exit_code == 0, flaky.output
+    assert run.exit_code == 0, run.output
     assert clean_stats["failures"] == {}
-    assert set(stats["failures"]) == {k.value for k in FailureKind}
-    assert stats["retries"] == sum(stats["failures"].values())  # every failed request asked again
-    assert stats["distinct"] == clean_stats["distinct"]  # and nothing else was asked
+    assert set(stats["failures"]) == {k.value for k in flaky.kinds}
+    injected = sum(stats["failures"].values())
+    assert stats["retries"] == injected  # every failed attempt asked again ...
+    assert stats["distinct"] == clean_stats["distinct"]  # ... and nothing else was asked
+    requests, clean_requests = (
+        sum(stats["requests"].values()),
+        sum(clean_stats["requests"].values()),
+    )
+    assert requests - injected == clean_requests  # billed answers: the clean run's
 
     expected, _ = summary(tmp_path / "clean")
     got, log = summary(tmp_path / "flaky")
     assert sorted(got) == SAMPLE_IDS
     assert all(v["error"] is None for v in got.values())  # every sample scored
-    assert got == expected
-    assert "infrastructure error" not in flaky.output
-    last = [line for line in flaky.output.splitlines() if "│ all" in line][-1]
-    assert " 10 " in last and "100.0" in last
-    # Inspect's part: SDK retries are invisible; attempt timeouts are Inspect retries,
-    # malformed bodies (not retried by the SDK or Inspect) re-run their sample.
-    sample_retries = sum(len(s.error_retries or []) for s in log.samples)
-    malformed = stats["failures"][FailureKind.BAD_JSON] + stats["failures"][FailureKind.NO_CHOICES]
-    assert 1 <= sample_retries <= malformed
+    assert got == expected  # same trajectories and verdicts
+    assert "infrastructure error" not in run.output
+    sample_restarts = sum(len(s.error_retries or []) for s in log.samples)
+    assert sample_restarts == 0  # unreadable bodies are retried at the call now
+    unreadable = stats["failures"].get("bad_json", 0) + stats["failures"].get("no_choices", 0)
+    counted = sum(s.store.get("CallCounts:unreadable", 0) for s in log.samples)
+    assert unreadable > 0 and counted == unreadable  # each one counted in its sample
     print(
-        f"\nflaky run: requests {sum(stats['requests'].values())} (clean "
-        f"{sum(clean_stats['requests'].values())}), injected {stats['failures']}, "
-        f"retried {stats['retries']}, sample re-runs {sample_retries}, scored {len(got)}/10"
+        f"\n{flaky.rate:.0%} faults ({'every attempt' if flaky.per_attempt else 'first attempts'})"
+        f": requests {requests} (clean {clean_requests}), injected {stats['failures']}, "
+        f"call-level retries {stats['retries']}, sample restarts {sample_restarts}, "
+        f"billed answers {requests - injected} (clean {clean_requests}), scored {len(got)}/10"
     )

@@ -18,6 +18,7 @@ Files:
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Sequence
 from enum import Enum
@@ -36,6 +37,7 @@ from occubench.analysis._sanitize import markdown_cell
 from occubench.analysis._store import EXPORT_FILE, write_parquet
 from occubench.analysis._variance import VarianceRow
 from occubench.defaults import DEFAULT_REPORT_TRAJECTORIES
+from occubench.redaction import redact, redact_model
 
 
 class ReportFormat(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
@@ -105,13 +107,25 @@ def variance_record(row: VarianceRow) -> dict[str, Any]:
     return record
 
 
+def write_text(path: Path, text: str) -> Path:
+    """Write a report file's text, secrets redacted (``occubench.redaction``).
+
+    Every report file goes through here: a provider error quoting a key, or a key in a
+    base URL, never reaches a report.
+    """
+    path.write_text(redact(text), encoding="utf-8")
+    return path
+
+
 def write_csv(path: Path, records: Sequence[dict[str, Any]], columns: Sequence[str] = ()) -> Path:
     """Write flat records as CSV; the header is ``columns`` plus any other keys of the records."""
     columns = list(dict.fromkeys([*columns, *(key for record in records for key in record)]))
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(records)
     with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(records)
+        f.write(redact(text.getvalue()))
     return path
 
 
@@ -138,8 +152,7 @@ def write_markdown(
     ]
     parts += [f"![{p.stem}]({PLOTS_DIR}/{p.name})\n" for p in plots if p.suffix == ".png"]
     parts += [f"- {markdown_cell(line)}" for line in left_out]
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+    return write_text(path, "\n".join(parts))
 
 
 def write_review_csv(report: Report, out: Path) -> list[Path]:
@@ -170,6 +183,9 @@ def write_report(
     The HTML page embeds the trajectories of ``trajectories`` samples (``drill_down``:
     errors, then failures, then passes); only those are read from the logs.
 
+    The report and the rows are redacted first (``occubench.redaction``), so charts, which
+    draw model names, hold no secret either; every file's text is redacted as written.
+
     Returns:
         Every file written.
 
@@ -179,6 +195,7 @@ def write_report(
     chosen = [ReportFormat(f) for f in dict.fromkeys(formats)]
     if not chosen:
         return []
+    report, rows = redact_model(report), [redact_model(r) for r in rows]  # charts too
     (out / PLOTS_DIR).mkdir(parents=True, exist_ok=True)
     figures = report_figures(report)
     charts = chart_files(figures.figures)
@@ -209,12 +226,10 @@ def write_report(
                 records = [variance_record(r) for r in report.variance.rows]
                 written.append(write_csv(out / "variance.csv", records))
         elif fmt is ReportFormat.JSON:
-            path = out / "report.json"
-            path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-            samples = out / "samples.jsonl"
-            samples.write_text(
+            path = write_text(out / "report.json", report.model_dump_json(indent=2))
+            samples = write_text(
+                out / "samples.jsonl",
                 "".join(json.dumps(r.model_dump(mode="json")) + "\n" for r in rows),
-                encoding="utf-8",
             )
             written += [path, samples]
         elif fmt is ReportFormat.PARQUET:
@@ -226,7 +241,5 @@ def write_report(
                 read_trajectories(rows, only=set(drill_down(rows, trajectories))),
                 {n.removesuffix(".svg"): c for n, c in charts.items() if n.endswith(".svg")},
             )
-            path = out / "report.html"
-            path.write_text(page, encoding="utf-8")
-            written.append(path)
+            written.append(write_text(out / "report.html", page))
     return written

@@ -6,7 +6,8 @@ window or hide output, and rich markup that would restyle the table around it. T
 sequences and the remaining control characters are removed (newline and tab are kept),
 bidirectional overrides too (they reorder what is shown), and rich markup is escaped.
 In Markdown, HTML is escaped and a cell is kept on one line without a bare ``|``.
-(The HTML report escapes through jinja2's autoescape.)
+(The HTML report escapes through jinja2's autoescape.) Terminal text is redacted too
+(``occubench.redaction``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import html
 import re
 
 from rich.markup import escape
+
+from occubench.redaction import redact
 
 _ESCAPES = re.compile(
     r"""
@@ -35,8 +38,8 @@ def strip_controls(text: str) -> str:
 
 
 def terminal_text(text: object) -> str:
-    """Return ``text`` ready for a rich table cell: controls stripped, markup escaped."""
-    return escape(strip_controls(str(text)))
+    """Return ``text`` ready for a rich table cell: redacted, controls stripped, escaped."""
+    return escape(strip_controls(redact(str(text))))
 
 
 def markdown_cell(text: object) -> str:

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from occubench.analysis import SampleRow, terminal_text
 from occubench.dataset import DatasetError, resolve_dataset_dir
+from occubench.scale import LogFolderError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -23,7 +24,8 @@ def user_errors() -> Iterator[None]:
     """Report bad input as a clear message and exit 2, without a traceback.
 
     Messages may quote the input, so they are printed with control sequences stripped
-    and rich markup escaped.
+    and rich markup escaped. A log folder that cannot take the run (``LogFolderError``)
+    is one line too, with exit code 1.
     """
     try:
         yield
@@ -41,6 +43,9 @@ def user_errors() -> Iterator[None]:
     except (ValueError, FileNotFoundError) as e:
         err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
         raise typer.Exit(2) from None
+    except LogFolderError as e:  # not bad input: the folder is busy, read-only or full
+        err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
+        raise typer.Exit(1) from None
 
 
 def error_line(err: Mapping[str, Any]) -> str:

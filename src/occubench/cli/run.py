@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from occubench.analysis import (
     load_prices,
     priced,
     summary_tables,
+    terminal_text,
 )
 from occubench.cli._common import console, from_options, terminal_rows, user_errors
 from occubench.config import NO_AGENT_MODEL, EvalOptions, ReleasePrompts, RunConfig
@@ -52,6 +54,7 @@ from occubench.scale import (
     absolute_location,
     check_executor,
     execute,
+    hold_log_folder,
     merged_rows,
     plan_shards,
     run_shard,
@@ -212,6 +215,11 @@ def run(
     retry_on_error: int = typer.Option(
         DEFAULT_SAMPLE_RETRIES, help="Retries of an errored sample."
     ),
+    replay_calls: bool = typer.Option(
+        True,
+        help="A restarted sample replays the model calls its earlier attempt made "
+        "instead of paying for them again.",
+    ),
     max_retries: int = typer.Option(
         DEFAULT_MAX_RETRIES, help="Retries of a model call (429, 5xx, timeouts), after the SDK's."
     ),
@@ -310,16 +318,21 @@ def run(
     console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
     with user_errors():
         planned = [whole_run(spec)] if in_process else plan_shards(spec, shards)
-    if in_process:
-        results = [run_shard(planned[0], display=display)]
-    else:
-        results = execute(
-            planned,
-            executor,
-            parallel=len(planned),
-            ray_address=ray_address,
-            console=None if display == "none" else console,
-        )
+    with ExitStack() as folder:  # one run per log folder: busy, read-only, full disk said now
+        with user_errors():
+            held = folder.enter_context(hold_log_folder(spec.log_dir))
+        for note in held.notes:
+            console.print(terminal_text(note), highlight=False)
+        if in_process:
+            results = [run_shard(planned[0], display=display)]
+        else:
+            results = execute(
+                planned,
+                executor,
+                parallel=len(planned),
+                ray_address=ray_address,
+                console=None if display == "none" else console,
+            )
     for failed in (r for r in results if not r.success):
         console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
     rows = merged_rows(results)

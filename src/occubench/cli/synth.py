@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from typer import Option
 
 from occubench.analysis import load_prices
+from occubench.calls import resilient
 from occubench.cli._common import console, split_names, user_errors
 from occubench.defaults import (
     DEFAULT_MAX_CONNECTIONS,
@@ -112,11 +113,13 @@ def synth(
         )
         table = load_prices(prices) if prices else None
         config = GenerateConfig(max_connections=max_connections)
-        models = SynthesisModels(
-            generator=get_model(generator_model, config=config),
-            agent=get_model(agent_model, config=config),
-            simulator=get_model(simulator_model, config=config),
-            verifier=get_model(verifier_model, config=config) if verifier_model else None,
+        models = SynthesisModels(  # unreadable answers retried at the call, for every role
+            generator=resilient(get_model(generator_model, config=config)),
+            agent=resilient(get_model(agent_model, config=config)),
+            simulator=resilient(get_model(simulator_model, config=config)),
+            verifier=(
+                resilient(get_model(verifier_model, config=config)) if verifier_model else None
+            ),
         )
     os.environ.setdefault("INSPECT_DISPLAY", "none")  # our bars, not Inspect's, unless asked
     display_type()

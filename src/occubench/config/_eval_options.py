@@ -62,6 +62,11 @@ class EvalOptions(BaseModel):
     retry_on_error: int = Field(
         default=DEFAULT_SAMPLE_RETRIES, ge=0, description="Retries of an errored sample."
     )
+    replay_calls: bool = Field(
+        default=True,
+        description="A restarted sample replays the model calls its earlier attempt made "
+        "instead of paying for them again.",
+    )
     max_retries: int = Field(
         default=DEFAULT_MAX_RETRIES,
         ge=0,

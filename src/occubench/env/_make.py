@@ -7,15 +7,17 @@ from typing import Any
 
 from inspect_ai.model import Model, get_model
 
+from occubench.calls import resilient
 from occubench.config import RunConfig
 from occubench.env._episode import EnvEpisode
 from occubench.grading import choose_judge
 
 
 def _model(value: str | Model | None) -> Model | None:
-    if value is None or isinstance(value, Model):
-        return value
-    return get_model(value, memoize=False)
+    """The model by name (built afresh) or as given, resilient (``occubench.calls``)."""
+    if value is None:
+        return None
+    return resilient(value if isinstance(value, Model) else get_model(value, memoize=False))
 
 
 def make_episode(

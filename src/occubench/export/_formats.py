@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from occubench.export._records import ExportedMessage, ExportedTrajectory
+from occubench.redaction import known_secrets, redact_strings
 
 STEM = "trajectories"
 """File stem of every export file."""
@@ -179,10 +180,18 @@ def write_export(
 ) -> list[Path]:
     """Write one format into folder ``out``; the files written.
 
+    Every text of the trajectories is redacted first (``occubench.redaction``: a key a
+    model or a provider error quoted never reaches training data).
+
     Raises:
         ValueError: Parquet without pyarrow installed.
     """
     out.mkdir(parents=True, exist_ok=True)
+    secrets = known_secrets()
+    trajectories = [
+        ExportedTrajectory.model_validate(redact_strings(t.model_dump(mode="json"), secrets))
+        for t in trajectories
+    ]
     if fmt is ExportFormat.OPENAI:
         data, meta = out / f"{STEM}.openai.jsonl", out / f"{STEM}.openai.meta.jsonl"
         _write_jsonl(data, [openai_example(t) for t in trajectories])

@@ -36,9 +36,11 @@ from inspect_ai.model._openai import OpenAIResponseError
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
+from occubench.calls import count_unreadable
+from occubench.redaction import known_secrets, redact
+
 FIRST_FIELDS = ("model", "messages")
 """Body fields sent first, as the SDK orders them; the others follow alphabetically."""
-REDACTED = "[redacted]"
 MAX_ERROR_TEXT = 2000
 """Characters of an unreadable answer quoted in the error (the rest is cut)."""
 
@@ -67,9 +69,9 @@ def request_body(request: Mapping[str, Any]) -> bytes:
     return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` (an API key) replaced."""
-    return text.replace(secret, REDACTED) if secret else text
+def _redact(text: str, secret: str | None) -> str:
+    """``text`` with the call's API key and every known secret redacted (``occubench.redaction``)."""
+    return redact(text, known_secrets() | {secret} if secret else None)
 
 
 def _readable(data: Any) -> bool:
@@ -100,7 +102,8 @@ def read_completion(response: httpx2.Response, secret: str | None = None) -> Cha
     except ValueError:
         data = None
     if not _readable(data):
-        text = redact(response.text[:MAX_ERROR_TEXT], secret)
+        text = _redact(response.text[:MAX_ERROR_TEXT], secret)
+        count_unreadable(f"{text!r}", str(response.request.url.copy_with(query=None)))
         raise OpenAIResponseError(
             "server_error", f"unreadable chat completion (HTTP {response.status_code}): {text!r}"
         )
@@ -113,7 +116,7 @@ def read_completion(response: httpx2.Response, secret: str | None = None) -> Cha
 def status_error(response: httpx2.Response, secret: str | None = None) -> openai.APIStatusError:
     """The SDK's exception for a non-2xx answer (its class chosen by the status code)."""
     message = f"Error code: {response.status_code}"
-    text = redact(response.text.strip(), secret)
+    text = _redact(response.text.strip(), secret)
     body: Any = text
     try:
         body = json.loads(text)

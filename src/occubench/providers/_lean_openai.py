@@ -76,6 +76,10 @@ def model_calls_kept() -> bool:
 class LeanOpenAIAPI(OpenAICompatibleAPI):
     """Inspect's OpenAI-compatible provider, posting JSON on its own pooled client."""
 
+    checks_answers = True
+    """It reads every answer itself, an unreadable one raised as a 5xx (``read_completion``),
+    so ``occubench.calls`` puts no second check on its client."""
+
     def __init__(
         self,
         model_name: str,

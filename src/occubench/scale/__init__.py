@@ -3,7 +3,14 @@
 from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
 from occubench.scale._execute import absolute_location, check_executor, execute
 from occubench.scale._local import run_local, start_shard
-from occubench.scale._log_housekeeping import remove_superseded_logs
+from occubench.scale._log_folder import (
+    HeldFolder,
+    LockOwner,
+    LogFolderBusy,
+    LogFolderError,
+    hold_log_folder,
+)
+from occubench.scale._log_housekeeping import move_aside_unreadable_logs, remove_superseded_logs
 from occubench.scale._progress import ProgressView, ShardCounts, ShardState, read_shard_counts
 from occubench.scale._ray import import_ray, run_ray
 from occubench.scale._runner import BENCHMARK_TASK, EvalOutcome, run_eval, run_shard
@@ -38,6 +45,10 @@ __all__ = [
     "PLACEHOLDER",
     "AgentChoice",
     "Executor",
+    "HeldFolder",
+    "LockOwner",
+    "LogFolderBusy",
+    "LogFolderError",
     "ModelChoice",
     "ProgressView",
     "RunSpec",
@@ -51,11 +62,13 @@ __all__ = [
     "demo_sweep",
     "execute",
     "expand_sweep",
+    "hold_log_folder",
     "import_ray",
     "labelled",
     "load_sweep",
     "load_sweeps",
     "merged_rows",
+    "move_aside_unreadable_logs",
     "override",
     "placeholders",
     "plan_shards",

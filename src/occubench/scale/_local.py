@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from occubench.redaction import redact
 from occubench.scale._progress import ProgressView, ShardState
 from occubench.scale._spec import ShardResult, ShardSpec
 
@@ -53,8 +54,10 @@ def shard_result(spec: ShardSpec, stem: Path, returncode: int) -> ShardResult:
     tail = out.read_text(errors="replace").splitlines()[-_TAIL_LINES:] if out.is_file() else []
     return spec.result(
         False,
-        error=f"worker exited with code {returncode} (output: {out})"
-        + "".join(f"\n  {line}" for line in tail),
+        error=redact(
+            f"worker exited with code {returncode} (output: {out})"
+            + "".join(f"\n  {line}" for line in tail)
+        ),
     )
 
 

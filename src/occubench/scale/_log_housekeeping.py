@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,6 +66,54 @@ def remove_superseded_logs(locations: Sequence[str]) -> list[Path]:
         if any(path.parent == folder for path in removed):
             write_log_dir_manifest(str(folder))
     return removed
+
+
+def local_folder(location: str) -> Path | None:
+    """The local folder of a log location (a path or a file:// URI); None for remote stores."""
+    return _local_path(location)
+
+
+def unreadable_reason(path: Path) -> str | None:
+    """Why an ``.eval`` log cannot be read (None when it can): opened as a zip, its header read.
+
+    Cheap: the zip's central directory and one small member, not the samples.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            member = next((n for n in ("header.json", "_journal/start.json") if n in names), None)
+            if member is None:
+                return "no header.json or _journal/start.json in it"
+            json.loads(archive.read(member))
+    except zipfile.BadZipFile as e:
+        return f"not a readable zip: {e}"
+    except (ValueError, KeyError, EOFError, OSError) as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def move_aside_unreadable_logs(folder: Path) -> list[tuple[Path, str]]:
+    """Rename every ``.eval`` under ``folder`` that cannot be read to ``NAME.eval.corrupt``.
+
+    Inspect's eval set fails on such a file (``EOCD not found``, without its name) on
+    every rerun; once renamed, it is no log to Inspect, so the samples it held run
+    again. The folder's ``logs.json`` listing is rewritten when something moved.
+
+    Returns:
+        (new path, why it could not be read), for each log moved.
+    """
+    moved: list[tuple[Path, str]] = []
+    for path in sorted(folder.rglob("*.eval")):
+        reason = unreadable_reason(path)
+        if reason is None:
+            continue
+        target = path.with_name(f"{path.name}.corrupt")
+        path.replace(target)
+        moved.append((target, reason))
+    for parent in sorted({target.parent for target, _ in moved}):
+        if (parent / "logs.json").exists():
+            write_log_dir_manifest(str(parent))
+    return moved
 
 
 def _local_path(location: str) -> Path | None:

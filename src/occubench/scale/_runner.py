@@ -11,6 +11,7 @@ the package's entry point, so a log records the task and its arguments.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,11 +22,27 @@ from pydantic import BaseModel, Field
 
 from occubench.analysis import estimate_run, read_runs, usage_cost
 from occubench.budget import SpendGuard, spending_limit
+from occubench.calls import resilient
 from occubench.config import EvalOptions
 from occubench.interpreter import gc_tuned, lean_inspect, sample_finished, tuned_gc
+from occubench.redaction import (
+    model_secrets,
+    redact_log_folder,
+    redact_log_records,
+    register_secrets,
+    secrets_of_settings,
+)
 from occubench.roles import Role
+from occubench.scale._log_folder import (
+    LogFolderError,
+    check_logs_written,
+    hold_log_folder,
+    log_folder_error,
+)
 from occubench.scale._log_housekeeping import mark_unfinished, remove_superseded_logs
 from occubench.scale._spec import ShardResult, ShardSpec
+
+logger = logging.getLogger(__name__)
 
 BENCHMARK_TASK = "occubench/occubench"
 """Registry name of the benchmark task (``occubench.task.occubench``)."""
@@ -52,15 +69,22 @@ class EvalOutcome(BaseModel):
 
     success: bool = Field(description="Every task of the eval set completed (errors recorded).")
     logs: list[str] = Field(description="Log files of the eval set, one per task.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What taking the log folder did: a stale lock taken over, logs moved aside.",
+    )
 
 
-def _model(value: str | Model, config: GenerateConfig) -> Model:
-    """A model built afresh from its name (not memoized), or the model as given.
+def _model(value: str | Model, config: GenerateConfig, replay: bool) -> Model:
+    """A model built afresh from its name (not memoized) or as given, made resilient.
 
-    Not memoized: each run reads the provider's base URL and key from the environment
-    afresh, and a model never outlives the endpoint a test served it from.
+    Resilient (``occubench.calls``): unreadable answers retried at the call, restarted
+    samples replaying the calls they paid for. Not memoized: each run reads the
+    provider's base URL and key from the environment afresh, and a model never outlives
+    the endpoint a test served it from.
     """
-    return value if isinstance(value, Model) else get_model(value, config=config, memoize=False)
+    built = value if isinstance(value, Model) else get_model(value, config=config, memoize=False)
+    return resilient(built, replay=replay)
 
 
 def run_eval(
@@ -96,36 +120,57 @@ def run_eval(
     The collector is tuned and Inspect set for throughput while the eval runs
     (``tuned_gc``, ``lean_inspect``: trace level, no message snapshots), raw model
     calls are logged only with ``options.log_model_api`` (failed calls always), errors
-    never fail the eval (they are recorded per sample), and logs a killed earlier
-    attempt left behind are removed once the eval set has taken their samples. A run its
-    budget stopped leaves its logs unfinished (``mark_unfinished``): the same call again,
-    with a larger budget, runs the samples it did not start.
+    never fail the eval (they are recorded per sample), and logs a killed earlier attempt left
+    behind are removed once the eval set has taken their samples. The models' secrets
+    (keys, base URL credentials, secret headers and arguments) are registered and, with
+    the environment's, redacted from Inspect's log records while it runs and from the
+    log folder once it ends (``occubench.redaction``). A run its budget
+    stopped leaves its logs unfinished (``mark_unfinished``): the same call again, with a
+    larger budget, runs the samples it did not start.
     """
     settings = generate or options.generate_config
-    with tuned_gc(), lean_inspect(), spending_limit(budget):
-        success, logs = eval_set(
-            tasks=task,
-            task_args=dict(task_args),
-            log_dir=log_dir,
-            model=_model(model, settings(Role.AGENT)),
-            model_roles={role.value: _model(m, settings(role)) for role, m in roles.items()},
-            epochs=epochs,
-            max_samples=max_samples or options.samples_at_once(),
-            log_realtime=options.log_realtime,
-            log_model_api=options.log_model_api,
-            log_buffer=options.log_buffer,
-            retry_on_error=options.retry_on_error,
-            fail_on_error=False,
-            display=display,  # type: ignore[arg-type]
-        )
+    replay = options.replay_calls
+    main = _model(model, settings(Role.AGENT), replay)
+    role_models = {role.value: _model(m, settings(role), replay) for role, m in roles.items()}
+    for built in (main, *role_models.values()):
+        register_secrets(model_secrets(built))
+    register_secrets(secrets_of_settings(dict(task_args)))
+    redact_log_records()
+    with hold_log_folder(log_dir) as held, tuned_gc(), lean_inspect(), spending_limit(budget):
+        for note in held.notes:
+            logger.warning(note)
+        try:
+            success, logs = eval_set(
+                tasks=task,
+                task_args=dict(task_args),
+                log_dir=log_dir,
+                model=main,
+                model_roles=role_models,
+                epochs=epochs,
+                max_samples=max_samples or options.samples_at_once(),
+                log_realtime=options.log_realtime,
+                log_model_api=options.log_model_api,
+                log_buffer=options.log_buffer,
+                retry_on_error=options.retry_on_error,
+                fail_on_error=False,
+                display=display,  # type: ignore[arg-type]
+            )
+        except Exception as e:  # a log write that failed on the disk: one clear line
+            problem = log_folder_error(e, log_dir)
+            if problem is None:
+                raise
+            raise problem from None
         locations = [log.location for log in logs]
+        check_logs_written(locations, log_dir)
         remove_superseded_logs(locations)
+        if "://" not in log_dir or log_dir.startswith("file://"):
+            redact_log_folder(log_dir.removeprefix("file://"))
         if budget is not None and budget.spend.refused:
             success = False
             mark_unfinished(
                 locations, f"budget reached: {budget.spend.refused} sample start(s) refused"
             )
-    return EvalOutcome(success=success, logs=locations)
+    return EvalOutcome(success=success, logs=locations, notes=held.notes)
 
 
 def shard_budget(spec: ShardSpec) -> SpendGuard | None:
@@ -172,19 +217,22 @@ def run_shard(
     """
     given = models or {}
     with tuned_gc():  # one tuning for the eval and the reading of its logs
-        outcome = run_eval(
-            BENCHMARK_TASK,
-            spec.config().task_args(),
-            log_dir=spec.log_dir,
-            model=given.get(Role.AGENT, spec.run.agent),
-            roles={role: given.get(role, name) for role, name in spec.run.roles.items()},
-            options=spec.run.options,
-            generate=spec.generate_config,
-            max_samples=spec.samples_at_once(),
-            epochs=spec.run.epochs,
-            display=display,
-            budget=shard_budget(spec),
-        )
+        try:
+            outcome = run_eval(
+                BENCHMARK_TASK,
+                spec.config().task_args(),
+                log_dir=spec.log_dir,
+                model=given.get(Role.AGENT, spec.run.agent),
+                roles={role: given.get(role, name) for role, name in spec.run.roles.items()},
+                options=spec.run.options,
+                generate=spec.generate_config,
+                max_samples=spec.samples_at_once(),
+                epochs=spec.run.epochs,
+                display=display,
+                budget=shard_budget(spec),
+            )
+        except LogFolderError as e:  # busy, read-only, full: the shard did not run
+            return spec.result(False, error=str(e))
         rows = read_runs(outcome.logs)  # while the eval's objects are still about
     return spec.result(
         outcome.success,

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from occubench.config import EvalOptions, RunConfig
 from occubench.dataset import REFERENCE_DATASET
 from occubench.defaults import DEFAULT_DATASET_ENV, DEFAULT_RAY_NUM_CPUS, DEFAULT_SWEEP_LOG_DIR
+from occubench.redaction import redact, redact_settings
 from occubench.roles import Role
 from occubench.scale._execute import absolute_location
 from occubench.scale._shards import plan_shards
@@ -86,10 +87,15 @@ class AgentChoice(ModelChoice):
         return value
 
     def name(self) -> str:
-        """The agent's label: given, or the model with its generate options."""
+        """The agent's label: given, or the model with its generate options.
+
+        Secrets (an ``Authorization`` header) are redacted: the label names log folders
+        and shows in reports.
+        """
         if self.label:
-            return self.label
-        options = ",".join(f"{k}={v}" for k, v in sorted(self.generate.items()))
+            return redact(self.label)
+        shown = redact_settings(self.generate)
+        options = ",".join(f"{k}={v}" for k, v in sorted(shown.items()))
         return f"{self.model}[{options}]" if options else self.model
 
 

@@ -8,10 +8,12 @@ It binds to a loopback address only. ``GET /stats`` returns the request counts.
 With ``flaky=Flakiness(...)`` it behaves like a real, unreliable endpoint: a seeded
 share of the distinct completion requests fail on their first attempt(s) with a 429
 (with ``Retry-After``), a 500, no answer (timeout), a dropped connection, or a 200
-whose body is not JSON or has no ``choices``. Which requests fail, and how, is a pure
-function of the seed and the request body; a request asked again after its failures
-gets the scripted answer, which is itself a function of the body. So a client that
-retries ends with exactly the answers of a clean run.
+whose body is truncated (not JSON) or has no ``choices``. Which requests fail, and how,
+is a pure function of the seed and the request body; a request asked again after its
+failures gets the scripted answer, which is itself a function of the body. So a client
+that retries ends with exactly the answers of a clean run. With ``per_attempt=True``
+every attempt fails with that probability instead, independently (a retry can fail
+again): the n-th attempt of a request fails or not by the seed, the body and n.
 
 Run it alone with ``python -m occubench.scripted.openai_server --port 8000``, then
 ``LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=x`` and models
@@ -54,9 +56,15 @@ class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
     DISCONNECT = "disconnect"
     """The connection closes at once, with no answer."""
     BAD_JSON = "bad_json"
-    """HTTP 200 whose body is not valid JSON."""
+    """HTTP 200 whose body is not valid JSON: the completion cut off mid-object."""
     NO_CHOICES = "no_choices"
     """HTTP 200 with a JSON completion that has no ``choices``."""
+    AUTH_ERROR = "auth_error"
+    """HTTP 401 whose body quotes the API key the request carried, as some providers do."""
+
+
+TRANSIENT_KINDS: list[FailureKind] = [k for k in FailureKind if k is not FailureKind.AUTH_ERROR]
+"""The failures a client is right to retry (the default kinds)."""
 
 
 class Flakiness(BaseModel):
@@ -67,12 +75,17 @@ class Flakiness(BaseModel):
     )
     seed: int = Field(default=0, description="Seed of the choice of requests and kinds.")
     kinds: list[FailureKind] = Field(
-        default_factory=lambda: list(FailureKind),
+        default_factory=lambda: list(TRANSIENT_KINDS),
         min_length=1,
         description="Failure kinds, chosen per request by the seeded hash.",
     )
     failures: int = Field(
         default=1, ge=1, description="Attempts of a chosen request that fail before it succeeds."
+    )
+    per_attempt: bool = Field(
+        default=False,
+        description="Fail every attempt with probability rate, independently (a retry can "
+        "fail again), instead of the first attempts of a chosen share of the requests.",
     )
     retry_after: float = Field(
         default=0.1, ge=0.0, description="Seconds sent in the Retry-After header of a 429."
@@ -87,6 +100,13 @@ class Flakiness(BaseModel):
         if int.from_bytes(digest[:8], "big") / 2**64 >= self.rate:
             return None
         return self.kinds[int.from_bytes(digest[8:16], "big") % len(self.kinds)]
+
+
+class HardFailure(BaseModel):
+    """One request the server refuses for good: the n-th for a model, answered HTTP 400."""
+
+    model: str = Field(description="The model (behaviour) whose request fails.")
+    call: int = Field(ge=1, description="Which of that model's requests fails (1-based).")
 
 
 def request_key(body: dict[str, Any]) -> str:
@@ -108,19 +128,31 @@ class ServerStats:
         self._failed: Counter[str] = Counter()
         self._keys: set[str] = set()
 
-    def enter(self, model: str, prompt_tokens: int) -> None:
-        """A request for ``model`` started."""
+    def enter(self, model: str, prompt_tokens: int) -> int:
+        """A request for ``model`` started; its number among that model's requests."""
         with self._lock:
             self.requests[model] += 1
             self.prompt_tokens[model] += prompt_tokens
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return self.requests[model]
 
-    def authorized(self, header: str | None) -> None:
-        """Note the API key a request carried (as a digest: the key itself is not kept)."""
-        if header and header.startswith("Bearer "):
-            with self._lock:
-                self._keys.add(hashlib.sha256(header[7:].encode()).hexdigest())
+    def fail_hard(self) -> None:
+        """A request was refused for good (``HardFailure``)."""
+        with self._lock:
+            self.failures["hard"] += 1
+
+    def authorized(self, headers: Mapping[str, str]) -> None:
+        """Note the keys a request carried (as digests: the keys themselves are not kept).
+
+        The bearer token of ``Authorization`` and the values of ``X-Api-Key``/``Api-Key``.
+        """
+        lower = {name.lower(): value for name, value in headers.items()}
+        bearer = lower.get("authorization") or ""
+        found = [bearer[7:]] if bearer.startswith("Bearer ") else []
+        found += [lower[name] for name in ("x-api-key", "api-key") if lower.get(name)]
+        with self._lock:
+            self._keys.update(hashlib.sha256(k.encode()).hexdigest() for k in found)
 
     def saw_key(self, key: str) -> bool:
         """Whether some request carried this API key (never served at ``/stats``)."""
@@ -136,8 +168,15 @@ class ServerStats:
         """Count one attempt of the request ``key``; the failure to inject, if any."""
         with self._lock:
             self._attempts[key] += 1
-            kind = flaky.planned(key) if flaky else None
-            if kind is None or self._failed[key] >= flaky.failures:  # type: ignore[union-attr]
+            if flaky is None:
+                return None
+            if flaky.per_attempt:
+                kind = flaky.planned(f"{key}:{self._attempts[key]}")
+            else:
+                kind = flaky.planned(key)
+                if kind is not None and self._failed[key] >= flaky.failures:
+                    kind = None
+            if kind is None:
                 return None
             self._failed[key] += 1
             self.failures[kind.value] += 1
@@ -150,6 +189,12 @@ class ServerStats:
             return sum(min(self._attempts[k] - 1, n) for k, n in self._failed.items())
 
     @property
+    def repeated(self) -> int:
+        """Attempts beyond the first of each distinct request (retries and repeats alike)."""
+        with self._lock:
+            return sum(n - 1 for n in self._attempts.values())
+
+    @property
     def distinct(self) -> int:
         """Distinct request bodies seen."""
         with self._lock:
@@ -157,13 +202,14 @@ class ServerStats:
 
     def snapshot(self) -> dict[str, Any]:
         """The counts as JSON (served at ``GET /stats``)."""
-        retries, distinct = self.retries, self.distinct
+        retries, repeated, distinct = self.retries, self.repeated, self.distinct
         with self._lock:
             return {
                 "requests": dict(self.requests),
                 "prompt_tokens": dict(self.prompt_tokens),
                 "failures": dict(self.failures),
                 "retries": retries,
+                "repeated": repeated,
                 "distinct": distinct,
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
@@ -271,8 +317,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": {"message": str(e), "type": "invalid_request_error"}})
             return
         stats = self.server.stats
-        stats.enter(model, prompt_tokens)
-        stats.authorized(self.headers.get("Authorization"))
+        number = stats.enter(model, prompt_tokens)
+        stats.authorized(dict(self.headers.items()))
+        if HardFailure(model=model, call=number) in self.server.hard_failures:
+            stats.fail_hard()
+            error = {"message": f"request {number} refused (injected)", "type": "invalid_request"}
+            self._send(400, {"error": error})
+            stats.leave()
+            return
         try:
             if self.server.latency:  # the latency is the whole answer time, work included
                 time.sleep(max(0.0, arrived + self.server.latency - time.monotonic()))
@@ -298,6 +350,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_bytes(200, data[: len(data) // 2])  # cut off mid-object
         elif kind is FailureKind.NO_CHOICES:
             self._send(200, {k: v for k, v in completion.items() if k != "choices"})
+        elif kind is FailureKind.AUTH_ERROR:
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            error = {"message": f"Incorrect API key provided: {key}", "type": "invalid_api_key"}
+            self._send(401, {"error": error})
         else:
             if kind is FailureKind.TIMEOUT:
                 time.sleep(flaky.hang)
@@ -314,6 +370,7 @@ class ScriptedOpenAIServer:
         flaky: Fail a seeded share of the requests at first (see ``Flakiness``).
         behaviours: More models, by name, beside ``BEHAVIOURS`` (e.g. a test's own agent).
         record: Keep every completion request's body, in arrival order (``recorded``).
+        hard_failures: Requests refused for good with HTTP 400 (a forced sample error).
     """
 
     class _HTTPServer(ThreadingHTTPServer):
@@ -324,6 +381,7 @@ class ScriptedOpenAIServer:
         behaviours: Mapping[str, Behaviour]
         recorded: list[dict[str, Any]] | None
         record_lock: threading.Lock
+        hard_failures: list[HardFailure]
 
         def handle_error(self, request: Any, client_address: Any) -> None:
             """A client that gave up (timeout, retry) is expected: no traceback on stderr."""
@@ -338,6 +396,7 @@ class ScriptedOpenAIServer:
         flaky: Flakiness | None = None,
         behaviours: Mapping[str, Behaviour] | None = None,
         record: bool = False,
+        hard_failures: list[HardFailure] | None = None,
     ) -> None:
         if not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"the test server binds to loopback only, not {host}")
@@ -348,6 +407,7 @@ class ScriptedOpenAIServer:
         self._server.behaviours = {**BEHAVIOURS, **(behaviours or {})}
         self._server.recorded = [] if record else None
         self._server.record_lock = threading.Lock()
+        self._server.hard_failures = list(hard_failures or [])
         self._thread: threading.Thread | None = None
 
     @property

@@ -2,7 +2,8 @@
 
 ``--flaky-rate 0.3`` makes it fail that share of the distinct completion requests on
 their first attempt (429, 500, timeout, dropped connection, malformed body; seeded by
-``--flaky-seed``), to try a client's retry settings offline.
+``--flaky-seed``), to try a client's retry settings offline; with ``--flaky-per-attempt``
+every attempt fails with that probability (a retry can fail again).
 """
 
 from __future__ import annotations
@@ -10,7 +11,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.scripted._openai_server import (
+    TRANSIENT_KINDS,
+    FailureKind,
+    Flakiness,
+    ScriptedOpenAIServer,
+)
 
 
 def main() -> None:
@@ -28,7 +34,7 @@ def main() -> None:
     parser.add_argument("--flaky-seed", type=int, default=0, help="seed of the failures")
     parser.add_argument(
         "--flaky-kinds",
-        default=",".join(k.value for k in FailureKind),
+        default=",".join(k.value for k in TRANSIENT_KINDS),
         help="comma-separated failure kinds",
     )
     parser.add_argument(
@@ -37,12 +43,18 @@ def main() -> None:
         default=Flakiness().hang,
         help="seconds a 'timeout' failure holds the request",
     )
+    parser.add_argument(
+        "--flaky-per-attempt",
+        action="store_true",
+        help="fail every attempt with that probability, independently",
+    )
     args = parser.parse_args()
     flaky = (
         Flakiness(
             rate=args.flaky_rate,
             seed=args.flaky_seed,
             hang=args.flaky_hang,
+            per_attempt=args.flaky_per_attempt,
             kinds=[FailureKind(k.strip()) for k in args.flaky_kinds.split(",")],
         )
         if args.flaky_rate > 0

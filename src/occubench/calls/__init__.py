@@ -1,0 +1,34 @@
+"""Model calls that survive what real endpoints do: unreadable answers, sample restarts.
+
+``resilient(model)`` gives the model every occubench run uses: an unreadable provider
+answer is retried at the call like a 5xx, and a restarted sample replays the calls its
+earlier attempt already paid for. ``CallCounts`` (in each sample's store) counts both.
+"""
+
+from occubench.calls._answers import (
+    CallCounts,
+    UnreadableAnswer,
+    answer_problem,
+    check_answer,
+    count_unreadable,
+    is_unreadable,
+    watch_answers,
+)
+from occubench.calls._model import ResilientModel, resilient
+from occubench.calls._replay import AttemptChain, ReplayHooks, current_chain, request_key
+
+__all__ = [
+    "AttemptChain",
+    "CallCounts",
+    "ReplayHooks",
+    "ResilientModel",
+    "UnreadableAnswer",
+    "answer_problem",
+    "check_answer",
+    "count_unreadable",
+    "current_chain",
+    "is_unreadable",
+    "request_key",
+    "resilient",
+    "watch_answers",
+]

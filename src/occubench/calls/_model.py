@@ -1,0 +1,114 @@
+"""``ResilientModel``: an Inspect model whose calls survive unreadable answers and restarts.
+
+It is Inspect's ``Model`` (same provider object, configuration, role and arguments)
+with two additions, both at the call:
+
+- ``should_retry``: Inspect's decision, plus unreadable answers (``is_unreadable``), so
+  they are retried inside Inspect's own retry loop: the same exponential backoff,
+  ``max_retries`` and ``timeout`` as a 5xx (``occubench.calls._answers``);
+- ``generate``: inside a sample, answered from the record of the sample's earlier
+  attempt when the same request was made there, else asked and recorded
+  (``occubench.calls._replay``).
+
+``resilient`` makes one from any model; every model occubench builds or is given for a
+run goes through it (the runner, the gym API, synthesis, the audit).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+from inspect_ai.log import transcript
+from inspect_ai.model import (
+    CachePolicy,
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    StreamHandler,
+)
+from inspect_ai.tool import Tool, ToolChoice, ToolDef, ToolInfo, ToolSource
+from inspect_ai.util import store_as
+
+from occubench.calls._answers import CallCounts, count_unreadable, is_unreadable, watch_answers
+from occubench.calls._replay import current_chain, request_key
+
+NOT_GIVEN: Any = inspect.signature(Model.generate).parameters["cache"].default
+"""Inspect's "not given" default of ``cache`` (its sentinel, taken from its signature)."""
+
+
+class ResilientModel(Model):
+    """Inspect's model with call-level retry of unreadable answers and replay (module doc)."""
+
+    replay: bool = True
+    """Whether a restarted sample's calls are answered from its record (else: paid again)."""
+
+    @property
+    def label(self) -> str:
+        """``provider/model`` (the bare model name for a model built by hand)."""
+        return getattr(self.api, "qualified_model_name", None) or self.name
+
+    def should_retry(self, ex: BaseException) -> bool:
+        """Inspect's retry decision, and unreadable answers too (counted when not yet)."""
+        if super().should_retry(ex):
+            return True
+        if is_unreadable(ex):
+            count_unreadable(f"{type(ex).__name__}: {ex}", self.label)
+            return True
+        return False
+
+    async def generate(
+        self,
+        input: str | list[ChatMessage],
+        tools: Sequence[Tool | ToolDef | ToolInfo | ToolSource] | ToolSource = [],  # noqa: B006
+        tool_choice: ToolChoice | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008
+        cache: bool | CachePolicy | Any = NOT_GIVEN,
+        on_stream: StreamHandler | None = None,
+    ) -> ModelOutput:
+        """Generate as Inspect does, replaying a restarted sample's recorded answers."""
+        watch_answers(self.api)  # cheap; a client rebuilt by the provider gets it again
+        chain = current_chain() if self.replay else None
+        key = (
+            request_key(self.label, self.role, input, tools, tool_choice, config)
+            if chain is not None
+            else None
+        )
+        if chain is not None and key is not None:
+            recorded = chain.take(key)
+            if recorded is not None:
+                store_as(CallCounts).replayed += 1
+                transcript().info(
+                    {"replayed_call": {"model": self.label, "role": self.role}},
+                    source="occubench",
+                )
+                return recorded
+        try:
+            output = await super().generate(input, tools, tool_choice, config, cache, on_stream)
+        except Exception:
+            if chain is not None:
+                chain.call_failed = True
+            raise
+        if chain is not None and key is not None:
+            chain.put(key, output)
+        return output
+
+
+def resilient(model: Model, replay: bool = True) -> ResilientModel:
+    """The model as a ``ResilientModel`` (itself if it is one).
+
+    A shallow copy of the same class family: the same provider object, configuration,
+    role and arguments; its httpx client's answers checked. ``replay=False``: a restarted
+    sample pays for its calls again.
+    """
+    if isinstance(model, ResilientModel) and model.replay == replay:
+        return model
+    made = copy.copy(model)
+    made.__class__ = ResilientModel
+    assert isinstance(made, ResilientModel)
+    made.replay = replay
+    watch_answers(made.api)
+    return made

@@ -1,0 +1,152 @@
+"""No paid work redone: a restarted sample replays the calls its earlier attempts made.
+
+When a sample errors and Inspect runs it again (``retry_on_error``), it starts from the
+beginning: without a record, every model call before the failure is paid again. Here
+each call a sample makes is recorded under a digest of its request (model, role,
+messages, tools, tool choice, generate settings); in the next attempt of the same
+sample a call whose request equals one recorded is answered from the record instead of
+the provider, in the order they were recorded (identical requests, such as votes, get
+their answers in turn). A restart so costs only the calls from the failure on.
+
+Scope: one record per sample attempt chain, keyed by the sample's uuid, which Inspect
+keeps across the retries of one sample in one run and which differs between epochs and
+runs; so nothing is replayed across epochs, runs, or resumed runs. The record is
+dropped when the chain ends. Agent calls are replayed like the others, and only within
+their own chain.
+
+Which failures keep the record: a failure of a model call (the provider gave up after
+its retries). A sample that failed elsewhere (an unusable simulator reply, a judge
+that never gave a verdict: failures that follow from what a model answered) drops it,
+so its restart asks the models again, as without the record.
+
+Mechanism: Inspect hooks. ``on_sample_attempt_start`` (awaited in the sample's own
+task, before its solver starts) sets the chain in a context variable that the sample's
+calls see; ``ResilientModel.generate`` consults it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from inspect_ai.hooks import Hooks, SampleAttemptEnd, SampleAttemptStart, SampleEnd, hooks
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
+from inspect_ai.tool import ToolDef, ToolInfo
+
+
+class AttemptChain:
+    """The calls of one sample's attempts, and how the current attempt uses them."""
+
+    def __init__(self) -> None:
+        self.recorded: dict[str, list[ModelOutput]] = {}
+        self.used: Counter[str] = Counter()
+        self.attempt = 0
+        self.call_failed = False
+
+    def begin(self, attempt: int) -> None:
+        """A new attempt starts: the record is read from its start again."""
+        self.attempt = attempt
+        self.used.clear()
+        self.call_failed = False
+
+    def take(self, key: str) -> ModelOutput | None:
+        """The next recorded answer to this request not yet used in this attempt."""
+        answers = self.recorded.get(key, [])
+        index = self.used[key]
+        if index >= len(answers):
+            return None
+        self.used[key] += 1
+        return answers[index].model_copy(deep=True)
+
+    def put(self, key: str, output: ModelOutput) -> None:
+        """Record a paid answer (it is used in this attempt already)."""
+        self.recorded.setdefault(key, []).append(output.model_copy(deep=True))
+        self.used[key] += 1
+
+    def forget(self) -> None:
+        """Drop the record: the next attempt asks the models again."""
+        self.recorded.clear()
+        self.used.clear()
+
+
+_current: ContextVar[AttemptChain | None] = ContextVar("occubench_attempt_chain", default=None)
+_chains: dict[str, AttemptChain] = {}
+
+
+def current_chain() -> AttemptChain | None:
+    """The attempt chain of the sample this code runs in (None outside samples)."""
+    return _current.get()
+
+
+def _tool_info(tool: Any) -> ToolInfo | None:
+    if isinstance(tool, ToolInfo):
+        return tool
+    try:
+        definition = tool if isinstance(tool, ToolDef) else ToolDef(tool)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return ToolInfo(
+        name=definition.name, description=definition.description, parameters=definition.parameters
+    )
+
+
+def request_key(
+    model: str,
+    role: str | None,
+    input: str | Sequence[ChatMessage],
+    tools: Any,
+    tool_choice: Any,
+    config: GenerateConfig,
+) -> str | None:
+    """A digest of a call's request, or None when it cannot be made (a tool source).
+
+    Message ids are left out: they are drawn afresh in every attempt.
+    """
+    digest = hashlib.sha256()
+    for part in (model, str(role), repr(tool_choice), config.model_dump_json(exclude_none=True)):
+        digest.update(part.encode())
+        digest.update(b"\x00")
+    if isinstance(input, str):
+        digest.update(input.encode("utf-8", errors="surrogatepass"))
+    else:
+        for message in input:
+            text = message.model_dump_json(exclude={"id"})
+            digest.update(text.encode("utf-8", errors="surrogatepass"))
+            digest.update(b"\x00")
+    for tool in tools if isinstance(tools, list | tuple) else [tools]:
+        info = _tool_info(tool)
+        if info is None:
+            return None
+        digest.update(info.model_dump_json().encode())
+    return digest.hexdigest()
+
+
+@hooks(
+    name="occubench_replay",
+    description="Replays a restarted sample's earlier calls instead of paying for them again.",
+)
+class ReplayHooks(Hooks):
+    """Keeps one attempt chain per running sample (module doc)."""
+
+    async def on_sample_attempt_start(self, data: SampleAttemptStart) -> None:
+        """An attempt starts: its chain becomes the sample's current one."""
+        chain = _chains.setdefault(data.sample_id, AttemptChain())
+        chain.begin(data.attempt)
+        _current.set(chain)
+
+    async def on_sample_attempt_end(self, data: SampleAttemptEnd) -> None:
+        """An attempt ended: keep the record for a retry after a failed call, else drop it."""
+        chain = _chains.get(data.sample_id)
+        if chain is None:
+            return
+        if not data.will_retry:
+            _chains.pop(data.sample_id, None)
+        elif not chain.call_failed:
+            chain.forget()
+
+    async def on_sample_end(self, data: SampleEnd) -> None:
+        """The sample is done: its chain goes."""
+        _chains.pop(data.sample_id, None)

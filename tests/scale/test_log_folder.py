@@ -1,0 +1,241 @@
+"""Taking a log folder: one run at a time, stale locks, unreadable logs, read-only, full disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from conftest import SAMPLE_IDS
+from occubench.analysis import read_runs
+from occubench.defaults import DEFAULT_LOCK_FILE
+from occubench.scale import LogFolderBusy, hold_log_folder
+from occubench.scripted._openai_server import ScriptedOpenAIServer
+
+OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
+SCRIPTED = [
+    "--agent-model",
+    "occubench/schema-agent",
+    "--simulator-model",
+    "occubench/echo-simulator",
+    "--verifier-model",
+    "occubench/scripted-judge",
+]
+HTTP = [
+    "--agent-model",
+    "openai-api/local/schema-agent",
+    "--simulator-model",
+    "openai-api/local/echo-simulator",
+    "--verifier-model",
+    "openai-api/local/scripted-judge",
+]
+
+
+def command(sample_dir: Path, log_dir: Path, *extra: str, models: list[str] = SCRIPTED) -> list:
+    return [
+        OCCUBENCH, "run", *models, "--dataset", str(sample_dir), "--display", "none",
+        "--protocol", "occubench", "--log-dir", str(log_dir), *extra,
+    ]  # fmt: skip
+
+
+def flat(text: str) -> str:
+    """Text without whitespace: terminal output wraps long paths anywhere."""
+    return "".join(text.split())
+
+
+def holder(folder: Path) -> subprocess.Popen[str]:
+    """Another process that takes the folder and keeps it until its stdin closes."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from occubench.scale import hold_log_folder
+        with hold_log_folder({str(folder)!r}):
+            print("held", flush=True)
+            sys.stdin.read()
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_held_folder_is_refused_with_its_owner_and_freed_after(tmp_path):
+    folder = tmp_path / "logs"
+    other = holder(folder)
+    try:
+        with pytest.raises(LogFolderBusy, match=rf"in use by another run \(pid {other.pid} on "):
+            with hold_log_folder(folder):
+                pass
+    finally:
+        other.communicate("")
+    with hold_log_folder(folder) as held:  # free once the holder ended
+        assert held.notes == []
+        owner = json.loads((folder / DEFAULT_LOCK_FILE).read_text())
+        assert owner["pid"] == os.getpid()
+        with hold_log_folder(folder) as again:  # re-entrant in one process
+            assert again.notes == []
+    assert (folder / DEFAULT_LOCK_FILE).read_text() == ""  # emptied, not removed
+
+
+def test_a_stale_lock_is_taken_over_and_said(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], text=True,
+                          capture_output=True).stdout.strip()  # fmt: skip
+    stale = {"pid": int(dead), "host": os.uname().nodename, "started": "2026-01-01T00:00:00"}
+    (folder / DEFAULT_LOCK_FILE).write_text(json.dumps({**stale, "command": "occubench run"}))
+    with hold_log_folder(folder) as held:
+        (note,) = held.notes
+    assert f"took over the lock of {folder} left by pid {dead}" in note and "not running" in note
+
+
+def test_two_identical_runs_at_once_one_runs_one_is_refused(sample_dir, tmp_path):
+    """Started together: one run, one clear refusal naming the holder, one result per task."""
+    log_dir = tmp_path / "logs"
+    with ScriptedOpenAIServer(latency=0.02) as server:
+        env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "test-key"}
+        run = command(sample_dir, log_dir, "--workers", "2", models=HTTP)
+        procs = [
+            subprocess.Popen(run, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+            for _ in range(2)
+        ]  # fmt: skip
+        outputs = [p.communicate(timeout=300)[0] for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes == [0, 1], outputs
+    refused = outputs[[p.returncode for p in procs].index(1)]
+    winner = procs[[p.returncode for p in procs].index(0)]
+    assert flat(f"is in use by another run (pid {winner.pid} on") in flat(refused)
+    assert "Traceback" not in refused and "Estimate before the run" in refused
+    rows = read_runs([log_dir])
+    assert sorted(r.task_id for r in rows) == SAMPLE_IDS  # not 20 results for 10 tasks
+    assert all(r.error is None for r in rows)
+
+
+def test_an_unreadable_log_is_named_moved_aside_and_its_samples_run_again(sample_dir, tmp_path):
+    log_dir = tmp_path / "logs"
+    tasks = ["--tasks", "11,24", "--workers", "1"]
+    first = subprocess.run(command(sample_dir, log_dir, *tasks), cwd=tmp_path, text=True,
+                           capture_output=True)  # fmt: skip
+    assert first.returncode == 0, first.stdout + first.stderr
+    (log,) = log_dir.glob("*.eval")
+    log.write_bytes(log.read_bytes()[: log.stat().st_size // 2])  # cut short, as by a crash
+    (log_dir / "garbage.eval").write_bytes(b"not a zip at all")
+    again = subprocess.run(command(sample_dir, log_dir, *tasks), cwd=tmp_path, text=True,
+                           capture_output=True)  # fmt: skip
+    out = flat(again.stdout)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "EOCD" not in again.stderr and "Traceback" not in again.stderr
+    assert flat(f"moved aside, its samples run again: {log} (not a readable zip") in out
+    assert flat(f"{log_dir / 'garbage.eval'} (not a readable zip") in out
+    assert sorted(p.name for p in log_dir.glob("*.corrupt")) == sorted(
+        [f"{log.name}.corrupt", "garbage.eval.corrupt"]
+    )
+    (fresh,) = list_eval_logs(str(log_dir))
+    samples = read_eval_log(fresh.name).samples or []
+    assert sorted(s.id for s in samples) == [11, 24] and all(s.error is None for s in samples)
+
+
+def can_mount() -> str | None:
+    """Why a test cannot mount a small tmpfs here (None: it can)."""
+    if os.geteuid() != 0:
+        return "mounting a tmpfs needs root"
+    probe = Path(f"/tmp/occubench-mount-probe-{os.getpid()}")
+    probe.mkdir(exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)],
+                          capture_output=True)  # fmt: skip
+    if done.returncode != 0:
+        probe.rmdir()
+        return f"mount refused: {done.stderr.decode(errors='replace').strip()}"
+    subprocess.run(["umount", str(probe)], check=True)
+    probe.rmdir()
+    return None
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """Mount a small tmpfs: ``mount(size, read_only)`` -> its path; unmounted after."""
+    reason = can_mount()
+    if reason:
+        pytest.skip(reason)
+    mounted: list[Path] = []
+
+    def mount(size: str, read_only: bool = False) -> Path:
+        point = tmp_path / f"mnt{len(mounted)}"
+        point.mkdir()
+        options = f"size={size}" + (",ro" if read_only else "")
+        subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)], check=True)
+        mounted.append(point)
+        return point
+
+    yield mount
+    for point in mounted:
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def test_a_read_only_folder_is_one_line_before_any_model_call(sample_dir, tmp_path, tmpfs):
+    read_only = tmpfs("1m", read_only=True)
+    with ScriptedOpenAIServer() as server:
+        env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "test-key"}
+        for log_dir in (read_only, read_only / "new"):  # an existing folder, one to create
+            run = subprocess.run(command(sample_dir, log_dir, "--workers", "1", models=HTTP),
+                                 cwd=tmp_path, env=env, text=True, capture_output=True)  # fmt: skip
+            assert run.returncode == 1, run.stdout + run.stderr
+            line = flat(run.stderr)
+            assert flat(f"Error: the log folder {log_dir} is read-only (Read-only file") in line
+            assert "Traceback" not in run.stdout + run.stderr
+        assert sum(server.stats.requests.values()) == 0  # no model was called
+
+
+def test_a_full_disk_is_one_line_before_the_run_and_during_it(
+    sample_dir, tmp_path, tmpfs, monkeypatch
+):
+    small = tmpfs("1m")
+    before = subprocess.run(command(sample_dir, small / "logs", "--workers", "1"), cwd=tmp_path,
+                            text=True, capture_output=True)  # fmt: skip
+    assert before.returncode == 1
+    line = " ".join(before.stderr.split())
+    assert (
+        f"the disk holding the log folder {small / 'logs'} is full (1 MB free, 64 MB needed)"
+        in line
+    )
+    assert "Traceback" not in before.stdout + before.stderr
+
+    # The disk fills up during the run (the free-space floor lowered to let it start).
+    from typer.testing import CliRunner
+
+    import occubench.scale._log_folder as log_folder
+    from occubench.cli import app
+
+    monkeypatch.setattr(log_folder, "DEFAULT_MIN_FREE_MB", 0)
+    tiny = tmpfs("150k")
+    during = CliRunner().invoke(
+        app, command(sample_dir, tiny / "logs", "--workers", "1", "--log-buffer", "1")[1:],
+        terminal_width=200,
+    )  # fmt: skip
+    assert during.exit_code == 1, during.output
+    assert flat(f"shard 1/1: the disk holding the log folder {tiny / 'logs'} is full") in flat(
+        during.output
+    )
+    assert during.exception is None or isinstance(during.exception, SystemExit)
+
+
+def test_a_log_written_by_nobody_is_no_longer_read(tmp_path):
+    """A folder's zip that is not a log at all (no header) is moved aside like a cut one."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    with zipfile.ZipFile(folder / "other.eval", "w") as z:
+        z.writestr("readme.txt", "hello")
+    with hold_log_folder(folder) as held:
+        (note,) = held.notes
+    assert "no header.json or _journal/start.json in it" in note
+    assert (folder / "other.eval.corrupt").is_file() and not (folder / "other.eval").exists()
