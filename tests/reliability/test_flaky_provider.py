@@ -14,11 +14,11 @@ import urllib.request
 import pytest
 from inspect_ai.log import read_eval_log
 
-from conftest import SAMPLE_IDS
+from conftest import RELEASE_IDS
 from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
 
-FLAKY = Flakiness(rate=0.15, seed=0, hang=1.5)
-"""With this seed every failure kind occurs in the sample run; hang > --attempt-timeout."""
+FLAKY = Flakiness(rate=0.15, seed=1, hang=1.5)
+"""With this seed every failure kind occurs in the fixture run; hang > --attempt-timeout."""
 
 
 def post(base_url: str, body: dict, timeout: float = 5.0) -> tuple[int, dict[str, str], bytes]:
@@ -42,7 +42,7 @@ def test_failure_plan_is_seeded_and_covers_the_rate():
     keys = [f"request-{i}" for i in range(2000)]
     plan = [FLAKY.planned(k) for k in keys]
     assert plan == [FLAKY.planned(k) for k in keys]  # a pure function of (seed, key)
-    assert plan != [Flakiness(rate=0.15, seed=1).planned(k) for k in keys]
+    assert plan != [Flakiness(rate=0.15, seed=FLAKY.seed + 1).planned(k) for k in keys]
     failing = [p for p in plan if p is not None]
     assert 0.12 < len(failing) / len(keys) < 0.18
     assert set(failing) == set(FailureKind)
@@ -129,7 +129,7 @@ def test_flaky_provider_run_matches_a_clean_run(occubench_run, monkeypatch, tmp_
 
     expected, _ = summary(tmp_path / "clean")
     got, log = summary(tmp_path / "flaky")
-    assert sorted(got) == SAMPLE_IDS
+    assert sorted(got) == RELEASE_IDS
     assert all(v["error"] is None for v in got.values())  # every sample scored
     assert got == expected
     assert "infrastructure error" not in flaky.output

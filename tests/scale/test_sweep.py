@@ -4,7 +4,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from conftest import SAMPLE_DIR, SAMPLE_IDS
+from conftest import RELEASE_DIR, RELEASE_IDS
 from occubench.scale import (
     expand_sweep,
     load_sweep,
@@ -18,7 +18,7 @@ from occubench.scale import (
 
 GRID = {
     "name": "grid",
-    "dataset": str(SAMPLE_DIR),
+    "dataset": str(RELEASE_DIR),
     "task_ids": "11,24,26",
     "agents": [
         "occubench/schema-agent",
@@ -148,11 +148,11 @@ def test_override_names_the_users_models_and_keeps_variants():
         load_sweep("paper-main"),
         agents=["openai/a"],
         simulators=["google/s"],
-        dataset=str(SAMPLE_DIR),
+        dataset=str(RELEASE_DIR),
     )
     [run] = expand_sweep(main)
     assert run.agent == "openai/a" and run.roles == {"simulator": "google/s"}
-    assert [s.task_ids for s in sweep_shards([(run, 1)])] == [sorted(SAMPLE_IDS)]
+    assert [s.task_ids for s in sweep_shards([(run, 1)])] == [sorted(RELEASE_IDS)]
 
 
 def test_shipped_paper_sweeps_follow_the_paper_protocol_at_high_effort():
