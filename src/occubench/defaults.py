@@ -133,6 +133,19 @@ DEFAULT_FIDELITY_WEIGHTS = {
 }
 """Weights of the fidelity score's parts (a part that was not measured is left out)."""
 
+DEFAULT_LOG_ROOT = "logs"
+"""Folder under which ``occubench run`` gives each run a log folder of its own."""
+
+DEFAULT_SHARD_MIN_SAMPLES = 40
+"""Samples from which ``occubench run`` splits a run into shards by default (one per
+core); below it one process is faster (``benchmarks/shard_break_even.py``)."""
+
+DEFAULT_PREFLIGHT_TIMEOUT = 60.0
+"""Seconds each model of a run has to answer the preflight's tiny request."""
+
+DEFAULT_WORKER_STOP_SECONDS = 30.0
+"""Seconds an interrupted shard worker has to write its log before it is killed."""
+
 DEFAULT_PROGRESS_POLL_SECONDS = 2.0
 """How often the live view of a sharded run re-reads the running shards' logs."""
 

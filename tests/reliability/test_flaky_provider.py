@@ -86,7 +86,7 @@ def test_identical_requests_share_one_failure():
 
 def summary(log_dir) -> dict:
     """Per task: verdict, votes, stop reason and the whole conversation."""
-    (path,) = log_dir.glob("*.eval")
+    (path,) = log_dir.glob("*/*.eval")  # LOG_DIR/<the run's folder>/
     log = read_eval_log(str(path))
     out = {}
     for s in log.samples:
@@ -114,12 +114,14 @@ def test_flaky_provider_run_matches_a_clean_run(occubench_run, monkeypatch, tmp_
     monkeypatch.setenv("LOCAL_API_KEY", "test-key")
     with ScriptedOpenAIServer() as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        clean = occubench_run("--log-dir", str(tmp_path / "clean"))
+        clean = occubench_run("--log-dir", str(tmp_path / "clean"), "--no-preflight")
         clean_stats = server.stats.snapshot()
     assert clean.exit_code == 0, clean.output
     with ScriptedOpenAIServer(flaky=FLAKY) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        flaky = occubench_run("--log-dir", str(tmp_path / "flaky"), "--attempt-timeout", "1")
+        flaky = occubench_run(
+            "--log-dir", str(tmp_path / "flaky"), "--attempt-timeout", "1", "--no-preflight"
+        )
         stats = server.stats.snapshot()
     assert flaky.exit_code == 0, flaky.output
     assert clean_stats["failures"] == {}

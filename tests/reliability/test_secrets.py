@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from occubench.analysis import read_runs
 from occubench.cli import app
+from occubench.errors import ExitCode
 from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
 
 FAKE_KEY = "sk-occubench-FAKE-0123456789abcdef0123456789abcdef"
@@ -95,7 +96,7 @@ def test_a_fake_key_leaks_nowhere(release_dir, tmp_path, http_models):
         )
         assert server.stats.saw_key(FAKE_KEY)  # the key did reach the provider
         failures = server.stats.snapshot()["failures"]
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.returncode == ExitCode.SAMPLE_ERRORS, run.stdout + run.stderr
     assert failures and "infrastructure error" in run.stdout
     rows = read_runs([tmp_path / "logs"])
     errors = [r.error for r in rows if r.error]
@@ -114,4 +115,4 @@ def test_a_fake_key_leaks_nowhere(release_dir, tmp_path, http_models):
         assert FAKE_KEY not in text
     assert leaks(tmp_path) == []
     print(f"\nscanned {sum(1 for _ in texts(tmp_path))} files and zip members")
-    assert next((tmp_path / "logs").glob("*.eval"))
+    assert next((tmp_path / "logs").glob("*/*.eval"))  # logs/<the run's folder>/

@@ -13,6 +13,7 @@ from conftest import RELEASE_IDS
 from occubench.analysis import read_runs
 from occubench.cli import app
 from occubench.dataset import load_dataset
+from occubench.errors import ExitCode
 from occubench.scripted import BEHAVIOURS, Reply
 from occubench.scripted._provider import to_output
 
@@ -78,7 +79,7 @@ def test_a_non_json_simulator_errors_one_sample_only(occubench_run, release_dir,
         "occubench/scripted-judge",
     ]
     result = occubench_run("--log-dir", str(tmp_path / "logs"), models=models)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == ExitCode.SAMPLE_ERRORS, result.output  # 3: not all scored
 
     rows = {r.task_id: r for r in read_runs([tmp_path / "logs"])}
     assert sorted(rows) == RELEASE_IDS
@@ -88,7 +89,7 @@ def test_a_non_json_simulator_errors_one_sample_only(occubench_run, release_dir,
     assert all(r.error is None and r.passed for r in rows.values())  # the rest unaffected
 
     out = result.output
-    assert "1 sample(s) ended in an infrastructure error (not scored)." in out
+    assert "1 sample(s) ended in an infrastructure error (not scored); run the same" in out
     row = [line for line in out.splitlines() if "│ all" in line][-1]
     cells = [cell.strip() for cell in row.split("│")[1:-1]]
     assert cells[:3] == ["all", "9", "9"] and cells[-1] == "1"  # scored, passed ... errors

@@ -65,7 +65,9 @@ def one_worker(tmp_path_factory):
     out = tmp_path_factory.mktemp("one-worker")
     result = runner.invoke(app, ["run", *REFERENCE, "--workers", "1", "--log-dir", str(out)])
     assert result.exit_code == 0, result.output
-    assert list(out.glob("*.eval")) and not list(out.glob("shard-*"))
+    (folder,) = out.iterdir()  # the run's own folder, named for agent, simulator and mode
+    assert folder.name.startswith("occubench_careful__occubench_canned__E3-")
+    assert list(folder.glob("*.eval")) and not list(folder.glob("shard-*"))
     return outcomes(read_runs([out]))
 
 
@@ -111,7 +113,8 @@ def test_two_workers_give_the_verdicts_and_faults_of_one(one_worker, tmp_path):
     result = runner.invoke(app, ["run", *live, "--workers", "2", "--log-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "10/10 samples, 0 errors" in result.output  # the view's last frame
-    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == [
+    (folder,) = tmp_path.iterdir()
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == [
         "shard-1-of-2",
         "shard-2-of-2",
     ]

@@ -2,8 +2,15 @@
 
 from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
 from occubench.scale._execute import absolute_location, check_executor, execute
+from occubench.scale._interrupt import (
+    InterruptHooks,
+    Interruption,
+    stop_process_groups,
+    stop_signals,
+)
 from occubench.scale._local import run_local, start_shard
 from occubench.scale._log_housekeeping import remove_superseded_logs
+from occubench.scale._preflight import PreflightFailure, preflight
 from occubench.scale._progress import ProgressView, ShardCounts, ShardState, read_shard_counts
 from occubench.scale._ray import import_ray, run_ray
 from occubench.scale._runner import BENCHMARK_TASK, EvalOutcome, run_eval, run_shard
@@ -14,7 +21,7 @@ from occubench.scale._shards import (
     shard_count,
     whole_run,
 )
-from occubench.scale._spec import Executor, RunSpec, ShardResult, ShardSpec
+from occubench.scale._spec import Executor, RunSpec, ShardResult, ShardSpec, slug
 from occubench.scale._sweep import (
     PLACEHOLDER,
     AgentChoice,
@@ -38,7 +45,10 @@ __all__ = [
     "PLACEHOLDER",
     "AgentChoice",
     "Executor",
+    "Interruption",
+    "InterruptHooks",
     "ModelChoice",
+    "PreflightFailure",
     "ProgressView",
     "RunSpec",
     "ShardCounts",
@@ -58,6 +68,7 @@ __all__ = [
     "merged_rows",
     "override",
     "placeholders",
+    "preflight",
     "plan_shards",
     "read_shard_counts",
     "remove_superseded_logs",
@@ -69,7 +80,10 @@ __all__ = [
     "selected_task_ids",
     "shard_count",
     "shipped_sweeps",
+    "slug",
     "start_shard",
+    "stop_process_groups",
+    "stop_signals",
     "sweep_runs",
     "sweep_shards",
     "whole_run",

@@ -34,6 +34,11 @@ class EvalOutcome(BaseModel):
     """What one eval set gave."""
 
     success: bool = Field(description="Every task of the eval set completed (errors recorded).")
+    interrupted: bool = Field(
+        default=False,
+        description="The eval was stopped by Ctrl-C or SIGTERM: its logs are 'cancelled', "
+        "with the samples that had finished.",
+    )
     logs: list[str] = Field(description="Log files of the eval set, one per task.")
 
 
@@ -99,13 +104,15 @@ def run_eval(
             display=display,  # type: ignore[arg-type]
         )
         locations = [log.location for log in logs]
+        interrupted = any(log.status == "cancelled" for log in logs)
+        success = success and not interrupted
         remove_superseded_logs(locations)
         if budget is not None and budget.spend.refused:
             success = False
             mark_unfinished(
                 locations, f"budget reached: {budget.spend.refused} sample start(s) refused"
             )
-    return EvalOutcome(success=success, logs=locations)
+    return EvalOutcome(success=success, interrupted=interrupted, logs=locations)
 
 
 def shard_budget(spec: ShardSpec) -> SpendGuard | None:
@@ -168,7 +175,12 @@ def run_shard(
         rows = read_runs(outcome.logs)  # while the eval's objects are still about
     return spec.result(
         outcome.success,
+        interrupted=outcome.interrupted,
         logs=outcome.logs,
         rows=rows,
-        error=None if outcome.success else "the shard's eval set did not complete",
+        error=None
+        if outcome.success
+        else "interrupted"
+        if outcome.interrupted
+        else "the shard's eval set did not complete",
     )
