@@ -16,7 +16,9 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, Group
+from rich.table import Table
 
 from occubench.analysis import SampleRow, terminal_text
 from occubench.dataset import DatasetError, resolve_dataset_dir
@@ -24,8 +26,36 @@ from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.scale import Interruption, preflight
 
-console = Console()
-err_console = Console(stderr=True)
+
+def folded(renderable: Any) -> Any:
+    """A table (or the tables of a group) that fits a narrow terminal without cutting cells.
+
+    Every column folds (long names go on further lines, headers wrap at spaces), but a
+    numeric (right-aligned) column is never narrower than its widest cell, so numbers
+    stay whole. Nothing is cut with an ellipsis.
+    """
+    if isinstance(renderable, Table):
+        for column in renderable.columns:
+            column.overflow = "fold"
+            column.no_wrap = False
+            if column.justify == "right":
+                widest = max((cell_len(str(cell)) for cell in column.cells), default=0)
+                column.min_width = max(column.min_width or 0, widest)
+    elif isinstance(renderable, Group):
+        for part in renderable.renderables:
+            folded(part)
+    return renderable
+
+
+class _Console(Console):
+    """The commands' console: every table printed is ``folded``."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(folded(o) for o in objects), **kwargs)
+
+
+console: Console = _Console()
+err_console: Console = _Console(stderr=True)
 
 
 def exit_with(code: ExitCode) -> NoReturn:

@@ -161,6 +161,7 @@ def run(
     ),
     model_role: list[str] | None = typer.Option(
         None,
+        metavar="ROLE=MODEL",
         help="ROLE=MODEL, as Inspect spells it (repeatable): simulator, verifier, "
         "simulator_fallback.",
     ),
@@ -182,7 +183,9 @@ def run(
         None, help="code (seeded, logged) or prompt (rules for the simulator; the paper's)."
     ),
     faults: str | None = typer.Option(
-        None, help="Extra fault families, mixable: persistent,cascading,targeted,semantic,latency."
+        None,
+        help="Extra fault families, comma-separated, mixable: persistent, cascading, "
+        "targeted, semantic, latency.",
     ),
     fault_latency: float = typer.Option(DEFAULT_FAULT_LATENCY, help="Seconds of a latency fault."),
     seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plans."),
@@ -271,15 +274,19 @@ def run(
         None, help="Seed the simulator generates with (providers that take one)."
     ),
     temperature: list[str] | None = typer.Option(
-        None, help="[ROLE=]T, repeatable: the temperature of a role (a bare T: the agent's)."
+        None,
+        metavar="[ROLE=]T",
+        help="[ROLE=]T, repeatable: the temperature of a role (a bare T: the agent's).",
     ),
     reasoning_effort: list[str] | None = typer.Option(
         None,
+        metavar="[ROLE=]EFFORT",
         help="[ROLE=]EFFORT, repeatable: none, minimal, low, medium, high, xhigh (a bare "
         "EFFORT: the agent's).",
     ),
     max_tokens: list[str] | None = typer.Option(
         None,
+        metavar="[ROLE=]N",
         help="[ROLE=]N, repeatable: max_tokens of a role's calls (agent, simulator, "
         "verifier; a bare N: the agent's; same as --agent-max-tokens etc.).",
     ),
