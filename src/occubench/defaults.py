@@ -133,6 +133,18 @@ DEFAULT_FIDELITY_WEIGHTS = {
 }
 """Weights of the fidelity score's parts (a part that was not measured is left out)."""
 
+DEFAULT_CACHE_ENV = "OCCUBENCH_CACHE"
+"""Environment variable naming occubench's cache folder (the fetched release)."""
+
+DEFAULT_RELEASE_URL_ENV = "OCCUBENCH_RELEASE_URL"
+"""Environment variable overriding the URL of the public release's archive."""
+
+DEFAULT_RELEASE_SHA256_ENV = "OCCUBENCH_RELEASE_SHA256"
+"""Environment variable giving the SHA-256 of the archive at $OCCUBENCH_RELEASE_URL."""
+
+DEFAULT_FETCH_TIMEOUT = 60.0
+"""Seconds without data before a download is abandoned."""
+
 DEFAULT_LOG_ROOT = "logs"
 """Folder under which ``occubench run`` gives each run a log folder of its own."""
 

@@ -9,6 +9,7 @@ import typer
 from occubench.cli import (
     audit,
     compare_simulators,
+    data,
     demo,
     diagnose,
     estimate,
@@ -75,6 +76,7 @@ app.command(name="export")(export.export)
 app.command(name="plan")(plan.plan)
 app.command(name="estimate")(estimate.estimate)
 app.command(name="diagnose")(diagnose.diagnose)
+app.add_typer(data.app, name="data")
 
 
 def main() -> None:
