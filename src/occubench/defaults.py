@@ -145,6 +145,9 @@ DEFAULT_RELEASE_SHA256_ENV = "OCCUBENCH_RELEASE_SHA256"
 DEFAULT_FETCH_TIMEOUT = 60.0
 """Seconds without data before a download is abandoned."""
 
+DEFAULT_DEMO_LOG_DIR = Path("logs") / "demo"
+"""Folder of ``occubench demo``'s logs (kept, so that report and inspect view read them)."""
+
 DEFAULT_LOG_ROOT = "logs"
 """Folder under which ``occubench run`` gives each run a log folder of its own."""
 

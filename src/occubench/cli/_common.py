@@ -8,7 +8,7 @@ interrupted.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
@@ -128,7 +128,7 @@ def split_names(value: str | None) -> list[str] | None:
     return names or None
 
 
-def check_models(models: Mapping[Role, str]) -> None:
+def check_models(models: Mapping[Role, str] | Iterable[tuple[Role, str]]) -> None:
     """The preflight (``occubench.scale.preflight``): one line per unusable model, exit 2.
 
     Nothing has started when it fails: no log folder, no sample.

@@ -14,7 +14,7 @@ import contextlib
 import io
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from inspect_ai.model import GenerateConfig, get_model
 from pydantic import BaseModel, Field
@@ -126,16 +126,20 @@ async def _check(model: str, roles: list[Role], timeout: float) -> PreflightFail
 
 
 def preflight(
-    models: Mapping[Role, str], timeout: float = DEFAULT_PREFLIGHT_TIMEOUT
+    models: Mapping[Role, str] | Iterable[tuple[Role, str]],
+    timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
 ) -> list[PreflightFailure]:
     """Resolve every model and send each (once, however many roles it plays) a tiny request.
 
-    Models that are never called (``UNCALLED_PROVIDERS``) are resolved only. Returns
-    the failures, one per model, in role order; empty when every model answered.
+    ``models`` maps roles to models, or lists (role, model) pairs (a sweep's models play
+    several roles). Models that are never called (``UNCALLED_PROVIDERS``) are resolved
+    only. Returns the failures, one per model; empty when every model answered.
     """
+    pairs = models.items() if isinstance(models, Mapping) else models
     by_model: dict[str, list[Role]] = {}
-    for role, model in models.items():
-        by_model.setdefault(model, []).append(role)
+    for role, model in pairs:
+        if role not in by_model.setdefault(model, []):
+            by_model[model].append(role)
 
     async def check_all() -> list[PreflightFailure | None]:
         return list(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import rich
 from inspect_ai import eval_set
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
@@ -88,21 +89,26 @@ def run_eval(
     larger budget, runs the samples it did not start.
     """
     settings = generate or options.generate_config
+    console = rich.get_console()  # Inspect's: with no display, its status lines are silenced
+    quiet, console.quiet = console.quiet, console.quiet or display == "none"
     with tuned_gc(), spending_limit(budget):
-        success, logs = eval_set(
-            tasks=task,
-            task_args=dict(task_args),
-            log_dir=log_dir,
-            model=_model(model, settings(Role.AGENT)),
-            model_roles={role.value: _model(m, settings(role)) for role, m in roles.items()},
-            epochs=epochs,
-            max_samples=max_samples or options.samples_at_once(),
-            log_realtime=options.log_realtime,
-            log_buffer=options.log_buffer,
-            retry_on_error=options.retry_on_error,
-            fail_on_error=False,
-            display=display,  # type: ignore[arg-type]
-        )
+        try:
+            success, logs = eval_set(
+                tasks=task,
+                task_args=dict(task_args),
+                log_dir=log_dir,
+                model=_model(model, settings(Role.AGENT)),
+                model_roles={role.value: _model(m, settings(role)) for role, m in roles.items()},
+                epochs=epochs,
+                max_samples=max_samples or options.samples_at_once(),
+                log_realtime=options.log_realtime,
+                log_buffer=options.log_buffer,
+                retry_on_error=options.retry_on_error,
+                fail_on_error=False,
+                display=display,  # type: ignore[arg-type]
+            )
+        finally:
+            console.quiet = quiet
         locations = [log.location for log in logs]
         interrupted = any(log.status == "cancelled" for log in logs)
         success = success and not interrupted
