@@ -12,9 +12,10 @@ and prints the ratio for each size, in two settings:
   process (the real HTTP provider path) with ``--latency-ms`` per request.
 
 It needs nothing beside the clone. Each run is repeated ``--repeat`` times (in turns) and
-the shortest wall counts: other work on the machine only ever adds time. The smallest
-size at which 2 workers are faster in both settings is the break-even that
-``DEFAULT_SHARD_MIN_SAMPLES`` records.
+the shortest wall counts: other work on the machine only ever adds time. The size at
+which 2 workers first win with served models is the break-even that
+``DEFAULT_SHARD_MIN_SAMPLES`` records (in-process scripted models cost so little CPU
+per call that one process wins at every size measured).
 
     python benchmarks/shard_break_even.py
     python benchmarks/shard_break_even.py --sizes 10 40 160 --latency-ms 500
