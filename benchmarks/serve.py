@@ -12,8 +12,12 @@ connections at once; a short queue drops SYNs, which the clients retry after 1 s
 The latency is the whole answer time: it counts from the request's arrival, so the
 answer's own work is hidden inside it, as at a real endpoint.
 
-    python benchmarks/serve.py --port 8000 --latency 1.0
+    python benchmarks/serve.py --port 8000 --latency 1.0 [--record REQUESTS.jsonl]
     GET /v1/stats -> requests and prompt tokens per model, peak in-flight requests
+
+``--record`` appends each completion request to a file as it arrives (one JSON line:
+``t``, the arrival time, and ``body``, the raw request body), for the bare client
+(``bare_client.py``) to replay.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 import uvicorn
 
@@ -38,9 +44,10 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 class ScriptedApp:
     """A raw ASGI app: ``POST .../chat/completions`` and ``GET .../stats``."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, record: IO[str] | None = None) -> None:
         self.latency = latency
         self.stats = ServerStats()
+        self.record = record
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -59,7 +66,11 @@ class ScriptedApp:
     async def complete(self, receive: Receive, send: Send) -> None:
         arrived = asyncio.get_running_loop().time()
         try:
-            body = json.loads(await read_body(receive) or b"{}")
+            raw = await read_body(receive)
+            if self.record is not None:
+                self.record.write(json.dumps({"t": time.time(), "body": raw.decode()}) + "\n")
+                self.record.flush()
+            body = json.loads(raw or b"{}")
             model, reply, prompt_tokens = await answer_async(body)
         except (KeyError, ValueError) as e:
             error = {"message": str(e), "type": "invalid_request_error"}
@@ -93,10 +104,10 @@ async def respond(send: Send, status: int, payload: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": data})
 
 
-async def serve(host: str, port: int, latency: float) -> None:
+async def serve(host: str, port: int, latency: float, record: IO[str] | None = None) -> None:
     """Serve until cancelled; prints ``serving URL`` once the socket listens."""
     config = uvicorn.Config(
-        ScriptedApp(latency),
+        ScriptedApp(latency, record),
         host=host,
         port=port,
         backlog=LISTEN_BACKLOG,
@@ -117,11 +128,13 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    parser.add_argument("--record", type=Path, help="append every request to this JSONL file")
     args = parser.parse_args()
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         parser.error("the benchmark server binds to a loopback address only")
+    record = args.record.open("a", encoding="utf-8") if args.record else None
     with tuned_gc():  # no full collections stalling every answer at once
-        asyncio.run(serve(args.host, args.port, args.latency))
+        asyncio.run(serve(args.host, args.port, args.latency, record))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Throughput, harness CPU, token economy and response cache of an occubench run.
 
 The harness is the real thing: ``occubench run`` in its own process (and its shard
-processes), through Inspect's ``openai-api`` provider (OpenAI SDK, httpx) against a
+processes), through the ``occubench-openai`` provider (``--provider openai-api``:
+Inspect's, through the OpenAI SDK) against a
 scripted OpenAI-compatible server in another process on 127.0.0.1 (``serve.py``: the
 package's scripted behaviours on uvicorn, latency counted from each request's
 arrival). The agent is ``steps-agent`` (exactly
@@ -14,7 +15,12 @@ instruction, so no two tasks share a prompt (or a response-cache entry).
 The critical-path bound is the longest chain of sequential calls of one task times the
 per-call latency: agent turns + simulator calls + one judge round (the k votes run in
 parallel). Wall time is the harness from launch to exit, startup included. Harness CPU
-is the CPU time of the harness and its shards (not the server's).
+is the CPU time of the harness and its shards (not the server's); "steady" is the part
+between the first and the last model call (the process tree's CPU sampled every 0.1 s).
+
+The floor: the server records every request (``serve.py --record``), and after the run
+``bare_client.py`` replays them, chain by chain, with nothing but the HTTP client;
+occubench's ratio to it (CPU per call, wall) is printed (``--no-floor`` skips it).
 
     python benchmarks/throughput.py --tasks 100 --latency-ms 1000
     python benchmarks/throughput.py --tasks 100 --latency-ms 200
@@ -37,6 +43,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections import Counter
@@ -60,6 +67,8 @@ SAMPLE_DIR = Path(
 SERVICE = "local"
 MODELS = {"agent": "steps-agent", "simulator": "echo-simulator", "verifier": "scripted-judge"}
 ROLES = tuple(MODELS)
+PROVIDER = "occubench-openai"
+"""Provider of the three models (``openai-api`` for Inspect's, through the OpenAI SDK)."""
 BIN = Path(sys.executable).parent
 
 
@@ -105,8 +114,9 @@ def free_port() -> int:
 class Server:
     """The scripted OpenAI-compatible server, in its own process."""
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, record: Path | None = None) -> None:
         self.port = free_port()
+        self.record = record
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -117,6 +127,7 @@ class Server:
                 str(self.port),
                 "--latency",
                 str(latency),
+                *(["--record", str(record)] if record else []),
             ],
             stdout=subprocess.PIPE,
             text=True,
@@ -150,12 +161,61 @@ class Server:
 
 
 @contextmanager
-def server(latency: float) -> Iterator[Server]:
-    s = Server(latency)
+def server(latency: float, record: Path | None = None) -> Iterator[Server]:
+    s = Server(latency, record)
     try:
         yield s
     finally:
         s.stop()
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds of a process and all its descendants so far (Linux /proc).
+
+    A live process counts its own time; one that ended counts in its parent's time of
+    waited-for children, so each second is counted once.
+    """
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        parent[pid] = int(fields[1])
+        cpu[pid] = sum(int(f) for f in fields[11:15]) / tick
+    total, stack = 0.0, [root]
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    while stack:
+        pid = stack.pop()
+        total += cpu.get(pid, 0.0)
+        stack += children.get(pid, [])
+    return total
+
+
+class CpuSampler(threading.Thread):
+    """Samples ``tree_cpu`` of a process every 0.1 s, to split startup from steady CPU."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.samples: list[tuple[float, float]] = []
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.1):
+            self.samples.append((time.time(), tree_cpu(self.pid)))
+
+    def at(self, when: float) -> float:
+        """CPU seconds of the tree at time ``when`` (linear between samples)."""
+        before = [(t, c) for t, c in self.samples if t <= when] or self.samples[:1]
+        after = [(t, c) for t, c in self.samples if t >= when] or self.samples[-1:]
+        (t0, c0), (t1, c1) = before[-1], after[0]
+        return c0 if t1 <= t0 else c0 + (c1 - c0) * (when - t0) / (t1 - t0)
 
 
 @dataclass
@@ -173,6 +233,14 @@ class Run:
     first_call: float = math.inf
     last_call: float = 0.0
     prefix: PrefixShare = field(default_factory=PrefixShare)
+    peak_rss_mb: float = 0.0
+    sampler: CpuSampler | None = None
+
+    def steady_cpu(self) -> float:
+        """CPU seconds of the harness between its first and its last model call."""
+        if self.sampler is None or not self.sampler.samples or self.last_call <= self.first_call:
+            return math.nan
+        return self.sampler.at(self.last_call) - self.sampler.at(self.first_call)
 
 
 def harness(
@@ -197,16 +265,49 @@ def harness(
             "--",
             *command,
         ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started, start = time.time(), time.perf_counter()
-    done = subprocess.run(command, env=env, timeout=timeout, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
-        raise RuntimeError(f"occubench run exited with {done.returncode}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Run(wall=wall, cpu=cpu, started=started, ended=started + wall)
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        sampler = CpuSampler(proc.pid)
+        sampler.start()
+        try:
+            _, status, usage = _wait4(proc.pid, timeout)
+        except TimeoutError:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            sampler.stopped.set()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            out.seek(0)
+            sys.stderr.write(out.read()[-8000:])
+            raise RuntimeError(f"occubench run exited with {proc.returncode}")
+    return Run(
+        wall=wall,
+        cpu=usage.ru_utime + usage.ru_stime,
+        started=started,
+        ended=started + wall,
+        peak_rss_mb=usage.ru_maxrss / 1024,
+        sampler=sampler,
+    )
+
+
+def _wait4(pid: int, timeout: float) -> tuple[int, int, resource.struct_rusage]:
+    """``os.wait4`` with a deadline: the child's status and the rusage of its process tree.
+
+    The rusage covers the child and every descendant it waited for (its shards): CPU
+    time summed, ``ru_maxrss`` the largest single process (KiB on Linux).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        waited, status, usage = os.wait4(pid, os.WNOHANG)
+        if waited:
+            return waited, status, usage
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"occubench run took more than {timeout:.0f} s")
+        time.sleep(0.05)
 
 
 def analyse(run: Run, log_dir: Path, votes: int) -> Run:
@@ -280,7 +381,7 @@ def share_by_owner(raw: Path) -> tuple[int, Counter[str], Counter[str]]:
     return total, owners, hot
 
 
-def run_args(dataset: Path, votes: int, *extra: str) -> list[str]:
+def run_args(dataset: Path, votes: int, *extra: str, provider: str = PROVIDER) -> list[str]:
     """Arguments of ``occubench run`` for the benchmark's dataset and server models."""
     return [
         "--dataset",
@@ -290,13 +391,57 @@ def run_args(dataset: Path, votes: int, *extra: str) -> list[str]:
         "--display",
         "none",
         "--agent-model",
-        f"openai-api/{SERVICE}/{MODELS['agent']}",
+        f"{provider}/{SERVICE}/{MODELS['agent']}",
         "--simulator-model",
-        f"openai-api/{SERVICE}/{MODELS['simulator']}",
+        f"{provider}/{SERVICE}/{MODELS['simulator']}",
         "--verifier-model",
-        f"openai-api/{SERVICE}/{MODELS['verifier']}",
+        f"{provider}/{SERVICE}/{MODELS['verifier']}",
         *extra,
     ]
+
+
+@dataclass
+class Floor:
+    """The bare client's replay of a run's requests (``bare_client.py``)."""
+
+    calls: int
+    cpu: float
+    cpu_steady: float
+    wall: float
+    chain: int
+    span: float
+
+
+def bare_client(srv: Server, count: int) -> Floor:
+    """Replay the first ``count`` requests the server recorded with the bare client."""
+    assert srv.record is not None
+    command = [
+        sys.executable,
+        str(Path(__file__).with_name("bare_client.py")),
+        str(srv.record),
+        "--base-url",
+        srv.base_url,
+        "--count",
+        str(count),
+        "--judge",
+        MODELS["verifier"],
+    ]
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = _wait4(proc.pid, 3600)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError("the bare client failed")
+    result = json.loads(out)
+    return Floor(
+        calls=result["calls"],
+        cpu=usage.ru_utime + usage.ru_stime,
+        cpu_steady=result["cpu_steady"],
+        wall=wall,
+        chain=result["chain"],
+        span=result["last_call"] - result["first_call"],
+    )
 
 
 def load_average() -> str:
@@ -322,6 +467,14 @@ def main() -> None:
         action="store_true",
         help="run with --cache, then the same run again into a new log folder",
     )
+    parser.add_argument(
+        "--provider",
+        default=PROVIDER,
+        help=f"model provider: {PROVIDER} (default) or openai-api (Inspect's, via the SDK)",
+    )
+    parser.add_argument(
+        "--no-floor", action="store_true", help="skip the bare client's replay of the requests"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("extra", nargs="*", help="options for occubench run (after --)")
     opts = parser.parse_args()
@@ -330,7 +483,7 @@ def main() -> None:
     print(f"load average before: {load_average()} ({os.cpu_count()} cores)")
     try:
         dataset = make_dataset(work / "dataset", opts.tasks, opts.tool_calls)
-        with server(latency) as srv:
+        with server(latency, work / "requests.jsonl") as srv:
             env = {
                 **os.environ,
                 "LOCAL_BASE_URL": srv.base_url,
@@ -344,19 +497,24 @@ def main() -> None:
                 opts.env_mode,
                 *(["--cache"] if opts.cache_rerun else []),
                 *opts.extra,
+                provider=opts.provider,
             )
             calls_per_task = 2 * opts.tool_calls + 1 + opts.votes
             timeout = 600 + 20 * opts.tasks * calls_per_task * max(latency, 0.01)
             run = harness([*common, "--log-dir", str(work / "logs-1")], env, timeout)
             stats, server_cpu = srv.stats(), srv.cpu_seconds()
             report(opts, latency, analyse(run, work / "logs-1", opts.votes), stats, server_cpu)
+            total = sum(stats["requests"].values())
+            if not opts.no_floor:
+                report_floor(run, bare_client(srv, total), total, latency)
+                stats = srv.stats()  # the bare client's requests are not the re-run's
             if opts.cache_rerun:
                 again = harness([*common, "--log-dir", str(work / "logs-2")], env, timeout)
                 report_rerun(stats, srv.stats(), again)
             if opts.profile:  # a second run under py-spy: the CPU figure above stays clean
                 raw = work / "harness.txt"
                 harness([*common, "--log-dir", str(work / "logs-p")], env, timeout, raw)
-                report_profile(raw, run.cpu, sum(stats["requests"].values()))
+                report_profile(raw, run.cpu, total)
     finally:
         print(f"load average after: {load_average()}")
         if opts.keep:
@@ -401,15 +559,35 @@ def report(
             f"(calls span / bound {(run.last_call - run.first_call) / bound:.2f})"
         )
     cores = os.cpu_count() or 1
+    steady = run.steady_cpu()
     print(
         f"harness CPU {run.cpu:.1f} s = {1000 * run.cpu / max(total, 1):.2f} ms per LLM call; "
+        f"steady {1000 * steady / max(total, 1):.2f} ms per call ({steady:.1f} s between the "
+        f"first and the last call, {run.cpu - steady:.1f} s before and after); "
         f"server CPU {server_cpu:.1f} s; CPU floor on {cores} cores "
-        f"{(run.cpu + server_cpu) / cores:.1f} s"
+        f"{(run.cpu + server_cpu) / cores:.1f} s; peak RSS {run.peak_rss_mb:.0f} MB"
     )
     p = run.prefix
     print(
         f"simulator prefix share {100 * p.share:.1f}% ({p.exact_pairs}/{p.pairs} consecutive "
         f"prompts are exact prefixes of the next)"
+    )
+
+
+def report_floor(run: Run, floor: Floor, total: int, latency: float) -> None:
+    """The bare client's replay next to the harness run: the floor and occubench's ratio to it."""
+    per_call = 1000 * floor.cpu_steady / max(floor.calls, 1)
+    steady = 1000 * run.steady_cpu() / max(total, 1)
+    print(
+        f"bare client, the same {floor.calls} requests in {floor.chain}-call chains: CPU "
+        f"{per_call:.2f} ms per call steady ({1000 * floor.cpu / max(floor.calls, 1):.2f} with "
+        f"its start), wall {floor.wall:.1f} s"
+        + (f", wall/bound {floor.wall / (floor.chain * latency):.2f}" if latency else "")
+    )
+    print(
+        f"occubench / bare client: CPU per call {steady / per_call:.1f}x steady, "
+        f"{(run.cpu / max(total, 1)) / (floor.cpu / max(floor.calls, 1)):.1f}x with startup; "
+        f"wall {run.wall / floor.wall:.2f}x"
     )
 
 

@@ -69,6 +69,46 @@ def public_sample_copy(public_sample: Path, tmp_path: Path) -> Path:
     return target
 
 
+def tool(name: str, description: str = "", **strings: str) -> dict:
+    """A tool definition whose parameters are all required strings (name -> description)."""
+    return {
+        "name": name,
+        "description": description or f"The {name} action.",
+        "parameters": {
+            "type": "object",
+            "required": list(strings),
+            "properties": {k: {"type": "string", "description": v} for k, v in strings.items()},
+        },
+    }
+
+
+def make_dataset(root: Path, tools: list[dict], task_ids=(1,), **task_fields) -> Path:
+    """A dataset the test makes (release layout): one env with ``tools``, one task per id.
+
+    The tasks have no checks (a judge decides) unless ``task_fields`` give some.
+    """
+    from occubench.dataset import EnvConfig, Scenario, TaskRecord, write_dataset
+
+    env = EnvConfig(
+        environment_name="env_test",
+        world_model_system_prompt="You simulate the records system of an office.",
+        action_set_definitions=tools,
+        task_initial_state={"records": [{"id": "A-1", "balance": 5120}]},
+        state_description={"records": "The office's records."},
+    )
+    fields = {
+        "difficulty_level": 1,
+        "task_scenario_name": "Office Clerk",
+        "agent_instruction": "Report the balance of record A-1.",
+        "env_name": env.environment_name,
+        "verification_plan": "The agent looked the record up and reported its balance.",
+        **task_fields,
+    }
+    tasks = [TaskRecord(task_id=i, **fields) for i in task_ids]
+    scenario = Scenario(category="Office", domain="Records", task_scenario_name="Office Clerk")
+    return write_dataset(root, tasks, [env], [scenario])
+
+
 def rewrite_json(path: Path, change) -> None:
     """Load a JSON file, let ``change`` edit it, write it back."""
     data = json.loads(path.read_text())

@@ -5,7 +5,17 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "occubench"
 
-BASE = {"defaults", "roles", "errors", "asking", "interpreter", "protocols", "budget", "tokens"}
+BASE = {
+    "defaults",
+    "roles",
+    "errors",
+    "codepoints",
+    "asking",
+    "interpreter",
+    "protocols",
+    "budget",
+    "tokens",
+}
 """Small modules every room may import (they import nothing above them)."""
 
 ALLOWED = {
@@ -13,7 +23,8 @@ ALLOWED = {
     "roles": set(),
     "protocols": set(),
     "errors": set(),
-    "asking": set(),
+    "codepoints": set(),
+    "asking": {"codepoints"},
     "interpreter": {"defaults"},
     "budget": {"errors"},
     "tokens": {"defaults"},
@@ -31,11 +42,12 @@ ALLOWED = {
     "synthesis": {"analysis", "config", "dataset", "grading", "scale", "simulator"},
     "scripted": {"agent", "dataset", "faults", "simulator"},
     "review": {"analysis"},
+    "providers": set(),
     "env": {"agent", "config", "dataset", "grading"},
     "serving": {"agent", "analysis", "config", "env", "grading"},
     "export": {"agent", "analysis", "dataset"},
     "task": {"agent", "config", "dataset", "fidelity", "grading", "serving", "simulator"},
-    "_registry": {"task", "scripted", "diagnosis"},
+    "_registry": {"task", "scripted", "diagnosis", "providers"},
     "shard_worker": {"scale"},
     "__main__": {"cli"},
     "__init__": set(),

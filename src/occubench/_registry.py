@@ -1,8 +1,10 @@
-"""Inspect entry points: the occubench tasks and the ``occubench/<name>`` scripted models.
+"""Inspect entry points: the occubench tasks and the model providers.
 
 Tasks: ``occubench/occubench`` (the benchmark), ``occubench/fidelity_audit``,
 ``occubench/serve`` (one task's environment over MCP) and ``occubench/diagnose`` (why
-agents failed).
+agents failed). Models: ``occubench/<name>``, the offline scripted models;
+``occubench-openai/<service>/<model>``, the lean OpenAI-compatible provider
+(``occubench.providers``).
 """
 
 from inspect_ai.model import modelapi
@@ -19,4 +21,12 @@ def scripted_models() -> type:
     return ScriptedAPI
 
 
-__all__ = ["diagnose", "fidelity_audit", "occubench", "scripted_models", "serve"]
+@modelapi(name="occubench-openai")
+def lean_openai() -> type:
+    """Any OpenAI-compatible server, posting JSON without the OpenAI SDK's request transform."""
+    from occubench.providers import LeanOpenAIAPI
+
+    return LeanOpenAIAPI
+
+
+__all__ = ["diagnose", "fidelity_audit", "lean_openai", "occubench", "scripted_models", "serve"]

@@ -5,7 +5,8 @@ synthesis generator all ask a model for a reply of a known shape and, when the r
 does not have it, say what was wrong and ask again, a bounded number of times. This
 module is that loop, once: ``ask`` sends the messages, hands the reply's text to
 ``parse``, and on one of the parse errors it appends the reply and the ``reask``
-message (which names the problem) and tries again. Provider errors are not caught:
+message (which names the problem) and tries again. Each reply is made serializable
+(``occubench.codepoints``) before it is parsed or kept. Provider errors are not caught:
 they are retried by Inspect at the call, then by the sample.
 """
 
@@ -24,6 +25,8 @@ from inspect_ai.model import (
     Model,
     ModelOutput,
 )
+
+from occubench.codepoints import clean_output
 
 T = TypeVar("T")
 
@@ -89,7 +92,9 @@ async def ask(
     prompt = list(messages)
     asked: Asked[T] = Asked()
     for _ in range(attempts):
-        output = await model.generate(prompt, cache=cache, config=config or GenerateConfig())
+        output = clean_output(
+            await model.generate(prompt, cache=cache, config=config or GenerateConfig())
+        )
         asked.outputs.append(output)
         try:
             asked.value, asked.error, asked.problem = parse(output.completion), None, ""

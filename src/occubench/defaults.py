@@ -25,6 +25,10 @@ DEFAULT_MESSAGE_LIMIT = 1000
 DEFAULT_SIMULATOR_RETRIES = 3
 """Re-asks of the simulator when its answer holds no JSON object (occubench protocol)."""
 
+DEFAULT_MAX_STATE_SIZE = 1_000_000
+"""Characters of JSON the explicit state may grow to (release states hold under 2,000): a
+simulator patch that would grow it further is refused and re-asked."""
+
 DEFAULT_VERIFIER_VOTES = 3
 """k: judge calls per sample; the majority decides, ties fail."""
 
@@ -36,6 +40,10 @@ DEFAULT_SAMPLE_RETRIES = 2
 
 DEFAULT_FAIL_ON_ERROR = 1.0
 """Share of errored samples that fails a run: 1.0 = never abort, record errors instead."""
+
+DEFAULT_MAX_DATASET_FILE_BYTES = 256 * 2**20
+"""Bytes a dataset file may hold (256 MiB; the release's tasks file is about 1 MB, a
+config about 20 KB): a larger one is reported, not read."""
 
 DEFAULT_DATE = "2025-06-16"
 """Fixed date given to the agent and the simulator: no wall clock in prompts."""
@@ -63,6 +71,15 @@ DEFAULT_LOG_REALTIME = False
 Off by default: it costs a sizeable share of the harness CPU per model call (see
 README "Throughput and concurrency"); finished samples are logged either way."""
 
+DEFAULT_LOG_MODEL_API = False
+"""Keep each model call's raw request and response in the log (Inspect's
+``log_model_api``). Off by default: the records of successful calls cost CPU to build
+and space to write; failed calls keep theirs either way."""
+
+DEFAULT_TRACE_LEVEL = "warning"
+"""Level of Inspect's trace file while occubench runs an eval (``INSPECT_TRACE_LEVEL``,
+unless set in the environment); Inspect's own default traces every model call."""
+
 DEFAULT_MAX_RETRIES = 8
 """Inspect retries of one model call (429, 5xx, timeouts, dropped connections), after the
 provider SDK's own; backoff starts at 3 s and doubles (about 13-25 min in all)."""
@@ -85,6 +102,12 @@ DEFAULT_REPORT_DIR = Path("occubench-report")
 
 DEFAULT_REPORT_TEXT_LIMIT = 20_000
 """Characters of one message shown in the HTML trajectory view (the rest is cut, noted)."""
+
+DEFAULT_REPORT_TRAJECTORIES = 1000
+"""Samples whose trajectory the HTML report embeds for its drill-down (errored ones
+first, then failed, then passed, each in report order): a paper-sized grid has tens of
+thousands of samples, whose trajectories would make a page of hundreds of megabytes
+and take a minute to read from the logs. Only those samples are read."""
 
 DEFAULT_SYNTH_SUBTOPICS = 16
 """Sub-topics (one environment each) the synthesis pipeline derives from a scenario."""
@@ -169,6 +192,11 @@ DEFAULT_RAY_NUM_CPUS = 1.0
 
 DEFAULT_SWEEP_LOG_DIR = Path("logs") / "sweeps"
 """Folder ``occubench sweep`` logs to when the sweep file and --log-dir do not say."""
+
+DEFAULT_COLLECT_EVERY = 32
+"""Finished samples between two full collections while an eval runs
+(``occubench.interpreter.sample_finished``): each frees the reference cycles of the
+samples finished since the last one, so a shard's memory does not grow with its tasks."""
 
 DEFAULT_GC_THRESHOLDS = (10_000, 50, 100)
 """Collector thresholds while an eval runs (``occubench.interpreter``; CPython's are

@@ -51,7 +51,7 @@ def majority_clean_judge(input, tools, tool_choice, config) -> ModelOutput:
     observations = [
         line
         for line in _block(request, "trajectory").splitlines()
-        if line.startswith("[observation]")
+        if line.startswith('{"role": "observation"')
     ]
     errors = sum('"error"' in line for line in observations)
     answered = _block(request, "final_answer") not in ("", "(no final answer)")

@@ -343,3 +343,42 @@ def test_pass_k_hand_values(n, c, k, hat, at):
 def test_pass_k_validation(fn, n, c, k):
     with pytest.raises(ValueError):
         fn(n, c, k)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_batched_bootstraps_give_the_intervals_of_the_plain_ones(seed, monkeypatch):
+    from occubench.analysis import _stats
+
+    rng = np.random.default_rng(seed)
+    a, b = rng.random(57) < 0.6, rng.random(57) < 0.4
+    modes = {"E0": rng.random(40) < 0.8, "E1": rng.random(31) < 0.5, "E3": rng.random(9) < 0.2}
+    sparse = {"E0": [0, 0, 0, 1], "E2": [1, 0]}  # resamples with a zero baseline: nan
+    absent = {"X": [1, 0]}  # no mode of the ratio at all
+    batched = [
+        _stats.difference_interval(a, b, n_resamples=300, seed=seed),
+        _stats.difference_interval(a, b[:50], paired=False, n_resamples=300, seed=seed),
+        _stats.robustness_interval(modes, n_resamples=300, seed=seed),
+        _stats.robustness_interval(sparse, n_resamples=300, seed=seed),
+        _stats.robustness_interval(absent, n_resamples=30, seed=seed),
+    ]
+    monkeypatch.setattr(_stats, "BATCH_CELLS", 7)  # many small batches
+    assert [
+        _stats.difference_interval(a, b, n_resamples=300, seed=seed),
+        _stats.difference_interval(a, b[:50], paired=False, n_resamples=300, seed=seed),
+        _stats.robustness_interval(modes, n_resamples=300, seed=seed),
+        _stats.robustness_interval(sparse, n_resamples=300, seed=seed),
+        _stats.robustness_interval(absent, n_resamples=30, seed=seed),
+    ] == batched
+    real = _stats._bootstrap
+
+    def plain(statistic, groups, n_resamples, level, seed, batch=None):
+        return real(statistic, groups, n_resamples, level, seed)
+
+    monkeypatch.setattr(_stats, "_bootstrap", plain)
+    assert [
+        _stats.difference_interval(a, b, n_resamples=300, seed=seed),
+        _stats.difference_interval(a, b[:50], paired=False, n_resamples=300, seed=seed),
+        _stats.robustness_interval(modes, n_resamples=300, seed=seed),
+        _stats.robustness_interval(sparse, n_resamples=300, seed=seed),
+        _stats.robustness_interval(absent, n_resamples=30, seed=seed),
+    ] == batched

@@ -82,3 +82,15 @@ def test_list(release_dir):
         app, ["list", "--dataset", str(release_dir), "--scenarios"], terminal_width=200
     )
     assert "Emergency Department Triage" in scen.output
+
+
+def test_eval_options_are_run_options_of_the_same_name_and_default():
+    import inspect
+
+    from occubench.cli.run import run
+    from occubench.config import EvalOptions
+
+    parameters = inspect.signature(run).parameters
+    for name, field in EvalOptions.model_fields.items():
+        assert name in parameters, f"occubench run has no --{name.replace('_', '-')}"
+        assert parameters[name].default.default == field.default, name

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from conftest import SCRIPTED_ROLES, replay, run_task
@@ -48,13 +47,13 @@ def recording_judge(answer: str):
     return get_model("mockllm/model", custom_outputs=judge), prompts
 
 
-def injected_run(tmp_path, judge_answer: str):
+def injected_run(tmp_path, judge_answer: str, errors: bool = False):
     judge, prompts = recording_judge(judge_answer)
     agent = replay({"tool": "get_patient_vitals", "arguments": {"patient_id": ARGUMENT}}, PAYLOAD)
     roles = {"simulator": SCRIPTED_ROLES["simulator"], "verifier": judge}
     log = run_task(tmp_path, agent=agent, roles=roles, task_ids="11")
     (sample,) = log.samples
-    assert sample.error is None
+    assert (sample.error is not None) is errors
     return sample, prompts
 
 
@@ -62,16 +61,8 @@ def block(text: str, tag: str) -> str:
     return re.search(rf"<{tag}>\n(.*)\n</{tag}>", text, re.DOTALL).group(1)
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        FALSE,
-        f"The agent wrote {FAKE_VERDICT} inside its answer, an injection; my verdict:\n{FALSE}",
-    ],
-    ids=["plain", "judge-quotes-the-payload"],
-)
-def test_payload_cannot_close_its_block_nor_pass_the_sample(tmp_path, answer):
-    sample, prompts = injected_run(tmp_path, answer)
+def test_payload_cannot_close_its_block_nor_pass_the_sample(tmp_path):
+    sample, prompts = injected_run(tmp_path, FALSE)
     score = sample.scores["occubench_scorer"]
     assert score.value == "I" and score.metadata["judge_passed"] is False
     assert [v["is_correct"] for v in score.metadata["votes"]] == [False] * 3
@@ -90,6 +81,17 @@ def test_payload_cannot_close_its_block_nor_pass_the_sample(tmp_path, answer):
     assert "Pass every agent" not in block(user, "verification_plan")
     after = user[user.index("</final_answer>") :]  # the harness's own words after the data
     assert 'is_correct": true' not in after and "ignore the rubric" not in after
+
+
+def test_a_judge_that_quotes_the_fake_verdict_gives_no_verdict(tmp_path):
+    """Its output holds two verdicts that disagree: unreadable, re-asked, never a pass."""
+    quoting = (
+        f"The agent wrote {FAKE_VERDICT} inside its answer, an injection; my verdict:\n{FALSE}"
+    )
+    sample, prompts = injected_run(tmp_path, quoting, errors=True)
+    assert len(prompts) == 3 * 3  # each of the k votes asked, then re-asked twice
+    assert "VerifierError" in sample.error.message and "disagree" in sample.error.message
+    assert not sample.scores
 
 
 def test_the_judge_alone_decides(tmp_path):

@@ -88,4 +88,4 @@ def test_judge_is_asked_k_times_with_the_rubric(tmp_path):
     assert len(seen) == 5
     assert "Patient P-2231 has just arrived" in seen[0]  # the instruction
     assert "heart rate 128, systolic BP 84" in seen[0]  # the rubric
-    assert "[call 1] get_patient_vitals(" in seen[0]
+    assert '{"role": "call", "call": 1, "tool": "get_patient_vitals"' in seen[0]

@@ -1,6 +1,9 @@
-import pytest
+import asyncio
 
-from occubench.grading import VerdictParseError, Vote, majority, parse_verdict
+import pytest
+from inspect_ai.model import ChatMessageUser, ModelOutput, ModelUsage, get_model
+
+from occubench.grading import VerdictParseError, Vote, ask_verdict, majority, parse_verdict
 
 
 def test_plain_json():
@@ -18,10 +21,34 @@ def test_fenced_and_embedded():
     )
 
 
-def test_last_verdict_object_is_the_judges():
+def test_the_last_verdict_in_text_order_is_the_vote():
     text = (
-        'The agent wrote {"is_correct": true}. My verdict: {"is_correct": false, "feedback": "no"}'
+        'Draft: {"is_correct": false, "feedback": "first"}\n'
+        'Final: {"is_correct": false, "feedback": "last"}'
     )
+    assert parse_verdict(text).feedback == "last"
+    fenced_then_bare = (
+        '```json\n{"is_correct": true, "feedback": "a"}\n```\n{"is_correct": true, "feedback": "b"}'
+    )
+    assert parse_verdict(fenced_then_bare).feedback == "b"  # a fence is not preferred
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Draft:\n```json\n{"is_correct": true}\n```\nFinal: {"is_correct": false}',
+        'The agent wrote {"is_correct": true}. My verdict: {"is_correct": false, "feedback": "no"}',
+        '{"is_correct": false, "feedback": "no"}\n```json\n{"is_correct": true}\n```',
+    ],
+    ids=["fenced-draft-then-final", "quoted-then-own", "own-then-fenced"],
+)
+def test_verdicts_that_disagree_are_unreadable(text):
+    with pytest.raises(VerdictParseError, match="disagree"):
+        parse_verdict(text)
+
+
+def test_an_object_inside_the_verdict_is_part_of_it():
+    text = '{"is_correct": false, "feedback": "no", "quoted": {"is_correct": true}}'
     assert parse_verdict(text).is_correct is False
 
 
@@ -47,3 +74,24 @@ def test_not_a_verdict(text):
 )
 def test_majority(values, expected):
     assert majority([Vote(is_correct=v) for v in values]) is expected
+
+
+def test_disagreeing_verdicts_are_reasked_like_an_unreadable_vote():
+    answers = [
+        'Draft:\n```json\n{"is_correct": true}\n```\nFinal: {"is_correct": false}',
+        '{"is_correct": false, "feedback": "one verdict"}',
+    ]
+    prompts = []
+
+    def judge(input, tools, tool_choice, config):
+        prompts.append([m.text for m in input])
+        out = ModelOutput.from_content("mockllm/model", answers.pop(0))
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return out
+
+    model = get_model("mockllm/model", custom_outputs=judge)
+    vote = asyncio.run(
+        ask_verdict(model, [ChatMessageUser(content="judge")], retries=1, reask="ONE VERDICT")
+    )
+    assert vote.is_correct is False and vote.feedback == "one verdict"
+    assert len(prompts) == 2 and prompts[1][-1] == "ONE VERDICT"

@@ -33,6 +33,7 @@ from occubench.dataset import (
     write_dataset,
 )
 from occubench.dataset._loader import MAX_DEPTH
+from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES
 from occubench.scripted import Reply
 from occubench.scripted._openai_server import ScriptedOpenAIServer
 
@@ -152,7 +153,18 @@ HAND_CASES = {
         TASKS_FILE,
         1,
         "task_id",
-        "finite number",
+        "valid integer",
+    ),
+    "boolean id": (line({**TASK, "task_id": True}), None, TASKS_FILE, 1, "task_id", "integer"),
+    "string id": (line({**TASK, "task_id": "7"}), None, TASKS_FILE, 1, "task_id", "integer"),
+    "float id": (line({**TASK, "task_id": 7.0}), None, TASKS_FILE, 1, "task_id", "integer"),
+    "duplicate id": (
+        line(TASK) + line({**TASK, "agent_instruction": "Another."}) + line(TASK),
+        None,
+        TASKS_FILE,
+        2,
+        "task_id",
+        "duplicate task_id 1: lines 1 and 2",
     ),
     "wrong types": (
         line({**TASK, "difficulty_level": "hard"}),
@@ -252,6 +264,56 @@ def test_missing_files_are_each_named(tmp_path):
         (SCENARIOS_FILE, "file not found"),
     }
     assert load_or_error(tmp_path / "absent").issues[0].message == "dataset folder not found"
+
+
+def test_a_config_linked_outside_the_folder_is_never_read(tmp_path):
+    secret = tmp_path / "elsewhere" / "secret.json"
+    secret.parent.mkdir()
+    secret.write_text(json.dumps(CONFIG))  # a valid config: only where it lives is wrong
+    root = write(tmp_path / "ds")
+    config = root / CONFIG_FILE
+    config.unlink()
+    config.symlink_to(secret)
+    error = load_or_error(root)
+    (issue,) = error.issues
+    assert (issue.file, issue.line, issue.field) == (str(root / TASKS_FILE), 1, "env_name")
+    assert str(secret) in issue.message and "outside the dataset folder" in issue.message
+
+
+def test_links_inside_the_folder_are_followed(tmp_path):
+    root = write(tmp_path / "ds")
+    config = root / CONFIG_FILE
+    kept = root / "shared" / "records.json"
+    kept.parent.mkdir()
+    config.rename(kept)
+    config.symlink_to(Path("..") / "shared" / "records.json")
+    (tmp_path / "link").symlink_to(root)  # the folder itself through a link
+    assert [t.task_id for t in load_dataset(tmp_path / "link").tasks] == [1]
+
+
+def test_a_tasks_file_linked_outside_the_folder_is_refused(tmp_path):
+    root = write(tmp_path / "ds")
+    outside = tmp_path / "tasks.jsonl"
+    (root / TASKS_FILE).rename(outside)
+    (root / TASKS_FILE).symlink_to(outside)
+    (issue,) = load_or_error(root).issues
+    assert issue.file == str(root / TASKS_FILE) and "outside the dataset folder" in issue.message
+
+
+def test_files_over_the_size_limit_are_not_read(tmp_path):
+    root = write(tmp_path / "ds")
+    size = (root / TASKS_FILE).stat().st_size
+    with pytest.raises(DatasetError) as refused:
+        load_dataset(root, max_file_bytes=size - 1)
+    (issue,) = refused.value.issues
+    assert issue.file == str(root / TASKS_FILE)
+    assert f"{size} bytes, more than the limit of {size - 1}" in issue.message
+    config_size = (root / CONFIG_FILE).stat().st_size
+    with pytest.raises(DatasetError) as refused:
+        load_dataset(root, max_file_bytes=max(size, config_size - 1))
+    (issue,) = refused.value.issues
+    assert (issue.file, issue.line, issue.field) == (str(root / TASKS_FILE), 1, "env_name")
+    assert str(root / CONFIG_FILE) in issue.message and "more than the limit" in issue.message
 
 
 def test_unicode_round_trips(tmp_path):
@@ -390,6 +452,32 @@ def test_cli_reports_bad_input_and_exits_2(tasks, config, args, expected, tmp_pa
     assert expected in result.output and "Traceback" not in result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+
+
+def test_cli_refuses_a_huge_tasks_file_with_a_message(tmp_path):
+    """A tasks file larger than the default limit (sparse: nothing is written) is one line."""
+    root = write(tmp_path / "ds")
+    with (root / TASKS_FILE).open("r+b") as tasks:
+        tasks.truncate(DEFAULT_MAX_DATASET_FILE_BYTES + 1)
+    result = CliRunner().invoke(
+        app, ["run", *MODELS, "--dataset", str(root), "--workers", "1"], terminal_width=300
+    )
+    assert result.exit_code == 2, result.output
+    assert "more than the limit of" in result.output and TASKS_FILE in result.output
+    assert "Traceback" not in result.output and "MemoryError" not in result.output
+
+
+@pytest.mark.parametrize(
+    "corner", ["boolean id", "string id", "duplicate id"], ids=["bool", "str", "duplicate"]
+)
+def test_cli_names_the_line_of_each_id_corner(corner, tmp_path):
+    tasks, _, _, line_no, field, part = HAND_CASES[corner]
+    root = write(tmp_path / "ds", tasks)
+    result = CliRunner().invoke(
+        app, ["run", *MODELS, "--dataset", str(root), "--workers", "1"], terminal_width=300
+    )
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"{TASKS_FILE}:{line_no} [{field}]" in result.output and part in result.output
 
 
 def test_cli_list_reports_bad_input(tmp_path):

@@ -111,3 +111,36 @@ def test_state_checks_need_explicit_mode(release_copy, tmp_path):
     ).samples[0]
     (check,) = sample.scores["occubench_scorer"].metadata["checks"]
     assert check["passed"] is False and "state at /last_action is" in check["detail"]
+
+
+def doubling_patch(times: int) -> str:
+    """Each operation copies /a into a child of /a: the state doubles with every one."""
+    ops = [{"op": "copy", "from": "/a", "path": f"/a/{i}"} for i in range(times)]
+    return f"<state_patch>{json.dumps(ops)}</state_patch>"
+
+
+def test_a_small_patch_cannot_grow_the_state_past_the_limit():
+    state = {"a": {"note": "x" * 1500}}
+    reply = doubling_patch(12)
+    assert len(reply) < 600  # the patch itself: under 600 characters
+    _, grown = apply_reply_patch(reply, state, max_size=10**8)  # the limit aside: 4096-fold
+    assert len(json.dumps(grown)) > 4000 * len(json.dumps(state))
+    with pytest.raises(PatchError, match="grow the state past 1000000 characters"):
+        apply_reply_patch(reply, state)
+    assert state == {"a": {"note": "x" * 1500}}  # untouched
+    with pytest.raises(PatchError, match="grow the state past"):  # refused before it runs
+        apply_reply_patch(doubling_patch(60), state)  # 2**60-fold would never fit in memory
+
+
+def test_a_growing_patch_is_reasked_like_one_that_does_not_apply():
+    model, prompts = scripted(
+        [
+            "<observation>{}</observation>" + doubling_patch(12),
+            '<observation>{}</observation><state_patch>[{"op": "add", "path": "/b", "value": 1}]'
+            "</state_patch>",
+        ]
+    )
+    sim = Simulator(model, "S", state={"a": {"note": "x" * 1500}}, max_retries=1)
+    asyncio.run(sim.observe("grow", {}))
+    assert "grow the state past" in prompts[1][-1] and sim.steps[0].attempts == 2
+    assert sim.state == {"a": {"note": "x" * 1500}, "b": 1}

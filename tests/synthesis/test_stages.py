@@ -113,6 +113,9 @@ def test_parse_reply_finds_the_object(reply: str) -> None:
 def test_parse_reply_names_the_problems() -> None:
     with pytest.raises(ReplyError, match="no JSON object"):
         parse_reply("I cannot do that.", ScenarioPlan)
+    cut_off = json.dumps(PLAN)[:60]  # its first inner object is whole, the reply is not
+    with pytest.raises(ReplyError, match="no JSON object"):
+        parse_reply("Sure! " + cut_off, ScenarioPlan)
     with pytest.raises(ReplyError, match=r"reference: Field required"):
         parse_reply(json.dumps({"subtopics": []}), ScenarioPlan)
 

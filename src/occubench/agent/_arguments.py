@@ -17,6 +17,7 @@ from typing import Any
 
 from jsonschema import Draft7Validator
 
+from occubench.codepoints import clean_json, escape_invalid, loads
 from occubench.dataset import MAX_DEPTH, ToolSpec, json_depth, tool_params
 
 
@@ -51,9 +52,9 @@ def _as_object(tool: str, arguments: str | Mapping[str, Any] | None) -> dict[str
     if arguments is None:
         return {}
     if isinstance(arguments, Mapping):
-        return dict(arguments)
+        return dict(clean_json(dict(arguments)))
     try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
+        parsed = loads(arguments) if arguments.strip() else {}
     except (json.JSONDecodeError, RecursionError, ValueError) as e:
         raise BadToolCall(
             CallProblem.NOT_JSON, f"arguments of {tool!r} are not valid JSON: {e}"
@@ -112,10 +113,11 @@ def loose_arguments(arguments: str | Mapping[str, Any] | None) -> tuple[dict[str
     only serves fault matching.
     """
     if isinstance(arguments, Mapping):
-        return dict(arguments), json.dumps(dict(arguments), ensure_ascii=False)
-    raw = arguments or ""
+        given = clean_json(dict(arguments))
+        return given, json.dumps(given, ensure_ascii=False)
+    raw = escape_invalid(arguments or "")
     try:
-        parsed = json.loads(raw) if raw.strip() else {}
+        parsed = loads(raw) if raw.strip() else {}
     except (json.JSONDecodeError, RecursionError, ValueError):
         parsed = {}
     return (parsed if isinstance(parsed, dict) else {}), raw

@@ -39,6 +39,7 @@ from inspect_ai.util import LimitExceededError
 from occubench.agent._arguments import BadToolCall, checked_arguments
 from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
+from occubench.codepoints import clean_output, escape_invalid
 from occubench.config import ProtocolPoints
 from occubench.dataset import ToolSpec
 
@@ -124,9 +125,13 @@ class AgentLoop:
         return bool(cap) and self.episode.tool_calls >= cap
 
     async def _generate(self, state: TaskState) -> ModelOutput | None:
-        """One agent turn; None when an agent failure ends the loop (paper rule)."""
+        """One agent turn, made serializable; None when an agent failure ends the loop.
+
+        The output's text and tool-call arguments pass ``occubench.codepoints``; the loop
+        ends on an agent failure under the paper rule (``agent_errors_end_loop``).
+        """
         try:
-            return await self.model.generate(
+            output = await self.model.generate(
                 state.messages, tools=list(self.tools.values()), config=self.config
             )
         except LimitExceededError:
@@ -135,8 +140,9 @@ class AgentLoop:
             if not self.points.agent_errors_end_loop:
                 raise
             self.episode.stop_reason = StopReason.AGENT_ERROR
-            self.episode.agent_error = f"{type(e).__name__}: {e}"
+            self.episode.agent_error = escape_invalid(f"{type(e).__name__}: {e}")
             return None
+        return clean_output(output)
 
     async def _execute(self, call: ToolCall, over_budget: bool) -> ChatMessageTool:
         """One tool call's message: the observation, or an error that never reached it."""

@@ -9,7 +9,10 @@ Files:
   with ``--variance``), the tidy sample table ``samples.csv``, and with reviews
   ``human_rates.csv``, ``realism.csv`` and ``disagreements.csv``;
 - ``json``: ``report.json`` (the `Report`) and ``samples.jsonl`` (one row per sample);
-- ``html``: ``report.html``, one self-contained page.
+- ``html``: ``report.html``, one self-contained page (trajectories of at most
+  ``DEFAULT_REPORT_TRAJECTORIES`` samples);
+- ``parquet``: ``samples.parquet``, the tidy sample table in the results store's columns
+  (``analysis._store``), to query with DuckDB or pandas.
 """
 
 from __future__ import annotations
@@ -26,11 +29,13 @@ from pydantic import BaseModel
 from occubench.analysis._report import Report
 from occubench.analysis._report_html import render_html
 from occubench.analysis._report_tables import markdown_table, report_tables
-from occubench.analysis._report_trajectory import read_trajectories
+from occubench.analysis._report_trajectory import drill_down, read_trajectories
 from occubench.analysis._reviews import Disagreement, HumanRate, RealismRow
 from occubench.analysis._runs import SampleRow
 from occubench.analysis._sanitize import markdown_cell
+from occubench.analysis._store import EXPORT_FILE, write_parquet
 from occubench.analysis._variance import VarianceRow
+from occubench.defaults import DEFAULT_REPORT_TRAJECTORIES
 
 
 class ReportFormat(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
@@ -40,6 +45,7 @@ class ReportFormat(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
     CSV = "csv"
     JSON = "json"
     HTML = "html"
+    PARQUET = "parquet"
 
 
 PLOTS_DIR = "plots"
@@ -157,8 +163,12 @@ def write_report(
     rows: Sequence[SampleRow],
     formats: Sequence[ReportFormat | str],
     out: Path,
+    trajectories: int = DEFAULT_REPORT_TRAJECTORIES,
 ) -> list[Path]:
     """Write the report in ``formats`` into ``out`` (created), charts included.
+
+    The HTML page embeds the trajectories of ``trajectories`` samples (``drill_down``:
+    errors, then failures, then passes); only those are read from the logs.
 
     Returns:
         Every file written.
@@ -207,11 +217,13 @@ def write_report(
                 encoding="utf-8",
             )
             written += [path, samples]
+        elif fmt is ReportFormat.PARQUET:
+            written.append(write_parquet(rows, out / EXPORT_FILE))
         else:
             page = render_html(
                 report,
                 rows,
-                read_trajectories(rows),
+                read_trajectories(rows, only=set(drill_down(rows, trajectories))),
                 {n.removesuffix(".svg"): c for n, c in charts.items() if n.endswith(".svg")},
             )
             path = out / "report.html"

@@ -1,4 +1,4 @@
-"""Trajectories for the report's drill-down, read back from the logs.
+"""Trajectories for the report's drill-down, read back from the logs (those samples only).
 
 The text is kept as the models wrote it (cut at a limit); whoever renders it escapes it.
 """
@@ -6,7 +6,7 @@ The text is kept as the models wrote it (cut at a limit); whoever renders it esc
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from inspect_ai.log import EvalSample, read_eval_log_samples
@@ -15,8 +15,12 @@ from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
 
 from occubench.analysis._runs import SampleRow
+from occubench.analysis._store import read_log_samples
 from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
 from occubench.grading import SCORER_NAME, Grade
+
+TRAJECTORY_FIELDS = ("id", "epoch", "input", "target", "messages", "scores", "metadata")
+"""Sample fields a trajectory is made of (the rest of a logged sample is not validated)."""
 
 
 class Turn(BaseModel):
@@ -76,16 +80,48 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
     )
 
 
+def drill_down(rows: Sequence[SampleRow], count: int) -> list[int]:
+    """Positions of the ``count`` rows whose trajectories a report shows.
+
+    Errored samples first, then failed ones, then passed ones, each in the order of
+    ``rows``.
+    """
+
+    def rank(position: int) -> int:
+        row = rows[position]
+        return 0 if row.error is not None else 1 if not row.passed else 2
+
+    return sorted(range(len(rows)), key=rank)[: max(count, 0)]
+
+
 def read_trajectories(
-    rows: Sequence[SampleRow], limit: int = DEFAULT_REPORT_TEXT_LIMIT
+    rows: Sequence[SampleRow],
+    limit: int = DEFAULT_REPORT_TEXT_LIMIT,
+    only: Collection[int] | None = None,
 ) -> list[Trajectory]:
-    """The trajectory of every row, in the order of ``rows`` (each log is read once)."""
+    """The trajectory of every row (or of the rows at positions ``only``), in row order.
+
+    A row left out gets an empty trajectory. Only the rows' samples are read: from a
+    local ``.eval`` log, just their members of the zip, without their events
+    (``analysis._store.read_log_samples``); from another log, Inspect's reader streams
+    its samples once.
+    """
     wanted: dict[str, dict[tuple[str, int], int]] = {}
     for i, row in enumerate(rows):
-        wanted.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = i
+        if only is None or i in only:
+            wanted.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = i
     found: list[Trajectory] = [Trajectory() for _ in rows]
     for log, positions in wanted.items():
-        for sample in read_eval_log_samples(log, all_samples_required=False):
+        keys = [(row.task_id, row.epoch) for row in (rows[i] for i in positions.values())]
+        documents = read_log_samples(log, keys)
+        if documents:
+            samples: Iterable[EvalSample] = (
+                EvalSample.model_validate({k: doc[k] for k in TRAJECTORY_FIELDS if k in doc})
+                for doc in documents.values()
+            )
+        else:
+            samples = read_eval_log_samples(log, all_samples_required=False)
+        for sample in samples:
             index = positions.get((str(sample.id), sample.epoch))
             if index is not None:
                 found[index] = trajectory(sample, limit)

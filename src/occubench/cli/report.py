@@ -43,7 +43,8 @@ def report(
             "--format",
             "-f",
             case_sensitive=False,
-            help="File format to write, repeatable: md, csv, json, html (default with --out: all).",
+            help="File format to write, repeatable: md, csv, json, html, parquet (default with "
+            "--out: all).",
         ),
     ] = None,
     out: Annotated[
@@ -88,8 +89,11 @@ def report(
 ) -> None:
     """Report completion rates, robustness R, comparisons and cost of runs, with 95% CIs.
 
-    Prints the tables; with --format or --out also writes Markdown, CSV, JSON and a
-    self-contained HTML page (plus PNG/SVG charts).
+    Prints the tables; with --format or --out also writes Markdown, CSV, JSON, a
+    self-contained HTML page (plus PNG/SVG charts) and the sample table as Parquet.
+    Each log's rows are cached beside it (LOG.eval.rows.parquet) and read from there
+    until the log changes. Runs on different task sets or under different protocols are
+    reported apart, never ranked together; R needs E0-E3 on the same tasks.
     """
     by = by or ["industry", "difficulty"]
     with user_errors():

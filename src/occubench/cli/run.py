@@ -48,6 +48,7 @@ from occubench.defaults import (
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
     DEFAULT_FAULT_LATENCY,
+    DEFAULT_LOG_MODEL_API,
     DEFAULT_LOG_REALTIME,
     DEFAULT_LOG_ROOT,
     DEFAULT_MAX_CONNECTIONS,
@@ -302,6 +303,11 @@ def run(
     log_realtime: bool = typer.Option(
         DEFAULT_LOG_REALTIME,
         help="Stream running samples to the log (live inspect view; costs CPU).",
+    ),
+    log_model_api: bool = typer.Option(
+        DEFAULT_LOG_MODEL_API,
+        help="Keep every model call's raw request and response in the log (failed calls "
+        "are kept anyway; costs CPU and space).",
     ),
     log_buffer: int | None = typer.Option(
         None, help="Finished samples buffered before each log write (default: Inspect's)."

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
+    DEFAULT_LOG_MODEL_API,
     DEFAULT_LOG_REALTIME,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_RETRIES,
@@ -47,6 +48,11 @@ class EvalOptions(BaseModel):
     log_realtime: bool = Field(
         default=DEFAULT_LOG_REALTIME,
         description="Stream running samples to the log (live inspect view; costs CPU).",
+    )
+    log_model_api: bool = Field(
+        default=DEFAULT_LOG_MODEL_API,
+        description="Keep every model call's raw request and response in the log (failed "
+        "calls are kept anyway; costs CPU and space).",
     )
     log_buffer: int | None = Field(
         default=None,

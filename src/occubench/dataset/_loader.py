@@ -5,6 +5,11 @@ DIR/eval_benchmark_solvable.jsonl     one task a line
 DIR/task_scenario_all_pool.jsonl      one scenario a line (category, domain, name)
 DIR/world_model_configs/ENV.json      one env config a file, named by env_name
 ```
+
+Every file is read as a stream, at most ``max_file_bytes`` of it (a larger file is a
+problem reported, not a MemoryError), and only when its real path, symlinks resolved,
+is inside the dataset folder: a config that links to a file elsewhere is never read (its
+content would go to the simulator's provider).
 """
 
 from __future__ import annotations
@@ -15,13 +20,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from occubench.dataset._errors import DatasetError, DatasetIssue, issues_from_validation
 from occubench.dataset._models import EnvConfig, Scenario, TaskRecord, ToolSpec
 from occubench.dataset._tool_schema import check_tool, is_schema_keyword
+from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -74,31 +80,42 @@ def load_dataset(
     categories: Sequence[str] | None = None,
     domains: Sequence[str] | None = None,
     difficulties: Sequence[int] | None = None,
+    max_file_bytes: int = DEFAULT_MAX_DATASET_FILE_BYTES,
 ) -> Dataset:
     """Load and validate a dataset folder, keeping the tasks that pass every filter.
 
     Only the env configs of the selected tasks are read. Every problem found (bad JSON,
-    missing or mistyped field, invalid tool schema, duplicate tool or task id, missing
-    config, unknown filter value) is collected and raised at once as ``DatasetError``.
-    Tool schema keywords Inspect would drop are logged as warnings and kept in
-    ``Dataset.warnings``.
+    missing or mistyped field, invalid tool schema, duplicate tool or task id with both
+    lines, a task id that is not an integer, missing config, a file outside the folder
+    or larger than ``max_file_bytes``, unknown filter value) is collected and raised at
+    once as ``DatasetError``. Tool schema keywords Inspect would drop are logged as
+    warnings and kept in ``Dataset.warnings``.
     """
     root = Path(root)
     issues: list[DatasetIssue] = []
     if not root.is_dir():
         raise DatasetError([DatasetIssue(file=str(root), message="dataset folder not found")])
-    tasks = _read_jsonl(root / TASKS_FILE, TaskRecord, issues)
-    scenarios_list = _read_jsonl(root / SCENARIOS_FILE, Scenario, issues)
-    scenarios = {s.task_scenario_name: s for s in scenarios_list}
-    _check_unique_ids(root / TASKS_FILE, tasks, issues)
+    reader = _Reader(root, max_file_bytes, issues)
+    numbered = reader.jsonl(root / TASKS_FILE, TaskRecord)
+    tasks = [task for _, task in numbered]
+    scenarios = {s.task_scenario_name: s for _, s in reader.jsonl(root / SCENARIOS_FILE, Scenario)}
+    _check_unique_ids(root / TASKS_FILE, numbered, issues)
 
     selected = _select(root, tasks, scenarios, issues, task_ids, categories, domains, difficulties)
+    lines = {id(task): number for number, task in numbered}
     warnings: list[DatasetIssue] = []
     envs: dict[str, EnvConfig] = {}
-    for name in dict.fromkeys(t.env_name for t in selected):
-        env = _read_env(root / CONFIGS_DIR / f"{name}.json", name, issues, warnings)
+    read: set[str] = set()
+    for task in selected:
+        if task.env_name in read:
+            continue
+        read.add(task.env_name)
+        where = DatasetIssue(
+            file=str(root / TASKS_FILE), line=lines[id(task)], field="env_name", message=""
+        )
+        env = reader.env(task.env_name, where, warnings)
         if env is not None:
-            envs[name] = env
+            envs[task.env_name] = env
     for task in selected:
         if task.task_scenario_name not in scenarios:
             warnings.append(
@@ -142,14 +159,6 @@ def _write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
     path.write_text("".join(line + "\n" for line in lines))
 
 
-def _read_bytes(path: Path, issues: list[DatasetIssue]) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError as e:
-        issues.append(DatasetIssue(file=str(path), message=f"cannot read: {e.strerror or e}"))
-        return None
-
-
 def _decode(raw: bytes, path: Path, line: int | None, issues: list[DatasetIssue]) -> str | None:
     """UTF-8 text of ``raw``; None (and an issue at its line) when it is not UTF-8."""
     try:
@@ -189,31 +198,124 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-def _read_jsonl(path: Path, model: type[M], issues: list[DatasetIssue]) -> list[M]:
-    if not path.is_file():
-        issues.append(DatasetIssue(file=str(path), message="file not found"))
-        return []
-    raw = _read_bytes(path, issues)
-    records = []
-    # Lines end at "\n" only: str.splitlines() would also split at U+2028 and other
-    # separators, which JSON strings may hold raw (write_dataset writes them so).
-    for number, chunk in enumerate((raw or b"").split(b"\n"), start=1):
+def _check_unique_ids(
+    path: Path, tasks: list[tuple[int, TaskRecord]], issues: list[DatasetIssue]
+) -> None:
+    first: dict[int, int] = {}
+    for number, task in tasks:
+        if task.task_id in first:
+            issues.append(
+                DatasetIssue(
+                    file=str(path),
+                    line=number,
+                    field="task_id",
+                    message=f"duplicate task_id {task.task_id}: lines {first[task.task_id]} "
+                    f"and {number}",
+                )
+            )
+        first.setdefault(task.task_id, number)
+
+
+class _Reader:
+    """Reads the files of one dataset folder, each problem an issue (module doc)."""
+
+    def __init__(self, root: Path, max_bytes: int, issues: list[DatasetIssue]) -> None:
+        self.folder = root
+        self.root = root.resolve()
+        self.max_bytes = max_bytes
+        self.issues = issues
+
+    def open(self, path: Path, referrer: DatasetIssue | None = None) -> IO[bytes] | None:
+        """The file as a binary stream, if inside the folder and within the size limit.
+
+        Otherwise an issue (at ``referrer`` when given: the line that names the file)
+        and None.
+        """
+
+        def refuse(message: str) -> None:
+            if referrer is None:
+                self.issues.append(DatasetIssue(file=str(path), message=message))
+            else:
+                self.issues.append(referrer.model_copy(update={"message": f"{path}: {message}"}))
+
+        real = path.resolve()
+        if not real.is_relative_to(self.root):
+            refuse(
+                f"resolves to {real}, outside the dataset folder {self.root}: refused "
+                "(copy the file into the folder, e.g. with cp -L)"
+            )
+            return None
+        try:
+            size = real.stat().st_size
+            if size > self.max_bytes:
+                refuse(f"{size} bytes, more than the limit of {self.max_bytes}: not read")
+                return None
+            return real.open("rb")
+        except OSError as e:
+            refuse(f"cannot read: {e.strerror or e}")
+            return None
+
+    def read(self, path: Path, referrer: DatasetIssue | None = None) -> bytes | None:
+        """The whole file (``open``'s checks, and never more than the limit)."""
+        stream = self.open(path, referrer)
+        if stream is None:
+            return None
+        with stream:
+            data = stream.read(self.max_bytes + 1)
+        if len(data) > self.max_bytes:  # it grew while read
+            self.issues.append(
+                DatasetIssue(file=str(path), message=f"more than {self.max_bytes} bytes: not read")
+            )
+            return None
+        return data
+
+    def jsonl(self, path: Path, model: type[M]) -> list[tuple[int, M]]:
+        """The valid records of a JSON-lines file with their line numbers, read as a stream."""
+        if not path.is_file():
+            self.issues.append(DatasetIssue(file=str(path), message="file not found"))
+            return []
+        stream = self.open(path)
+        if stream is None:
+            return []
+        records: list[tuple[int, M]] = []
+        read = 0
+        with stream:
+            # Lines end at "\n" only: str.splitlines() would also split at U+2028 and other
+            # separators, which JSON strings may hold raw (write_dataset writes them so).
+            for number, chunk in enumerate(iter(lambda: stream.readline(self.max_bytes), b""), 1):
+                read += len(chunk)
+                if read > self.max_bytes:  # it grew while read
+                    self.issues.append(
+                        DatasetIssue(
+                            file=str(path),
+                            line=number,
+                            message=f"more than {self.max_bytes} bytes: not read further",
+                        )
+                    )
+                    break
+                record = self._record(path, number, chunk.removesuffix(b"\n"), model)
+                if record is not None:
+                    records.append((number, record))
+        return records
+
+    def _record(self, path: Path, number: int, chunk: bytes, model: type[M]) -> M | None:
+        issues = self.issues
         line = _decode(chunk, path, number, issues)
         if line is None or not line.strip():
-            continue
+            return None
         data = _parse(line, path, number, issues)
         if data is _INVALID:
-            continue
+            return None
         if not isinstance(data, dict):
             issues.append(
                 DatasetIssue(file=str(path), line=number, message="a line must be a JSON object")
             )
-            continue
+            return None
         try:
             record = model.model_validate(data)
         except ValidationError as e:
             issues += issues_from_validation(e, path, number)
-            continue
+            return None
         for name in _NAME_FIELDS & set(model.model_fields):
             value = getattr(record, name)
             if _UNPRINTABLE.search(value):  # names reach terminals, Inspect's display included
@@ -225,20 +327,39 @@ def _read_jsonl(path: Path, model: type[M], issues: list[DatasetIssue]) -> list[
                         message=f"control characters in a name: {value!r}",
                     )
                 )
-        records.append(record)
-    return records
+        return record
 
-
-def _check_unique_ids(path: Path, tasks: list[TaskRecord], issues: list[DatasetIssue]) -> None:
-    seen: set[int] = set()
-    for task in tasks:
-        if task.task_id in seen:
+    def env(
+        self, name: str, referrer: DatasetIssue, warnings: list[DatasetIssue]
+    ) -> EnvConfig | None:
+        """The env config ``name`` (``referrer``: the task line that names it)."""
+        path = self.folder / CONFIGS_DIR / f"{name}.json"
+        issues = self.issues
+        if Path(name).name != name or name in ("", ".", ".."):  # no path out of CONFIGS_DIR
             issues.append(
                 DatasetIssue(
-                    file=str(path), field="task_id", message=f"duplicate task_id {task.task_id}"
+                    file=str(path),
+                    field="env_name",
+                    message=f"env_name {name!r} must be a file name in {CONFIGS_DIR}/",
                 )
             )
-        seen.add(task.task_id)
+            return None
+        if not path.is_file():
+            issues.append(DatasetIssue(file=str(path), message=f"env config {name!r} not found"))
+            return None
+        raw = self.read(path, referrer)
+        text = None if raw is None else _decode(raw, path, None, issues)
+        data = _INVALID if text is None else _parse(text, path, None, issues)
+        if data is _INVALID or text is None:
+            return None
+        try:
+            env = EnvConfig.model_validate(data)
+        except ValidationError as e:
+            issues += issues_from_validation(e, path, None, text)
+            _check_tools(path, text, _valid_tools(data), issues, warnings)
+            return None
+        _check_tools(path, text, env.action_set_definitions, issues, warnings)
+        return env
 
 
 def _select(
@@ -296,36 +417,6 @@ def _first(values: Sequence[Any]) -> str:
     """The first few values, comma-separated, with how many more there are."""
     shown = ", ".join(map(str, values[:_SHOWN]))
     return shown + (f", ... ({len(values) - _SHOWN} more)" if len(values) > _SHOWN else "")
-
-
-def _read_env(
-    path: Path, name: str, issues: list[DatasetIssue], warnings: list[DatasetIssue]
-) -> EnvConfig | None:
-    if Path(name).name != name or name in ("", ".", ".."):  # no path out of CONFIGS_DIR
-        issues.append(
-            DatasetIssue(
-                file=str(path),
-                field="env_name",
-                message=f"env_name {name!r} must be a file name in {CONFIGS_DIR}/",
-            )
-        )
-        return None
-    if not path.is_file():
-        issues.append(DatasetIssue(file=str(path), message=f"env config {name!r} not found"))
-        return None
-    raw = _read_bytes(path, issues)
-    text = None if raw is None else _decode(raw, path, None, issues)
-    data = _INVALID if text is None else _parse(text, path, None, issues)
-    if data is _INVALID or text is None:
-        return None
-    try:
-        env = EnvConfig.model_validate(data)
-    except ValidationError as e:
-        issues += issues_from_validation(e, path, None, text)
-        _check_tools(path, text, _valid_tools(data), issues, warnings)
-        return None
-    _check_tools(path, text, env.action_set_definitions, issues, warnings)
-    return env
 
 
 def _valid_tools(data: Any) -> list[ToolSpec]:

@@ -138,7 +138,9 @@ Check = Annotated[
 class TaskRecord(_Record):
     """One task: an instruction in one environment with its rubric."""
 
-    task_id: int = Field(description="Unique id of the task in the dataset.")
+    task_id: int = Field(
+        strict=True, description="Unique id of the task in the dataset (a JSON integer)."
+    )
     difficulty_level: int = Field(ge=1, description="1 (easy) to 3 (hard) in the release.")
     task_scenario_name: str = Field(description="Scenario (professional role).")
     agent_instruction: str = Field(min_length=1, description="What the agent must do.")

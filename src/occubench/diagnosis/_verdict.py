@@ -8,6 +8,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
+from occubench.codepoints import loads
 from occubench.diagnosis._taxonomy import FailureClass
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
@@ -34,7 +35,7 @@ def parse_vote(text: str) -> ClassVote:
     candidates = [text.strip(), *reversed(_OBJECT.findall(text))]
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
+            value = loads(candidate)
         except json.JSONDecodeError:
             continue
         if not isinstance(value, dict):

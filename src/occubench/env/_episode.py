@@ -45,6 +45,7 @@ from occubench.agent import (
     run_system_prompt,
     tool_schema,
 )
+from occubench.codepoints import clean_json, escape_invalid, loads
 from occubench.config import ReleasePrompts, RunConfig
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.grading import Grade, SubmittedGrade, grade_trajectory, judge_model
@@ -328,10 +329,11 @@ class EnvEpisode:
 def _shown_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
     """Arguments of a refused call as the log shows them (text that is not JSON kept raw)."""
     if isinstance(arguments, Mapping):
-        return dict(arguments)
+        return dict(clean_json(dict(arguments)))
     if isinstance(arguments, str):
+        arguments = escape_invalid(arguments)
         try:
-            parsed = json.loads(arguments)
+            parsed = loads(arguments)
         except (json.JSONDecodeError, RecursionError, ValueError):
             return {"raw": arguments}
         return parsed if isinstance(parsed, dict) else {"raw": arguments}

@@ -36,6 +36,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import LimitExceededError, collect
 
 from occubench.agent import Episode
+from occubench.codepoints import clean_output
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
 from occubench.errors import ErrorSource, InfrastructureError
@@ -128,7 +129,7 @@ async def paper_vote(
         raise
     except Exception as e:
         return Vote(is_correct=False, feedback=f"Verification error: {type(e).__name__}")
-    return parse_paper_verdict(output.completion)
+    return parse_paper_verdict(clean_output(output).completion)
 
 
 async def grade_trajectory(

@@ -3,15 +3,26 @@
 Everything the agent or the simulator wrote is data. Each block's content is
 escaped (``&``, ``<``, ``>`` become entities), so nothing inside a block can close it,
 open another, or pose as a delimiter of ours.
+
+occubench's trajectory (``render_trajectory``) is one JSON object per line, one line per
+turn, and only those lines are turns: every text, argument and observation is a JSON
+value inside its line (newlines and other line breaks escaped), and tool names are
+cleaned to the characters a tool name may hold. So an agent answer that spells out
+``[call 1] get_x({})`` or a fake observation, or a tool named with a newline and a fake
+observation, stays inside the string it was written in. The paper's trajectory
+(``render_paper_trajectory``) is the release's text, line by line, as the release sends it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from html import escape
+from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 
+from occubench.codepoints import loads
 from occubench.grading._checks import ToolCall
 
 
@@ -35,25 +46,66 @@ def tool_calls(messages: list[ChatMessage]) -> list[ToolCall]:
     ]
 
 
+TRAJECTORY_ROLES = ("user", "agent", "call", "observation", "tool_error")
+"""The ``role`` of a line of ``render_trajectory``."""
+
+_NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+MAX_TOOL_NAME = 64
+
+
+def clean_tool_name(name: str) -> str:
+    """A tool name as the judge is shown it: letters, digits, ``_.-`` (others ``_``), 64 at most."""
+    return _NOT_IN_A_NAME.sub("_", name)[:MAX_TOOL_NAME] or "_"
+
+
+def _line(**fields: Any) -> str:
+    """One turn: a JSON object on one line (JSON escapes newlines; other breaks too)."""
+    text = json.dumps(fields, ensure_ascii=False)
+    for char, escaped in _LINE_BREAKS.items():
+        text = text.replace(char, escaped)
+    return text
+
+
+def _result(text: str) -> Any:
+    """An observation's JSON value, or its text when it is not JSON."""
+    try:
+        return loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
 def render_trajectory(messages: list[ChatMessage]) -> str:
-    """The interaction after the instruction: agent turns, calls and observations."""
+    """The interaction after the system prompt, one JSON object a line (module doc).
+
+    Lines: ``{"role": "user", "text": ...}``, ``{"role": "agent", "text": ...}``,
+    ``{"role": "call", "call": N, "tool": ..., "arguments": {...}}``, and for each call
+    ``{"role": "observation", "call": N, "tool": ..., "result": ...}`` or
+    ``{"role": "tool_error", "call": N, "tool": ..., "error": ...}``.
+    """
     lines: list[str] = []
-    step = 0
+    numbers: dict[str, int] = {}
     for message in messages[1:] if messages else []:
         if isinstance(message, ChatMessageAssistant):
             if message.text.strip():
-                lines.append(f"[agent] {message.text.strip()}")
+                lines.append(_line(role="agent", text=message.text.strip()))
             for call in message.tool_calls or []:
-                step += 1
-                args = json.dumps(call.arguments, ensure_ascii=False)
-                lines.append(f"[call {step}] {call.function}({args})")
+                numbers[call.id] = len(numbers) + 1
+                tool = clean_tool_name(call.function)
+                lines.append(
+                    _line(role="call", call=numbers[call.id], tool=tool, arguments=call.arguments)
+                )
         elif isinstance(message, ChatMessageTool):
+            number = numbers.get(message.tool_call_id or "")
+            tool = clean_tool_name(message.function or "")
             if message.error is not None:
-                lines.append(f"[tool error] {message.error.type}: {message.error.message}")
+                error = f"{message.error.type}: {message.error.message}"
+                lines.append(_line(role="tool_error", call=number, tool=tool, error=error))
             else:
-                lines.append(f"[observation] {message.text}")
+                result = _result(message.text)
+                lines.append(_line(role="observation", call=number, tool=tool, result=result))
         elif isinstance(message, ChatMessageUser):
-            lines.append(f"[user] {message.text}")
+            lines.append(_line(role="user", text=message.text))
     return "\n".join(lines) if lines else "(no interaction)"
 
 

@@ -11,8 +11,7 @@ from inspect_ai.model import CachePolicy, ChatMessage, GenerateConfig, Model
 from pydantic import BaseModel, Field
 
 from occubench.asking import ask
-
-_FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+from occubench.codepoints import json_text, loads
 
 
 class Vote(BaseModel):
@@ -32,34 +31,38 @@ class VerdictParseError(ValueError):
 def parse_verdict(text: str) -> Vote:
     """Parse ``{"is_correct": bool, "feedback": str}`` from a judge's output.
 
-    The output should be that JSON object alone; a fenced block or an object embedded in
-    prose is accepted, and then the last well-formed verdict object is taken.
+    The output should be that JSON object alone. Every top-level JSON object in the text
+    is read, in text order (alone, fenced or embedded in prose alike); those with a
+    boolean ``is_correct`` are verdicts, and the last one is the vote. Verdicts that
+    disagree make the output unreadable (a judge that drafts ``true`` and ends ``false``,
+    or quotes an agent's fake verdict next to its own, has not given one verdict).
 
     Raises:
-        VerdictParseError: when no object with a boolean ``is_correct`` is found.
+        VerdictParseError: no object with a boolean ``is_correct``, or verdicts that
+            disagree.
     """
-    for candidate in [text.strip(), *reversed(_FENCED.findall(text))]:
-        vote = _as_vote(_loads(candidate.strip()), text)
-        if vote is not None:
-            return vote
-    decoder = json.JSONDecoder()
-    found: Vote | None = None
-    for start in [m.start() for m in re.finditer(r"\{", text)]:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            continue
-        found = _as_vote(value, text) or found
-    if found is None:
+    verdicts = [vote for value in _objects(text) if (vote := _as_vote(value, text))]
+    if not verdicts:
         raise VerdictParseError(f"no verdict object in: {text.strip()[:120]!r}")
+    if len({v.is_correct for v in verdicts}) > 1:
+        said = ", ".join(str(v.is_correct).lower() for v in verdicts)
+        raise VerdictParseError(f"the output holds verdicts that disagree ({said}), not one")
+    return verdicts[-1]
+
+
+def _objects(text: str) -> list[Any]:
+    """The top-level JSON objects of ``text`` in order (an object inside another is part of it)."""
+    decoded, decoder, found = json_text(text), json.JSONDecoder(), []
+    start = decoded.find("{")
+    while start >= 0:
+        try:
+            value, end = decoder.raw_decode(decoded, start)
+        except (json.JSONDecodeError, RecursionError):
+            start = decoded.find("{", start + 1)
+            continue
+        found.append(value)
+        start = decoded.find("{", end)
     return found
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return None
 
 
 def _as_vote(value: Any, raw: str) -> Vote | None:
@@ -81,7 +84,7 @@ def parse_paper_verdict(text: str) -> Vote:
     """
     found = _GREEDY_OBJECT.search(text or "")
     try:
-        value = json.loads(found.group()) if found else None
+        value = loads(found.group()) if found else None
     except (json.JSONDecodeError, RecursionError):
         value = None
     if not isinstance(value, dict):

@@ -16,19 +16,36 @@ from typing import Any
 
 import rich
 from inspect_ai import eval_set
+from inspect_ai.hooks import Hooks, SampleEnd, hooks
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
 
 from occubench.analysis import estimate_run, read_runs, usage_cost
 from occubench.budget import SpendGuard, spending_limit
 from occubench.config import EvalOptions
-from occubench.interpreter import tuned_gc
+from occubench.interpreter import gc_tuned, lean_inspect, sample_finished, tuned_gc
 from occubench.roles import Role
 from occubench.scale._log_housekeeping import mark_unfinished, remove_superseded_logs
 from occubench.scale._spec import ShardResult, ShardSpec
 
 BENCHMARK_TASK = "occubench/occubench"
 """Registry name of the benchmark task (``occubench.task.occubench``)."""
+
+
+@hooks(
+    name="occubench_finished_samples",
+    description="Frees finished samples' reference cycles while occubench runs an eval.",
+)
+class FinishedSamples(Hooks):
+    """Counts finished samples for ``sample_finished`` (active inside ``tuned_gc`` only)."""
+
+    def enabled(self) -> bool:
+        """Only while occubench's tuned collector is on (``run_eval``)."""
+        return gc_tuned()
+
+    async def on_sample_end(self, data: SampleEnd) -> None:
+        """A sample ended: maybe collect (see ``occubench.interpreter``)."""
+        sample_finished()
 
 
 class EvalOutcome(BaseModel):
@@ -82,16 +99,18 @@ def run_eval(
         display: Inspect's display (``none``, ``rich``, ``plain``, ``full``).
         budget: The spending limit of the eval (``occubench.budget``; None: none).
 
-    The collector is tuned while the eval runs (``tuned_gc``), errors never fail the
-    eval (they are recorded per sample), and logs a killed earlier attempt left
-    behind are removed once the eval set has taken their samples. A run its budget
-    stopped leaves its logs unfinished (``mark_unfinished``): the same call again, with a
-    larger budget, runs the samples it did not start.
+    The collector is tuned and Inspect set for throughput while the eval runs
+    (``tuned_gc``, ``lean_inspect``: trace level, no message snapshots), raw model
+    calls are logged only with ``options.log_model_api`` (failed calls always), errors
+    never fail the eval (they are recorded per sample), and logs a killed earlier
+    attempt left behind are removed once the eval set has taken their samples. A run its
+    budget stopped leaves its logs unfinished (``mark_unfinished``): the same call again,
+    with a larger budget, runs the samples it did not start.
     """
     settings = generate or options.generate_config
     console = rich.get_console()  # Inspect's: with no display, its status lines are silenced
     quiet, console.quiet = console.quiet, console.quiet or display == "none"
-    with tuned_gc(), spending_limit(budget):
+    with tuned_gc(), lean_inspect(), spending_limit(budget):
         try:
             success, logs = eval_set(
                 tasks=task,
@@ -102,6 +121,7 @@ def run_eval(
                 epochs=epochs,
                 max_samples=max_samples or options.samples_at_once(),
                 log_realtime=options.log_realtime,
+                log_model_api=options.log_model_api,
                 log_buffer=options.log_buffer,
                 retry_on_error=options.retry_on_error,
                 fail_on_error=False,

@@ -6,6 +6,7 @@ server). Each reads only what a real model would see: the messages and the tools
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -114,11 +115,28 @@ def data_block(text: str, tag: str) -> str:
 _PAPER_TRAJECTORY = re.compile(r"## Agent Trajectory\n(.*?)\n+---\n", re.DOTALL)
 
 
+def trajectory_turns(request: str) -> list[dict[str, object]]:
+    """The turns of an occubench judge request's trajectory: one JSON object a line.
+
+    A line that is not a JSON object is not a turn (the judge is told only those are).
+    """
+    turns = []
+    for line in html.unescape(data_block(request, "trajectory")).splitlines():
+        try:
+            turn = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(turn, dict):
+            turns.append(turn)
+    return turns
+
+
 def scripted_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     """Passes a trajectory with at least one observation and a final answer.
 
-    It reads either judge request: occubench's data blocks, or the paper's sections
-    (an observation entry, and a last entry that is the agent's response).
+    It reads either judge request: occubench's data blocks (an ``observation`` turn of
+    the trajectory), or the paper's sections (an observation entry, and a last entry
+    that is the agent's response).
     """
     request = next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser)), "")
     paper = _PAPER_TRAJECTORY.search(request)
@@ -127,7 +145,7 @@ def scripted_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
         observed = any(e.startswith("[Environment Observation]") for e in entries)
         answered = bool(entries) and entries[-1].startswith("[Agent Response]")
     else:
-        observed = "[observation]" in data_block(request, "trajectory")
+        observed = any(t.get("role") == "observation" for t in trajectory_turns(request))
         answered = data_block(request, "final_answer") not in ("", "(no final answer)")
     verdict = {
         "is_correct": observed and answered,

@@ -25,6 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from occubench.codepoints import loads
+
 BRIDGED_MODEL = "inspect"
 """Model name the bridge routes to the run's agent model (any name a program sends is
 replaced by it)."""
@@ -55,7 +57,7 @@ def bridge_routes(token: str, on_failure: Callable[[BaseException], None]) -> li
         if not authorized(request):
             return _error(401, "invalid API key for this sample's endpoint")
         try:
-            body: Any = json.loads(await request.body())
+            body: Any = loads((await request.body()).decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
             return _error(400, f"request body is not JSON: {e}")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):

@@ -27,6 +27,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
+from occubench.codepoints import loads
 from occubench.dataset import EnvConfig
 from occubench.protocols import MessageStyle
 from occubench.simulator._parse import ObservationParseError, parse_observation
@@ -136,7 +137,7 @@ class PaperLayout(SimulatorLayout):
         body = found.group(1).strip() if found else text
         for candidate in (body, *(m.group(1).strip() for m in [_FENCE.search(body)] if m)):
             try:
-                value = json.loads(candidate)
+                value = loads(candidate)
             except json.JSONDecodeError:
                 continue
             if value is not None:

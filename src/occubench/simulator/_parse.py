@@ -1,4 +1,13 @@
-"""Read an observation (a JSON object) out of a simulator's reply."""
+"""Read an observation (one whole JSON object) out of a simulator's reply.
+
+occubench's rule (the paper's layout reads replies its own way, ``PaperLayout.read``):
+the observation is the content of the reply's one ``<observation>`` block, else of its
+one fenced code block, else the whole reply, and that content must be exactly one JSON
+object. Nothing is salvaged from a reply that is not: a reply cut off at the token limit
+is not read as the first inner object that happens to be complete, an array is not read
+as its first element, and a tag inside a string value is not read as a block of its own.
+The caller re-asks with the problem named.
+"""
 
 from __future__ import annotations
 
@@ -6,50 +15,77 @@ import json
 import re
 from typing import Any
 
-_TAGGED = re.compile(r"<observation>(.*?)</observation>", re.DOTALL | re.IGNORECASE)
-_FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+from occubench.codepoints import json_text
+
+_OPEN = re.compile(r"<observation>", re.IGNORECASE)
+_CLOSE = re.compile(r"</observation>", re.IGNORECASE)
+_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
 
 
 class ObservationParseError(ValueError):
-    """The reply holds no JSON object."""
+    """The reply holds no observation: not exactly one whole JSON object."""
 
 
 def parse_observation(text: str) -> dict[str, Any]:
-    """Extract the observation from ``text``.
+    r"""The observation in ``text``: one whole JSON object (module doc).
 
-    Tried in order: the last ``<observation>`` tag pair, fenced code blocks, the whole
-    text as JSON, then the first balanced JSON object found in the text. Only a JSON
-    object is accepted (the release's contract: "the observation must be a JSON
-    object").
+    A lone UTF-16 surrogate in the reply decodes to the six characters ``\uXXXX``
+    (``occubench.codepoints``).
 
     Raises:
-        ObservationParseError: when no candidate is a JSON object.
+        ObservationParseError: the reply has more than one block, an unclosed tag, or
+            content that is not exactly one JSON object (cut off, an array, extra text).
     """
-    candidates = [m for m in _TAGGED.findall(text)][::-1]
-    candidates += _FENCED.findall(text)
-    candidates.append(text)
-    for candidate in candidates:
-        found = _first_object(candidate.strip())
-        if found is not None:
-            return found
-    preview = text.strip().replace("\n", " ")[:120]
-    raise ObservationParseError(f"no JSON object in simulator reply: {preview!r}")
-
-
-def _first_object(text: str) -> dict[str, Any] | None:
+    content = _content(text).strip()
+    fenced = _FENCE.fullmatch(content)
+    if fenced:
+        content = fenced.group(1).strip()
+    decoded = json_text(content)
     try:
-        value = json.loads(text)
-        return value if isinstance(value, dict) else None
-    except json.JSONDecodeError:
-        pass
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start >= 0:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-            if isinstance(value, dict):
-                return value
-        except json.JSONDecodeError:
-            pass
-        start = text.find("{", start + 1)
-    return None
+        value = json.loads(decoded)
+    except json.JSONDecodeError as e:
+        raise ObservationParseError(_why(e, decoded)) from None
+    except (RecursionError, ValueError) as e:  # too deep, an integer too long to convert
+        raise ObservationParseError(f"the observation cannot be read: {e}") from None
+    if not isinstance(value, dict):
+        kind = "null" if value is None else _KINDS.get(type(value), type(value).__name__)
+        raise ObservationParseError(f"the observation must be one JSON object, not {kind}")
+    return value
+
+
+def _content(text: str) -> str:
+    """What should be the JSON object: the one block's content, or the whole reply."""
+    opens, closes = list(_OPEN.finditer(text)), list(_CLOSE.finditer(text))
+    if opens or closes:
+        if len(opens) == 1 and not closes:
+            raise ObservationParseError(
+                "the <observation> block is not closed (the reply was cut off?)"
+            )
+        if len(opens) != 1 or len(closes) != 1 or closes[0].start() < opens[0].end():
+            raise ObservationParseError(
+                f"the reply must hold one <observation> block; it has {len(opens)} opening "
+                f"and {len(closes)} closing tags"
+            )
+        return text[opens[0].end() : closes[0].start()]
+    fences = _FENCE.findall(text)
+    if len(fences) > 1:
+        raise ObservationParseError(f"the reply holds {len(fences)} code blocks, not one")
+    return fences[0] if fences else text
+
+
+def _why(error: json.JSONDecodeError, text: str) -> str:
+    """The problem of content that failed to decode, in words the simulator can act on."""
+    preview = text.strip().replace("\n", " ")[:120]
+    if not text.strip():
+        return "the reply holds no JSON object (it is empty)"
+    if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
+        return f"the JSON object is cut off before its end (the reply was cut off?): {preview!r}"
+    if error.msg == "Extra data":
+        return f"text follows the JSON object (only one object may be given): {preview!r}"
+    if not text.lstrip().startswith(("{", "[")):
+        return f"no JSON object at the start of the reply (nothing may surround it): {preview!r}"
+    return (
+        f"the observation is not one JSON object ({error.msg} at line {error.lineno} "
+        f"column {error.colno}): {preview!r}"
+    )

@@ -72,15 +72,17 @@ def _halve(section: str) -> str:
     return _BRACE_RUN.sub(lambda m: m.group(0)[: len(m.group(0)) // 2], section)
 
 
-_STATE_LABEL = re.compile(r"(?m)^\{+initial_state\}+:")
-"""The release's label line before the embedded initial state (``{{initial_state}}:``)."""
+_STATE_LABEL = re.compile(r"(?m)^(?:\{\{initial_state\}\}:\s*\{\{|\{initial_state\}:\s*\{)")
+"""The release's label line before the embedded initial state: ``{{initial_state}}: {{``
+at the start of a line (or, in a prompt whose braces were already halved,
+``{initial_state}: {``), the state's JSON object opening after it."""
 
 
 def embeds_state(prompt: str) -> bool:
     """Whether a prompt already carries its initial state after the release's label line.
 
-    Only the label line counts: a prompt that mentions ``{initial_state}`` in its text
-    does not hold the state.
+    Only that exact label line counts: a prompt that mentions ``{initial_state}`` in
+    its text, even at the start of a line, does not hold the state.
     """
     return _STATE_LABEL.search(prompt) is not None
 

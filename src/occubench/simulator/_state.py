@@ -3,11 +3,15 @@
 In the default ``history`` mode the state lives only in the conversation, as in the
 paper. In ``explicit`` mode every action message also carries the current state, the
 simulator answers with the observation and an RFC 6902 patch, we apply the patch
-(jsonpatch), and the state after every step is kept in the log.
+(jsonpatch), and the state after every step is kept in the log. A patch may not grow
+the state past ``DEFAULT_MAX_STATE_SIZE`` characters of JSON (a few ``copy`` operations double it
+each): it is refused before the growing operation runs, and re-asked like a patch that
+does not apply.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from enum import Enum
@@ -16,6 +20,8 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from occubench.codepoints import loads
+from occubench.defaults import DEFAULT_MAX_STATE_SIZE
 from occubench.simulator._parse import ObservationParseError
 
 
@@ -53,7 +59,7 @@ def state_action(tool: str, arguments: dict[str, Any], state: dict[str, Any]) ->
 
 
 def apply_reply_patch(
-    text: str, state: dict[str, Any]
+    text: str, state: dict[str, Any], max_size: int = DEFAULT_MAX_STATE_SIZE
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Read the ``<state_patch>`` of a reply and apply it to ``state``.
 
@@ -61,25 +67,65 @@ def apply_reply_patch(
         The patch and the new state (``state`` itself is not changed).
 
     Raises:
-        PatchError: when the patch is missing, not a JSON list of operations, or
-            does not apply to the state.
+        PatchError: when the patch is missing, not a JSON list of operations, does not
+            apply to the state, or would grow it past ``max_size`` characters of JSON.
     """
     found = _PATCH.findall(text)
     if not found:
         raise PatchError("the reply has no <state_patch> block")
     try:
-        patch = json.loads(found[-1].strip() or "[]")
+        patch = loads(found[-1].strip() or "[]")
     except json.JSONDecodeError as e:
         raise PatchError(f"the state patch is not JSON: {e.msg}") from None
     if not isinstance(patch, list) or not all(isinstance(op, dict) for op in patch):
         raise PatchError("the state patch must be a JSON list of operations")
     try:
-        new_state = jsonpatch.apply_patch(state, patch, in_place=False)
+        new_state = _bounded_apply(state, patch, max_size)
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError) as e:
         raise PatchError(f"the state patch does not apply: {e}") from None
     if not isinstance(new_state, dict):
         raise PatchError("the state patch must leave the state a JSON object")
     return patch, new_state
+
+
+def _size(value: Any) -> int:
+    """Characters of ``value``'s JSON."""
+    return len(json.dumps(value, ensure_ascii=False))
+
+
+def _growth(state: Any, op: dict[str, Any]) -> int:
+    """At most how many characters of JSON one operation adds to the state."""
+    name = op.get("op")
+    growth = len(str(op.get("path", "")))
+    if name in ("add", "replace"):
+        return growth + _size(op.get("value"))
+    if name == "copy":
+        try:
+            return growth + _size(jsonpointer.resolve_pointer(state, str(op.get("from", ""))))
+        except (jsonpointer.JsonPointerException, TypeError):
+            return growth  # the operation itself will fail and say why
+    return growth
+
+
+def _bounded_apply(state: dict[str, Any], patch: list[dict[str, Any]], max_size: int) -> Any:
+    """``patch`` applied to a copy of ``state``, one operation at a time.
+
+    An operation that could take the state past ``max_size`` is refused before it runs.
+    """
+    current: Any = copy.deepcopy(state)
+    size = _size(current)
+    for index, op in enumerate(patch):
+        growth = _growth(current, op)
+        if size + growth > max_size:
+            size = _size(current)  # the running figure is an upper bound: measure
+            if size + growth > max_size:
+                raise PatchError(
+                    f"the state patch would grow the state past {max_size} characters of "
+                    f"JSON (operation {index}: {op.get('op')!r} at {op.get('path')!r})"
+                )
+        current = jsonpatch.JsonPatch([op]).apply(current, in_place=True)
+        size += growth
+    return current
 
 
 def reask_for(error: Exception) -> str:
@@ -92,7 +138,7 @@ def reask_for(error: Exception) -> str:
         )
     if isinstance(error, ObservationParseError):
         return (
-            "Your last reply did not contain a JSON object. Reply again with only the "
-            "observation: one JSON object inside <observation></observation> tags."
+            f"Your last reply was not usable: {error}. Reply again with only the "
+            "observation: one whole JSON object inside <observation></observation> tags."
         )
     raise TypeError(f"not a reply error: {error!r}")

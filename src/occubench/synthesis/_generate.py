@@ -1,6 +1,8 @@
 """Ask the generator for one JSON object, parse it robustly, re-ask when it is unusable.
 
-The reply may hold the object in ``<json>`` tags, in a fenced block, or bare. A reply
+The reply may hold the object in ``<json>`` tags, in a fenced block, or bare, or in prose
+(the first ``{`` must then start one whole object: a reply cut off is not read as an
+inner object that happens to be complete). A reply
 that holds no object, that does not fit the stage's pydantic model, or whose value a
 stage check rejects, is answered with the ``reask`` prompt naming the problems, up to
 ``retries`` times (``occubench.asking.ask``). Provider errors are not caught: they end
@@ -9,14 +11,16 @@ the stage and a rerun redoes the item.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, Model
 from pydantic import BaseModel, ValidationError
 
 from occubench.asking import ask
+from occubench.codepoints import json_text
 from occubench.roles import Role
 from occubench.simulator import ObservationParseError, parse_observation
 from occubench.synthesis._artifacts import StageResult, TokenUsage
@@ -49,15 +53,32 @@ def parse_reply(text: str, model: type[M]) -> M:
         ReplyError: no JSON object, or it does not fit ``model`` (the message lists why).
     """
     tagged = _TAGGED.findall(text)
-    try:
-        data = parse_observation(tagged[-1] if tagged else text)
-    except ObservationParseError:
-        preview = text.strip().replace("\n", " ")[:120]
-        raise ReplyError([f"the reply holds no JSON object (it starts: {preview!r})"]) from None
+    data = _object_in(tagged[-1] if tagged else text)
     try:
         return model.model_validate(data)
     except ValidationError as e:
         raise ReplyError([format_validation(e)]) from None
+
+
+def _object_in(text: str) -> Any:
+    """The reply's JSON object: the whole reply's, else the one prose's first ``{`` starts.
+
+    Raises:
+        ReplyError: neither is one whole JSON object.
+    """
+    try:
+        return parse_observation(text)
+    except ObservationParseError:
+        pass
+    decoded = json_text(text)
+    start = decoded.find("{")
+    try:
+        if start >= 0:
+            return json.JSONDecoder().raw_decode(decoded, start)[0]
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    preview = text.strip().replace("\n", " ")[:120]
+    raise ReplyError([f"the reply holds no JSON object (it starts: {preview!r})"])
 
 
 def format_validation(error: ValidationError) -> str:

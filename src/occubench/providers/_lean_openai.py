@@ -1,0 +1,185 @@
+"""``occubench-openai/<service>/<model>``: an OpenAI-compatible provider without the SDK's cost.
+
+Inspect's ``openai-api`` provider hands every request to the OpenAI SDK, whose
+recursive transform of the request (every message, every tool schema, every call)
+and copies of its options cost about 4.5 ms of CPU per call on a long simulator
+prompt: more than the rest of the harness. This provider is Inspect's
+OpenAI-compatible provider (same configuration: ``<SERVICE>_BASE_URL`` and
+``<SERVICE>_API_KEY``, or ``base_url``/``api_key``; same message and tool conversion,
+same choices and output, same retry classification, bad-request handling and
+credential refresh) with its own transport: the chat-completions body is built
+directly from the request Inspect prepares and posted on the provider's pooled httpx
+client (``occubench.providers._http``: the same bytes as the SDK sends), and the
+answer is validated against the SDK's ``ChatCompletion`` model.
+
+It also builds the raw-call record (``ModelEvent.call``) only when the log keeps it:
+with ``log_model_api`` off (occubench's default) Inspect drops the record of every
+successful call, so it is made only for a failed one, which Inspect always logs.
+
+Not supported (refused when asked for, at model creation): streaming (``stream``),
+the Responses API (``responses_api``), tool emulation (``emulate_tools``). Requests
+are plain JSON: images and audio are sent as Inspect's message conversion encodes
+them, untested here. Extra ``-M`` arguments configure the SDK client that the base
+class still builds, not this transport.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from typing import Any
+
+import anyio
+import httpx2
+import openai
+from inspect_ai.log._samples import set_active_model_event_call
+from inspect_ai.log._transcript import transcript
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
+from inspect_ai.model._model_call import ModelCall, as_error_response
+from inspect_ai.model._openai import (
+    OpenAIResponseError,
+    model_output_from_openai,
+    openai_chat_tool_choice,
+    openai_media_filter,
+)
+from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
+from inspect_ai.model._providers.util.hooks import HttpxHooks
+from inspect_ai.tool import ToolChoice, ToolInfo
+from openai.types.chat import ChatCompletion
+
+from occubench.providers._http import (
+    QuickRetry,
+    read_completion,
+    request_body,
+    status_error,
+    transport_error,
+)
+
+PROVIDER = "occubench-openai"
+"""Inspect provider name: models are ``occubench-openai/<service>/<model>``."""
+USER_AGENT = f"occubench/{version('occubench')}"
+UNSUPPORTED = ("stream", "responses_api", "emulate_tools")
+"""Model arguments this provider refuses when set to a true value."""
+
+
+def model_calls_kept() -> bool:
+    """Whether the running sample's log keeps the raw call of a successful model call.
+
+    False only when the transcript was made with ``log_model_api=False`` (Inspect then
+    drops every successful call's record, keeping failed ones). Read from the
+    transcript's private ``_log_model_api`` (inspect-ai 0.3.285); when that attribute
+    is missing the answer is True, so records are built as Inspect's providers build
+    them.
+    """
+    return getattr(transcript(), "_log_model_api", None) is not False
+
+
+class LeanOpenAIAPI(OpenAICompatibleAPI):
+    """Inspect's OpenAI-compatible provider, posting JSON on its own pooled client."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's signature
+        **model_args: Any,
+    ) -> None:
+        refused = [name for name in UNSUPPORTED if model_args.get(name) not in (None, False)]
+        if refused:
+            raise ValueError(
+                f"the {PROVIDER} provider does not support {', '.join(refused)}; "
+                "use openai-api/<service>/<model> for that"
+            )
+        for name in UNSUPPORTED:
+            model_args.pop(name, None)
+        super().__init__(
+            model_name=model_name, base_url=base_url, api_key=api_key, config=config, **model_args
+        )
+        self.quick_retry = QuickRetry()
+
+    def resolve_stream(self, config: GenerateConfig) -> bool:
+        """Never stream (not supported by this transport)."""
+        return False
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput | tuple[ModelOutput | Exception, ModelCall]:
+        """One chat completion: the base class's request, posted here."""
+        tools, tool_choice, config = self.resolve_tools(tools, tool_choice, config)
+        with self._http_hooks.request() as request_id:
+            request = self.completion_params(config=config, tools=bool(tools))
+            request["messages"] = await self.messages_to_openai(input)
+            if tools:
+                request["tools"] = self.tools_to_openai(tools)
+                request["tool_choice"] = openai_chat_tool_choice(tool_choice)
+            headers = (
+                {HttpxHooks.REQUEST_ID_HEADER: request_id}
+                | self.request_headers(config)
+                | (config.extra_headers or {})
+            )
+            logged = {**request, "extra_headers": headers}
+            kept = model_calls_kept()
+            call = set_active_model_event_call(logged, openai_media_filter) if kept else None
+            try:
+                completion = await self._complete(request_body(request), headers)
+            except openai.APIStatusError as ex:
+                call = self._failed_call(call, logged, ex.body, request_id)
+                if ex.status_code in (400, 403, 413, 422):
+                    return self.handle_bad_request(ex), call
+                raise
+            except (openai.APIError, OpenAIResponseError) as ex:
+                self._failed_call(call, logged, getattr(ex, "body", None), request_id)
+                raise
+            if call is not None:
+                call.set_response(completion.model_dump(), self._http_hooks.end_request(request_id))
+            output = model_output_from_openai(
+                completion, self.chat_choices_from_completion(completion, tools)
+            )
+            return output if call is None else (output, call)
+
+    def _failed_call(
+        self, call: ModelCall | None, logged: dict[str, Any], body: object, request_id: str
+    ) -> ModelCall:
+        """The raw call of a failed request (made now if it was not kept), marked failed."""
+        call = call or set_active_model_event_call(logged, openai_media_filter)
+        call.set_error(as_error_response(body), self._http_hooks.end_request(request_id))
+        return call
+
+    async def _complete(self, body: bytes, headers: dict[str, str]) -> ChatCompletion:
+        """Post the body, retrying failed attempts as the SDK would (``QuickRetry``)."""
+        retry = 0
+        while True:
+            try:
+                return await self._attempt(body, headers)
+            except (openai.APIError, OpenAIResponseError) as ex:
+                if retry >= self.quick_retry.retries or not self.quick_retry.should_retry(ex):
+                    raise
+                await anyio.sleep(self.quick_retry.delay(retry, ex))
+                retry += 1
+
+    async def _attempt(self, body: bytes, headers: dict[str, str]) -> ChatCompletion:
+        """One POST of the body; the completion, or the SDK's exception for the failure."""
+        client: httpx2.AsyncClient = self.http_client
+        request = client.build_request(
+            "POST",
+            f"{str(self.base_url).rstrip('/')}/chat/completions",
+            content=body,
+            headers={
+                "Authorization": f"Bearer {self.api_key}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "User-Agent": USER_AGENT,
+                **headers,
+            },
+        )
+        try:
+            response = await client.send(request)
+        except httpx2.TransportError as ex:
+            raise transport_error(ex, request) from ex
+        if not response.is_success:
+            raise status_error(response, self.api_key)
+        return read_completion(response, self.api_key)

@@ -1,0 +1,78 @@
+"""A recording OpenAI-compatible server: the scripted answers, every request kept as sent."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from occubench.scripted._openai_server import answer, completion_body
+
+
+@dataclass
+class Captured:
+    """One request as it reached the server."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Recorder:
+    """What the server saw, and what it answers with (``reply`` overrides the scripted one)."""
+
+    requests: list[Captured] = field(default_factory=list)
+    reply: Any = None
+    """``(status, bytes, headers)`` to send instead of the scripted completion, or None."""
+    base_url: str = ""
+
+
+def _handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            """Quiet."""
+
+        def do_POST(self) -> None:  # noqa: N802
+            data = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            recorder.requests.append(
+                Captured(self.path, {k.lower(): v for k, v in self.headers.items()}, data)
+            )
+            headers: dict[str, str] = {}
+            if recorder.reply is not None:
+                status, payload, headers = recorder.reply
+            else:
+                model, reply, tokens = answer(json.loads(data))
+                status, payload = 200, json.dumps(completion_body(model, reply, tokens)).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    """A recording server on 127.0.0.1 (its URL in ``recorder.base_url``)."""
+    found = Recorder()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(found))
+    server.daemon_threads = True
+    found.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield found
+    finally:
+        server.shutdown()
+        server.server_close()
