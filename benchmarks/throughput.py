@@ -72,9 +72,10 @@ PROVIDER = "occubench-openai"
 BIN = Path(sys.executable).parent
 
 
-def make_dataset(root: Path, tasks: int, tool_calls: int) -> Path:
-    """The sample's tasks repeated to ``tasks``, each with its own env copy, in ``root``."""
-    sample = load_dataset(SAMPLE_DIR)
+def make_dataset(root: Path, tasks: int, tool_calls: int, source: Path = SAMPLE_DIR) -> Path:
+    """The source's tasks (default: the sample's) repeated to ``tasks``, each with its own
+    env copy, in ``root``."""
+    sample = load_dataset(source)
     records, envs = [], []
     for i in range(tasks):
         base = sample.tasks[i % len(sample.tasks)]

@@ -1,35 +1,69 @@
-"""Shared fixtures: the public sample dataset and offline model helpers."""
+"""Shared fixtures: a dataset in the release layout, the public sample, offline models.
+
+The default suite reads ``RELEASE_DIR``, a dataset written in the public release's layout
+from the project's own reference suite (``release_layout.py``), so a bare clone's test
+command needs nothing beside it. Compatibility tests on the public OccuBench sample take
+the ``public_sample`` fixture: it is ``$OCCUBENCH_SAMPLE`` or ``../shared/occubench-sample``
+when present, and those tests are skipped, saying so, otherwise.
+"""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-SAMPLE_DIR = Path(
+from release_layout import RELEASE_IDS, write_release_dataset
+
+_FIXTURE_ROOT = Path(tempfile.mkdtemp(prefix="occubench-release-"))
+atexit.register(shutil.rmtree, _FIXTURE_ROOT, ignore_errors=True)
+RELEASE_DIR = write_release_dataset(_FIXTURE_ROOT / "dataset")
+"""The fixture dataset (release layout), written once per test session."""
+
+PUBLIC_SAMPLE_DIR = Path(
     os.environ.get(
         "OCCUBENCH_SAMPLE", Path(__file__).resolve().parents[2] / "shared" / "occubench-sample"
     )
 )
-SAMPLE_IDS = [11, 24, 26, 32, 46, 47, 51, 70, 119, 154]
+PUBLIC_SAMPLE_IDS = [11, 24, 26, 32, 46, 47, 51, 70, 119, 154]
 SCRIPTED_ROLES = {"simulator": "occubench/echo-simulator", "verifier": "occubench/scripted-judge"}
+
+__all__ = ["RELEASE_IDS"]
 
 
 @pytest.fixture(scope="session")
-def sample_dir() -> Path:
-    if not (SAMPLE_DIR / "eval_benchmark_solvable.jsonl").is_file():
-        pytest.fail(f"the public sample is missing at {SAMPLE_DIR} (set OCCUBENCH_SAMPLE)")
-    return SAMPLE_DIR
+def release_dir() -> Path:
+    """The fixture dataset in the release layout (read-only by convention)."""
+    return RELEASE_DIR
+
+
+@pytest.fixture(scope="session")
+def public_sample() -> Path:
+    """The public OccuBench sample; the test is skipped when it is absent."""
+    if not (PUBLIC_SAMPLE_DIR / "eval_benchmark_solvable.jsonl").is_file():
+        pytest.skip(
+            f"public OccuBench sample not found at {PUBLIC_SAMPLE_DIR} "
+            "(set OCCUBENCH_SAMPLE to its folder)"
+        )
+    return PUBLIC_SAMPLE_DIR
 
 
 @pytest.fixture
-def sample_copy(sample_dir: Path, tmp_path: Path) -> Path:
-    """A writable copy of the sample, for tests that break it."""
-    target = tmp_path / "dataset"
-    shutil.copytree(sample_dir, target)
+def release_copy(tmp_path: Path) -> Path:
+    """A writable copy of the fixture dataset, for tests that break it."""
+    return write_release_dataset(tmp_path / "dataset")
+
+
+@pytest.fixture
+def public_sample_copy(public_sample: Path, tmp_path: Path) -> Path:
+    """A writable copy of the public sample, for tests that break it."""
+    target = tmp_path / "public-sample"
+    shutil.copytree(public_sample, target)
     for path in target.rglob("*"):
         path.chmod(0o644 if path.is_file() else 0o755)
     return target
@@ -85,7 +119,7 @@ def rewrite_json(path: Path, change) -> None:
 def run_task(
     log_dir: Path, *, agent="occubench/schema-agent", roles=None, eval_args=None, **task_args
 ):
-    """Run the occubench task on the sample with offline models; returns the EvalLog.
+    """Run the occubench task on the fixture dataset with offline models; returns the EvalLog.
 
     The run follows the occubench protocol unless ``protocol`` says otherwise: these
     tests check occubench's hardened behaviour (code-placed faults, validated arguments);
@@ -101,7 +135,7 @@ def run_task(
     def fresh(model):
         return get_model(model, memoize=False) if isinstance(model, str) else model
 
-    task_args.setdefault("dataset", str(SAMPLE_DIR))
+    task_args.setdefault("dataset", str(RELEASE_DIR))
     task_args.setdefault("protocol", "occubench")
     logs = inspect_eval(
         occubench(**task_args),

@@ -96,7 +96,7 @@ def real_model_url(tmp_path_factory):
 
 def summary(log_dir: Path) -> dict:
     """Harness facts of a run's samples: calls per role, simulator steps, votes."""
-    (path,) = log_dir.glob("*.eval")
+    (path,) = log_dir.glob("*/*.eval")  # LOG_DIR/<the run's folder>/
     log = read_eval_log(str(path))
     calls: Counter[str] = Counter()
     out = {"samples": [], "calls": calls}
@@ -126,14 +126,14 @@ def summary(log_dir: Path) -> dict:
 
 
 @pytest.mark.parametrize("protocol", ["paper", "occubench"])
-def test_a_real_model_through_every_path(real_model_url, sample_dir, tmp_path, protocol):
+def test_a_real_model_through_every_path(real_model_url, public_sample, tmp_path, protocol):
     env = {**os.environ, "LOCAL_BASE_URL": real_model_url, "LOCAL_API_KEY": "local-model"}
     log_dir = tmp_path / "logs"
     started = time.monotonic()
     run = subprocess.run(
         [str(Path(sys.executable).with_name("occubench")), "run",
          "--agent-model", "openai-api/local/qwen", "--simulator-model", "openai-api/local/qwen",
-         "--verifier-model", "openai-api/local/qwen", "--dataset", str(sample_dir),
+         "--verifier-model", "openai-api/local/qwen", "--dataset", str(public_sample),
          "--tasks", TASKS, "--protocol", protocol, "--max-tool-calls", "6", "--votes", "1",
          "--workers", "1", "--max-connections", "1", "--display", "none",
          "--log-dir", str(log_dir)],

@@ -1,13 +1,13 @@
 import subprocess
 import sys
 
-from conftest import SAMPLE_IDS, run_task
+from conftest import RELEASE_IDS, run_task
 
 
 def test_all_sample_tasks_run_and_are_graded(tmp_path):
     log = run_task(tmp_path)
     assert log.status == "success"
-    assert sorted(s.id for s in log.samples) == SAMPLE_IDS
+    assert sorted(s.id for s in log.samples) == RELEASE_IDS
     assert all(s.error is None and s.scores["occubench_scorer"].value == "C" for s in log.samples)
     assert {s.metadata["industry"] for s in log.samples} >= {
         "Technology & IT",
@@ -24,7 +24,7 @@ def test_all_sample_tasks_run_and_are_graded(tmp_path):
 
 def test_inspect_cli_entry_point(tmp_path):
     """`inspect eval occubench/occubench` resolves the task and the scripted models."""
-    from conftest import SAMPLE_DIR
+    from conftest import RELEASE_DIR
 
     result = subprocess.run(
         [
@@ -40,7 +40,7 @@ def test_inspect_cli_entry_point(tmp_path):
             "--model-role",
             "verifier=occubench/scripted-judge",
             "-T",
-            f"dataset={SAMPLE_DIR}",
+            f"dataset={RELEASE_DIR}",
             "-T",
             "task_ids=26,51",
             "--log-dir",

@@ -156,6 +156,39 @@ DEFAULT_FIDELITY_WEIGHTS = {
 }
 """Weights of the fidelity score's parts (a part that was not measured is left out)."""
 
+DEFAULT_CACHE_ENV = "OCCUBENCH_CACHE"
+"""Environment variable naming occubench's cache folder (the fetched release)."""
+
+DEFAULT_RELEASE_URL_ENV = "OCCUBENCH_RELEASE_URL"
+"""Environment variable overriding the URL of the public release's archive."""
+
+DEFAULT_RELEASE_SHA256_ENV = "OCCUBENCH_RELEASE_SHA256"
+"""Environment variable giving the SHA-256 of the archive at $OCCUBENCH_RELEASE_URL."""
+
+DEFAULT_FETCH_TIMEOUT = 60.0
+"""Seconds without data before a download is abandoned."""
+
+DEFAULT_DEMO_LOG_DIR = Path("logs") / "demo"
+"""Folder of ``occubench demo``'s logs (kept, so that report and inspect view read them)."""
+
+DEFAULT_LOG_ROOT = "logs"
+"""Folder under which ``occubench run`` gives each run a log folder of its own."""
+
+DEFAULT_SHARD_MIN_SAMPLES = 40
+"""Samples from which ``occubench run`` splits a run into shards by default (one per
+core); below it one process is faster (``benchmarks/shard_break_even.py``)."""
+
+DEFAULT_PREFLIGHT_TIMEOUT = 60.0
+"""Seconds each model of a run has to answer the preflight's tiny request."""
+
+DEFAULT_PREFLIGHT_RETRIES = 1
+"""Retries of the preflight's request after a transient failure (429, 5xx, an unreadable
+answer, a dropped connection): one flaky answer does not refuse a run; a missing key or
+an unknown model is never retried."""
+
+DEFAULT_WORKER_STOP_SECONDS = 30.0
+"""Seconds an interrupted shard worker has to write its log before it is killed."""
+
 DEFAULT_PROGRESS_POLL_SECONDS = 2.0
 """How often the live view of a sharded run re-reads the running shards' logs."""
 

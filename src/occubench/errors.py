@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import ClassVar
 
 
@@ -33,6 +33,23 @@ class ErrorSource(str, Enum):  # noqa: UP042 - the project's str-Enum style
     its time limit without an answer (counted apart, like the others, not as a failure)."""
     BUDGET = "budget"
     """The sample was not started: the run's spending limit (``--budget``) was reached."""
+
+
+class ExitCode(IntEnum):
+    """What the exit status of every ``occubench`` command means (the README's table)."""
+
+    OK = 0
+    """Done: every sample ran and was scored (or the command did what it was asked)."""
+    INCOMPLETE = 1
+    """The run stopped before every sample ran (a shard failed, the budget was reached):
+    the same command again resumes it."""
+    BAD_INPUT = 2
+    """Bad input (options, dataset, files) or a failed preflight: nothing was run."""
+    SAMPLE_ERRORS = 3
+    """Every sample ran, but some ended in infrastructure errors after their retries (not
+    scored); the same command again retries them."""
+    INTERRUPTED = 130
+    """Stopped by Ctrl-C (SIGINT) or SIGTERM; finished samples are kept for a resume."""
 
 
 class InfrastructureError(RuntimeError):

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from conftest import SAMPLE_DIR, run_task
+from conftest import RELEASE_DIR, run_task
 from occubench.dataset import load_dataset
 from occubench.scripted import Reply
 from occubench.simulator import PaperLayout
@@ -36,7 +36,7 @@ def wrong_then_schema(messages, tools):
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory, sample_dir):
+def recorded(tmp_path_factory, release_dir):
     from occubench.scripted._openai_server import ScriptedOpenAIServer
 
     out = {}
@@ -80,7 +80,7 @@ def text(message):
 
 
 def test_agent_gets_the_papers_two_messages_tools_unchanged_and_12288_tokens(recorded):
-    data = load_dataset(SAMPLE_DIR, task_ids=TASKS)
+    data = load_dataset(RELEASE_DIR, task_ids=TASKS)
     scenarios = {t.task_scenario_name for t in data.tasks}
     for request in by_model(recorded["E0"], "wrong-agent"):
         assert roles(request)[:2] == ["system", "user"]
@@ -103,7 +103,7 @@ def test_agent_gets_the_papers_two_messages_tools_unchanged_and_12288_tokens(rec
 
 
 def test_simulator_gets_the_release_layout_raw_arguments_and_no_date(recorded):
-    data = load_dataset(SAMPLE_DIR, task_ids=TASKS)
+    data = load_dataset(RELEASE_DIR, task_ids=TASKS)
     stored = [env.world_model_system_prompt for env in data.envs.values()]
     requests = by_model(recorded["E0"], "echo-simulator")
     assert requests

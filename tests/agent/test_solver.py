@@ -8,12 +8,12 @@ def tool_messages(sample):
 
 
 def test_bad_arguments_never_reach_the_simulator(tmp_path):
-    agent = replay({"tool": "get_property_metadata", "arguments": {"wrong": 1}}, "I give up.")
+    agent = replay({"tool": "get_patient_vitals", "arguments": {"wrong": 1}}, "I give up.")
     log = run_task(tmp_path, agent=agent, task_ids="11")
     sample = log.samples[0]
     (msg,) = tool_messages(sample)
     assert msg.error is not None and msg.error.type == "parsing"
-    assert "property_id" in msg.error.message
+    assert "patient_id" in msg.error.message
     assert sample.store["Episode:tool_calls"] == 0 and sample.store["Episode:steps"] == []
     assert "simulator" not in sample.role_usage
 
@@ -28,7 +28,7 @@ def test_unknown_tool_is_an_error_observation(tmp_path):
 
 
 def test_tool_call_limit_stops_the_loop(tmp_path):
-    agent = replay({"tool": "get_current_date", "arguments": {}})
+    agent = replay({"tool": "get_patient_vitals", "arguments": {"patient_id": "P-2231"}})
     sample = run_task(tmp_path, agent=agent, task_ids="11", max_tool_calls=3).samples[0]
     assert sample.error is None
     assert sample.store["Episode:tool_calls"] == 3
@@ -43,24 +43,22 @@ def test_agent_sees_scenario_and_fixed_date(tmp_path):
     assert "2031-02-03" in system and sample.metadata["scenario"] in system
 
 
-def test_with_plan_adds_the_solution_plan(sample_copy, tmp_path):
+def test_with_plan_adds_the_solution_plan(release_copy, tmp_path):
     import json
 
     from occubench.dataset import TASKS_FILE
 
-    path = sample_copy / TASKS_FILE
+    path = release_copy / TASKS_FILE
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    records[0]["solution_plan"] = "1. Call get_property_metadata for OAK-88."
+    records[0]["solution_plan"] = "1. Call get_patient_vitals for P-2231."
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     task_id = str(records[0]["task_id"])
-    plain = run_task(tmp_path / "a", dataset=str(sample_copy), task_ids=task_id).samples[0]
+    plain = run_task(tmp_path / "a", dataset=str(release_copy), task_ids=task_id).samples[0]
     planned = run_task(
-        tmp_path / "b", dataset=str(sample_copy), task_ids=task_id, with_plan=True
+        tmp_path / "b", dataset=str(release_copy), task_ids=task_id, with_plan=True
     ).samples[0]
     assert "A plan that solves" not in plain.messages[1].text
-    assert (
-        "A plan that solves this task:\n1. Call get_property_metadata" in planned.messages[1].text
-    )
+    assert "A plan that solves this task:\n1. Call get_patient_vitals" in planned.messages[1].text
 
 
 def test_simulator_without_json_is_an_infrastructure_error(tmp_path):

@@ -3,7 +3,7 @@
 import pytest
 from inspect_ai.model import get_model
 
-from conftest import SAMPLE_DIR, run_task
+from conftest import RELEASE_DIR, run_task
 from occubench.analysis import (
     Assumptions,
     PriceTable,
@@ -35,7 +35,7 @@ CASES = {
         {"with_plan": True},
         {"calls_per_step": 3},
     ),
-    "sample E0": (str(SAMPLE_DIR), "steps-agent", "example-simulator", "scripted-judge", {}, {}),
+    "sample E0": (str(RELEASE_DIR), "steps-agent", "example-simulator", "scripted-judge", {}, {}),
     "reference E0 paper": (
         REFERENCE,
         "trusting",
@@ -45,7 +45,7 @@ CASES = {
         {},
     ),
     "sample E0 paper": (
-        str(SAMPLE_DIR),
+        str(RELEASE_DIR),
         "steps-agent",
         "example-simulator",
         "scripted-judge",
@@ -53,7 +53,7 @@ CASES = {
         {},
     ),
     "sample E3": (
-        str(SAMPLE_DIR),
+        str(RELEASE_DIR),
         "steps-agent",
         "example-simulator",
         "scripted-judge",
@@ -64,7 +64,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_the_estimate_is_within_25_percent_of_the_measured_tokens(tmp_path, sample_dir, case):
+def test_the_estimate_is_within_25_percent_of_the_measured_tokens(tmp_path, release_dir, case):
     dataset, agent, simulator, verifier, args, assumed = CASES[case]
     args = {"protocol": "occubench", **args}
     roles = {Role.SIMULATOR: f"occubench/{simulator}"}

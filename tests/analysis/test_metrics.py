@@ -225,7 +225,8 @@ def test_report_ranks_on_clean_mode_with_undefined_last():
     )
     report = build_report(rows, n_resamples=200)
     assert [line.agent for line in report.leaderboard] == ["b/two", "a/one"]
-    assert report.leaderboard[1].r == pytest.approx(1.0)
+    assert math.isnan(report.leaderboard[1].r)  # E0 and E1 only: R needs E0-E3
+    assert report.leaderboard[1].r_note.startswith("no E2, E3 run")
     assert headline_mode(outcomes("c/three", "E2", 1, 2)) == "E2"
     with pytest.raises(ValueError, match="no samples"):
         build_report([])

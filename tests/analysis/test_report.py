@@ -37,7 +37,7 @@ PAYLOAD = (
 SCHEMA = "occubench/schema-agent"
 REPLAY = "occubench/replay"
 MODES = ("E0", "E1", "E2", "E3")
-TASKS = [11, 24, 47, 70]  # with seed 0, fc=2, fd=2: explicit faults outweigh task 11 in E1
+TASKS = [11, 24, 47, 70]  # with seed 0, fc=2, fd=1: explicit faults outweigh 11 and 24 in E1
 
 
 def _block(text: str, tag: str) -> str:
@@ -77,7 +77,7 @@ def make_logs(log_dir: Path, modes=MODES, task_ids=TASKS) -> Path:
             roles=roles,
             env_mode=mode,
             fault_count=2,
-            fault_duration=2,
+            fault_duration=1,
             task_ids=task_ids,
         )
     return log_dir
@@ -153,7 +153,7 @@ def test_terminal_tables_show_intervals_and_r(report):
     assert "R 95% CI" in text and "[51.0, 100.0]" in text
     line = next(ln for ln in text.splitlines() if SCHEMA in ln and "│ 1 " in ln)
     assert f"{report.leaderboard[0].r:.2f}" in line
-    assert "Business & Enterprise" in text and "Public Service & Governance" in text
+    assert "Healthcare & Life Sciences" in text and "Education & Culture" in text
 
 
 def test_hostile_names_are_inert_in_the_terminal(rows):

@@ -205,7 +205,8 @@ def test_parquet_export_round_trips_and_queries_with_duckdb(logs, tmp_path):
         app, ["report", str(logs), "--format", "parquet", "--out", str(tmp_path / "out")]
     )
     assert result.exit_code == 0, result.output
-    exported = tmp_path / "out" / _store.EXPORT_FILE
+    exported = tmp_path / "out" / "**" / _store.EXPORT_FILE  # one per group of runs
+    assert list((tmp_path / "out").rglob(_store.EXPORT_FILE))
     scored = [r for r in rows if r.passed is not None]
     ((passed, count),) = duckdb.sql(
         f"SELECT sum(passed::INT), count(passed) FROM '{exported}'"

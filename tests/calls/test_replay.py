@@ -17,7 +17,7 @@ FAIL_AT = 5
 """The simulator call that fails for good once (HTTP 400): the sample must restart."""
 
 
-def run(sample_dir, tmp_path, monkeypatch, name, *, replay=True, fail=True, epochs=1):
+def run(release_dir, tmp_path, monkeypatch, name, *, replay=True, fail=True, epochs=1):
     """One task over HTTP; returns (requests answered per model, the eval log)."""
     hard = [HardFailure(model="echo-simulator", call=FAIL_AT)] if fail else []
     with ScriptedOpenAIServer(hard_failures=hard) as server:
@@ -25,7 +25,7 @@ def run(sample_dir, tmp_path, monkeypatch, name, *, replay=True, fail=True, epoc
         monkeypatch.setenv("LOCAL_API_KEY", "test-key")
         outcome = run_eval(
             BENCHMARK_TASK,
-            RunConfig(dataset=str(sample_dir), task_ids=[11], protocol="occubench").task_args(),
+            RunConfig(dataset=str(release_dir), task_ids=[11], protocol="occubench").task_args(),
             log_dir=str(tmp_path / name),
             model="openai-api/local/schema-agent",
             roles=ROLES,
@@ -43,10 +43,10 @@ def trajectory(log):
     return [(m.role, m.text) for m in sample.messages], sample.scores["occubench_scorer"].value
 
 
-def test_a_restart_pays_only_the_calls_from_the_failure_on(sample_dir, tmp_path, monkeypatch):
-    clean, clean_log = run(sample_dir, tmp_path, monkeypatch, "clean", fail=False)
-    with_replay, replayed_log = run(sample_dir, tmp_path, monkeypatch, "replay")
-    without, unreplayed_log = run(sample_dir, tmp_path, monkeypatch, "no", replay=False)
+def test_a_restart_pays_only_the_calls_from_the_failure_on(release_dir, tmp_path, monkeypatch):
+    clean, clean_log = run(release_dir, tmp_path, monkeypatch, "clean", fail=False)
+    with_replay, replayed_log = run(release_dir, tmp_path, monkeypatch, "replay")
+    without, unreplayed_log = run(release_dir, tmp_path, monkeypatch, "no", replay=False)
 
     for log in (replayed_log, unreplayed_log):
         (sample,) = log.samples
@@ -67,8 +67,8 @@ def test_a_restart_pays_only_the_calls_from_the_failure_on(sample_dir, tmp_path,
     )
 
 
-def test_nothing_is_replayed_across_epochs(sample_dir, tmp_path, monkeypatch):
-    one, _ = run(sample_dir, tmp_path, monkeypatch, "one", fail=False)
-    two, log = run(sample_dir, tmp_path, monkeypatch, "two", fail=False, epochs=2)
+def test_nothing_is_replayed_across_epochs(release_dir, tmp_path, monkeypatch):
+    one, _ = run(release_dir, tmp_path, monkeypatch, "one", fail=False)
+    two, log = run(release_dir, tmp_path, monkeypatch, "two", fail=False, epochs=2)
     assert {k: 2 * v for k, v in one.items()} == two  # the second epoch paid for every call
     assert all(s.store.get("CallCounts:replayed", 0) == 0 for s in log.samples)

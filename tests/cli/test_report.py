@@ -38,9 +38,34 @@ def test_report_prints_leaderboard_with_intervals_and_r(logs, tmp_path, monkeypa
     out = result.output
     assert "Leaderboard" in out and "R 95% CI" in out
     first = next(line for line in out.splitlines() if "│ 1 " in line)
-    assert SCHEMA in first and "[34.2, 100.0]" in first and "1.00" in first  # Wilson 2/2, R
+    assert SCHEMA in first and "[34.2, 100.0]" in first  # Wilson 2/2
     assert "Paired comparisons" in out and "not distinguishable" in out
+    # E0 and E1 only: no R, and a line says so
+    assert (
+        f"Left out: R of {SCHEMA} @ occubench/echo-simulator at fc=2 fd=2 seed=0 code "
+        "occubench: no E2, E3 run: R = min(E1, E2, E3) / E0 needs all four modes" in out
+    )
+    assert "groups of runs" not in out  # one task set, one protocol: one group
     assert list(tmp_path.iterdir()) == []  # nothing written without --format or --out
+
+
+def test_runs_on_other_task_sets_are_reported_apart(tmp_path):
+    logs = tmp_path / "logs"
+    run_task(logs, agent=SCHEMA, roles=SCRIPTED_ROLES, task_ids="11,70")
+    run_task(logs, agent=replay("Done."), roles=SCRIPTED_ROLES, task_ids="24")
+    result = runner.invoke(app, ["report", str(logs), "--resamples", "50", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "2 groups of runs that are not compared with each other" in out
+    assert "1. 2 tasks (11, 70), occubench protocol: 1 run(s)" in out
+    assert "2. 1 tasks (24), occubench protocol: 1 run(s)" in out
+    boards = [line for line in out.splitlines() if "│ 1 " in line]
+    assert len(boards) == 2 and SCHEMA in boards[0] and "occubench/replay" in boards[1]
+    assert "│ 2 │ occubench/" not in out  # never ranked together
+    folder = tmp_path / "logs-report"  # beside the logs, named in the output
+    assert f"Wrote the report's files to {folder / 'group-1'}" in out
+    assert (folder / "group-1" / "report.json").is_file()
+    assert (folder / "group-2" / "report.json").is_file()
 
 
 def test_report_writes_the_formats_asked_for(logs, tmp_path):

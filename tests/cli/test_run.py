@@ -28,8 +28,8 @@ MODELS = [
 ]
 
 
-def test_run_prints_per_industry_table_and_resumes(sample_dir, tmp_path):
-    args = ["run", *MODELS, "--dataset", str(sample_dir), "--log-dir", str(tmp_path)]
+def test_run_prints_per_industry_table_and_resumes(release_dir, tmp_path):
+    args = ["run", *MODELS, "--dataset", str(release_dir), "--log-dir", str(tmp_path)]
     result = runner.invoke(app, args, terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "Completion rate by industry" in result.output
@@ -42,8 +42,8 @@ def test_run_prints_per_industry_table_and_resumes(sample_dir, tmp_path):
     assert again.exit_code == 0 and sorted(tmp_path.rglob("*.eval")) == logs  # nothing re-run
 
 
-def test_bad_dataset_is_one_clear_report(sample_copy):
-    tasks = sample_copy / TASKS_FILE
+def test_bad_dataset_is_one_clear_report(release_copy):
+    tasks = release_copy / TASKS_FILE
     lines = tasks.read_text().splitlines()
     env = json.loads(lines[0])["env_name"]
     lines[3] = "{not json"
@@ -51,12 +51,12 @@ def test_bad_dataset_is_one_clear_report(sample_copy):
     del record["agent_instruction"]
     lines[4] = json.dumps(record)
     tasks.write_text("\n".join(lines) + "\n")
-    config = sample_copy / CONFIGS_DIR / f"{env}.json"
+    config = release_copy / CONFIGS_DIR / f"{env}.json"
     data = json.loads(config.read_text())
     data["action_set_definitions"].append(dict(data["action_set_definitions"][0]))
     config.write_text(json.dumps(data, indent=2))
 
-    result = runner.invoke(app, ["run", *MODELS, "--dataset", str(sample_copy)])
+    result = runner.invoke(app, ["run", *MODELS, "--dataset", str(release_copy)])
     assert result.exit_code == 2
     out = result.output
     assert "3 problem(s)" in out and "Traceback" not in out
@@ -65,19 +65,23 @@ def test_bad_dataset_is_one_clear_report(sample_copy):
     assert "duplicate tool name" in out and config.name in out
 
 
-def test_unknown_env_mode_is_a_clear_error(sample_dir):
-    result = runner.invoke(app, ["run", *MODELS, "--dataset", str(sample_dir), "--env-mode", "E9"])
+def test_unknown_env_mode_is_a_clear_error(release_dir):
+    result = runner.invoke(app, ["run", *MODELS, "--dataset", str(release_dir), "--env-mode", "E9"])
     assert result.exit_code == 2 and "E9" in result.output and "Traceback" not in result.output
 
 
-def test_list(sample_dir):
-    result = runner.invoke(app, ["list", "--dataset", str(sample_dir)], terminal_width=200)
+def test_list(release_dir):
+    result = runner.invoke(app, ["list", "--dataset", str(release_dir)], terminal_width=200)
     assert result.exit_code == 0 and "Science & Research" in result.output
-    assert "10 tasks, 100 scenarios" in result.output
-    scen = runner.invoke(
-        app, ["list", "--dataset", str(sample_dir), "--scenarios"], terminal_width=200
+    assert "│ total" in result.output and "│      10 │" in result.output  # the totals row
+    assert (
+        "10 tasks in 10 scenarios; the pool lists 12 scenarios, 2 of them without a task: "
+        "Archive Intake, Ledger Close." in " ".join(result.output.split())
     )
-    assert "Property Valuation Assessment" in scen.output
+    scen = runner.invoke(
+        app, ["list", "--dataset", str(release_dir), "--scenarios"], terminal_width=200
+    )
+    assert "Emergency Department Triage" in scen.output
 
 
 def test_eval_options_are_run_options_of_the_same_name_and_default():

@@ -6,7 +6,7 @@ import yaml
 from inspect_ai.log import list_eval_logs, read_eval_log
 from typer.testing import CliRunner
 
-from conftest import SAMPLE_DIR
+from conftest import RELEASE_DIR
 from occubench.cli import _common, app
 from occubench.dataset import TASKS_FILE, reference_suite_dir
 
@@ -36,7 +36,7 @@ def test_dry_run_prints_the_runs_and_their_count(monkeypatch):
             "--simulators",
             "google/s",
             "--dataset",
-            str(SAMPLE_DIR),
+            str(RELEASE_DIR),
         ],
     )
     assert named.exit_code == 0, named.output
@@ -45,7 +45,7 @@ def test_dry_run_prints_the_runs_and_their_count(monkeypatch):
 
 
 def test_placeholders_must_be_replaced_before_running():
-    result = runner.invoke(app, ["sweep", "paper-main", "--dataset", str(SAMPLE_DIR)])
+    result = runner.invoke(app, ["sweep", "paper-main", "--dataset", str(RELEASE_DIR)])
     assert result.exit_code == 2
     assert "placeholder/agent-01" in result.output and "--agents" in result.output
 

@@ -98,14 +98,18 @@ def test_a_paper_run_uses_the_release_wording_and_records_the_files(tmp_path):
     (sample,) = log.samples
     sample = resolve_sample_attachments(sample)
     system = sample.messages[0].text
-    assert system.startswith("RELEASE-AGENT scenario=Ship Cargo Loading Optimization now=Monday")
+    assert system.startswith(
+        "RELEASE-AGENT scenario=Import Tariff Classification Review now=Monday"
+    )
     events = [e for e in sample.events if e.event == "model" and e.role == "simulator"]
     sim_system = events[0].input[0].text
     assert "RELEASE-E2 2 events of 2 calls" in sim_system
     assert sim_system.endswith("### OUTPUT FORMAT INSTRUCTIONS\nRELEASE-FORMAT one object in tags.")
     assert events[0].input[-1].text.endswith("RELEASE-REMINDER tags.")
     judged = [e for e in sample.events if e.event == "model" and e.role == "verifier"]
-    assert judged[0].input[0].text.startswith("RELEASE-VERIFIER Ship Cargo Loading Optimization|")
+    assert (
+        judged[0].input[0].text.startswith("RELEASE-VERIFIER Import Tariff Classification Review|")
+    )
     files = log.eval.metadata[RELEASE_METADATA]
     assert set(files) == {
         f"occubench/{n}.py" for n in ("agent", "verifier", "fault_injection", "lwm")

@@ -86,5 +86,6 @@ def test_judge_is_asked_k_times_with_the_rubric(tmp_path):
     }
     run_task(tmp_path, task_ids="11", roles=roles, votes=5)
     assert len(seen) == 5
-    assert "Net Operating Income" in seen[0] and "$250,000" in seen[0]  # instruction, rubric
-    assert '{"role": "call", "call": 1, "tool": "get_current_date"' in seen[0]
+    assert "Patient P-2231 has just arrived" in seen[0]  # the instruction
+    assert "heart rate 128, systolic BP 84" in seen[0]  # the rubric
+    assert '{"role": "call", "call": 1, "tool": "get_patient_vitals"' in seen[0]

@@ -7,13 +7,13 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import read_eval_log
 from typer.testing import CliRunner
 
-from conftest import SAMPLE_IDS
+from conftest import RELEASE_IDS
 from occubench.cli import app
 from occubench.providers import PROVIDER
 from occubench.scripted._openai_server import TRANSIENT_KINDS, Flakiness, ScriptedOpenAIServer
 
-FLAKY = Flakiness(rate=0.15, seed=0, hang=1.5)
-"""The reliability tests' plan: every failure kind occurs in the sample run."""
+FLAKY = Flakiness(rate=0.15, seed=1, hang=1.5)
+"""With this seed every failure kind occurs in the fixture run."""
 
 
 def models(provider: str) -> list[str]:
@@ -28,15 +28,25 @@ def models(provider: str) -> list[str]:
 
 
 @pytest.fixture
-def run(sample_dir, monkeypatch, tmp_path):
-    """``occubench run`` in-process on the sample, through the local server's env variables."""
+def run(release_dir, monkeypatch, tmp_path):
+    """``occubench run`` in-process on the fixture dataset, through the local server's env
+    variables (no preflight: requests are counted)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LOCAL_API_KEY", "test-key")
 
     def invoke(provider: str, log_dir: str, *args: str) -> None:
-        base = ["run", *models(provider), "--dataset", str(sample_dir), "--display", "none"]
+        base = ["run", *models(provider), "--dataset", str(release_dir), "--display", "none"]
         result = CliRunner().invoke(
-            app, [*base, "--workers", "1", "--log-dir", str(tmp_path / log_dir), *args]
+            app,
+            [
+                *base,
+                "--workers",
+                "1",
+                "--log-dir",
+                str(tmp_path / log_dir),
+                "--no-preflight",
+                *args,
+            ],
         )
         assert result.exit_code == 0, result.output
 
@@ -49,7 +59,7 @@ def calls(message: object) -> list:
 
 def outcome(log_dir) -> tuple[dict, object]:
     """Per task: error, verdict, votes and the whole conversation; and the log."""
-    (path,) = log_dir.glob("*.eval")
+    (path,) = log_dir.glob("*/*.eval")  # LOG_DIR/<the run's folder>/
     log = read_eval_log(str(path))
     found = {}
     for s in log.samples or []:
@@ -80,7 +90,7 @@ def test_a_run_gives_the_results_of_openai_api(run, monkeypatch, tmp_path):
         both = server.stats.snapshot()
     expected, _ = outcome(tmp_path / "sdk")
     got, log = outcome(tmp_path / "lean")
-    assert sorted(got) == SAMPLE_IDS and got == expected
+    assert sorted(got) == RELEASE_IDS and got == expected
     assert all(v["error"] is None for v in got.values())
     lean_requests = {m: n - sdk_requests["requests"][m] for m, n in both["requests"].items()}
     assert lean_requests == sdk_requests["requests"]

@@ -34,7 +34,7 @@ def http_models() -> list[str]:
 
 
 @pytest.fixture
-def occubench_run(sample_dir, monkeypatch, tmp_path) -> Callable[..., Result]:
+def occubench_run(release_dir, monkeypatch, tmp_path) -> Callable[..., Result]:
     """Invoke ``occubench run`` in-process (one worker, no display) on the sample.
 
     Under the occubench protocol unless the arguments name one: these tests check the
@@ -43,7 +43,16 @@ def occubench_run(sample_dir, monkeypatch, tmp_path) -> Callable[..., Result]:
     monkeypatch.chdir(tmp_path)
 
     def invoke(*args: str, models: list[str] = HTTP_MODELS) -> Result:
-        base = ["run", *models, "--dataset", str(sample_dir), "--display", "none", "--workers", "1"]
+        base = [
+            "run",
+            *models,
+            "--dataset",
+            str(release_dir),
+            "--display",
+            "none",
+            "--workers",
+            "1",
+        ]
         if "--protocol" not in args:
             base += ["--protocol", "occubench"]
         return CliRunner().invoke(app, [*base, *args], terminal_width=200)

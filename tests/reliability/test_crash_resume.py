@@ -12,7 +12,7 @@ from pathlib import Path
 
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from conftest import SAMPLE_IDS
+from conftest import RELEASE_IDS
 from occubench.analysis import read_runs
 from occubench.scripted._openai_server import ScriptedOpenAIServer
 
@@ -23,14 +23,14 @@ KILL_AFTER = 3
 def logged_samples(log_dir: Path) -> int:
     """Samples written to the run's (only) log so far; 0 while it is being written."""
     try:
-        (path,) = log_dir.glob("*/*.eval")
+        (path,) = log_dir.glob("*/*.eval")  # logs/<the run's folder>/
         with zipfile.ZipFile(path) as z:
             return sum(name.startswith("samples/") for name in z.namelist())
     except (ValueError, OSError, zipfile.BadZipFile):
         return 0
 
 
-def test_sigkill_then_the_same_command_resumes(sample_dir, tmp_path, http_models):
+def test_sigkill_then_the_same_command_resumes(release_dir, tmp_path, http_models):
     # --log-buffer 1 writes each sample to the log as it finishes (Inspect's default
     # buffers 10), so every sample finished before the kill is on disk.
     command = [
@@ -38,7 +38,7 @@ def test_sigkill_then_the_same_command_resumes(sample_dir, tmp_path, http_models
         "run",
         *http_models,
         "--dataset",
-        str(sample_dir),
+        str(release_dir),
         "--display",
         "none",
         "--workers",
@@ -47,6 +47,7 @@ def test_sigkill_then_the_same_command_resumes(sample_dir, tmp_path, http_models
         "2",
         "--log-buffer",
         "1",
+        "--no-preflight",  # judge calls are counted below
     ]
     logs = tmp_path / "logs"
     with ScriptedOpenAIServer(latency=0.05) as server:
@@ -69,7 +70,7 @@ def test_sigkill_then_the_same_command_resumes(sample_dir, tmp_path, http_models
         before = read_eval_log(str(killed))
         assert before.status == "started"
         done = {s.id: s.uuid for s in before.samples}
-        assert KILL_AFTER <= len(done) < len(SAMPLE_IDS)
+        assert KILL_AFTER <= len(done) < len(RELEASE_IDS)
         judged = server.stats.requests["scripted-judge"]
 
         again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
@@ -82,15 +83,15 @@ def test_sigkill_then_the_same_command_resumes(sample_dir, tmp_path, http_models
     log = read_eval_log(infos[0].name)
     assert log.status == "success"
     ids = [s.id for s in log.samples]
-    assert sorted(ids) == SAMPLE_IDS  # exactly one result per task: none lost, none twice
+    assert sorted(ids) == RELEASE_IDS  # exactly one result per task: none lost, none twice
     assert all(s.error is None and s.scores["occubench_scorer"].value == "C" for s in log.samples)
     kept = {s.id: s.uuid for s in log.samples if s.id in done}
     assert kept == done  # the finished samples are the same samples, not re-run ...
-    assert resumed_judge_calls == 3 * (len(SAMPLE_IDS) - len(done))  # ... nor re-graded
+    assert resumed_judge_calls == 3 * (len(RELEASE_IDS) - len(done))  # ... nor re-graded
     rows = read_runs([folder])  # what a reader of the whole folder sees
-    assert sorted(r.task_id for r in rows) == SAMPLE_IDS
+    assert sorted(r.task_id for r in rows) == RELEASE_IDS
     assert "Completion rate by industry" in again.stdout
     print(
         f"\nkilled with {len(done)} samples logged; the resume ran "
-        f"{len(SAMPLE_IDS) - len(done)} and judged {resumed_judge_calls // 3}"
+        f"{len(RELEASE_IDS) - len(done)} and judged {resumed_judge_calls // 3}"
     )

@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 from inspect_ai.log import read_eval_log
 
-from conftest import SAMPLE_IDS
+from conftest import RELEASE_IDS
 from occubench.scripted._openai_server import (
     TRANSIENT_KINDS,
     FailureKind,
@@ -23,8 +23,8 @@ from occubench.scripted._openai_server import (
     request_key,
 )
 
-FLAKY = Flakiness(rate=0.15, seed=0, hang=1.5)
-"""With this seed every failure kind occurs in the sample run; hang > --attempt-timeout."""
+FLAKY = Flakiness(rate=0.15, seed=1, hang=1.5)
+"""With this seed every failure kind occurs in the fixture run; hang > --attempt-timeout."""
 
 
 def post(base_url: str, body: dict, timeout: float = 5.0) -> tuple[int, dict[str, str], bytes]:
@@ -48,7 +48,7 @@ def test_failure_plan_is_seeded_and_covers_the_rate():
     keys = [f"request-{i}" for i in range(2000)]
     plan = [FLAKY.planned(k) for k in keys]
     assert plan == [FLAKY.planned(k) for k in keys]  # a pure function of (seed, key)
-    assert plan != [Flakiness(rate=0.15, seed=1).planned(k) for k in keys]
+    assert plan != [Flakiness(rate=0.15, seed=FLAKY.seed + 1).planned(k) for k in keys]
     failing = [p for p in plan if p is not None]
     assert 0.12 < len(failing) / len(keys) < 0.18
     assert set(failing) == set(TRANSIENT_KINDS)
@@ -107,7 +107,7 @@ def test_per_attempt_failures_can_repeat_and_are_seeded():
 
 def summary(log_dir) -> dict:
     """Per task: verdict, votes, stop reason and the whole conversation."""
-    (path,) = log_dir.glob("*.eval")
+    (path,) = log_dir.glob("*/*.eval")  # LOG_DIR/<the run's folder>/
     log = read_eval_log(str(path))
     out = {}
     for s in log.samples:
@@ -148,12 +148,17 @@ def test_flaky_provider_run_matches_a_clean_run(occubench_run, monkeypatch, tmp_
     monkeypatch.setenv("LOCAL_API_KEY", "test-key")
     with ScriptedOpenAIServer() as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        clean = occubench_run("--log-dir", str(tmp_path / "clean"))
+        clean = occubench_run("--log-dir", str(tmp_path / "clean"), "--no-preflight")
         clean_stats = server.stats.snapshot()
     assert clean.exit_code == 0, clean.output
     with ScriptedOpenAIServer(flaky=flaky) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        run = occubench_run("--log-dir", str(tmp_path / "flaky"), "--attempt-timeout", "1")
+        # a short attempt timeout only where the server hangs: under load a slow answer
+        # would otherwise be asked again, and both answers billed
+        timeout = "1" if FailureKind.TIMEOUT in flaky.kinds else "30"
+        run = occubench_run(
+            "--log-dir", str(tmp_path / "flaky"), "--attempt-timeout", timeout, "--no-preflight"
+        )
         stats = server.stats.snapshot()
     assert run.exit_code == 0, run.output
     assert clean_stats["failures"] == {}
@@ -169,7 +174,7 @@ def test_flaky_provider_run_matches_a_clean_run(occubench_run, monkeypatch, tmp_
 
     expected, _ = summary(tmp_path / "clean")
     got, log = summary(tmp_path / "flaky")
-    assert sorted(got) == SAMPLE_IDS
+    assert sorted(got) == RELEASE_IDS
     assert all(v["error"] is None for v in got.values())  # every sample scored
     assert got == expected  # same trajectories and verdicts
     assert "infrastructure error" not in run.output

@@ -21,10 +21,11 @@ from typer.testing import CliRunner
 
 from occubench.analysis import read_runs
 from occubench.cli import app
+from occubench.errors import ExitCode
 from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
 
 FAKE_KEY = "sk-occubench-FAKE-0123456789abcdef0123456789abcdef"
-ERRORS = Flakiness(rate=0.1, seed=3, kinds=[FailureKind.SERVER_ERROR], failures=100)
+ERRORS = Flakiness(rate=0.1, seed=12, kinds=[FailureKind.SERVER_ERROR], failures=100)
 """Some requests fail for good: their samples end in errors, whose messages are logged."""
 
 
@@ -55,7 +56,7 @@ def test_the_scan_reads_zip_members(tmp_path):
     ]
 
 
-def test_a_fake_key_leaks_nowhere(sample_dir, tmp_path, http_models):
+def test_a_fake_key_leaks_nowhere(release_dir, tmp_path, http_models):
     home = tmp_path / "home"  # Inspect's cache and data folders (traces, sample buffers)
     env = {
         **os.environ,
@@ -70,9 +71,11 @@ def test_a_fake_key_leaks_nowhere(sample_dir, tmp_path, http_models):
         "run",
         *http_models,
         "--dataset",
-        str(sample_dir),
+        str(release_dir),
         "--tasks",
         "11,24,26,32",
+        "--protocol",
+        "occubench",  # provider failures are errors (the paper's would grade them)
         "--display",
         "plain",
         "--workers",
@@ -96,7 +99,7 @@ def test_a_fake_key_leaks_nowhere(sample_dir, tmp_path, http_models):
         )
         assert server.stats.saw_key(FAKE_KEY)  # the key did reach the provider
         failures = server.stats.snapshot()["failures"]
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.returncode == ExitCode.SAMPLE_ERRORS, run.stdout + run.stderr
     assert failures and "infrastructure error" in run.stdout
     rows = read_runs([tmp_path / "logs"])
     errors = [r.error for r in rows if r.error]
@@ -115,7 +118,7 @@ def test_a_fake_key_leaks_nowhere(sample_dir, tmp_path, http_models):
         assert FAKE_KEY not in text
     assert leaks(tmp_path) == []
     print(f"\nscanned {sum(1 for _ in texts(tmp_path))} files and zip members")
-    assert next((tmp_path / "logs").glob("*.eval"))
+    assert next((tmp_path / "logs").glob("*/*.eval"))  # logs/<the run's folder>/
 
 
 URL_PASSWORD = "pw-USERINFO-0123456789abcdef"
@@ -143,7 +146,7 @@ def found(root: Path, secrets: list[str]) -> list[str]:
     return [name for name, data in texts(root) if any(s.encode() in data for s in secrets)]
 
 
-def test_base_url_secrets_and_a_401_quoting_them_leak_nowhere(sample_dir, tmp_path, http_models):
+def test_base_url_secrets_and_a_401_quoting_them_leak_nowhere(release_dir, tmp_path, http_models):
     """Userinfo and query keys in the base URL, two shards, a 401 quoting the credentials:
     no .eval member, logs.json, trace, report file or output holds them."""
     occubench = str(Path(sys.executable).with_name("occubench"))
@@ -152,13 +155,14 @@ def test_base_url_secrets_and_a_401_quoting_them_leak_nowhere(sample_dir, tmp_pa
         url = f"http://user:{URL_PASSWORD}@{host}?api_key={QUERY_KEY}"
         env = isolated_env(tmp_path, LOCAL_BASE_URL=url, LOCAL_API_KEY=FAKE_KEY)
         run = subprocess.run(
-            [occubench, "run", *http_models, "--dataset", str(sample_dir), "--tasks",
+            [occubench, "run", *http_models, "--dataset", str(release_dir), "--tasks",
              "11,24,26,32", "--display", "plain", "--workers", "2", "--protocol", "occubench",
-             "--max-retries", "0", "--retry-on-error", "0", "--log-dir", str(tmp_path / "logs")],
+             "--max-retries", "0", "--retry-on-error", "0", "--no-preflight",
+             "--log-dir", str(tmp_path / "logs")],
             cwd=tmp_path, capture_output=True, text=True, env=env,
         )  # fmt: skip
         failures = server.stats.snapshot()["failures"]
-    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.returncode == ExitCode.SAMPLE_ERRORS, run.stdout + run.stderr
     assert failures["auth_error"] > 0 and "infrastructure error" in run.stdout
     rows = read_runs([tmp_path / "logs"])
     errors = [r.error for r in rows if r.error]
@@ -181,12 +185,12 @@ def test_base_url_secrets_and_a_401_quoting_them_leak_nowhere(sample_dir, tmp_pa
     assert [s for s in secrets if s in outputs] == []
 
 
-def test_sweep_header_secrets_leak_nowhere(sample_dir, tmp_path):
+def test_sweep_header_secrets_leak_nowhere(release_dir, tmp_path):
     """A key in a sweep agent's generate.extra_headers: in no sample file, run name, log
     folder, report file, trace or output, while the provider still gets it."""
     sweep = {
         "name": "headers",
-        "dataset": str(sample_dir),
+        "dataset": str(release_dir),
         "task_ids": [11, 24],
         "protocol": "occubench",
         "agents": [
@@ -218,7 +222,7 @@ def test_sweep_header_secrets_leak_nowhere(sample_dir, tmp_path):
     assert not any(HEADER_KEY in str(p) for p in tmp_path.rglob("*"))  # nor in a path
 
 
-def test_model_argument_secrets_are_redacted_from_the_header(sample_dir, tmp_path):
+def test_model_argument_secrets_are_redacted_from_the_header(release_dir, tmp_path):
     """A secret model argument and extra header of a model given to the runner."""
     from inspect_ai.model import GenerateConfig, get_model
 
@@ -232,7 +236,7 @@ def test_model_argument_secrets_are_redacted_from_the_header(sample_dir, tmp_pat
         auth_token=ARG_KEY,
         config=GenerateConfig(extra_headers={"Authorization": f"Bearer {HEADER_KEY}"}),
     )
-    config = RunConfig(dataset=str(sample_dir), task_ids=[11], protocol="occubench")
+    config = RunConfig(dataset=str(release_dir), task_ids=[11], protocol="occubench")
     outcome = run_eval(
         BENCHMARK_TASK,
         config.task_args(),

@@ -9,19 +9,20 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput,
 from inspect_ai.tool import ToolChoice, ToolInfo
 from typer.testing import CliRunner
 
-from conftest import SAMPLE_IDS
+from conftest import RELEASE_IDS
 from occubench.analysis import read_runs
 from occubench.cli import app
 from occubench.dataset import load_dataset
+from occubench.errors import ExitCode
 from occubench.scripted import BEHAVIOURS, Reply
 from occubench.scripted._provider import to_output
 
 BROKEN_TASK = 11
 
 
-def broken_env_marker(sample_dir) -> str:
+def broken_env_marker(release_dir) -> str:
     """A tool name that only the broken task's env has (it is in the simulator prompt)."""
-    data = load_dataset(sample_dir)
+    data = load_dataset(release_dir)
     env = data.env(next(t for t in data.tasks if t.task_id == BROKEN_TASK))
     others = " ".join(
         json.dumps(e.model_dump()) for n, e in data.envs.items() if n != env.environment_name
@@ -67,8 +68,8 @@ def half_broken() -> type:
     return HalfBrokenSimulator
 
 
-def test_a_non_json_simulator_errors_one_sample_only(occubench_run, sample_dir, tmp_path):
-    marker = broken_env_marker(sample_dir)
+def test_a_non_json_simulator_errors_one_sample_only(occubench_run, release_dir, tmp_path):
+    marker = broken_env_marker(release_dir)
     models = [
         "--agent-model",
         "occubench/schema-agent",
@@ -78,17 +79,17 @@ def test_a_non_json_simulator_errors_one_sample_only(occubench_run, sample_dir, 
         "occubench/scripted-judge",
     ]
     result = occubench_run("--log-dir", str(tmp_path / "logs"), models=models)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == ExitCode.SAMPLE_ERRORS, result.output  # 3: not all scored
 
     rows = {r.task_id: r for r in read_runs([tmp_path / "logs"])}
-    assert sorted(rows) == SAMPLE_IDS
+    assert sorted(rows) == RELEASE_IDS
     broken = rows.pop(BROKEN_TASK)
     assert broken.passed is None  # never an agent failure
     assert "SimulatorError" in broken.error and "no JSON object" in broken.error
     assert all(r.error is None and r.passed for r in rows.values())  # the rest unaffected
 
     out = result.output
-    assert "1 sample(s) ended in an infrastructure error (not scored)." in out
+    assert "1 sample(s) ended in an infrastructure error (not scored); run the same" in out
     row = [line for line in out.splitlines() if "│ all" in line][-1]
     cells = [cell.strip() for cell in row.split("│")[1:-1]]
     assert cells[:3] == ["all", "9", "9"] and cells[-1] == "1"  # scored, passed ... errors

@@ -55,21 +55,21 @@ def with_industry(dataset, name: str) -> None:
     pool.write_text("".join(json.dumps(s) + "\n" for s in scenarios))
 
 
-def test_names_with_escapes_are_refused_cleanly(occubench_run, sample_copy, tmp_path):
-    with_industry(sample_copy, ESCAPES)
+def test_names_with_escapes_are_refused_cleanly(occubench_run, release_copy, tmp_path):
+    with_industry(release_copy, ESCAPES)
     result = occubench_run(
-        "--dataset", str(sample_copy), "--log-dir", str(tmp_path / "logs"), models=OFFLINE
+        "--dataset", str(release_copy), "--log-dir", str(tmp_path / "logs"), models=OFFLINE
     )
     assert result.exit_code == 2, result.output
     assert f"{SCENARIOS_FILE}:" in result.output and "control characters in a name" in result.output
     assert not CONTROLS.search(result.output) and "Traceback" not in result.output
 
 
-def test_run_summary_shows_markup_in_names_as_written(occubench_run, sample_copy, tmp_path):
-    with_industry(sample_copy, MARKUP)
+def test_run_summary_shows_markup_in_names_as_written(occubench_run, release_copy, tmp_path):
+    with_industry(release_copy, MARKUP)
     result = occubench_run(
         "--dataset",
-        str(sample_copy),
+        str(release_copy),
         "--tasks",
         "11,24",
         "--log-dir",

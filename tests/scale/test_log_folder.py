@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from conftest import SAMPLE_IDS
+from conftest import RELEASE_IDS
 from occubench.analysis import read_runs
 from occubench.defaults import DEFAULT_LOCK_FILE
 from occubench.scale import LogFolderBusy, hold_log_folder
@@ -38,9 +38,9 @@ HTTP = [
 ]
 
 
-def command(sample_dir: Path, log_dir: Path, *extra: str, models: list[str] = SCRIPTED) -> list:
+def command(release_dir: Path, log_dir: Path, *extra: str, models: list[str] = SCRIPTED) -> list:
     return [
-        OCCUBENCH, "run", *models, "--dataset", str(sample_dir), "--display", "none",
+        OCCUBENCH, "run", *models, "--dataset", str(release_dir), "--display", "none",
         "--protocol", "occubench", "--log-dir", str(log_dir), *extra,
     ]  # fmt: skip
 
@@ -98,12 +98,12 @@ def test_a_stale_lock_is_taken_over_and_said(tmp_path):
     assert f"took over the lock of {folder} left by pid {dead}" in note and "not running" in note
 
 
-def test_two_identical_runs_at_once_one_runs_one_is_refused(sample_dir, tmp_path):
+def test_two_identical_runs_at_once_one_runs_one_is_refused(release_dir, tmp_path):
     """Started together: one run, one clear refusal naming the holder, one result per task."""
     log_dir = tmp_path / "logs"
     with ScriptedOpenAIServer(latency=0.02) as server:
         env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "test-key"}
-        run = command(sample_dir, log_dir, "--workers", "2", models=HTTP)
+        run = command(release_dir, log_dir, "--workers", "2", models=HTTP)
         procs = [
             subprocess.Popen(run, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
@@ -115,32 +115,33 @@ def test_two_identical_runs_at_once_one_runs_one_is_refused(sample_dir, tmp_path
     refused = outputs[[p.returncode for p in procs].index(1)]
     winner = procs[[p.returncode for p in procs].index(0)]
     assert flat(f"is in use by another run (pid {winner.pid} on") in flat(refused)
-    assert "Traceback" not in refused and "Estimate before the run" in refused
+    assert "Traceback" not in refused and "Estimate before the run" not in refused  # said first
     rows = read_runs([log_dir])
-    assert sorted(r.task_id for r in rows) == SAMPLE_IDS  # not 20 results for 10 tasks
+    assert sorted(r.task_id for r in rows) == RELEASE_IDS  # not 20 results for 10 tasks
     assert all(r.error is None for r in rows)
 
 
-def test_an_unreadable_log_is_named_moved_aside_and_its_samples_run_again(sample_dir, tmp_path):
+def test_an_unreadable_log_is_named_moved_aside_and_its_samples_run_again(release_dir, tmp_path):
     log_dir = tmp_path / "logs"
     tasks = ["--tasks", "11,24", "--workers", "1"]
-    first = subprocess.run(command(sample_dir, log_dir, *tasks), cwd=tmp_path, text=True,
+    first = subprocess.run(command(release_dir, log_dir, *tasks), cwd=tmp_path, text=True,
                            capture_output=True)  # fmt: skip
     assert first.returncode == 0, first.stdout + first.stderr
-    (log,) = log_dir.glob("*.eval")
+    (log,) = log_dir.glob("*/*.eval")  # LOG_DIR/<the run's folder>/
+    run_dir = log.parent
     log.write_bytes(log.read_bytes()[: log.stat().st_size // 2])  # cut short, as by a crash
-    (log_dir / "garbage.eval").write_bytes(b"not a zip at all")
-    again = subprocess.run(command(sample_dir, log_dir, *tasks), cwd=tmp_path, text=True,
+    (run_dir / "garbage.eval").write_bytes(b"not a zip at all")
+    again = subprocess.run(command(release_dir, log_dir, *tasks), cwd=tmp_path, text=True,
                            capture_output=True)  # fmt: skip
     out = flat(again.stdout)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "EOCD" not in again.stderr and "Traceback" not in again.stderr
     assert flat(f"moved aside, its samples run again: {log} (not a readable zip") in out
-    assert flat(f"{log_dir / 'garbage.eval'} (not a readable zip") in out
-    assert sorted(p.name for p in log_dir.glob("*.corrupt")) == sorted(
+    assert flat(f"{run_dir / 'garbage.eval'} (not a readable zip") in out
+    assert sorted(p.name for p in run_dir.glob("*.corrupt")) == sorted(
         [f"{log.name}.corrupt", "garbage.eval.corrupt"]
     )
-    (fresh,) = list_eval_logs(str(log_dir))
+    (fresh,) = list_eval_logs(str(run_dir))
     samples = read_eval_log(fresh.name).samples or []
     assert sorted(s.id for s in samples) == [11, 24] and all(s.error is None for s in samples)
 
@@ -182,32 +183,31 @@ def tmpfs(tmp_path):
         subprocess.run(["umount", "-l", str(point)], check=False)
 
 
-def test_a_read_only_folder_is_one_line_before_any_model_call(sample_dir, tmp_path, tmpfs):
+def test_a_read_only_folder_is_one_line_before_any_model_call(release_dir, tmp_path, tmpfs):
     read_only = tmpfs("1m", read_only=True)
     with ScriptedOpenAIServer() as server:
         env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "test-key"}
         for log_dir in (read_only, read_only / "new"):  # an existing folder, one to create
-            run = subprocess.run(command(sample_dir, log_dir, "--workers", "1", models=HTTP),
+            run = subprocess.run(command(release_dir, log_dir, "--workers", "1", models=HTTP),
                                  cwd=tmp_path, env=env, text=True, capture_output=True)  # fmt: skip
             assert run.returncode == 1, run.stdout + run.stderr
             line = flat(run.stderr)
-            assert flat(f"Error: the log folder {log_dir} is read-only (Read-only file") in line
+            assert flat(f"Error: the log folder {log_dir}/") in line  # its run's folder in it
+            assert flat("is read-only (Read-only file") in line
             assert "Traceback" not in run.stdout + run.stderr
         assert sum(server.stats.requests.values()) == 0  # no model was called
 
 
 def test_a_full_disk_is_one_line_before_the_run_and_during_it(
-    sample_dir, tmp_path, tmpfs, monkeypatch
+    release_dir, tmp_path, tmpfs, monkeypatch
 ):
     small = tmpfs("1m")
-    before = subprocess.run(command(sample_dir, small / "logs", "--workers", "1"), cwd=tmp_path,
+    before = subprocess.run(command(release_dir, small / "logs", "--workers", "1"), cwd=tmp_path,
                             text=True, capture_output=True)  # fmt: skip
     assert before.returncode == 1
     line = " ".join(before.stderr.split())
-    assert (
-        f"the disk holding the log folder {small / 'logs'} is full (1 MB free, 64 MB needed)"
-        in line
-    )
+    assert f"the disk holding the log folder {small / 'logs'}/" in line  # its run's folder
+    assert "is full (1 MB free, 64 MB needed)" in line
     assert "Traceback" not in before.stdout + before.stderr
 
     # The disk fills up during the run (the free-space floor lowered to let it start).
@@ -219,13 +219,13 @@ def test_a_full_disk_is_one_line_before_the_run_and_during_it(
     monkeypatch.setattr(log_folder, "DEFAULT_MIN_FREE_MB", 0)
     tiny = tmpfs("150k")
     during = CliRunner().invoke(
-        app, command(sample_dir, tiny / "logs", "--workers", "1", "--log-buffer", "1")[1:],
+        app, command(release_dir, tiny / "logs", "--workers", "1", "--log-buffer", "1")[1:],
         terminal_width=200,
     )  # fmt: skip
     assert during.exit_code == 1, during.output
-    assert flat(f"shard 1/1: the disk holding the log folder {tiny / 'logs'} is full") in flat(
-        during.output
-    )
+    said = flat(during.output)
+    assert flat(f"shard 1/1: the disk holding the log folder {tiny / 'logs'}/") in said
+    assert flat("is full") in said
     assert during.exception is None or isinstance(during.exception, SystemExit)
 
 

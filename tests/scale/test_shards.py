@@ -8,7 +8,7 @@ from importlib.util import find_spec
 import pytest
 from typer.testing import CliRunner
 
-from conftest import SAMPLE_DIR, SAMPLE_IDS
+from conftest import RELEASE_DIR, RELEASE_IDS
 from occubench.analysis import read_runs
 from occubench.cli import app
 from occubench.config import EvalOptions, RunConfig
@@ -65,7 +65,9 @@ def one_worker(tmp_path_factory):
     out = tmp_path_factory.mktemp("one-worker")
     result = runner.invoke(app, ["run", *REFERENCE, "--workers", "1", "--log-dir", str(out)])
     assert result.exit_code == 0, result.output
-    assert list(out.glob("*.eval")) and not list(out.glob("shard-*"))
+    (folder,) = out.iterdir()  # the run's own folder, named for agent, simulator and mode
+    assert folder.name.startswith("occubench_careful__occubench_canned__E3-")
+    assert list(folder.glob("*.eval")) and not list(folder.glob("shard-*"))
     return outcomes(read_runs([out]))
 
 
@@ -74,16 +76,16 @@ def test_plan_deals_sorted_ids_round_robin(tmp_path):
         agent="occubench/schema-agent",
         roles={},
         log_dir=str(tmp_path),
-        config=RunConfig(dataset=str(SAMPLE_DIR)),
+        config=RunConfig(dataset=str(RELEASE_DIR)),
     )
     shards = plan_shards(run, 3)
-    ids = sorted(SAMPLE_IDS)
+    ids = sorted(RELEASE_IDS)
     assert [s.task_ids for s in shards] == [ids[0::3], ids[1::3], ids[2::3]]
     assert [s.log_dir for s in shards] == [f"{tmp_path}/shard-{i}-of-3" for i in (1, 2, 3)]
-    assert shards[0].config() == RunConfig(dataset=str(SAMPLE_DIR), task_ids=ids[0::3])
+    assert shards[0].config() == RunConfig(dataset=str(RELEASE_DIR), task_ids=ids[0::3])
     assert plan_shards(run, 3) == shards  # the same command finds the same shards
     assert len(plan_shards(run, 50)) == len(ids)  # at most one shard per task
-    few = run.model_copy(update={"config": RunConfig(dataset=str(SAMPLE_DIR), task_ids="70,11")})
+    few = run.model_copy(update={"config": RunConfig(dataset=str(RELEASE_DIR), task_ids="70,11")})
     assert [s.task_ids for s in plan_shards(few, 2)] == [[11], [70]]
     assert shard_count(None, 1) == 1 and shard_count(4, 3) == 3 and shard_count(2, 10) == 2
     with pytest.raises(ValueError, match="at least 1"):
@@ -94,7 +96,7 @@ def test_shards_share_the_runs_connections_and_samples(tmp_path):
     run = RunSpec(
         agent="occubench/schema-agent",
         roles={"verifier": "occubench/scripted-judge"},
-        config=RunConfig(dataset=str(SAMPLE_DIR)),
+        config=RunConfig(dataset=str(RELEASE_DIR)),
         log_dir=str(tmp_path),
         options=EvalOptions(max_connections=32, timeout=60, max_samples=128),
     )
@@ -111,7 +113,8 @@ def test_two_workers_give_the_verdicts_and_faults_of_one(one_worker, tmp_path):
     result = runner.invoke(app, ["run", *live, "--workers", "2", "--log-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "10/10 samples, 0 errors" in result.output  # the view's last frame
-    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == [
+    (folder,) = tmp_path.iterdir()
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == [
         "shard-1-of-2",
         "shard-2-of-2",
     ]
@@ -132,7 +135,7 @@ def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
                 "simulator": "openai-api/local/echo-simulator",
                 "verifier": "openai-api/local/scripted-judge",
             },
-            config=RunConfig(dataset=str(SAMPLE_DIR), task_ids=ids),
+            config=RunConfig(dataset=str(RELEASE_DIR), task_ids=ids),
             options=EvalOptions(max_samples=1),
             log_dir=str(tmp_path / "logs"),
         )
@@ -158,7 +161,7 @@ def test_failed_worker_is_reported_not_raised(tmp_path):
         agent="occubench/no-such-model",
         roles={},
         log_dir=str(tmp_path),
-        config=RunConfig(dataset=str(SAMPLE_DIR), task_ids="11"),
+        config=RunConfig(dataset=str(RELEASE_DIR), task_ids="11"),
     )
     [result] = execute(plan_shards(run, 1))
     assert not result.success and "exited with code" in result.error

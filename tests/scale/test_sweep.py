@@ -4,7 +4,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from conftest import SAMPLE_DIR, SAMPLE_IDS
+from conftest import RELEASE_DIR, RELEASE_IDS
+from occubench.roles import Role
 from occubench.scale import (
     expand_sweep,
     load_sweep,
@@ -18,7 +19,7 @@ from occubench.scale import (
 
 GRID = {
     "name": "grid",
-    "dataset": str(SAMPLE_DIR),
+    "dataset": str(RELEASE_DIR),
     "task_ids": "11,24,26",
     "agents": [
         "occubench/schema-agent",
@@ -65,7 +66,7 @@ def test_grid_expands_to_runs_then_shards(tmp_path):
     ]
     careful = [r for r in runs if r.agent == "occubench/careful"]
     assert {r.agent_label for r in careful} == {"occubench/careful[reasoning_effort=high]"}
-    assert all(r.agent_generate == {"reasoning_effort": "high"} for r in careful)
+    assert all(r.generate == {Role.AGENT: {"reasoning_effort": "high"}} for r in careful)
     assert all(r.resources == {"node:a": 0.01} for r in careful)
     assert len({r.log_dir for r in runs}) == len(runs)
 
@@ -148,18 +149,18 @@ def test_override_names_the_users_models_and_keeps_variants():
         load_sweep("paper-main"),
         agents=["openai/a"],
         simulators=["google/s"],
-        dataset=str(SAMPLE_DIR),
+        dataset=str(RELEASE_DIR),
     )
     [run] = expand_sweep(main)
     assert run.agent == "openai/a" and run.roles == {"simulator": "google/s"}
-    assert [s.task_ids for s in sweep_shards([(run, 1)])] == [sorted(SAMPLE_IDS)]
+    assert [s.task_ids for s in sweep_shards([(run, 1)])] == [sorted(RELEASE_IDS)]
 
 
 def test_shipped_paper_sweeps_follow_the_paper_protocol_at_high_effort():
     for sweep in load_sweeps(["paper-*"]):
         runs = expand_sweep(override(sweep, agents=["openai/a"], simulators=["google/s"]))
         assert all(r.config.protocol == "paper" for r in runs)
-        efforts = {r.agent_generate.get("reasoning_effort") for r in runs}
+        efforts = {r.generate.get(Role.AGENT, {}).get("reasoning_effort") for r in runs}
         if sweep.name == "paper-reasoning-effort":
             assert efforts == {"none", "low", "medium", "high", "xhigh"}
         else:

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from occubench.analysis import SampleRow, read_runs
 from occubench.cli import _common, app
 from occubench.config import EvalOptions, RunConfig
+from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.scale import run_eval
 
@@ -154,7 +155,7 @@ def test_a_hanging_program_is_stopped_at_the_limit_and_is_an_error(tmp_path):
         command("hang", "careful", str(pid_file)),
     )
     result = runner.invoke(app, args, terminal_width=200)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == ExitCode.SAMPLE_ERRORS, result.output
     assert "1 sample(s) ended in an infrastructure error" in result.output
     row = by_task(tmp_path / "logs")[1003]
     assert row.passed is None and row.error_source == "agent"
@@ -175,7 +176,7 @@ def test_a_crashing_program_is_an_error_not_a_failure(tmp_path):
         command("crash"),
     )
     result = runner.invoke(app, args, terminal_width=200)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == ExitCode.SAMPLE_ERRORS, result.output
     rows = by_task(tmp_path)
     for row in rows.values():
         assert row.passed is None and row.error_source == "agent"

@@ -23,8 +23,9 @@ def test_sections_decided_separately():
     )
 
 
-def test_release_prompts_render_valid_json(sample_dir):
-    ds = load_dataset(sample_dir)
+@pytest.mark.parametrize("source", ["release_dir", "public_sample"])
+def test_release_prompts_render_valid_json(source, request):
+    ds = load_dataset(request.getfixturevalue(source))
     for task in ds.tasks:
         env = ds.env(task)
         prompt = render_system_prompt(env, date="2025-06-16")

@@ -92,19 +92,19 @@ def test_explicit_run_logs_the_state_after_every_step(tmp_path):
     assert log.eval.metadata["config"]["state_mode"] == "explicit"
 
 
-def test_state_checks_need_explicit_mode(sample_copy, tmp_path):
+def test_state_checks_need_explicit_mode(release_copy, tmp_path):
     from occubench.dataset import TASKS_FILE
 
-    path = sample_copy / TASKS_FILE
+    path = release_copy / TASKS_FILE
     records = [json.loads(line) for line in path.read_text().splitlines()]
     record = next(r for r in records if r["task_id"] == 26)
     record["checks"] = [{"kind": "state_equals", "path": "/last_action", "value": "ANY"}]
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     with pytest.raises(ValueError, match="state_mode=explicit"):
-        run_task(tmp_path, dataset=str(sample_copy), task_ids="26")
+        run_task(tmp_path, dataset=str(release_copy), task_ids="26")
     sample = run_task(
         tmp_path,
-        dataset=str(sample_copy),
+        dataset=str(release_copy),
         task_ids="26",
         state_mode="explicit",
         roles={"simulator": "occubench/echo-simulator"},

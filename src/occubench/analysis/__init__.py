@@ -36,6 +36,7 @@ from occubench.analysis._estimate import (
     estimate_task,
     planned_calls,
 )
+from occubench.analysis._groups import RunGroup, comparable_groups
 from occubench.analysis._metrics import (
     DIMENSIONS,
     Comparison,
@@ -113,6 +114,8 @@ from occubench.analysis._variance import (
 )
 
 __all__ = [
+    "RunGroup",
+    "comparable_groups",
     "DIMENSIONS",
     "Assumptions",
     "Comparison",

@@ -178,10 +178,9 @@ class Robustness(MetricRow):
 
 def robustness_note(rates_by_mode: dict[str, float]) -> str:
     """Say why R is undefined for these rates per mode ("" when it is defined)."""
-    if BASELINE_MODE not in rates_by_mode:
-        return "no E0 run: R needs CR in E0"
-    if not any(m in rates_by_mode for m in PERTURBED_MODES):
-        return "no E1-E3 run: R needs a perturbed mode"
+    missing = [m for m in (BASELINE_MODE, *PERTURBED_MODES) if m not in rates_by_mode]
+    if missing:
+        return f"no {', '.join(missing)} run: R = min(E1, E2, E3) / E0 needs all four modes"
     if rates_by_mode[BASELINE_MODE] == 0:
         return "CR in E0 is 0: R = min(E1..E3) / E0 is undefined"
     return ""

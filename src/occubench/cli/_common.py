@@ -1,22 +1,66 @@
-"""Helpers shared by the commands: dataset options and clean error reports."""
+"""Helpers shared by the commands: dataset options, clean error reports, exit codes.
+
+Every command exits with an ``occubench.errors.ExitCode``: 0 done, 1 incomplete (resume),
+2 bad input or a failed preflight, 3 samples ended in infrastructure errors, 130
+interrupted.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import shlex
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, Group
+from rich.table import Table
 
 from occubench.analysis import SampleRow, terminal_text
 from occubench.dataset import DatasetError, resolve_dataset_dir
-from occubench.scale import LogFolderError
+from occubench.errors import ExitCode
+from occubench.roles import Role
+from occubench.scale import Interruption, LogFolderError, preflight
 
-console = Console()
-err_console = Console(stderr=True)
+
+def folded(renderable: Any) -> Any:
+    """A table (or the tables of a group) that fits a narrow terminal without cutting cells.
+
+    Every column folds (long names go on further lines, headers wrap at spaces), but a
+    numeric (right-aligned) column is never narrower than its widest cell, so numbers
+    stay whole. Nothing is cut with an ellipsis.
+    """
+    if isinstance(renderable, Table):
+        for column in renderable.columns:
+            column.overflow = "fold"
+            column.no_wrap = False
+            if column.justify == "right":
+                widest = max((cell_len(str(cell)) for cell in column.cells), default=0)
+                column.min_width = max(column.min_width or 0, widest)
+    elif isinstance(renderable, Group):
+        for part in renderable.renderables:
+            folded(part)
+    return renderable
+
+
+class _Console(Console):
+    """The commands' console: every table printed is ``folded``."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(folded(o) for o in objects), **kwargs)
+
+
+console: Console = _Console()
+err_console: Console = _Console(stderr=True)
+
+
+def exit_with(code: ExitCode) -> NoReturn:
+    """End the command with this exit code."""
+    raise typer.Exit(int(code))
 
 
 @contextmanager
@@ -34,18 +78,18 @@ def user_errors() -> Iterator[None]:
         err_console.print(f"[bold red]Dataset error[/]: {count} problem(s)", highlight=False)
         for issue in e.issues:
             err_console.print(f"  - {terminal_text(issue)}", highlight=False)
-        raise typer.Exit(2) from None
+        exit_with(ExitCode.BAD_INPUT)
     except ValidationError as e:
         for err in e.errors():
             line = terminal_text(error_line(err))
             err_console.print(f"[bold red]Error[/]: {line}", highlight=False)
-        raise typer.Exit(2) from None
+        exit_with(ExitCode.BAD_INPUT)
     except (ValueError, FileNotFoundError) as e:
         err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
-        raise typer.Exit(2) from None
+        exit_with(ExitCode.BAD_INPUT)
     except LogFolderError as e:  # not bad input: the folder is busy, read-only or full
         err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
-        raise typer.Exit(1) from None
+        exit_with(ExitCode.INCOMPLETE)
 
 
 def error_line(err: Mapping[str, Any]) -> str:
@@ -86,3 +130,107 @@ def split_names(value: str | None) -> list[str] | None:
     """Names from a comma-separated option (None when it is empty or not given)."""
     names = [part.strip() for part in (value or "").split(",") if part.strip()]
     return names or None
+
+
+def check_models(models: Mapping[Role, str] | Iterable[tuple[Role, str]]) -> None:
+    """The preflight (``occubench.scale.preflight``): one line per unusable model, exit 2.
+
+    Nothing has started when it fails: no log folder, no sample.
+    """
+    failures = preflight(models)
+    for failure in failures:
+        err_console.print(
+            f"Preflight failed: {terminal_text(failure.line())}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    if failures:
+        exit_with(ExitCode.BAD_INPUT)
+
+
+def _option_text(param: Any, value: Any) -> list[str]:
+    """The words that give ``param`` (a click parameter) this value on a command line."""
+
+    def word(v: Any) -> str:
+        return str(v.value if isinstance(v, Enum) else v)
+
+    if param.param_type_name == "argument":
+        return [word(v) for v in value] if isinstance(value, list | tuple) else [word(value)]
+    name = max(param.opts, key=len)
+    if param.is_flag:
+        if param.secondary_opts:
+            return [name if value else max(param.secondary_opts, key=len)]
+        return [name] if value else []
+    values = value if param.multiple and isinstance(value, list | tuple) else [value]
+    return [text for v in values for text in (name, word(v))]
+
+
+def invoked_command(ctx: typer.Context, values: Mapping[str, Any]) -> str:
+    """The command as invoked, with the options given on the command line, shell-quoted.
+
+    Used to tell the user the exact command that resumes a run; options left at their
+    defaults are left out. ``values`` are the command's parameters by name (its
+    ``locals()``: typer hands them to the function, not to ``ctx.params``). Typer runs
+    its own copy of click, so parameters and their sources are read by attribute and name.
+    """
+    words = ["occubench", ctx.info_name or ""]
+    for param in ctx.command.params:
+        if param.name is None or param.name not in values:
+            continue
+        source = ctx.get_parameter_source(param.name)
+        if source is None or source.name != "COMMANDLINE":
+            continue
+        words += _option_text(param, values[param.name])
+    return shlex.join(w for w in words if w)
+
+
+def interrupted(stop: Interruption, kept: int, total: int, where: str, command: str) -> NoReturn:
+    """Report an interrupted run (what was kept, ``command`` to resume) and exit 130."""
+    signal_name = stop.name or "SIGINT"
+    console.print(
+        f"Interrupted ({signal_name}): {kept} of {total} samples finished and are kept in {where}.",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print("Run the same command to resume:", markup=False, highlight=False)
+    console.print(f"  {command}", markup=False, highlight=False, soft_wrap=True)
+    exit_with(ExitCode.INTERRUPTED)
+
+
+_ROLE_OPTIONS = {
+    Role.SIMULATOR: "simulator_model",
+    Role.VERIFIER: "verifier_model",
+    Role.SIMULATOR_FALLBACK: "sim_fallback_model",
+}
+"""The roles a run binds and the option that names each one's model."""
+
+
+def model_roles(given: Mapping[str, Any]) -> dict[Role, str]:
+    """The model of each role of a run, from ``--simulator-model`` etc. and ``--model-role``.
+
+    ``--model-role ROLE=MODEL`` (repeatable) is Inspect's spelling of the same thing.
+
+    Raises:
+        ValueError: an unknown role, a role named twice with two models, no simulator.
+    """
+    roles = {role: given[name] for role, name in _ROLE_OPTIONS.items() if given.get(name)}
+    for item in given.get("model_role") or []:
+        name, sep, model = item.partition("=")
+        allowed = {role.value: role for role in _ROLE_OPTIONS}
+        if not sep or not model.strip():
+            raise ValueError(f"--model-role {item!r}: give ROLE=MODEL, e.g. simulator=openai/gpt-5")
+        role = allowed.get(name.strip().lower())
+        if role is None:
+            raise ValueError(
+                f"--model-role {item!r}: unknown role {name!r}; use {', '.join(allowed)}"
+            )
+        if roles.get(role, model.strip()) != model.strip():
+            raise ValueError(f"two models for the {role.value} role: {roles[role]}, {model}")
+        roles[role] = model.strip()
+    if Role.SIMULATOR not in roles:
+        raise ValueError(
+            "no simulator model: give --simulator-model MODEL (or --model-role simulator=MODEL)"
+        )
+    return {role: roles[role] for role in _ROLE_OPTIONS if role in roles}

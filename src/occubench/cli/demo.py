@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,17 +11,34 @@ from rich.table import Table
 
 from occubench.analysis import rate_row
 from occubench.analysis._stats import robustness
-from occubench.cli._common import console, user_errors
-from occubench.defaults import DEFAULT_FAULT_COUNT, DEFAULT_FAULT_DURATION, DEFAULT_SEED
+from occubench.cli._common import (
+    check_models,
+    console,
+    interrupted,
+    invoked_command,
+    user_errors,
+)
+from occubench.defaults import (
+    DEFAULT_DEMO_LOG_DIR,
+    DEFAULT_FAULT_COUNT,
+    DEFAULT_FAULT_DURATION,
+    DEFAULT_SEED,
+)
 from occubench.faults import EnvMode
-from occubench.scale import demo_sweep, run_demo
+from occubench.roles import Role
+from occubench.scale import RunSpec, ShardResult, demo_sweep, run_demo, stop_signals
 
 
 def demo(
+    ctx: typer.Context,
     fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
     fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
     seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plans."),
-    log_dir: Path | None = typer.Option(None, help="Keep the logs here (default: a temp folder)."),
+    log_dir: Path = typer.Option(
+        DEFAULT_DEMO_LOG_DIR,
+        help="Folder of the demo's logs (kept: occubench report and inspect view read them; "
+        "the same command again reuses them).",
+    ),
 ) -> None:
     """Run the reference agents on the built-in suite under E0-E3 (no API key, no network).
 
@@ -33,9 +50,38 @@ def demo(
         "fault_duration": fault_duration,
         "seed": seed,
     }
-    with user_errors(), tempfile.TemporaryDirectory() as tmp:
-        agents = [a.model for a in demo_sweep(log_dir or tmp, **settings).agents]
-        rows = run_demo(log_dir or tmp, **settings)
+    command = invoked_command(ctx, dict(locals()))
+    start = time.monotonic()
+
+    def progress(i: int, count: int, run: RunSpec, result: ShardResult) -> None:
+        agent = run.agent.split("/")[-1]
+        passed = sum(bool(r.passed) for r in result.rows)
+        console.print(
+            f"[{i:>2}/{count}] {agent:<8} {run.config.env_mode.value} on "
+            f"{run.roles[Role.SIMULATOR].split('/')[-1]}: {passed}/{len(result.rows)} passed "
+            f"({time.monotonic() - start:.0f} s)",
+            markup=False,
+            highlight=False,
+        )
+
+    console.print(
+        "Running 3 reference agents x E0-E3 on the reference suite (12 runs of 10 tasks, "
+        "offline)...",
+        highlight=False,
+    )
+    with user_errors(), stop_signals() as stop:
+        sweep = demo_sweep(log_dir, **settings)
+        agents = [a.model for a in sweep.agents]
+        check_models(  # offline models: cheap, and it keeps Inspect's banner off the output
+            {Role.AGENT: agents[0], Role.SIMULATOR: sweep.simulators[0].model}
+        )
+        try:
+            rows = run_demo(log_dir, on_run=progress, **settings)
+        except KeyboardInterrupt:
+            rows = []
+    if stop.signal is not None or len(rows) < 120:
+        kept = sum(r.error is None for r in rows)
+        interrupted(stop, kept, 120, str(log_dir), command)
     table = Table(
         title=f"Reference agents on the reference suite (fc={fault_count}, "
         f"fd={fault_duration}, seed={seed}): completion rate %"
@@ -62,4 +108,11 @@ def demo(
     console.print(
         f"{len(rows)} samples, {errors} infrastructure errors. "
         "R = min(CR_E1, CR_E2, CR_E3) / CR_E0."
+    )
+    console.print(
+        f"Logs: {log_dir}\n"
+        f"  occubench report {log_dir}     the report's tables (--format html for a page)\n"
+        f"  inspect view --log-dir {log_dir}   every trajectory in Inspect's viewer",
+        markup=False,
+        highlight=False,
     )

@@ -10,10 +10,11 @@ from typing import Annotated
 import typer
 
 from occubench.analysis import log_files
-from occubench.cli._common import console, user_errors
+from occubench.cli._common import console, exit_with, user_errors
 from occubench.config import EvalOptions
 from occubench.defaults import DEFAULT_VERIFIER_VOTES
 from occubench.diagnosis import diagnosis_report, diagnosis_tables, run_diagnosis
+from occubench.errors import ExitCode
 
 
 def diagnose(
@@ -65,4 +66,4 @@ def diagnose(
         console.print(f"Full diagnosis: {out}", highlight=False)
     if not success:
         console.print("The diagnosis did not complete; run the same command again to resume.")
-        raise typer.Exit(1)
+        exit_with(ExitCode.INCOMPLETE)

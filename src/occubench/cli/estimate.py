@@ -24,23 +24,18 @@ from occubench.analysis import (
     read_runs,
 )
 from occubench.cli import run as run_command
-from occubench.cli._common import console, from_options, user_errors
+from occubench.cli._common import console, from_options, model_roles, user_errors
 from occubench.config import RunConfig
-from occubench.roles import Role
 
-MODEL_OPTIONS = ("agent_model", "simulator_model", "verifier_model", "sim_fallback_model")
+MODEL_OPTIONS = (
+    "agent_model",
+    "simulator_model",
+    "verifier_model",
+    "sim_fallback_model",
+    "model_role",
+)
 RUN_OPTIONS = (*MODEL_OPTIONS, *RunConfig.model_fields, "epochs", "prices")
 """``occubench run``'s options that ``estimate`` takes too."""
-
-
-def run_roles(given: dict[str, Any]) -> dict[Role, str]:
-    """The model roles a run binds, from its model options."""
-    named = {
-        Role.SIMULATOR: given["simulator_model"],
-        Role.VERIFIER: given.get("verifier_model"),
-        Role.SIMULATOR_FALLBACK: given.get("sim_fallback_model"),
-    }
-    return {role: model for role, model in named.items() if model}
 
 
 def estimate(**given: Any) -> None:
@@ -51,6 +46,8 @@ def estimate(**given: Any) -> None:
     explicit errors, the simulator's growing history, and the judge's k votes.
     """
     with user_errors():
+        if given["agent_model"] is None:
+            raise ValueError("--agent-model (or --model) is required")
         config = from_options(RunConfig, given)
         prices = load_prices(given["prices"]) if given["prices"] else None
         assumptions = Assumptions(
@@ -59,7 +56,7 @@ def estimate(**given: Any) -> None:
         result = estimate_run(
             config,
             agent=given["agent_model"],
-            roles=run_roles(given),
+            roles=model_roles(given),
             epochs=given["epochs"],
             prices=prices,
             assumptions=assumptions,

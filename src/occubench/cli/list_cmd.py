@@ -26,9 +26,14 @@ def list_tasks(
         key = (loaded.industry(task), loaded.domain(task), task.task_scenario_name)
         counts.setdefault(key, []).append(task.task_id)
     if scenarios:
-        table = Table(title=terminal_text(f"Scenarios in {loaded.root}"))
+        table = Table(title=terminal_text(f"Scenarios in {loaded.root}"), show_footer=True)
+        footers = {
+            "industry": "total",
+            "scenario": str(len(counts)),
+            "tasks": str(len(loaded.tasks)),
+        }
         for name in ("industry", "domain", "scenario", "tasks", "task ids"):
-            table.add_column(name)
+            table.add_column(name, footers.get(name, ""), overflow="fold")
         for (industry, domain, scenario), ids in sorted(counts.items()):
             table.add_row(
                 *map(terminal_text, (industry, domain, scenario)),
@@ -36,9 +41,15 @@ def list_tasks(
                 ",".join(map(str, ids)),
             )
     else:
-        table = Table(title=terminal_text(f"Industries in {loaded.root}"))
+        table = Table(title=terminal_text(f"Industries in {loaded.root}"), show_footer=True)
+        totals = {
+            "industry": "total",
+            "domains": str(len({domain for _, domain, _ in counts})),
+            "scenarios": str(len(counts)),
+            "tasks": str(len(loaded.tasks)),
+        }
         for name in ("industry", "domains", "scenarios", "tasks"):
-            table.add_column(name)
+            table.add_column(name, totals[name], justify="left" if name == "industry" else "right")
         by_industry: dict[str, list[tuple[str, str, int]]] = {}
         for (industry, domain, scenario), ids in counts.items():
             by_industry.setdefault(industry, []).append((domain, scenario, len(ids)))
@@ -50,4 +61,16 @@ def list_tasks(
                 str(sum(n for _, _, n in items)),
             )
     console.print(table)
-    console.print(f"{len(loaded.tasks)} tasks, {len(loaded.scenarios)} scenarios in the pool.")
+    used = {scenario for _, _, scenario in counts}
+    idle = sorted(name for name in loaded.scenarios if name not in used)
+    console.print(
+        f"{len(loaded.tasks)} tasks in {len(used)} scenarios; the pool lists "
+        f"{len(loaded.scenarios)} scenarios"
+        + (
+            f", {len(idle)} of them without a task: {', '.join(map(terminal_text, idle))}."
+            if idle
+            else "."
+        ),
+        highlight=False,
+        markup=False,
+    )

@@ -9,22 +9,21 @@ import typer
 
 from occubench.analysis import (
     DIMENSIONS,
+    Report,
     ReportFormat,
     Review,
     build_report,
+    comparable_groups,
     load_prices,
     load_reviews,
     read_runs,
     report_tables,
     rich_table,
+    terminal_text,
     write_report,
 )
 from occubench.cli._common import console, user_errors
-from occubench.defaults import (
-    DEFAULT_BOOTSTRAP_RESAMPLES,
-    DEFAULT_BOOTSTRAP_SEED,
-    DEFAULT_REPORT_DIR,
-)
+from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 
 BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
 
@@ -43,12 +42,17 @@ def report(
         typer.Option(
             "--format",
             "-f",
+            case_sensitive=False,
             help="File format to write, repeatable: md, csv, json, html, parquet (default with "
             "--out: all).",
         ),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help=f"Folder for the files (default: {DEFAULT_REPORT_DIR}).")
+        Path | None,
+        typer.Option(
+            help="Folder for the files (default: beside the first log folder, named "
+            "<folder>-report; the path is printed)."
+        ),
     ] = None,
     prices: Annotated[
         Path | None,
@@ -88,7 +92,8 @@ def report(
     Prints the tables; with --format or --out also writes Markdown, CSV, JSON, a
     self-contained HTML page (plus PNG/SVG charts) and the sample table as Parquet.
     Each log's rows are cached beside it (LOG.eval.rows.parquet) and read from there
-    until the log changes.
+    until the log changes. Runs on different task sets or under different protocols are
+    reported apart, never ranked together; R needs E0-E3 on the same tasks.
     """
     by = by or ["industry", "difficulty"]
     with user_errors():
@@ -98,18 +103,58 @@ def report(
         table = load_prices(prices) if prices is not None else None
         judged = _reviews(reviews) if reviews is not None else None
         rows = read_runs(logs)
-        result = build_report(
-            rows, table, n_resamples=resamples, seed=seed, reviews=judged, variance=variance
+        if not rows:
+            raise ValueError(f"no samples in {', '.join(logs)}")
+        groups = comparable_groups(rows)
+        results = [
+            build_report(
+                g.rows, table, n_resamples=resamples, seed=seed, reviews=judged, variance=variance
+            )
+            for g in groups
+        ]
+    if len(groups) > 1:
+        console.print(
+            f"{len(groups)} groups of runs that are not compared with each other (they ran "
+            "different task sets or protocols); each is reported on its own:",
+            markup=False,
+            highlight=False,
         )
-    for text_table in report_tables(result, dimensions=by):
-        console.print(rich_table(text_table))
-    if result.errors:
-        console.print(f"{result.errors} sample(s) ended in an infrastructure error (not scored).")
-    if not formats and out is None:
-        return
-    folder = out or DEFAULT_REPORT_DIR
-    written = write_report(result, rows, formats or list(ReportFormat), folder)
-    console.print(f"Wrote {len(written)} files to {folder}", markup=False, highlight=False)
-    html = folder / "report.html"
-    if html in written:
-        console.print(f"HTML report: {html}", markup=False, highlight=False)
+        for i, g in enumerate(groups, 1):
+            console.print(f"  {i}. {terminal_text(g.label)}: {len(g.runs)} run(s)", markup=False)
+    folder = out or default_report_dir(logs)
+    written: list[Path] = []
+    for i, (g, result) in enumerate(zip(groups, results, strict=True), 1):
+        if len(groups) > 1:
+            console.print(f"\nGroup {i}: {terminal_text(g.label)}", markup=False, highlight=False)
+        for text_table in report_tables(result, dimensions=by):
+            console.print(rich_table(text_table))
+        for line in left_out(result):
+            console.print(f"Left out: {terminal_text(line)}", markup=False, highlight=False)
+        if result.errors:
+            console.print(
+                f"{result.errors} sample(s) ended in an infrastructure error (not scored)."
+            )
+        if formats or out is not None:
+            where = folder if len(groups) == 1 else folder / f"group-{i}"
+            written += write_report(result, g.rows, formats or list(ReportFormat), where)
+            console.print(f"Wrote the report's files to {where}", markup=False, highlight=False)
+            if where / "report.html" in written:
+                html = where / "report.html"
+                console.print(f"HTML report: {html}", markup=False, highlight=False)
+
+
+def default_report_dir(logs: list[str]) -> Path:
+    """Where the report's files go without --out: ``<first log folder>-report`` beside it."""
+    first = Path(logs[0].rstrip("/"))
+    folder = first.parent if first.suffix in (".eval", ".json") else first
+    return folder.with_name(f"{folder.resolve().name}-report")
+
+
+def left_out(result: Report) -> list[str]:
+    """What the report does not compute, and why (R per setup and fault setting)."""
+    lines = []
+    for rob in result.robustness:
+        if rob.r_note:
+            where = f" at {rob.setting}" if rob.setting else ""
+            lines.append(f"R of {rob.agent} @ {rob.simulator}{where}: {rob.r_note}")
+    return lines

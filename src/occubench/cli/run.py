@@ -8,7 +8,6 @@ directly (``tests/config/test_agreement.py`` checks that they match).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from contextlib import ExitStack
 from pathlib import Path
@@ -24,8 +23,25 @@ from occubench.analysis import (
     summary_tables,
     terminal_text,
 )
-from occubench.cli._common import console, from_options, terminal_rows, user_errors
-from occubench.config import NO_AGENT_MODEL, EvalOptions, ReleasePrompts, RunConfig
+from occubench.cli._common import (
+    check_models,
+    console,
+    exit_with,
+    from_options,
+    interrupted,
+    invoked_command,
+    model_roles,
+    terminal_rows,
+    user_errors,
+)
+from occubench.config import (
+    NO_AGENT_MODEL,
+    EvalOptions,
+    ReleasePrompts,
+    RunConfig,
+    checked_generate,
+    role_values,
+)
 from occubench.defaults import (
     DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_ATTEMPT_TIMEOUT,
@@ -36,60 +52,130 @@ from occubench.defaults import (
     DEFAULT_FAULT_LATENCY,
     DEFAULT_LOG_MODEL_API,
     DEFAULT_LOG_REALTIME,
+    DEFAULT_LOG_ROOT,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_RETRIES,
     DEFAULT_PROTOCOL,
     DEFAULT_SAMPLE_RETRIES,
     DEFAULT_SAMPLES_PER_CONNECTION,
     DEFAULT_SEED,
+    DEFAULT_SHARD_MIN_SAMPLES,
     DEFAULT_SUBMIT_TOOL,
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFIER_VOTES,
 )
-from occubench.errors import ErrorSource
+from occubench.errors import ErrorSource, ExitCode
 from occubench.roles import Role
 from occubench.scale import (
     Executor,
+    Interruption,
     RunSpec,
     absolute_location,
     check_executor,
     execute,
     hold_log_folder,
     merged_rows,
+    missing_root,
     plan_shards,
+    read_shard_counts,
+    remove_unstarted,
     run_shard,
     selected_task_ids,
     shard_count,
+    stop_signals,
     whole_run,
 )
 
 
-def default_log_dir(spec: RunSpec, shards: int) -> Path:
-    """A log folder named after what the run computes: the same command finds it again.
+def run_log_dir(spec: RunSpec, shards: int, root: str | None) -> str:
+    """The run's own log folder: ``ROOT/<agent>__<simulator>__<mode>-<digest>``.
 
-    The shard count is part of the name (shards log in subfolders); eval options are
-    not (they do not change results).
+    ``root`` is ``--log-dir`` (default: ``logs``). The name says what runs there, and
+    the digest of what the run computes (and its shard count) lets the same command
+    find the folder again, while several runs share one ``--log-dir``.
     """
-    what = {"run": spec.key(), "shards": shards}
-    digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
-    return Path("logs") / f"occubench-{spec.config.env_mode.value}-{digest[:10]}"
+    base = (root or DEFAULT_LOG_ROOT).rstrip("/")
+    return f"{base}/{spec.folder_name(shards)}"
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"not a number: {text!r}") from None
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise ValueError(f"not a whole number: {text!r}")
+    return int(text)
+
+
+_MAX_TOKENS_FIELDS = {
+    Role.AGENT: "agent_max_tokens",
+    Role.SIMULATOR: "simulator_max_tokens",
+    Role.VERIFIER: "verifier_max_tokens",
+}
+
+
+def generation_settings(given: dict[str, Any]) -> tuple[dict[Role, dict[str, Any]], dict[str, int]]:
+    """``--temperature``, ``--reasoning-effort`` (GenerateConfig per role) and ``--max-tokens``.
+
+    Returns the settings per role and the ``RunConfig`` max-tokens fields to set (the
+    protocol points that decide max_tokens).
+
+    Raises:
+        ValueError: an unknown role or value.
+    """
+    settings: dict[Role, dict[str, Any]] = {}
+    for option, field, parse in (
+        ("--temperature", "temperature", _number),
+        ("--reasoning-effort", "reasoning_effort", lambda v: v.lower()),
+    ):
+        for role, value in role_values(option, given[field], parse).items():
+            settings.setdefault(role, {})[field] = value
+    for role, values in settings.items():
+        try:
+            checked_generate(values)
+        except ValueError as e:
+            raise ValueError(f"{role.value}: {e}".splitlines()[0]) from None
+    max_tokens = {}
+    for role, value in role_values("--max-tokens", given["max_tokens"], _count).items():
+        if role not in _MAX_TOKENS_FIELDS:
+            raise ValueError(f"--max-tokens: the {role.value} role has no max_tokens setting")
+        max_tokens[_MAX_TOKENS_FIELDS[role]] = value
+    return settings, max_tokens
 
 
 def run(
+    ctx: typer.Context,
     agent_model: str | None = typer.Option(
         None,
+        "--agent-model",
+        "--model",
         help="Agent under test, an Inspect model name (for --agent-command: the model its "
         "OpenAI-compatible endpoint answers with; optional there).",
     ),
-    simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
+    simulator_model: str | None = typer.Option(
+        None, help="Simulator (LES) model (required, here or as --model-role simulator=M)."
+    ),
     verifier_model: str | None = typer.Option(
         None, help="Judge model (default: the simulator; tasks with checks use only checks)."
     ),
     dataset: str | None = typer.Option(
         None, help="Dataset folder, or 'reference' (default: $OCCUBENCH_DATASET)."
     ),
+    model_role: list[str] | None = typer.Option(
+        None,
+        metavar="ROLE=MODEL",
+        help="ROLE=MODEL, as Inspect spells it (repeatable): simulator, verifier, "
+        "simulator_fallback.",
+    ),
     task_ids: str | None = typer.Option(
         None, "--tasks", help="Only these task ids, e.g. 11,24,26."
+    ),
+    limit: int | None = typer.Option(
+        None, min=1, help="Only the first N tasks of the selection (by id)."
     ),
     categories: str | None = typer.Option(None, help="Only these industries (comma-separated)."),
     domains: str | None = typer.Option(None, help="Only these domains (comma-separated)."),
@@ -103,7 +189,9 @@ def run(
         None, help="code (seeded, logged) or prompt (rules for the simulator; the paper's)."
     ),
     faults: str | None = typer.Option(
-        None, help="Extra fault families, mixable: persistent,cascading,targeted,semantic,latency."
+        None,
+        help="Extra fault families, comma-separated, mixable: persistent, cascading, "
+        "targeted, semantic, latency.",
     ),
     fault_latency: float = typer.Option(DEFAULT_FAULT_LATENCY, help="Seconds of a latency fault."),
     seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plans."),
@@ -191,6 +279,23 @@ def run(
     simulator_seed: int | None = typer.Option(
         None, help="Seed the simulator generates with (providers that take one)."
     ),
+    temperature: list[str] | None = typer.Option(
+        None,
+        metavar="[ROLE=]T",
+        help="[ROLE=]T, repeatable: the temperature of a role (a bare T: the agent's).",
+    ),
+    reasoning_effort: list[str] | None = typer.Option(
+        None,
+        metavar="[ROLE=]EFFORT",
+        help="[ROLE=]EFFORT, repeatable: none, minimal, low, medium, high, xhigh (a bare "
+        "EFFORT: the agent's).",
+    ),
+    max_tokens: list[str] | None = typer.Option(
+        None,
+        metavar="[ROLE=]N",
+        help="[ROLE=]N, repeatable: max_tokens of a role's calls (agent, simulator, "
+        "verifier; a bare N: the agent's; same as --agent-max-tokens etc.).",
+    ),
     epochs: int = typer.Option(1, min=1, help="Runs of each task."),
     max_connections: int = typer.Option(
         DEFAULT_MAX_CONNECTIONS,
@@ -237,18 +342,27 @@ def run(
     ),
     log_dir: str | None = typer.Option(
         None,
-        help="Log folder or URL, e.g. s3://... (default: logs/occubench-<mode>-<hash "
-        "of the arguments>).",
+        help="Folder or URL, e.g. s3://..., under which the run logs to a folder of its own "
+        "named agent__simulator__mode-<hash of the arguments> (default: logs). Runs can "
+        "share it; occubench report DIR reads them all.",
     ),
     display: str = typer.Option("rich", help="Inspect display: rich, plain, full or none."),
+    preflight: bool = typer.Option(
+        True,
+        help="Before the first sample, resolve every role's model and send it a tiny "
+        "request; a missing key or an unknown model stops the run (exit 2).",
+    ),
     workers: int | None = typer.Option(
         None,
         min=1,
-        help="Shards, each its own Inspect process (default: the machine's cores, "
-        "at most one per task; 1 = one in-process eval).",
+        help="Shards, each its own Inspect process (default: 1 below "
+        f"{DEFAULT_SHARD_MIN_SAMPLES} samples, else the machine's cores; at most one per "
+        "task; 1 = one in-process eval).",
     ),
     executor: Executor = typer.Option(  # noqa: B008 - an enum default is immutable
-        Executor.LOCAL, help="Where shards run: local processes, or Ray tasks (ray extra)."
+        Executor.LOCAL,
+        case_sensitive=False,
+        help="Where shards run: local processes, or Ray tasks (ray extra).",
     ),
     ray_address: str | None = typer.Option(
         None, help="Ray cluster address (default: start a local Ray instance)."
@@ -263,26 +377,39 @@ def run(
     are kept, only missing or errored ones run.
     """
     given: dict[str, Any] = dict(locals())
+    command = invoked_command(ctx, given)
+    with stop_signals() as stop:
+        try:
+            _run(given, stop, command)
+        except KeyboardInterrupt:
+            interrupted(stop, 0, 0, "no log folder yet", command)
+
+
+def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
+    """The body of ``run`` (inside ``stop_signals``)."""
+    agent_model = given["agent_model"]
     with user_errors():
-        config = from_options(RunConfig, given)
+        settings, max_tokens = generation_settings(given)
+        config = from_options(RunConfig, {**given, **max_tokens})
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
         if config.prompts_from:  # a clone that lacks a constant is bad input: say so now
             ReleasePrompts.read(config.prompts_from)
         options = from_options(EvalOptions, given)
-        check_executor(executor)
-        resources = json.loads(ray_resources) if ray_resources else {}
+        executor = check_executor(given["executor"])
+        resources = json.loads(given["ray_resources"]) if given["ray_resources"] else {}
         selected = selected_task_ids(config)  # loaded once: the shard planner reuses it
+        if given["limit"]:
+            selected = selected[: given["limit"]]
+            config = config.model_copy(update={"task_ids": selected})
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
             raise ValueError(f"no task in {config.dataset} matches the selection")
+        prices = given["prices"]
         price_table = load_prices(prices) if prices else None
-        if agent_model is None and not agent_command:
+        if agent_model is None and not config.agent_command:
             raise ValueError("--agent-model is required (optional only with --agent-command)")
-        roles = {
-            Role.SIMULATOR: simulator_model,
-            **({Role.VERIFIER: verifier_model} if verifier_model else {}),
-            **({Role.SIMULATOR_FALLBACK: sim_fallback_model} if sim_fallback_model else {}),
-        }
+        roles = model_roles(given)
         agent = agent_model or NO_AGENT_MODEL
+        budget = given["budget"]
         if budget is not None:
             missing = [
                 m
@@ -294,45 +421,65 @@ def run(
                     "--budget needs --prices with a price for every model of the run; no "
                     f"price for {', '.join(missing)}"
                 )
+        epochs = given["epochs"]
         estimate = estimate_run(config, agent=agent, roles=roles, epochs=epochs, prices=price_table)
         spec = RunSpec(
             agent=agent,
             roles=roles,
             config=config,
             epochs=epochs,
+            generate=settings,
             options=options,
             log_dir="",
             resources=resources,
             prices=price_table,
         )
-    shards = shard_count(workers, len(selected))
+        display = given["display"].lower()
+    shards = shard_count(given["workers"], len(selected), len(selected) * epochs)
     in_process = shards == 1 and executor is Executor.LOCAL
-    out = log_dir or default_log_dir(spec, 1 if in_process else shards)
+    out = run_log_dir(spec, 1 if in_process else shards, given["log_dir"])
     spec = spec.model_copy(update={"log_dir": absolute_location(out)})
-    console.print(estimate_table(estimate))
-    if budget is not None and (estimate.total_cost or 0) > budget:
-        console.print(
-            f"The estimate passes the budget of ${budget:,.4f}: the run will stop early.",
-            highlight=False,
-        )
-    console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
-    with user_errors():
-        planned = [whole_run(spec)] if in_process else plan_shards(spec, shards)
+    made = missing_root(spec.log_dir)  # removed again if the preflight refuses the run
     with ExitStack() as folder:  # one run per log folder: busy, read-only, full disk said now
         with user_errors():
             held = folder.enter_context(hold_log_folder(spec.log_dir))
         for note in held.notes:
             console.print(terminal_text(note), highlight=False)
-        if in_process:
-            results = [run_shard(planned[0], display=display)]
-        else:
-            results = execute(
-                planned,
-                executor,
-                parallel=len(planned),
-                ray_address=ray_address,
-                console=None if display == "none" else console,
+        if given["preflight"]:
+            try:
+                check_models({Role.AGENT: agent, **roles})
+            except typer.Exit:
+                folder.close()
+                if made is not None:
+                    remove_unstarted(made)
+                raise
+        console.print(estimate_table(estimate))
+        if budget is not None and (estimate.total_cost or 0) > budget:
+            console.print(
+                f"The estimate passes the budget of ${budget:,.4f}: the run will stop early.",
+                highlight=False,
             )
+        console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
+        with user_errors():
+            planned = [whole_run(spec)] if in_process else plan_shards(spec, shards)
+        total = sum(shard.samples for shard in planned)
+        try:
+            if in_process:
+                results = [run_shard(planned[0], display=display)]
+            else:
+                results = execute(
+                    planned,
+                    executor,
+                    parallel=len(planned),
+                    ray_address=given["ray_address"],
+                    console=None if display == "none" else console,
+                )
+        except KeyboardInterrupt:
+            results = []
+    if stop.signal is not None or not results or any(r.interrupted for r in results):
+        counts = [read_shard_counts(shard.log_dir) for shard in planned]
+        kept = sum(c.done - c.errors for c in counts)
+        interrupted(stop, kept, total, out, command)
     for failed in (r for r in results if not r.success):
         console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
     rows = merged_rows(results)
@@ -341,7 +488,10 @@ def run(
     refused = sum(r.error_source is ErrorSource.BUDGET for r in rows)
     errors = sum(r.error is not None for r in rows) - refused
     if errors:
-        console.print(f"{errors} sample(s) ended in an infrastructure error (not scored).")
+        console.print(
+            f"{errors} sample(s) ended in an infrastructure error (not scored); run the same "
+            "command again to retry them."
+        )
     if refused:
         spent = sum(r.cost or 0.0 for r in priced(rows, price_table)) if price_table else 0.0
         console.print(
@@ -349,6 +499,8 @@ def run(
             "were not started; run the same command again with a larger --budget to run them.",
             highlight=False,
         )
-    if not all(r.success for r in results):
+    if not all(r.success for r in results) or refused:
         console.print("The run did not complete; run the same command again to resume.")
-        raise typer.Exit(1)
+        exit_with(ExitCode.INCOMPLETE)
+    if errors:
+        exit_with(ExitCode.SAMPLE_ERRORS)

@@ -13,7 +13,7 @@ import datetime as dt
 import typer
 
 from occubench.analysis import read_runs, summary_tables
-from occubench.cli._common import err_console, terminal_rows, user_errors
+from occubench.cli._common import err_console, exit_with, terminal_rows, user_errors
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
 from occubench.defaults import (
     DEFAULT_DATE,
@@ -27,6 +27,7 @@ from occubench.defaults import (
     DEFAULT_SUBMIT_TOOL,
     DEFAULT_VERIFIER_VOTES,
 )
+from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.scale import absolute_location, run_eval
 from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted
@@ -163,5 +164,7 @@ def serve(
     for row in rows:
         if row.error:
             err_console.print(f"The session ended in an error: {row.error}", markup=False)
-    if not outcome.success or any(r.error for r in rows):
-        raise typer.Exit(1)
+    if not outcome.success:
+        exit_with(ExitCode.INCOMPLETE)
+    if any(r.error for r in rows):
+        exit_with(ExitCode.SAMPLE_ERRORS)

@@ -17,8 +17,17 @@ from occubench.analysis import (
     rich_table,
     write_report,
 )
-from occubench.cli._common import console, split_names, user_errors
+from occubench.cli._common import (
+    check_models,
+    console,
+    exit_with,
+    interrupted,
+    invoked_command,
+    split_names,
+    user_errors,
+)
 from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
+from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.scale import (
     Executor,
@@ -31,6 +40,8 @@ from occubench.scale import (
     merged_rows,
     override,
     placeholders,
+    read_shard_counts,
+    stop_signals,
     sweep_runs,
     sweep_shards,
 )
@@ -72,6 +83,7 @@ def runs_table(runs: Sequence[tuple[RunSpec, int]]) -> Table:
 
 
 def sweep(
+    ctx: typer.Context,
     sweeps: Annotated[
         list[str],
         typer.Argument(
@@ -131,6 +143,13 @@ def sweep(
     display: Annotated[
         str, typer.Option(help="rich: one live view across shards; none: no view.")
     ] = "rich",
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            help="Before the first sample, send every model of the sweep a tiny request; "
+            "a missing key or an unknown model stops it (exit 2)."
+        ),
+    ] = True,
 ) -> None:
     """Run every combination a sweep file lists, then report on all of it.
 
@@ -138,6 +157,7 @@ def sweep(
     command again resumes every unfinished shard. Shipped sweeps name their models
     placeholder/...: replace them with --agents, --simulators, --verifiers.
     """
+    command = invoked_command(ctx, dict(locals()))
     with user_errors():
         chosen = [
             override(
@@ -175,18 +195,33 @@ def sweep(
                 "copy of the sweep file"
             )
         shards = sweep_shards(runs)
+    if preflight:
+        check_models(
+            (role, model)
+            for run, _ in runs
+            for role, model in {Role.AGENT: run.agent, **run.roles}.items()
+        )
+    root = Path(runs[0][0].log_dir).parent
     console.print(
-        f"{len(runs)} runs, {len(shards)} shards, logs under "
-        f"{Path(runs[0][0].log_dir).parent}  (run the same command again to resume)",
+        f"{len(runs)} runs, {len(shards)} shards, logs under {root}  (run the same command "
+        "again to resume)",
         highlight=False,
     )
-    results = execute(
-        shards,
-        executor,
-        parallel=workers or os.cpu_count() or 1,
-        ray_address=ray_address,
-        console=None if display == "none" else console,
-    )
+    with stop_signals() as stop:
+        try:
+            results = execute(
+                shards,
+                executor,
+                parallel=workers or os.cpu_count() or 1,
+                ray_address=ray_address,
+                console=None if display == "none" else console,
+            )
+        except KeyboardInterrupt:
+            results = []
+    if stop.signal is not None or not results or any(r.interrupted for r in results):
+        found = [read_shard_counts(shard.log_dir) for shard in shards]
+        kept = sum(c.done - c.errors for c in found)
+        interrupted(stop, kept, sum(s.samples for s in shards), str(root), command)
     for failed in (r for r in results if not r.success):
         console.print(f"{failed.run} [{failed.index}/{failed.count}]: {failed.error}", markup=False)
     rows = labelled(merged_rows(results), results, [run for run, _ in runs])
@@ -199,4 +234,11 @@ def sweep(
             console.print(f"Wrote {len(written)} files to {out}", highlight=False)
     if not all(r.success for r in results):
         console.print("The sweep did not complete; run the same command again to resume.")
-        raise typer.Exit(1)
+        exit_with(ExitCode.INCOMPLETE)
+    errors = sum(r.error is not None for r in rows)
+    if errors:
+        console.print(
+            f"{errors} sample(s) ended in an infrastructure error (not scored); run the same "
+            "command again to retry them."
+        )
+        exit_with(ExitCode.SAMPLE_ERRORS)

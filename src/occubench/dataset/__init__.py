@@ -1,6 +1,21 @@
 """Dataset layer: on-disk models, the release-layout loader and writer, the built-in suite."""
 
 from occubench.dataset._errors import DatasetError, DatasetIssue
+from occubench.dataset._fetch import (
+    PUBLIC_RELEASE,
+    RELEASE_DATASET,
+    SOURCE_FILE,
+    DownloadBar,
+    FetchError,
+    ReleaseSource,
+    cache_root,
+    configured_release,
+    content_digest,
+    fetch_release,
+    release_dir,
+    release_source,
+    stderr_progress,
+)
 from occubench.dataset._loader import (
     CONFIGS_DIR,
     MAX_DEPTH,
@@ -11,7 +26,12 @@ from occubench.dataset._loader import (
     load_dataset,
     write_dataset,
 )
-from occubench.dataset._locate import REFERENCE_DATASET, reference_suite_dir, resolve_dataset_dir
+from occubench.dataset._locate import (
+    REFERENCE_DATASET,
+    cached_release,
+    reference_suite_dir,
+    resolve_dataset_dir,
+)
 from occubench.dataset._models import (
     AnswerContainsCheck,
     AnswerExcludesCheck,
@@ -37,6 +57,20 @@ from occubench.dataset._tool_schema import (
 )
 
 __all__ = [
+    "PUBLIC_RELEASE",
+    "RELEASE_DATASET",
+    "SOURCE_FILE",
+    "DownloadBar",
+    "FetchError",
+    "ReleaseSource",
+    "cache_root",
+    "cached_release",
+    "configured_release",
+    "content_digest",
+    "fetch_release",
+    "release_dir",
+    "release_source",
+    "stderr_progress",
     "CONFIGS_DIR",
     "MAX_DEPTH",
     "REFERENCE_DATASET",

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from occubench.dataset._errors import DatasetError, DatasetIssue, issues_from_validation
 from occubench.dataset._models import EnvConfig, Scenario, TaskRecord, ToolSpec
-from occubench.dataset._tool_schema import check_tool
+from occubench.dataset._tool_schema import check_tool, is_schema_keyword
 from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES
 
 logger = logging.getLogger(__name__)
@@ -373,13 +373,14 @@ def _select(
     difficulties: Sequence[int] | None,
 ) -> list[TaskRecord]:
     def unknown(kind: str, wanted: Iterable[Any], known: Iterable[Any]) -> None:
-        known = sorted(set(known), key=str)
-        missing = [w for w in wanted if w not in known]
+        known = sorted(set(known), key=_natural)
+        missing = sorted(set(wanted) - set(known), key=_natural)
         if missing:
             issues.append(
                 DatasetIssue(
                     file=str(root),
-                    message=f"unknown {kind} {missing}; known: {', '.join(map(str, known))}",
+                    message=f"{len(missing)} unknown {kind}: {_first(missing)}; the dataset "
+                    f"has {len(known)}: {_first(known)}",
                 )
             )
 
@@ -399,6 +400,23 @@ def _select(
     if difficulties is not None:
         tasks = [t for t in tasks if t.difficulty_level in set(difficulties)]
     return tasks
+
+
+_SHOWN = 12
+"""Values an unknown-value error quotes at most, of the asked and of the known."""
+
+
+def _natural(value: Any) -> tuple[int, float, str]:
+    """Numbers in numeric order, before text in text order."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
+
+
+def _first(values: Sequence[Any]) -> str:
+    """The first few values, comma-separated, with how many more there are."""
+    shown = ", ".join(map(str, values[:_SHOWN]))
+    return shown + (f", ... ({len(values) - _SHOWN} more)" if len(values) > _SHOWN else "")
 
 
 def _valid_tools(data: Any) -> list[ToolSpec]:
@@ -441,12 +459,24 @@ def _check_tools(
             )
         errors, lost = check_tool(tool)
         issues += [at(f"{where}.{sub}", message) for sub, message in errors]
-        if lost:
+        dropped = [kw for kw in lost if is_schema_keyword(kw)]
+        strays = [kw for kw in lost if not is_schema_keyword(kw)]
+        if dropped:
             warnings.append(
                 at(
                     f"{where}.parameters",
-                    f"tool {tool.name!r}: Inspect drops these schema keywords, so "
-                    f"they are not enforced: {', '.join(lost)}",
+                    f"tool {tool.name!r}: Inspect's tool schemas drop the JSON-Schema "
+                    f"keywords {', '.join(dropped)}, so the agent's arguments are not "
+                    "checked against them",
+                )
+            )
+        if strays:
+            warnings.append(
+                at(
+                    f"{where}.parameters",
+                    f"tool {tool.name!r}: {', '.join(strays)} in its parameters is not a "
+                    "JSON-Schema keyword (misplaced?); it is left out of the schema the "
+                    "agent is shown",
                 )
             )
 

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import os
+import sys
 from importlib.resources import files
 from pathlib import Path
 
+from occubench.dataset._fetch import (
+    RELEASE_DATASET,
+    configured_release,
+    fetch_release,
+    release_dir,
+    stderr_progress,
+)
+from occubench.dataset._loader import TASKS_FILE
 from occubench.defaults import DEFAULT_DATASET_ENV
 
 REFERENCE_DATASET = "reference"
@@ -20,10 +29,12 @@ def reference_suite_dir() -> Path:
 def resolve_dataset_dir(dataset: str | Path | None) -> Path:
     """The dataset folder: the argument, else $OCCUBENCH_DATASET, else an error.
 
-    The name ``reference`` stands for the built-in reference suite.
+    The name ``reference`` stands for the built-in reference suite, ``occubench`` for the
+    public release in the cache, fetched (with a message on stderr) on first use.
 
     Raises:
         ValueError: no dataset is named.
+        FetchError: the release is not cached and could not be fetched.
     """
     chosen = dataset or os.environ.get(DEFAULT_DATASET_ENV)
     if not chosen:
@@ -33,4 +44,21 @@ def resolve_dataset_dir(dataset: str | Path | None) -> Path:
         )
     if str(chosen) == REFERENCE_DATASET:
         return reference_suite_dir()
+    if str(chosen) == RELEASE_DATASET:
+        return cached_release()
     return Path(chosen)
+
+
+def cached_release() -> Path:
+    """The cached public release; fetched first (saying so on stderr) when it is missing."""
+    source = configured_release()
+    folder = release_dir(source)
+    if (folder / TASKS_FILE).is_file():
+        return folder
+    print(
+        f"The public OccuBench release is not in the cache yet: fetching revision "
+        f"{source.revision} from {source.url} into {folder} (once; `occubench data fetch` "
+        "does the same).",
+        file=sys.stderr,
+    )
+    return fetch_release(folder, source=source, progress=stderr_progress())

@@ -17,6 +17,20 @@ from pydantic import ValidationError
 
 from occubench.dataset._models import ToolSpec
 
+JSON_SCHEMA_KEYWORDS = frozenset(jsonschema.Draft7Validator.META_SCHEMA["properties"]) | {
+    "$ref",
+    "$defs",
+    "$schema",
+    "$id",
+    "$comment",
+}
+"""The keywords a JSON Schema may hold (draft 7, and the later ``$defs``)."""
+
+
+def is_schema_keyword(path: str) -> bool:
+    """Whether the last step of a keyword path (``$.properties.x.minItems``) is a keyword."""
+    return path.rsplit(".", 1)[-1] in JSON_SCHEMA_KEYWORDS
+
 
 def fill_descriptions(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Copy ``schema`` with a description on every top-level property that lacks one.

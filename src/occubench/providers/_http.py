@@ -70,8 +70,8 @@ def request_body(request: Mapping[str, Any]) -> bytes:
 
 
 def _redact(text: str, secret: str | None) -> str:
-    """``text`` with the call's API key and every known secret redacted (``occubench.redaction``)."""
-    return redact(text, known_secrets() | {secret} if secret else None)
+    """``text`` with the call's API key and every known secret redacted (one rule)."""
+    return redact(text, (known_secrets() | {secret}) if secret else None)
 
 
 def _readable(data: Any) -> bool:

@@ -2,6 +2,12 @@
 
 from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
 from occubench.scale._execute import absolute_location, check_executor, execute
+from occubench.scale._interrupt import (
+    InterruptHooks,
+    Interruption,
+    stop_process_groups,
+    stop_signals,
+)
 from occubench.scale._local import run_local, start_shard
 from occubench.scale._log_folder import (
     HeldFolder,
@@ -9,8 +15,11 @@ from occubench.scale._log_folder import (
     LogFolderBusy,
     LogFolderError,
     hold_log_folder,
+    missing_root,
+    remove_unstarted,
 )
 from occubench.scale._log_housekeeping import move_aside_unreadable_logs, remove_superseded_logs
+from occubench.scale._preflight import PreflightFailure, preflight
 from occubench.scale._progress import ProgressView, ShardCounts, ShardState, read_shard_counts
 from occubench.scale._ray import import_ray, run_ray
 from occubench.scale._runner import BENCHMARK_TASK, EvalOutcome, run_eval, run_shard
@@ -21,7 +30,7 @@ from occubench.scale._shards import (
     shard_count,
     whole_run,
 )
-from occubench.scale._spec import Executor, RunSpec, ShardResult, ShardSpec
+from occubench.scale._spec import Executor, RunSpec, ShardResult, ShardSpec, slug
 from occubench.scale._sweep import (
     PLACEHOLDER,
     AgentChoice,
@@ -46,10 +55,13 @@ __all__ = [
     "AgentChoice",
     "Executor",
     "HeldFolder",
+    "Interruption",
+    "InterruptHooks",
     "LockOwner",
     "LogFolderBusy",
     "LogFolderError",
     "ModelChoice",
+    "PreflightFailure",
     "ProgressView",
     "RunSpec",
     "ShardCounts",
@@ -68,12 +80,15 @@ __all__ = [
     "load_sweep",
     "load_sweeps",
     "merged_rows",
+    "missing_root",
     "move_aside_unreadable_logs",
     "override",
     "placeholders",
+    "preflight",
     "plan_shards",
     "read_shard_counts",
     "remove_superseded_logs",
+    "remove_unstarted",
     "run_demo",
     "run_eval",
     "run_local",
@@ -82,7 +97,10 @@ __all__ = [
     "selected_task_ids",
     "shard_count",
     "shipped_sweeps",
+    "slug",
     "start_shard",
+    "stop_process_groups",
+    "stop_signals",
     "sweep_runs",
     "sweep_shards",
     "whole_run",

@@ -2,7 +2,10 @@
 
 A worker is ``python -m occubench.shard_worker SPEC.json RESULT.json`` started with
 this interpreter; it inherits the environment (API keys, base URLs), which is never
-written to the spec. At most ``parallel`` workers run at once; the others wait.
+written to the spec. At most ``parallel`` workers run at once; the others wait. Each
+worker is its own process group: on Ctrl-C or SIGTERM (``KeyboardInterrupt`` here, see
+``stop_signals``) the groups are stopped with SIGINT, so that each worker's Inspect
+writes its log, then killed if they outlast the grace period.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from occubench.redaction import redact
+from occubench.scale._interrupt import stop_process_groups
 from occubench.scale._progress import ProgressView, ShardState
 from occubench.scale._spec import ShardResult, ShardSpec
 
@@ -42,6 +46,7 @@ def start_shard(spec: ShardSpec, stem: Path) -> subprocess.Popen[bytes]:
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: stopped as one (see run_local)
         )
 
 
@@ -66,8 +71,10 @@ def run_local(
 ) -> list[ShardResult]:
     """Run the shards in worker processes, ``parallel`` at a time; results in shard order.
 
-    The workers' files go to a temporary folder, removed when every shard succeeded
-    and kept (named in the failed results) otherwise.
+    The workers' files go to a temporary folder, removed when every shard succeeded or
+    the run was interrupted, and kept (named in the failed results) otherwise. On
+    ``KeyboardInterrupt`` the running workers are stopped (``stop_process_groups``) and
+    the interrupt is raised again once they have ended.
     """
     work = Path(tempfile.mkdtemp(prefix="occubench-shards-"))
     stems = [work / f"{i:04d}" for i in range(len(shards))]
@@ -91,10 +98,13 @@ def run_local(
                 view.update(states)
             if running:
                 time.sleep(_WAIT_SECONDS)
-    finally:
-        for proc in running.values():  # only on an exception (e.g. Ctrl-C): stop our workers
-            proc.terminate()
-            proc.wait()
+    except KeyboardInterrupt:
+        stop_process_groups(running.values())
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    except BaseException:
+        stop_process_groups(running.values(), grace=0)
+        raise
     done = [r for r in results if r is not None]
     if all(r.success for r in done):
         shutil.rmtree(work, ignore_errors=True)

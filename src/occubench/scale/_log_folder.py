@@ -253,6 +253,35 @@ def hold_log_folder(log_dir: str | Path, min_free_mb: float | None = None) -> It
             _release(mine)
 
 
+def missing_root(log_dir: str | Path) -> Path | None:
+    """The outermost folder of a local ``log_dir``'s path that does not exist yet.
+
+    None when the folder exists, or is remote. What a run that never starts should
+    remove again (``remove_unstarted``).
+    """
+    folder = local_folder(str(log_dir))
+    if folder is None or folder.exists():
+        return None
+    folder = folder.absolute()
+    while not folder.parent.exists():
+        folder = folder.parent
+    return folder
+
+
+def remove_unstarted(root: Path) -> bool:
+    """Remove a folder a run made but never used: it holds only lock files and folders.
+
+    Returns:
+        Whether it was removed (a folder that holds anything else is kept).
+    """
+    if not root.is_dir():
+        return False
+    if any(p.is_file() and p.name != DEFAULT_LOCK_FILE for p in root.rglob("*")):
+        return False
+    shutil.rmtree(root, ignore_errors=True)
+    return True
+
+
 def log_folder_error(error: BaseException, log_dir: str | Path) -> LogFolderError | None:
     """The one-line error a failure while writing logs stands for, if it is a disk problem.
 

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import rich
 from inspect_ai import eval_set
 from inspect_ai.hooks import Hooks, SampleEnd, hooks
 from inspect_ai.model import GenerateConfig, Model, get_model
@@ -68,6 +69,11 @@ class EvalOutcome(BaseModel):
     """What one eval set gave."""
 
     success: bool = Field(description="Every task of the eval set completed (errors recorded).")
+    interrupted: bool = Field(
+        default=False,
+        description="The eval was stopped by Ctrl-C or SIGTERM: its logs are 'cancelled', "
+        "with the samples that had finished.",
+    )
     logs: list[str] = Field(description="Log files of the eval set, one per task.")
     notes: list[str] = Field(
         default_factory=list,
@@ -136,6 +142,8 @@ def run_eval(
         register_secrets(model_secrets(built))
     register_secrets(secrets_of_settings(dict(task_args)))
     redact_log_records()
+    console = rich.get_console()  # Inspect's: with no display, its status lines are silenced
+    quiet, console.quiet = console.quiet, console.quiet or display == "none"
     with hold_log_folder(log_dir) as held, tuned_gc(), lean_inspect(), spending_limit(budget):
         for note in held.notes:
             logger.warning(note)
@@ -160,8 +168,12 @@ def run_eval(
             if problem is None:
                 raise
             raise problem from None
+        finally:
+            console.quiet = quiet
         locations = [log.location for log in logs]
         check_logs_written(locations, log_dir)
+        interrupted = any(log.status == "cancelled" for log in logs)
+        success = success and not interrupted
         remove_superseded_logs(locations)
         if "://" not in log_dir or log_dir.startswith("file://"):
             redact_log_folder(log_dir.removeprefix("file://"))
@@ -170,7 +182,7 @@ def run_eval(
             mark_unfinished(
                 locations, f"budget reached: {budget.spend.refused} sample start(s) refused"
             )
-    return EvalOutcome(success=success, logs=locations, notes=held.notes)
+    return EvalOutcome(success=success, interrupted=interrupted, logs=locations, notes=held.notes)
 
 
 def shard_budget(spec: ShardSpec) -> SpendGuard | None:
@@ -236,7 +248,12 @@ def run_shard(
         rows = read_runs(outcome.logs)  # while the eval's objects are still about
     return spec.result(
         outcome.success,
+        interrupted=outcome.interrupted,
         logs=outcome.logs,
         rows=rows,
-        error=None if outcome.success else "the shard's eval set did not complete",
+        error=None
+        if outcome.success
+        else "interrupted"
+        if outcome.interrupted
+        else "the shard's eval set did not complete",
     )

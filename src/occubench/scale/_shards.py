@@ -17,6 +17,7 @@ from functools import cache
 
 from occubench.analysis import SampleRow
 from occubench.config import RunConfig
+from occubench.defaults import DEFAULT_SHARD_MIN_SAMPLES
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
 
 _SELECTION = ("dataset", "task_ids", "categories", "domains", "difficulty")
@@ -39,8 +40,15 @@ def selected_task_ids(config: RunConfig) -> list[int]:
     return list(_selection(json.dumps(selection, sort_keys=True)))
 
 
-def shard_count(requested: int | None, tasks: int) -> int:
-    """Shards of a run: as requested, else the machine's cores; at most one per task."""
+def shard_count(requested: int | None, tasks: int, samples: int | None = None) -> int:
+    """Shards of a run: as requested, else by size; at most one per task.
+
+    By default a run of fewer than ``DEFAULT_SHARD_MIN_SAMPLES`` samples (tasks x epochs)
+    is one process (a second costs more than it gains there), a larger one a shard per core.
+    """
+    size = samples if samples is not None else tasks
+    if requested is None and size < DEFAULT_SHARD_MIN_SAMPLES:
+        return 1
     return max(1, min(requested or os.cpu_count() or 1, tasks))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from enum import Enum
 from typing import Any
 
@@ -19,6 +20,11 @@ from occubench.analysis import PriceTable, SampleRow
 from occubench.config import EvalOptions, RunConfig
 from occubench.defaults import DEFAULT_RAY_NUM_CPUS
 from occubench.roles import Role
+
+
+def slug(text: str) -> str:
+    """Text as a safe folder-name part (model names: ``openai/gpt-5`` -> ``openai_gpt-5``)."""
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text).strip("_")
 
 
 class Executor(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
@@ -45,9 +51,10 @@ class RunSpec(BaseModel):
     roles: dict[Role, str] = Field(description="Model role -> model name (simulator, verifier).")
     config: RunConfig = Field(description="What the run computes (the task's arguments).")
     epochs: int = Field(default=1, ge=1, description="Runs of each task.")
-    agent_generate: dict[str, Any] = Field(
+    generate: dict[Role, dict[str, Any]] = Field(
         default_factory=dict,
-        description="GenerateConfig fields for the agent only (e.g. reasoning_effort).",
+        description="GenerateConfig fields per role (e.g. agent: {reasoning_effort: high}, "
+        "simulator: {temperature: 0}), on top of the run's connections and retries.",
     )
     options: EvalOptions = Field(
         default_factory=EvalOptions,
@@ -66,7 +73,8 @@ class RunSpec(BaseModel):
     def key(self) -> str:
         """A short digest of what the run computes (options, log folder and label left out)."""
         what = {
-            **self.model_dump(mode="json", include={"agent", "roles", "epochs", "agent_generate"}),
+            **self.model_dump(mode="json", include={"agent", "roles", "epochs"}),
+            **({"generate": self.model_dump(mode="json")["generate"]} if self.generate else {}),
             "config": self.config.normalized().model_dump(mode="json"),
         }
         text = json.dumps(what, sort_keys=True, default=str)
@@ -76,12 +84,27 @@ class RunSpec(BaseModel):
         """The generate settings of one model in one of ``shards`` shards of the run.
 
         Connections are split over the shards (``EvalOptions.generate_config``); the
-        agent's own options (``agent_generate``) go on top.
+        role's own settings (``generate``) go on top.
         """
         config = self.options.generate_config(role, votes=self.config.votes, shards=shards)
-        if role is Role.AGENT and self.agent_generate:
-            config = config.merge(GenerateConfig(**self.agent_generate))
+        if self.generate.get(role):
+            config = config.merge(GenerateConfig(**self.generate[role]))
         return config
+
+    def folder_name(self, shards: int) -> str:
+        """The name of the run's log folder: agent, simulator, judge, mode, a digest.
+
+        The digest covers what the run computes and the shard count (shards log in
+        subfolders), so the same command finds its folder again, and two different runs
+        never share one (several runs can log under one ``--log-dir``).
+        """
+        what = json.dumps({"run": self.key(), "shards": shards}, sort_keys=True)
+        digest = hashlib.sha256(what.encode()).hexdigest()[:8]
+        parts = [slug(self.agent_label or self.agent), slug(self.roles[Role.SIMULATOR])]
+        if Role.VERIFIER in self.roles:
+            parts.append(f"judge-{slug(self.roles[Role.VERIFIER])}")
+        parts.append(self.config.env_mode.value)
+        return "__".join(parts) + f"-{digest}"
 
 
 class ShardSpec(BaseModel):
@@ -151,6 +174,9 @@ class ShardResult(BaseModel):
     run: str = Field(description="Name of the run the shard belongs to.")
     log_dir: str
     success: bool = Field(description="Every sample of the shard completed (errors recorded).")
+    interrupted: bool = Field(
+        default=False, description="The shard was stopped by Ctrl-C or SIGTERM (logs kept)."
+    )
     logs: list[str] = Field(default_factory=list, description="Log files of the shard's eval set.")
     rows: list[SampleRow] = Field(
         default_factory=list,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import re
 from collections.abc import Sequence
 from importlib.resources import files
 from itertools import product
@@ -30,17 +29,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from inspect_ai.model import GenerateConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from occubench.config import EvalOptions, RunConfig
+from occubench.config import EvalOptions, RunConfig, checked_generate
 from occubench.dataset import REFERENCE_DATASET
 from occubench.defaults import DEFAULT_DATASET_ENV, DEFAULT_RAY_NUM_CPUS, DEFAULT_SWEEP_LOG_DIR
 from occubench.redaction import redact, redact_settings
 from occubench.roles import Role
 from occubench.scale._execute import absolute_location
 from occubench.scale._shards import plan_shards
-from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
+from occubench.scale._spec import RunSpec, ShardResult, ShardSpec, slug
 
 if TYPE_CHECKING:  # the analysis stack is heavy: worker processes never import it
     from occubench.analysis import SampleRow
@@ -62,11 +60,21 @@ class ModelChoice(BaseModel):
         default_factory=dict,
         description="Ray resources a shard using this model needs (e.g. the node serving it).",
     )
+    generate: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Inspect GenerateConfig fields for this model in its role (e.g. "
+        "reasoning_effort: high, temperature: 0); see occubench.config.checked_generate.",
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _from_name(cls, value: Any) -> Any:
         return {"model": value} if isinstance(value, str) else value
+
+    @field_validator("generate")
+    @classmethod
+    def _generate_config(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return checked_generate(value)
 
 
 class AgentChoice(ModelChoice):
@@ -75,16 +83,6 @@ class AgentChoice(ModelChoice):
     label: str | None = Field(
         default=None, description="Name in reports (default: the model and its options)."
     )
-    generate: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Inspect GenerateConfig fields for this agent (e.g. reasoning_effort: high).",
-    )
-
-    @field_validator("generate")
-    @classmethod
-    def _generate_config(cls, value: dict[str, Any]) -> dict[str, Any]:
-        GenerateConfig(**value)  # unknown fields and bad values are errors now, not at run time
-        return value
 
     def name(self) -> str:
         """The agent's label: given, or the model with its generate options.
@@ -158,8 +156,7 @@ class Sweep(RunConfig):
     @field_validator("agent_generate")
     @classmethod
     def _generate_config(cls, value: dict[str, Any]) -> dict[str, Any]:
-        GenerateConfig(**value)  # unknown fields and bad values are errors now
-        return value
+        return checked_generate(value)
 
     @model_validator(mode="after")
     def _valid(self) -> Sweep:
@@ -291,10 +288,6 @@ def placeholders(sweep: Sweep) -> list[str]:
     return sorted({n for n in names if n.startswith(PLACEHOLDER)})
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._=-]+", "_", text).strip("_")
-
-
 def _dataset(value: str | None) -> str | None:
     chosen = value or os.environ.get(DEFAULT_DATASET_ENV)
     if chosen is None or chosen == REFERENCE_DATASET:
@@ -320,16 +313,16 @@ def _run_name(
     point: dict[str, Any],
     config: RunConfig,
 ) -> str:
-    parts = [_slug(agent.name()), _slug(simulator.model)]
+    parts = [slug(agent.name()), slug(simulator.model)]
     if verifier is not None:
-        parts.append(f"judge-{_slug(verifier.model)}")
+        parts.append(f"judge-{slug(verifier.model)}")
     mode = config.env_mode.value
     parts.append(
         f"{mode}-fc{config.fault_count}-fd{config.fault_duration}-s{config.seed}"
         if config.injects_faults()
         else mode
     )
-    parts += [_slug(f"{axis}-{getattr(config, axis)}") for axis in point if axis not in _FAULT_AXES]
+    parts += [slug(f"{axis}-{getattr(config, axis)}") for axis in point if axis not in _FAULT_AXES]
     return "__".join(parts)
 
 
@@ -354,7 +347,15 @@ def expand_sweep(sweep: Sweep) -> list[RunSpec]:
             },
             config=config,
             epochs=sweep.epochs,
-            agent_generate={**sweep.agent_generate, **agent.generate},
+            generate={
+                role: settings
+                for role, settings in (
+                    (Role.AGENT, {**sweep.agent_generate, **agent.generate}),
+                    (Role.SIMULATOR, simulator.generate),
+                    (Role.VERIFIER, verifier.generate if verifier else {}),
+                )
+                if settings
+            },
             options=sweep.options,
             log_dir=root,
             resources=_merged(

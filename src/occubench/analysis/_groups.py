@@ -1,0 +1,74 @@
+"""Comparable groups of runs: a report compares only runs on the same tasks and protocol.
+
+A *run* here is one setup (agent, simulator) in one env mode at one fault setting under
+one protocol, whatever logs or shards its samples came from; its *task set* is the set
+of tasks it has samples of. Completion rates of runs on different task sets, or under
+different protocols, measure different things: a report puts runs into groups of equal
+(task set, protocol) and reports each group on its own, never pooling or ranking across
+groups. Within a group R is computed per fault setting, from E0-E3 on the same tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from occubench.analysis._metrics import fault_setting, group, setup_of
+from occubench.analysis._runs import SampleRow
+from occubench.analysis._stats import BASELINE_MODE
+
+TaskKey = tuple[str, str]
+"""A task: its id and its environment (ids alone repeat across datasets)."""
+
+
+class RunGroup(BaseModel):
+    """Runs that share a task set and a protocol: comparable with each other."""
+
+    label: str = Field(description="What the group is: its task count, ids and protocol.")
+    protocol: str = Field(description="The protocol every run of the group followed.")
+    tasks: int = Field(description="Tasks in the group's task set.")
+    runs: list[str] = Field(description="The group's runs (setup, mode, fault setting).")
+    rows: list[SampleRow] = Field(description="The group's samples.", exclude=True)
+
+
+def _run_key(row: SampleRow) -> tuple[str, str, str, str, str]:
+    agent, simulator = setup_of(row)
+    setting = "" if row.env_mode == BASELINE_MODE else fault_setting(row)
+    return agent, simulator, row.env_mode, setting, row.protocol
+
+
+def _ids(tasks: frozenset[TaskKey]) -> str:
+    ids = sorted(
+        {task_id for task_id, _ in tasks},
+        key=lambda t: (not t.isdigit(), int(t) if t.isdigit() else 0, t),
+    )
+    shown = ", ".join(ids[:6]) + (", ..." if len(ids) > 6 else "")
+    return shown
+
+
+def comparable_groups(rows: Sequence[SampleRow]) -> list[RunGroup]:
+    """The rows' runs in groups of equal task set and protocol, the largest group first."""
+    runs = group(rows, _run_key)
+    by_group: dict[tuple[frozenset[TaskKey], str], list[tuple[str, ...]]] = {}
+    for key, members in runs.items():
+        tasks = frozenset((str(r.task_id), r.env_name) for r in members)
+        by_group.setdefault((tasks, key[4]), []).append(key)
+    out = []
+    for (tasks, protocol), keys in by_group.items():
+        chosen = {k for k in keys}
+        members = [r for r in rows if _run_key(r) in chosen]
+        names = [
+            f"{agent} @ {simulator} {mode}" + (f" ({setting.rsplit(' ', 1)[0]})" if setting else "")
+            for agent, simulator, mode, setting, _ in keys
+        ]
+        out.append(
+            RunGroup(
+                label=f"{len(tasks)} tasks ({_ids(tasks)}), {protocol} protocol",
+                protocol=protocol,
+                tasks=len(tasks),
+                runs=names,
+                rows=members,
+            )
+        )
+    return sorted(out, key=lambda g: (-len(g.rows), g.label))

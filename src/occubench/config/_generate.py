@@ -1,0 +1,64 @@
+"""Generation settings per role: one model for ``occubench run`` options and sweep files.
+
+A role's settings are Inspect ``GenerateConfig`` fields (``temperature``,
+``reasoning_effort``, ``top_p``, ...) given on top of the run's connections and
+retries. ``occubench run`` takes them as ``--temperature ROLE=VALUE`` (a bare value is
+the agent's), a sweep file as ``generate:`` of an agent, simulator or verifier (and
+``agent_generate:`` for every agent). ``max_tokens`` is a protocol point per role
+(``agent_max_tokens``, ...), so ``--max-tokens ROLE=N`` sets those fields instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from inspect_ai.model import GenerateConfig
+
+from occubench.roles import Role
+
+T = TypeVar("T")
+
+GENERATE_ROLES = (Role.AGENT, Role.SIMULATOR, Role.VERIFIER, Role.SIMULATOR_FALLBACK)
+"""The roles a run's generation settings may name."""
+
+
+def checked_generate(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` if it is valid ``GenerateConfig`` fields; unknown fields and bad values raise.
+
+    Raises:
+        ValueError: a field GenerateConfig does not have, or a value it refuses.
+    """
+    unknown = sorted(set(value) - set(GenerateConfig.model_fields))
+    if unknown:
+        raise ValueError(f"unknown generation settings: {', '.join(unknown)}")
+    GenerateConfig(**value)  # validation: bad values are errors now, not at run time
+    return value
+
+
+def role_values(
+    option: str, given: Sequence[str] | None, parse: Callable[[str], T]
+) -> dict[Role, T]:
+    """Values per role of a repeatable ``ROLE=VALUE`` option (a bare ``VALUE``: the agent).
+
+    Raises:
+        ValueError: an unknown role, a value ``parse`` refuses, a role given twice.
+    """
+    chosen: dict[Role, T] = {}
+    for item in given or []:
+        name, sep, text = item.partition("=")
+        role_name, text = (name.strip().lower(), text) if sep else (Role.AGENT.value, item)
+        roles = {r.value: r for r in GENERATE_ROLES}
+        if role_name not in roles:
+            raise ValueError(
+                f"{option} {item!r}: unknown role {role_name!r}; use {', '.join(roles)} "
+                f"(e.g. {option} simulator=VALUE)"
+            )
+        role = roles[role_name]
+        if role in chosen:
+            raise ValueError(f"{option} given twice for the {role.value}")
+        try:
+            chosen[role] = parse(text.strip())
+        except ValueError as e:
+            raise ValueError(f"{option} {item!r}: {e}") from None
+    return chosen

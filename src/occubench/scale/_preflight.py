@@ -1,0 +1,148 @@
+"""The preflight: every model of a run resolved and called once before the first sample.
+
+A missing API key, an unknown provider or model, or an endpoint that does not answer
+would otherwise surface minutes later as errored samples (or as a long traceback): the
+preflight finds them first and says, in one line per model, which role it plays and what
+to set. The request is tiny (a few tokens), retried once after a transient failure
+(``DEFAULT_PREFLIGHT_RETRIES``, through the resilient model every run uses), and made
+outside the eval, so it is in no log. Its error text is redacted by the one rule
+(``occubench.redaction``): a provider may quote the key it was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import re
+from collections.abc import Iterable, Mapping
+
+from inspect_ai.model import GenerateConfig, get_model
+from pydantic import BaseModel, Field
+
+from occubench.calls import resilient
+from occubench.defaults import DEFAULT_PREFLIGHT_RETRIES, DEFAULT_PREFLIGHT_TIMEOUT
+from occubench.redaction import redact
+from occubench.roles import Role
+
+PREFLIGHT_PROMPT = "Reply with the word OK."
+"""The tiny request each model is sent."""
+
+UNCALLED_PROVIDERS = ("none",)
+"""Providers whose models are never called (``none/none``, an agent program's run)."""
+
+_MARKUP = re.compile(r"\[/?[a-z ]+\]")
+_VARIABLE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_KEY|BASE_URL|TOKEN|KEY)\b")
+
+
+class PreflightFailure(BaseModel):
+    """One model of a run that cannot be used."""
+
+    roles: list[Role] = Field(description="The roles that model plays in the run.")
+    model: str = Field(description="The Inspect model name.")
+    problem: str = Field(description="What is wrong, in a few words.")
+    fix: str = Field(description="What to do: the variable to set, the name to check.")
+
+    def line(self) -> str:
+        """The failure as one line of text (no markup)."""
+        roles = ", ".join(role.value for role in self.roles)
+        return f"{roles} model {self.model}: {self.problem}; {self.fix}"
+
+
+def _provider(model: str) -> str:
+    return model.split("/", 1)[0]
+
+
+def _service_variables(model: str) -> tuple[str, str]:
+    """The key and base-URL variables Inspect reads for a model (best guess by provider)."""
+    parts = model.split("/")
+    service = parts[1] if parts[0] == "openai-api" and len(parts) > 2 else parts[0]
+    prefix = re.sub(r"[^A-Za-z0-9]", "_", service).upper()
+    return f"{prefix}_API_KEY", f"{prefix}_BASE_URL"
+
+
+def _plain(text: str) -> str:
+    """An exception's text on one line, without Inspect's rich markup or any secret."""
+    return redact(" ".join(_MARKUP.sub("", text).split()))
+
+
+def diagnose(model: str, error: BaseException) -> tuple[str, str]:
+    """(problem, fix) for a model that failed to build or to answer."""
+    text = _plain(str(error))
+    name = type(error).__name__
+    key_var, url_var = _service_variables(model)
+    named = _VARIABLE.findall(text)
+    lowered = text.lower()
+    if "api_key" in lowered or "api key" in lowered or name == "AuthenticationError":
+        if name == "AuthenticationError" or "invalid" in lowered or "incorrect" in lowered:
+            return "the API key was refused", f"check {named[0] if named else key_var}"
+        return "no API key", f"set {named[0] if named else key_var}"
+    if "not recognized" in lowered:
+        return "unknown model provider", "check the name (Inspect's provider/model)"
+    if "requires optional dependencies" in lowered or "pip install" in lowered:
+        found = re.search(r"pip install ([\w\-\[\]., ]+)", text)
+        return "its provider's package is not installed", (
+            f"pip install {found.group(1).strip()}" if found else "install the provider's package"
+        )
+    if name in ("NotFoundError",) or "model_not_found" in lowered or "does not exist" in lowered:
+        return "the endpoint does not know this model", "check the model name"
+    if "base_url" in lowered or "base url" in lowered:
+        return "no endpoint URL", f"set {named[0] if named else url_var}"
+    if name in ("APIConnectionError", "ConnectError", "ConnectionError", "APITimeoutError") or (
+        "connect" in lowered or "timed out" in lowered or "timeout" in lowered
+    ):
+        return "the endpoint did not answer", f"check that it is up and {url_var}"
+    if name == "ValueError" and _provider(model) == "occubench":
+        return "unknown scripted model", text.split("; ", 1)[-1]
+    return f"the test request failed ({name}: {text[:160]})", "check the model and its endpoint"
+
+
+async def _check(model: str, roles: list[Role], timeout: float) -> PreflightFailure | None:
+    config = GenerateConfig(
+        max_retries=DEFAULT_PREFLIGHT_RETRIES, timeout=int(timeout), attempt_timeout=int(timeout)
+    )
+    try:
+        built = resilient(get_model(model, config=config, memoize=False), replay=False)
+        if _provider(model) in UNCALLED_PROVIDERS:
+            return None
+        await asyncio.wait_for(
+            built.generate(PREFLIGHT_PROMPT, config=config.merge(GenerateConfig(max_tokens=16))),
+            timeout,
+        )
+    except Exception as error:  # noqa: BLE001 - any failure is reported, never raised
+        if isinstance(error, TimeoutError):
+            _, url_var = _service_variables(model)
+            problem = "the endpoint did not answer in time"
+            fix = f"check that it is up and {url_var}"
+        else:
+            problem, fix = diagnose(model, error)
+        return PreflightFailure(roles=roles, model=model, problem=problem, fix=fix)
+    return None
+
+
+def preflight(
+    models: Mapping[Role, str] | Iterable[tuple[Role, str]],
+    timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
+) -> list[PreflightFailure]:
+    """Resolve every model and send each (once, however many roles it plays) a tiny request.
+
+    ``models`` maps roles to models, or lists (role, model) pairs (a sweep's models play
+    several roles). Models that are never called (``UNCALLED_PROVIDERS``) are resolved
+    only. Returns the failures, one per model; empty when every model answered.
+    """
+    pairs = models.items() if isinstance(models, Mapping) else models
+    by_model: dict[str, list[Role]] = {}
+    for role, model in pairs:
+        if role not in by_model.setdefault(model, []):
+            by_model[model].append(role)
+
+    async def check_all() -> list[PreflightFailure | None]:
+        return list(
+            await asyncio.gather(*(_check(m, roles, timeout) for m, roles in by_model.items()))
+        )
+
+    # Inspect prints its version and hooks once per process, as the first model is
+    # built: here that would split the preflight's one line from the command's output
+    with contextlib.redirect_stdout(io.StringIO()):
+        checked = asyncio.run(check_all())
+    return [failure for failure in checked if failure is not None]

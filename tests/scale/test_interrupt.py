@@ -1,0 +1,117 @@
+"""Ctrl-C and SIGTERM: one behaviour for one worker and for shard workers.
+
+``occubench run`` is a child process against the scripted server (a latency per request,
+so samples take a while); once a sample is logged it gets SIGINT (one worker) or
+SIGTERM (two workers). It must exit 130, say how many samples were kept and the exact
+command that resumes, never say "successfully", leave no worker process and no
+temporary folder; the printed command then finishes the run.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from occubench.analysis import read_runs
+from occubench.errors import ExitCode
+from occubench.scripted._openai_server import ScriptedOpenAIServer
+
+BIN = Path(sys.executable).with_name("occubench")
+MODELS = [
+    "--agent-model",
+    "openai-api/local/careful",
+    "--simulator-model",
+    "openai-api/local/canned",
+]
+
+
+def logged(root: Path) -> int:
+    """Samples written so far to the logs under ``root`` (0 while one is being written)."""
+    total = 0
+    for path in root.rglob("*.eval"):
+        try:
+            with zipfile.ZipFile(path) as z:
+                total += sum(n.startswith("samples/") for n in z.namelist())
+        except (OSError, zipfile.BadZipFile):
+            pass
+    return total
+
+
+def workers_in(temp: Path) -> list[str]:
+    """This run's shard workers still alive (their spec files are under ``temp``)."""
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "shard_worker" in line and str(temp) in line]
+
+
+@pytest.mark.parametrize(
+    ("workers", "sig"), [("1", signal.SIGINT), ("2", signal.SIGTERM)], ids=["one", "two"]
+)
+def test_interrupt_keeps_samples_and_prints_the_resuming_command(tmp_path, workers, sig):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    logs = tmp_path / "logs"
+    command = [
+        str(BIN),
+        "run",
+        *MODELS,
+        "--dataset",
+        "reference",
+        "--with-plan",
+        "--workers",
+        workers,
+        "--max-connections",
+        "1",
+        "--log-buffer",
+        "1",
+        "--display",
+        "none",
+        "--log-dir",
+        str(logs),
+    ]
+    with ScriptedOpenAIServer(latency=0.1) as server:
+        env = {
+            **os.environ,
+            "LOCAL_BASE_URL": server.base_url,
+            "LOCAL_API_KEY": "test-key",
+            "TMPDIR": str(temp),
+        }
+        run = subprocess.Popen(
+            command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + 120
+        while logged(logs) < 1 and run.poll() is None:
+            assert time.monotonic() < deadline, "no sample was logged"
+            time.sleep(0.1)
+        run.send_signal(sig)
+        out, _ = run.communicate(timeout=120)
+        text = out.decode()
+        assert run.returncode == ExitCode.INTERRUPTED, text
+        assert f"Interrupted ({sig.name}):" in text and "samples finished and are kept" in text
+        assert "successfully" not in text and "eval-retry" not in text
+        assert "Traceback" not in text
+        assert not workers_in(temp)
+        assert list(temp.iterdir()) == []  # the shards' temporary folder is gone
+        kept = len(read_runs([logs]))
+        assert 1 <= kept < 10
+        resume = next(
+            line.strip() for line in text.splitlines() if line.strip().startswith("occubench run")
+        )
+        again = subprocess.run(
+            [str(BIN), *shlex.split(resume)[1:]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    rows = read_runs([logs])
+    assert sorted(r.task_id for r in rows) == list(range(1001, 1011))  # one result per task
+    assert all(r.passed for r in rows)

@@ -1,0 +1,48 @@
+"""The preflight: one transient failure is retried, a lasting one is one line, no secret in it."""
+
+from __future__ import annotations
+
+import pytest
+
+from occubench.roles import Role
+from occubench.scale import preflight
+from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+
+KEY = "sk-preflight-0123456789abcdef"
+AGENT = {Role.AGENT: "openai-api/local/schema-agent"}
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    def serve(flaky: Flakiness) -> ScriptedOpenAIServer:
+        server = ScriptedOpenAIServer(flaky=flaky)
+        monkeypatch.setenv("LOCAL_API_KEY", KEY)
+        return server
+
+    return serve
+
+
+@pytest.mark.parametrize("kind", [FailureKind.SERVER_ERROR, FailureKind.BAD_JSON])
+def test_one_transient_failure_does_not_refuse_the_run(endpoint, monkeypatch, kind):
+    with endpoint(Flakiness(rate=1.0, kinds=[kind], failures=1)) as server:
+        monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
+        assert preflight(AGENT, timeout=30) == []
+        stats = server.stats.snapshot()
+    assert stats["failures"] == {kind.value: 1}
+
+
+def test_a_lasting_failure_is_one_failure_naming_the_role(endpoint, monkeypatch):
+    with endpoint(Flakiness(rate=1.0, kinds=[FailureKind.SERVER_ERROR], failures=100)) as server:
+        monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
+        (failure,) = preflight(AGENT, timeout=30)
+        stats = server.stats.snapshot()
+    assert failure.roles == [Role.AGENT] and failure.model == AGENT[Role.AGENT]
+    assert stats["failures"]["server_error"] >= 2  # retried, then refused
+
+
+def test_a_refused_key_quoted_by_the_provider_is_not_repeated(endpoint, monkeypatch):
+    with endpoint(Flakiness(rate=1.0, kinds=[FailureKind.AUTH_ERROR], failures=100)) as server:
+        monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
+        (failure,) = preflight(AGENT, timeout=30)
+    assert failure.problem == "the API key was refused"
+    assert KEY not in failure.line() and "check LOCAL_API_KEY" in failure.line()
