@@ -70,9 +70,8 @@ from occubench.defaults import (
 from occubench.faults import FaultEngine, FaultSession
 from occubench.grading import (
     VERIFIER_SYSTEM_PROMPT,
-    paper_verifier_request,
-    render_paper_trajectory,
     render_trajectory,
+    task_verifier_request,
     verifier_request,
 )
 from occubench.protocols import MessageStyle
@@ -289,14 +288,7 @@ def _judge_prompt(
 ) -> int:
     """Prompt tokens of one judge vote, in the protocol's layout."""
     if config.points().verifier_messages is MessageStyle.PAPER:
-        request = paper_verifier_request(
-            scenario=task.task_scenario_name,
-            initial_state=env.task_initial_state,
-            state_description=env.state_description,
-            instruction=task.agent_instruction,
-            verification_plan=task.verification_plan,
-            trajectory=render_paper_trajectory(agent),
-        )
+        request = task_verifier_request(task, env, agent)
         return prompt_tokens([ChatMessageUser(content=request)])
     request = verifier_request(
         instruction=task.agent_instruction,

@@ -6,6 +6,7 @@ from occubench.grading._prompt import (
     PAPER_VERIFIER_PROMPT,
     VERIFIER_SYSTEM_PROMPT,
     paper_verifier_request,
+    task_verifier_request,
     verifier_request,
 )
 from occubench.grading._scorer import (
@@ -35,6 +36,7 @@ from occubench.grading._verdict import (
 __all__ = [
     "PAPER_VERIFIER_PROMPT",
     "paper_verifier_request",
+    "task_verifier_request",
     "parse_paper_verdict",
     "render_paper_trajectory",
     "SCORER_NAME",

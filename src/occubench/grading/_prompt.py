@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from occubench.grading._trajectory import block
+from inspect_ai.model import ChatMessage
+
+from occubench.dataset import EnvConfig, TaskRecord
+from occubench.grading._trajectory import block, render_paper_trajectory
 
 VERIFIER_SYSTEM_PROMPT = """\
 You are a strict verifier. You judge whether an AI agent completed a task in a simulated \
@@ -109,6 +112,24 @@ Answer in this JSON format:
 ```
 """
 """Our paraphrase of the release's verifier prompt (a ``str.format`` template)."""
+
+
+def task_verifier_request(
+    task: TaskRecord,
+    env: EnvConfig,
+    messages: list[ChatMessage],
+    template: str | None = None,
+) -> str:
+    """``paper_verifier_request`` for one task's trajectory (the scorer's and the estimate's)."""
+    return paper_verifier_request(
+        scenario=task.task_scenario_name,
+        initial_state=env.task_initial_state,
+        state_description=env.state_description,
+        instruction=task.agent_instruction,
+        verification_plan=task.verification_plan,
+        trajectory=render_paper_trajectory(messages),
+        template=template or PAPER_VERIFIER_PROMPT,
+    )
 
 
 def paper_verifier_request(

@@ -45,10 +45,10 @@ from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
 from occubench.grading._prompt import (
     VERIFIER_REASK,
     VERIFIER_SYSTEM_PROMPT,
-    paper_verifier_request,
+    task_verifier_request,
     verifier_request,
 )
-from occubench.grading._trajectory import render_paper_trajectory, render_trajectory, tool_calls
+from occubench.grading._trajectory import render_trajectory, tool_calls
 from occubench.grading._verdict import Vote, ask_verdict, majority, parse_paper_verdict
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
@@ -183,15 +183,7 @@ async def grade_trajectory(
     config = GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig()
     cast: list[Vote] | None = None
     if judge is not None and style is MessageStyle.PAPER:
-        request = paper_verifier_request(
-            scenario=task.task_scenario_name,
-            initial_state=env.task_initial_state,
-            state_description=env.state_description,
-            instruction=task.agent_instruction,
-            verification_plan=task.verification_plan,
-            trajectory=render_paper_trajectory(messages),
-            **({"template": template} if template else {}),
-        )
+        request = task_verifier_request(task, env, messages, template)
         cast = await collect(
             *[paper_vote(judge, request, index=i, cache=cache, config=config) for i in range(votes)]
         )
