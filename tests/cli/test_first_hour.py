@@ -150,3 +150,25 @@ def test_version_and_short_help():
     for name in ("--simulator-model", "--model-role", "--reasoning-effort", "--no-preflight"):
         assert name in short.output  # full option names at 80 columns
     assert "…" not in short.output
+
+
+def test_tables_at_80_columns_fold_and_never_lose_a_cell():
+    import io
+
+    from rich.table import Table
+
+    def printed(columns: int) -> str:
+        table = Table(title="A wide leaderboard")
+        table.add_column("agent")
+        for i in range(columns):
+            table.add_column(f"E{i} 95% CI", justify="right")
+        table.add_row("openai-api/local/a-long-agent-name", *["[72.2, 100.0]"] * columns)
+        out = io.StringIO()
+        _common._Console(width=80, file=out).print(table)
+        return out.getvalue()
+
+    fits = printed(5)  # whole intervals do not fit: they fold at their space
+    assert max(len(line) for line in fits.splitlines()) <= 80
+    assert fits.count("[72.2,") == 5 and fits.count("100.0]") == 5 and "…" not in fits
+    wide = printed(12)  # not even words fit: printed wider, never cropped
+    assert wide.count("[72.2,") == 12 and wide.count("100.0]") == 12 and "…" not in wide

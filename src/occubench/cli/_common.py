@@ -18,7 +18,8 @@ import typer
 from pydantic import BaseModel, ValidationError
 from rich.cells import cell_len
 from rich.console import Console, Group
-from rich.table import Table
+from rich.measure import Measurement
+from rich.table import Column, Table
 
 from occubench.analysis import SampleRow, terminal_text
 from occubench.dataset import DatasetError, resolve_dataset_dir
@@ -27,31 +28,51 @@ from occubench.roles import Role
 from occubench.scale import Interruption, LogFolderError, preflight
 
 
-def folded(renderable: Any) -> Any:
+def folded(renderable: Any, console: Console | None = None) -> Any:
     """A table (or the tables of a group) that fits a narrow terminal without cutting cells.
 
-    Every column folds (long names go on further lines, headers wrap at spaces), but a
-    numeric (right-aligned) column is never narrower than its widest cell, so numbers
-    stay whole. Nothing is cut with an ellipsis.
+    Every column folds (long names go on further lines, headers wrap at spaces). A
+    numeric (right-aligned) column is kept as wide as its widest cell, so numbers stay
+    whole, when the table then still fits ``console`` (rich's own measure); otherwise as
+    wide as its widest word, so an interval folds at its space (``[72.2,`` over
+    ``100.0]``). Nothing is cut with an ellipsis.
     """
     if isinstance(renderable, Table):
+        numeric = [c for c in renderable.columns if c.justify == "right"]
         for column in renderable.columns:
             column.overflow = "fold"
             column.no_wrap = False
-            if column.justify == "right":
-                widest = max((cell_len(str(cell)) for cell in column.cells), default=0)
-                column.min_width = max(column.min_width or 0, widest)
+        for column in numeric:
+            column.min_width = max(column.min_width or 0, _widest(column))
+        if console is not None:
+            unbounded = console.options.update(width=10**6)  # the measure is clamped to it
+            wanted = Measurement.get(console, unbounded, renderable).minimum
+            if wanted > console.width:
+                for column in numeric:
+                    column.min_width = _widest(column, words=True)
     elif isinstance(renderable, Group):
         for part in renderable.renderables:
-            folded(part)
+            folded(part, console)
     return renderable
 
 
+def _widest(column: Column, words: bool = False) -> int:
+    """The widest cell of the column (``words``: the widest word of its cells)."""
+    texts = [str(cell) for cell in column.cells]
+    pieces = [w for text in texts for w in text.split()] if words else texts
+    return max(map(cell_len, pieces), default=0)
+
+
 class _Console(Console):
-    """The commands' console: every table printed is ``folded``."""
+    """The commands' console: every table printed is ``folded`` to its width, never cropped.
+
+    A table that still does not fit (too many whole numbers) is printed wider than the
+    console rather than cut at its edge: a terminal wraps it, a file keeps every cell.
+    """
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        super().print(*(folded(o) for o in objects), **kwargs)
+        kwargs.setdefault("crop", False)
+        super().print(*(folded(o, self) for o in objects), **kwargs)
 
 
 console: Console = _Console()
