@@ -2,6 +2,7 @@
 
 import os
 import signal
+import tempfile
 import time
 from importlib.util import find_spec
 
@@ -156,7 +157,8 @@ def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
     assert all(r.passed for r in rows)
 
 
-def test_failed_worker_is_reported_not_raised(tmp_path):
+def test_failed_worker_is_reported_not_raised(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept worker files: here
     run = RunSpec(
         agent="occubench/no-such-model",
         roles={},
@@ -166,6 +168,8 @@ def test_failed_worker_is_reported_not_raised(tmp_path):
     [result] = execute(plan_shards(run, 1))
     assert not result.success and "exited with code" in result.error
     assert "no-such-model" in result.error  # the worker's last output lines
+    (kept,) = tmp_path.glob("occubench-shards-*")  # kept for a look, and named
+    assert str(kept) in result.error
 
 
 @pytest.mark.skipif(
