@@ -172,3 +172,17 @@ def test_tables_at_80_columns_fold_and_never_lose_a_cell():
     assert fits.count("[72.2,") == 5 and fits.count("100.0]") == 5 and "…" not in fits
     wide = printed(12)  # not even words fit: printed wider, never cropped
     assert wide.count("[72.2,") == 12 and wide.count("100.0]") == 12 and "…" not in wide
+
+
+def test_a_signal_after_the_samples_finished_counts_them_as_kept(tmp_path, monkeypatch):
+    from occubench.cli import run as run_command
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # as a SIGTERM while the summary is read from the logs
+
+    monkeypatch.setattr(run_command, "_summary", stopped)
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "--model", "occubench/careful", "--model-role", "simulator=occubench/canned"]
+    result = runner.invoke(app, [*args, *OFFLINE, "--limit", "2", "--no-preflight"])
+    assert result.exit_code == ExitCode.INTERRUPTED, result.output
+    assert "2 of 2 samples finished and are kept in logs/occubench_careful__" in result.output

@@ -16,6 +16,7 @@ from typing import Any
 import typer
 
 from occubench.analysis import (
+    PriceTable,
     estimate_run,
     estimate_table,
     load_prices,
@@ -70,6 +71,7 @@ from occubench.scale import (
     Executor,
     Interruption,
     RunSpec,
+    ShardResult,
     absolute_location,
     check_executor,
     execute,
@@ -476,10 +478,20 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                 )
         except KeyboardInterrupt:
             results = []
-    if stop.signal is not None or not results or any(r.interrupted for r in results):
+    try:  # a signal during the summary too: the logs say what was kept
+        if stop.signal is not None or not results or any(r.interrupted for r in results):
+            raise KeyboardInterrupt
+        _summary(results, price_table, budget)
+    except KeyboardInterrupt:
         counts = [read_shard_counts(shard.log_dir) for shard in planned]
         kept = sum(c.done - c.errors for c in counts)
         interrupted(stop, kept, total, out, command)
+
+
+def _summary(
+    results: list[ShardResult], price_table: PriceTable | None, budget: float | None
+) -> None:
+    """The run's summary tables and closing lines; the exit code of a run that is not OK."""
     for failed in (r for r in results if not r.success):
         console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
     rows = merged_rows(results)
