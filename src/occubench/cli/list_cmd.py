@@ -9,7 +9,7 @@ from rich.table import Table
 
 from occubench.analysis import terminal_text
 from occubench.cli._common import console, dataset_dir, user_errors
-from occubench.dataset import load_dataset
+from occubench.dataset import first_few, load_dataset
 
 
 def list_tasks(
@@ -67,7 +67,7 @@ def list_tasks(
         f"{len(loaded.tasks)} tasks in {len(used)} scenarios; the pool lists "
         f"{len(loaded.scenarios)} scenarios"
         + (
-            f", {len(idle)} of them without a task: {', '.join(map(terminal_text, idle))}."
+            f", {len(idle)} of them without a task: {first_few([terminal_text(n) for n in idle])}."
             if idle
             else "."
         ),

@@ -379,8 +379,8 @@ def _select(
             issues.append(
                 DatasetIssue(
                     file=str(root),
-                    message=f"{len(missing)} unknown {kind}: {_first(missing)}; the dataset "
-                    f"has {len(known)}: {_first(known)}",
+                    message=f"{len(missing)} unknown {kind}: {first_few(missing)}; the dataset "
+                    f"has {len(known)}: {first_few(known)}",
                 )
             )
 
@@ -413,7 +413,7 @@ def _natural(value: Any) -> tuple[int, float, str]:
     return (1, 0.0, str(value))
 
 
-def _first(values: Sequence[Any]) -> str:
+def first_few(values: Sequence[Any]) -> str:
     """The first few values, comma-separated, with how many more there are."""
     shown = ", ".join(map(str, values[:_SHOWN]))
     return shown + (f", ... ({len(values) - _SHOWN} more)" if len(values) > _SHOWN else "")
