@@ -183,8 +183,9 @@ def write_report(
     The HTML page embeds the trajectories of ``trajectories`` samples (``drill_down``:
     errors, then failures, then passes); only those are read from the logs.
 
-    The report and the rows are redacted first (``occubench.redaction``), so charts, which
-    draw model names, hold no secret either; every file's text is redacted as written.
+    The report is redacted first (``occubench.redaction``), so charts, which draw model
+    names, hold no secret either; every text file is redacted as written, and the rows
+    before they go into the one binary table (Parquet).
 
     Returns:
         Every file written.
@@ -195,7 +196,7 @@ def write_report(
     chosen = [ReportFormat(f) for f in dict.fromkeys(formats)]
     if not chosen:
         return []
-    report, rows = redact_model(report), [redact_model(r) for r in rows]  # charts too
+    report = redact_model(report)  # charts too
     (out / PLOTS_DIR).mkdir(parents=True, exist_ok=True)
     figures = report_figures(report)
     charts = chart_files(figures.figures)
@@ -233,7 +234,7 @@ def write_report(
             )
             written += [path, samples]
         elif fmt is ReportFormat.PARQUET:
-            written.append(write_parquet(rows, out / EXPORT_FILE))
+            written.append(write_parquet([redact_model(r) for r in rows], out / EXPORT_FILE))
         else:
             page = render_html(
                 report,
