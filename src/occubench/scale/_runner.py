@@ -11,8 +11,9 @@ the package's entry point, so a log records the task and its arguments.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import rich
@@ -93,6 +94,21 @@ def _model(value: str | Model, config: GenerateConfig, replay: bool) -> Model:
     return resilient(built, replay=replay)
 
 
+@contextlib.contextmanager
+def _quiet_inspect(display: str) -> Iterator[None]:
+    """With no display, Inspect's console is silenced while the block runs.
+
+    Its status lines, and the hooks banner it prints as the first model is built (on
+    stdout, which ``serve`` keeps for the MCP protocol).
+    """
+    console = rich.get_console()
+    quiet, console.quiet = console.quiet, console.quiet or display == "none"
+    try:
+        yield
+    finally:
+        console.quiet = quiet
+
+
 def run_eval(
     task: str,
     task_args: Mapping[str, Any],
@@ -136,15 +152,19 @@ def run_eval(
     """
     settings = generate or options.generate_config
     replay = options.replay_calls
-    main = _model(model, settings(Role.AGENT), replay)
-    role_models = {role.value: _model(m, settings(role), replay) for role, m in roles.items()}
-    for built in (main, *role_models.values()):
-        register_secrets(model_secrets(built))
-    register_secrets(secrets_of_settings(dict(task_args)))
-    redact_log_records()
-    console = rich.get_console()  # Inspect's: with no display, its status lines are silenced
-    quiet, console.quiet = console.quiet, console.quiet or display == "none"
-    with hold_log_folder(log_dir) as held, tuned_gc(), lean_inspect(), spending_limit(budget):
+    with (
+        _quiet_inspect(display),
+        hold_log_folder(log_dir) as held,
+        tuned_gc(),
+        lean_inspect(),
+        spending_limit(budget),
+    ):
+        main = _model(model, settings(Role.AGENT), replay)
+        role_models = {role.value: _model(m, settings(role), replay) for role, m in roles.items()}
+        for built in (main, *role_models.values()):
+            register_secrets(model_secrets(built))
+        register_secrets(secrets_of_settings(dict(task_args)))
+        redact_log_records()
         for note in held.notes:
             logger.warning(note)
         try:
@@ -168,8 +188,6 @@ def run_eval(
             if problem is None:
                 raise
             raise problem from None
-        finally:
-            console.quiet = quiet
         locations = [log.location for log in logs]
         check_logs_written(locations, log_dir)
         interrupted = any(log.status == "cancelled" for log in logs)
