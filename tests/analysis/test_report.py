@@ -253,3 +253,12 @@ def test_report_files_hold_no_secret(tmp_path, rows, monkeypatch):
     assert any("Incorrect API key provided: [redacted]" in t for t in texts.values())
     leaks = [n for n, t in texts.items() if key in t or "url-password-9876" in t]
     assert leaks == []
+
+
+def test_the_page_says_which_trajectories_it_does_not_embed(tmp_path, rows, report):
+    (page,) = write_report(report, rows, ["html"], tmp_path, trajectories=2)[-1:]
+    html = page.read_text(encoding="utf-8")
+    missing = "this one is not among them"
+    assert html.count(missing) == len(rows) - 2
+    assert f"embeds the trajectories of 2 of the {len(rows)} samples" in html
+    assert html.count("<h4>Trajectory</h4>") == 2

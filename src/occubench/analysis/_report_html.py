@@ -140,5 +140,6 @@ def render_html(
             samples=[(i, row, setup_of(row), trajectories[i]) for i, row in enumerate(rows)],
             sample_index={row.sample_key: i for i, row in enumerate(rows)},
             page_size=SAMPLES_PER_PAGE,
+            embedded=sum(t.read for t in trajectories),
         )
     )

@@ -43,6 +43,10 @@ class Trajectory(BaseModel):
     explanation: str = Field(default="", description="The scorer's summary.")
     votes: list[dict[str, Any]] = Field(default_factory=list, description="Judge votes.")
     checks: list[dict[str, Any]] = Field(default_factory=list, description="Check results.")
+    read: bool = Field(
+        default=False,
+        description="Read from the log (False: a row the page does not embed, left empty).",
+    )
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:
@@ -68,6 +72,7 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
     grade = Grade.of(score.metadata, passed=score.value == CORRECT) if score is not None else None
     target = sample.target if isinstance(sample.target, str) else "\n".join(sample.target)
     return Trajectory(
+        read=True,
         turns=turns,
         rubric=_cut(target, limit)[0],
         answer=_cut(str(score.answer or ""), limit)[0] if score is not None else "",
