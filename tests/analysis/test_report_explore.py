@@ -53,7 +53,8 @@ def page_file(tmp_path_factory):
     samples = rows()
     report = build_report(samples, n_resamples=50)
     trajectories = [
-        Trajectory(turns=[Turn(role="assistant", text=PAYLOAD)], answer=PAYLOAD) for _ in samples
+        Trajectory(read=True, turns=[Turn(role="assistant", text=PAYLOAD)], answer=PAYLOAD)
+        for _ in samples
     ]
     path = tmp_path_factory.mktemp("explore") / "report.html"
     path.write_text(render_html(report, samples, trajectories, {}), encoding="utf-8")
