@@ -32,6 +32,24 @@ PUBLIC_SAMPLE_DIR = Path(
 )
 PUBLIC_SAMPLE_IDS = [11, 24, 26, 32, 46, 47, 51, 70, 119, 154]
 SCRIPTED_ROLES = {"simulator": "occubench/echo-simulator", "verifier": "occubench/scripted-judge"}
+SCRIPTED_MODEL_ARGS = [
+    "--agent-model",
+    "occubench/schema-agent",
+    "--simulator-model",
+    "occubench/echo-simulator",
+    "--verifier-model",
+    "occubench/scripted-judge",
+]
+"""``occubench run``'s options for the offline scripted models, in process."""
+HTTP_MODEL_ARGS = [
+    "--agent-model",
+    "openai-api/local/schema-agent",
+    "--simulator-model",
+    "openai-api/local/echo-simulator",
+    "--verifier-model",
+    "openai-api/local/scripted-judge",
+]
+"""The same models through the local OpenAI-compatible test server (``LOCAL_*`` env)."""
 
 __all__ = ["RELEASE_IDS"]
 

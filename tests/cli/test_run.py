@@ -3,6 +3,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from conftest import SCRIPTED_MODEL_ARGS
 from occubench.cli import _common, app
 from occubench.dataset import CONFIGS_DIR, TASKS_FILE
 
@@ -17,12 +18,7 @@ def wide_console():
 
 
 MODELS = [
-    "--agent-model",
-    "occubench/schema-agent",
-    "--simulator-model",
-    "occubench/echo-simulator",
-    "--verifier-model",
-    "occubench/scripted-judge",
+    *SCRIPTED_MODEL_ARGS,
     "--display",
     "none",
 ]

@@ -7,17 +7,8 @@ from collections.abc import Callable
 import pytest
 from typer.testing import CliRunner, Result
 
+from conftest import HTTP_MODEL_ARGS
 from occubench.cli import _common, app
-
-HTTP_MODELS = [
-    "--agent-model",
-    "openai-api/local/schema-agent",
-    "--simulator-model",
-    "openai-api/local/echo-simulator",
-    "--verifier-model",
-    "openai-api/local/scripted-judge",
-]
-"""The scripted models through the local OpenAI-compatible server (``LOCAL_*`` env)."""
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +21,7 @@ def wide_console(monkeypatch):
 @pytest.fixture
 def http_models() -> list[str]:
     """The model options of a run through the local server."""
-    return list(HTTP_MODELS)
+    return list(HTTP_MODEL_ARGS)
 
 
 @pytest.fixture
@@ -42,7 +33,7 @@ def occubench_run(release_dir, monkeypatch, tmp_path) -> Callable[..., Result]:
     """
     monkeypatch.chdir(tmp_path)
 
-    def invoke(*args: str, models: list[str] = HTTP_MODELS) -> Result:
+    def invoke(*args: str, models: list[str] = HTTP_MODEL_ARGS) -> Result:
         base = [
             "run",
             *models,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+from conftest import SCRIPTED_MODEL_ARGS
 from occubench.analysis import read_runs
 from occubench.cli._common import terminal_rows
 from occubench.dataset import SCENARIOS_FILE, TASKS_FILE
@@ -21,14 +22,6 @@ MARKUP = "[blink]Evil[/blink] [b]Corp"
 crash Inspect's own result display, which renders metric names, grouped by industry, as
 markup: an Inspect issue, outside occubench's summary.)"""
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-OFFLINE = [
-    "--agent-model",
-    "occubench/schema-agent",
-    "--simulator-model",
-    "occubench/echo-simulator",
-    "--verifier-model",
-    "occubench/scripted-judge",
-]
 
 
 def test_terminal_rows_neutralise_names(tmp_path):
@@ -58,7 +51,11 @@ def with_industry(dataset, name: str) -> None:
 def test_names_with_escapes_are_refused_cleanly(occubench_run, release_copy, tmp_path):
     with_industry(release_copy, ESCAPES)
     result = occubench_run(
-        "--dataset", str(release_copy), "--log-dir", str(tmp_path / "logs"), models=OFFLINE
+        "--dataset",
+        str(release_copy),
+        "--log-dir",
+        str(tmp_path / "logs"),
+        models=SCRIPTED_MODEL_ARGS,
     )
     assert result.exit_code == 2, result.output
     assert f"{SCENARIOS_FILE}:" in result.output and "control characters in a name" in result.output
@@ -74,7 +71,7 @@ def test_run_summary_shows_markup_in_names_as_written(occubench_run, release_cop
         "11,24",
         "--log-dir",
         str(tmp_path / "logs"),
-        models=OFFLINE,
+        models=SCRIPTED_MODEL_ARGS,
     )
     assert result.exit_code == 0, result.output
     assert not CONTROLS.search(result.output)

@@ -13,32 +13,18 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from conftest import RELEASE_IDS
+from conftest import HTTP_MODEL_ARGS, RELEASE_IDS, SCRIPTED_MODEL_ARGS
 from occubench.analysis import read_runs
 from occubench.defaults import DEFAULT_LOCK_FILE
 from occubench.scale import LogFolderBusy, hold_log_folder
 from occubench.scripted._openai_server import ScriptedOpenAIServer
 
 OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
-SCRIPTED = [
-    "--agent-model",
-    "occubench/schema-agent",
-    "--simulator-model",
-    "occubench/echo-simulator",
-    "--verifier-model",
-    "occubench/scripted-judge",
-]
-HTTP = [
-    "--agent-model",
-    "openai-api/local/schema-agent",
-    "--simulator-model",
-    "openai-api/local/echo-simulator",
-    "--verifier-model",
-    "openai-api/local/scripted-judge",
-]
 
 
-def command(release_dir: Path, log_dir: Path, *extra: str, models: list[str] = SCRIPTED) -> list:
+def command(
+    release_dir: Path, log_dir: Path, *extra: str, models: list[str] = SCRIPTED_MODEL_ARGS
+) -> list:
     return [
         OCCUBENCH, "run", *models, "--dataset", str(release_dir), "--display", "none",
         "--protocol", "occubench", "--log-dir", str(log_dir), *extra,
@@ -103,7 +89,7 @@ def test_two_identical_runs_at_once_one_runs_one_is_refused(release_dir, tmp_pat
     log_dir = tmp_path / "logs"
     with ScriptedOpenAIServer(latency=0.02) as server:
         env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "test-key"}
-        run = command(release_dir, log_dir, "--workers", "2", models=HTTP)
+        run = command(release_dir, log_dir, "--workers", "2", models=HTTP_MODEL_ARGS)
         procs = [
             subprocess.Popen(run, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
@@ -188,8 +174,8 @@ def test_a_read_only_folder_is_one_line_before_any_model_call(release_dir, tmp_p
     with ScriptedOpenAIServer() as server:
         env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "test-key"}
         for log_dir in (read_only, read_only / "new"):  # an existing folder, one to create
-            run = subprocess.run(command(release_dir, log_dir, "--workers", "1", models=HTTP),
-                                 cwd=tmp_path, env=env, text=True, capture_output=True)  # fmt: skip
+            args = command(release_dir, log_dir, "--workers", "1", models=HTTP_MODEL_ARGS)
+            run = subprocess.run(args, cwd=tmp_path, env=env, text=True, capture_output=True)
             assert run.returncode == 1, run.stdout + run.stderr
             line = flat(run.stderr)
             assert flat(f"Error: the log folder {log_dir}/") in line  # its run's folder in it
