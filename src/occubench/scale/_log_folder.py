@@ -34,6 +34,7 @@ import shutil
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -140,6 +141,11 @@ _held: dict[Path, _Held] = {}
 _held_lock = threading.Lock()
 
 
+_OWNER_WAITS = 40
+_OWNER_WAIT_SECONDS = 0.05
+"""How long a refused start waits for the holder to write who it is (2 s at most)."""
+
+
 def _read_owner(handle: IO[str]) -> LockOwner | None:
     handle.seek(0)
     try:
@@ -159,6 +165,11 @@ def _lock(folder: Path, notes: list[str]) -> _Held:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         owner = _read_owner(handle)
+        for _ in range(_OWNER_WAITS):  # the holder locks first, then writes its pid
+            if owner is not None:
+                break
+            time.sleep(_OWNER_WAIT_SECONDS)
+            owner = _read_owner(handle)
         handle.close()
         who = (
             f"pid {owner.pid} on {owner.host}, started {owner.started}: {owner.command}"
