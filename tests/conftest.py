@@ -64,10 +64,8 @@ def release_dir() -> Path:
 def public_sample() -> Path:
     """The public OccuBench sample; the test is skipped when it is absent."""
     if not (PUBLIC_SAMPLE_DIR / "eval_benchmark_solvable.jsonl").is_file():
-        pytest.skip(
-            f"public OccuBench sample not found at {PUBLIC_SAMPLE_DIR} "
-            "(set OCCUBENCH_SAMPLE to its folder)"
-        )
+        reason = f"public OccuBench sample not found at {PUBLIC_SAMPLE_DIR}"
+        pytest.skip(reason=f"{reason} (set OCCUBENCH_SAMPLE to its folder)")
     return PUBLIC_SAMPLE_DIR
 
 

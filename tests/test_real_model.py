@@ -67,7 +67,7 @@ def real_model_url(tmp_path_factory):
     """The model served on a free local port, one request at a time, one thread."""
     reason = missing()
     if reason:
-        pytest.skip(reason)
+        pytest.skip(f"the real model cannot run here: {reason}")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

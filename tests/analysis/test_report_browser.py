@@ -10,30 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from analysis.browser import CHROMIUM, needs_chromium
+from analysis.browser import FLAGS as BROWSER_FLAGS
 from conftest import SCRIPTED_ROLES, replay, run_task
 from occubench.analysis import build_report, read_runs, write_report
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-]
+FLAGS = [*BROWSER_FLAGS, "--host-resolver-rules=MAP * ~NOTFOUND"]
 PAYLOAD = (
     "Done. <script>document.title='PWNED'</script>"
     "<img src=x onerror=\"document.body.insertAdjacentHTML('beforeend','<p id=pwned>PWNED</p>')\">"
 )
 ESCAPED = "&lt;script&gt;document.title='PWNED'&lt;/script&gt;&lt;img src=x onerror="
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="Debian's chromium is not installed at /usr/bin/chromium"
-)
+pytestmark = needs_chromium
 
 
 def dump_dom(page: Path, workdir: Path) -> str:

@@ -153,7 +153,7 @@ def tmpfs(tmp_path):
     """Mount a small tmpfs: ``mount(size, read_only)`` -> its path; unmounted after."""
     reason = can_mount()
     if reason:
-        pytest.skip(reason)
+        pytest.skip(f"a small tmpfs cannot be mounted here: {reason}")
     mounted: list[Path] = []
 
     def mount(size: str, read_only: bool = False) -> Path:
