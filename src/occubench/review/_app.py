@@ -31,7 +31,7 @@ from occubench.analysis._reviews import (
     reviews_csv,
     reviews_json,
 )
-from occubench.review._store import ReviewError, ReviewStore
+from occubench.review._store import ReviewError, ReviewStore, SampleView
 
 REVIEWER_COOKIE = "occubench_reviewer"
 TOKEN_COOKIE = "occubench_token"
@@ -187,15 +187,26 @@ def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localho
             automatic_verdict=automatic_verdict,
         )
 
-    def sample_page(
-        request: Request, rank: int, status: int = 200, error: str | None = None
-    ) -> Response:
+    def reviewed(request: Request, rank: int) -> tuple[str, SampleView] | Response:
+        """The reviewer and the sample at ``rank`` of their queue, or the answer instead.
+
+        The sign-in page when no one is signed in, 404 past the queue's end.
+        """
         reviewer = reviewer_of(request)
         if not reviewer:
             return RedirectResponse("/", status_code=303)
         view = store.sample(reviewer, rank)
         if view is None:
             return page("missing.html.j2", 404, rank=rank)
+        return reviewer, view
+
+    def sample_page(
+        request: Request, rank: int, status: int = 200, error: str | None = None
+    ) -> Response:
+        found = reviewed(request, rank)
+        if isinstance(found, Response):
+            return found
+        reviewer, view = found
         return page(
             "sample.html.j2",
             status,
@@ -217,12 +228,10 @@ def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localho
 
     @app.post("/queue/{rank}")
     async def save(request: Request, rank: int) -> Response:
-        reviewer = reviewer_of(request)
-        if not reviewer:
-            return RedirectResponse("/", status_code=303)
-        view = store.sample(reviewer, rank)
-        if view is None:
-            return page("missing.html.j2", 404, rank=rank)
+        found = reviewed(request, rank)
+        if isinstance(found, Response):
+            return found
+        reviewer, view = found
         try:
             fields = await _form(request)
             checked(request, fields)
