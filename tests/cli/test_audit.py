@@ -3,16 +3,10 @@
 import pytest
 from typer.testing import CliRunner
 
-from occubench.cli import _common, app
+from occubench.cli import app
 from occubench.fidelity import AuditReport, FidelityMetric
 
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def wide_console():
-    for console in (_common.console, _common.err_console):
-        console.width = 220
 
 
 def test_audit_prints_the_table_and_writes_the_report(tmp_path):

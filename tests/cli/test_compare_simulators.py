@@ -4,18 +4,12 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import run_task
-from occubench.cli import _common, app
+from occubench.cli import app
 from occubench.dataset import reference_suite_dir
 from occubench.fidelity import SimulatorComparison
 
 runner = CliRunner()
 AGENTS = ["occubench/careful", "occubench/no-retry", "occubench/trusting"]
-
-
-@pytest.fixture(autouse=True)
-def wide_console():
-    for console in (_common.console, _common.err_console):
-        console.width = 220
 
 
 @pytest.fixture(scope="module")

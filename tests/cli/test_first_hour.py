@@ -16,12 +16,6 @@ runner = CliRunner()
 OFFLINE = ["--dataset", "reference", "--with-plan", "--display", "none", "--workers", "1"]
 
 
-@pytest.fixture(autouse=True)
-def wide_console(monkeypatch):
-    for console in (_common.console, _common.err_console):
-        monkeypatch.setattr(console, "width", 200)
-
-
 @pytest.mark.parametrize(
     ("models", "env", "line"),
     [

@@ -4,17 +4,10 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import SCRIPTED_ROLES, replay, run_task
-from occubench.cli import _common, app
+from occubench.cli import app
 
 runner = CliRunner()
 SCHEMA = "occubench/schema-agent"
-
-
-@pytest.fixture(autouse=True)
-def wide_console():
-    """Tables fit on one line each, so assertions can read rows."""
-    for console in (_common.console, _common.err_console):
-        console.width = 220
 
 
 @pytest.fixture(scope="module")

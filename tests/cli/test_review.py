@@ -15,17 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from occubench.analysis import Review, Verdict, read_runs, read_trajectories
-from occubench.cli import _common, app
+from occubench.cli import app
 from occubench.review import ReviewStore
 from review.review_logs import make_review_logs
 
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def wide_console():
-    for console in (_common.console, _common.err_console):
-        console.width = 220
 
 
 @pytest.fixture(scope="module")

@@ -1,20 +1,12 @@
 import json
 
-import pytest
 from typer.testing import CliRunner
 
 from conftest import SCRIPTED_MODEL_ARGS
-from occubench.cli import _common, app
+from occubench.cli import app
 from occubench.dataset import CONFIGS_DIR, TASKS_FILE
 
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def wide_console():
-    """Tables fit on one line each, so assertions can read rows."""
-    for console in (_common.console, _common.err_console):
-        console.width = 200
 
 
 MODELS = [

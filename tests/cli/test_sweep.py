@@ -1,22 +1,15 @@
 import json
 import shutil
 
-import pytest
 import yaml
 from inspect_ai.log import list_eval_logs, read_eval_log
 from typer.testing import CliRunner
 
 from conftest import RELEASE_DIR
-from occubench.cli import _common, app
+from occubench.cli import app
 from occubench.dataset import TASKS_FILE, reference_suite_dir
 
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def wide_console():
-    for console in (_common.console, _common.err_console):
-        console.width = 200
 
 
 def test_dry_run_prints_the_runs_and_their_count(monkeypatch):
