@@ -42,14 +42,15 @@ def folded(renderable: Any, console: Console | None = None) -> Any:
         for column in renderable.columns:
             column.overflow = "fold"
             column.no_wrap = False
-        for column in numeric:
-            column.min_width = max(column.min_width or 0, _widest(column))
+        floors = [column.min_width or 0 for column in numeric]  # the table's own
+        for column, floor in zip(numeric, floors, strict=True):
+            column.min_width = max(floor, _widest(column))
         if console is not None:
             unbounded = console.options.update(width=10**6)  # the measure is clamped to it
             wanted = Measurement.get(console, unbounded, renderable).minimum
             if wanted > console.width:
-                for column in numeric:
-                    column.min_width = _widest(column, words=True)
+                for column, floor in zip(numeric, floors, strict=True):
+                    column.min_width = max(floor, _widest(column, words=True))
     elif isinstance(renderable, Group):
         for part in renderable.renderables:
             folded(part, console)
