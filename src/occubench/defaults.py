@@ -168,6 +168,18 @@ DEFAULT_RELEASE_SHA256_ENV = "OCCUBENCH_RELEASE_SHA256"
 DEFAULT_FETCH_TIMEOUT = 60.0
 """Seconds without data before a download is abandoned."""
 
+DEFAULT_FETCH_MAX_DOWNLOAD_BYTES = 64 * 2**20
+"""Bytes the release's archive may have when downloaded (64 MiB; the pinned release's
+archive is 1.2 MB): a larger Content-Length is refused before reading, a download that
+goes past it is stopped."""
+
+DEFAULT_FETCH_MAX_UNPACKED_BYTES = 256 * 2**20
+"""Bytes the release archive's files may add up to (256 MiB; the pinned release unpacks
+to 6.6 MB): checked from the member headers before anything is written."""
+
+DEFAULT_FETCH_MAX_MEMBERS = 10_000
+"""Files and folders the release archive may hold (the pinned release holds 399)."""
+
 DEFAULT_DEMO_LOG_DIR = Path("logs") / "demo"
 """Folder of ``occubench demo``'s logs (kept, so that report and inspect view read them)."""
 

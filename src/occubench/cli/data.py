@@ -8,6 +8,7 @@ import typer
 
 from occubench.cli._common import console, err_console, exit_with
 from occubench.dataset import (
+    RELEASE_LIMITS,
     FetchError,
     fetch_release,
     release_dir,
@@ -24,7 +25,7 @@ app = typer.Typer(
 )
 
 
-@app.command(name="fetch")
+@app.command(name="fetch", epilog=RELEASE_LIMITS.describe())
 def fetch(
     to: Path | None = typer.Option(
         None, help="Folder to unpack the release into (default: the cache, see --dataset)."
@@ -35,7 +36,8 @@ def fetch(
     ),
     sha256: str | None = typer.Option(
         None,
-        help="SHA-256 of the archive at --url (checked instead of the pinned data digest).",
+        help="SHA-256 of the archive at --url (checked before it is unpacked, instead of "
+        "the pinned data digest).",
     ),
 ) -> None:
     """Download the public OccuBench release (pinned revision), check it, unpack it.

@@ -4,9 +4,11 @@ from occubench.dataset._errors import DatasetError, DatasetIssue
 from occubench.dataset._fetch import (
     PUBLIC_RELEASE,
     RELEASE_DATASET,
+    RELEASE_LIMITS,
     SOURCE_FILE,
     DownloadBar,
     FetchError,
+    FetchLimits,
     ReleaseSource,
     cache_root,
     configured_release,
@@ -60,9 +62,11 @@ from occubench.dataset._tool_schema import (
 __all__ = [
     "PUBLIC_RELEASE",
     "RELEASE_DATASET",
+    "RELEASE_LIMITS",
     "SOURCE_FILE",
     "DownloadBar",
     "FetchError",
+    "FetchLimits",
     "ReleaseSource",
     "cache_root",
     "cached_release",
