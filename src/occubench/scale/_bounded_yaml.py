@@ -133,8 +133,8 @@ def bounded_yaml(
         raise YamlBoundError(f"{where}, {e}") from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
-        line = f", line {mark.line + 1}" if mark is not None else ""
-        raise YamlBoundError(f"{where}{line}: not valid YAML: {e.problem or e.context}") from None
+        at = f", line {mark.line + 1}" if mark is not None else ""
+        raise YamlBoundError(f"{where}{at}: not valid YAML: {e.problem or e.context}") from None
     except yaml.reader.ReaderError as e:  # checked before parsing: a control character
         line = decoded.count("\n", 0, e.position) + 1
         problem = f"character #x{e.character:04x} is not allowed"
