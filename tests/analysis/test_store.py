@@ -140,6 +140,30 @@ def test_hostile_layouts_parse_right(sample):
     assert _store.without_events(json.dumps(sample, separators=(",", ":")).encode()) == expected
 
 
+NOT_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+"""What Python's json (and so Inspect's log) writes and orjson refuses."""
+
+
+@pytest.mark.parametrize("where", ["store", "events", "model_usage"])
+def test_what_inspect_writes_and_orjson_refuses_is_read(where):
+    sample = {
+        "id": 1,
+        "epoch": 1,
+        "scores": {},
+        "metadata": {},
+        "store": {"observation": {"ok": 1}},
+        "events": [{"event": "model"}],
+        "model_usage": {"m": {}},
+    }
+    sample[where] = [NOT_FINITE] if where == "events" else {"x": NOT_FINITE}
+    data = json.dumps(sample, separators=(",", ":")).encode()
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads(data)
+    expected = {k: v for k, v in sample.items() if k != "events"}
+    assert json.dumps(_store.without_events(data)) == json.dumps(expected)  # NaN != NaN
+    assert json.dumps(_store.log_json(data)) == json.dumps(sample)
+
+
 def test_the_second_read_comes_from_the_store(logs, tmp_path, monkeypatch):
     folder = copy_of(logs, tmp_path)
     first = read_runs([folder])

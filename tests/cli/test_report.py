@@ -1,10 +1,14 @@
 import json
+import shutil
+import zipfile
 
 import pytest
 from typer.testing import CliRunner
 
 from conftest import SCRIPTED_ROLES, replay, run_task
+from occubench.analysis._store import read_log_samples
 from occubench.cli import app
+from occubench.dataset import TASKS_FILE, reference_suite_dir
 
 runner = CliRunner()
 SCHEMA = "occubench/schema-agent"
@@ -127,3 +131,62 @@ def test_report_errors_are_clean(logs, tmp_path, args, message):
     result = runner.invoke(app, ["report", *args])
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
+
+
+def test_a_simulator_answering_nan_is_summarized_and_reported(tmp_path):
+    """A reply holding NaN, Infinity and -Infinity: Inspect logs them; every reader reads them.
+
+    The careful agent follows the task's plan, whose first call carries the values; the
+    echo simulator answers with them (``json.dumps`` writes ``NaN``).
+    """
+    data = tmp_path / "data"
+    shutil.copytree(reference_suite_dir(), data)
+    tasks = data / TASKS_FILE
+    records = [json.loads(line) for line in tasks.read_text().splitlines()]
+    task = records[0]
+    call = '{"patient_id": "P-2231"}'
+    assert call in task["solution_plan"]
+    odd = '{"patient_id": "P-2231", "reading": NaN, "high": Infinity, "low": -Infinity}'
+    task["solution_plan"] = task["solution_plan"].replace(call, odd)
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in records))
+    logs = tmp_path / "logs"
+    run = runner.invoke(
+        app,
+        [
+            "run",
+            "--agent-model",
+            "occubench/careful",
+            "--simulator-model",
+            "occubench/echo-simulator",
+            "--verifier-model",
+            "occubench/scripted-judge",
+            "--dataset",
+            str(data),
+            "--tasks",
+            str(task["task_id"]),
+            "--with-plan",
+            "--display",
+            "none",
+            "--log-dir",
+            str(logs),
+        ],
+    )
+    assert run.exit_code == 0, run.output
+    summary = [line for line in run.output.splitlines() if line.startswith("│ all ")]
+    assert summary and summary[0].split("│")[2].strip() == "1"  # one sample scored
+    (log,) = logs.rglob("*.eval")
+    with zipfile.ZipFile(log) as archive:
+        member = archive.read(f"samples/{task['task_id']}_epoch_1.json")
+    assert b'"reading": NaN' in member or b'"reading":NaN' in member  # as Inspect wrote it
+    for table in logs.rglob("*.rows.parquet"):
+        table.unlink()  # the report reads the log itself, not the run's cached rows
+    report = runner.invoke(app, ["report", str(logs), "--out", str(tmp_path / "report")])
+    assert report.exit_code == 0, report.output
+    assert "occubench/careful" in report.output
+    samples = (tmp_path / "report" / "samples.csv").read_text().splitlines()
+    assert len(samples) == 2 and str(task["task_id"]) in samples[1]
+    (document,) = read_log_samples(str(log), [(task["task_id"], 1)]).values()
+    steps = document["store"]["Episode:steps"]
+    observed = steps[0]["observation"]["arguments"]
+    assert observed["reading"] != observed["reading"]  # NaN
+    assert (observed["high"], observed["low"]) == (float("inf"), float("-inf"))

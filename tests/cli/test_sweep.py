@@ -99,3 +99,26 @@ def test_sweep_sets_explicit_state_and_a_fault_family(tmp_path):
     assert {f["family"] for f in sample.store["Episode:fault_log"]} == {"latency"}
     checks = sample.scores["occubench_scorer"].metadata["checks"]
     assert [c["passed"] for c in checks if c["check"]["kind"] == "state_equals"] == [True]
+
+
+def test_a_sweep_file_over_a_bound_is_one_line_and_exit_2(tmp_path):
+    bomb = tmp_path / "bomb.yaml"  # under 1 kB, 10**10 values once its aliases are expanded
+    levels = [f"  l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 10)]
+    bomb.write_text(
+        "name: bomb\nagents: [m/a]\nsimulators: [m/s]\nagent_args:\n"
+        "  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(levels)
+    )
+    huge = tmp_path / "huge.yaml"  # under 2 kB, 30,000,000 runs
+    axes = {"seed": 30, "fault_count": 10, "fault_duration": 10, "max_turns": 100, "votes": 100}
+    grid = {"env_mode": ["E3"], **{axis: list(range(1, n + 1)) for axis, n in axes.items()}}
+    huge.write_text(
+        yaml.safe_dump({"name": "huge", "agents": ["m/a"], "simulators": ["m/s"], "grid": grid})
+    )
+    for path, message in (
+        (bomb, f"Error: {bomb}, line 9 (agent_args.l4[0]): more than 20000 YAML values"),
+        (huge, "Error: Value error, grid: sweep huge is 30,000,000 runs (agents 1 x simulators"),
+    ):
+        result = runner.invoke(app, ["sweep", str(path), "--dry-run"])
+        assert result.exit_code == 2, result.output
+        assert isinstance(result.exception, SystemExit)  # a message, no traceback
+        assert " ".join(result.output.split()).startswith(message), result.output

@@ -7,7 +7,7 @@ import pytest
 from inspect_ai.log import resolve_sample_attachments
 
 from conftest import run_task
-from occubench.config import RELEASE_METADATA, PromptsError, ReleasePrompts
+from occubench.config import RELEASE_METADATA, PromptsError, ReleasePrompts, _release_prompts
 
 AGENT = '''
 import os
@@ -26,7 +26,9 @@ answer ```json
 '''
 FAULTS = '''
 FAULT_PROMPT_E1 = """RELEASE-E1 {num_faults} events of {fault_duration} calls"""
-FAULT_PROMPT_E2 = """RELEASE-E2 {num_faults} events of {fault_duration} calls"""
+FAULT_PROMPT_E2 = """
+RELEASE-E2 {num_faults} events of {fault_duration} calls
+""".strip()
 FAULT_PROMPT_E3 = """RELEASE-E3 {num_faults} events of {fault_duration} calls"""
 '''
 LWM = """
@@ -76,6 +78,8 @@ def test_the_constants_are_read_without_running_the_files(tmp_path):
         ({"fault_injection": 'FAULT_PROMPT_E1 = "{n}"\n'}, "FAULT_PROMPT_E1"),
         ({"lwm": "def simulate_tool_call():\n    return 1\n"}, "OUTPUT FORMAT"),
         ({"lwm": "def broken(:\n"}, "cannot be read as Python source"),
+        ({"lwm": "X = (1,\n"}, r"lwm\.py, line 2: cannot be read as Python source: EOF"),
+        ({"verifier": "VERIFIER_PROMPT = '{trajectory'\n"}, "VERIFIER_PROMPT is not a format"),
     ],
 )
 def test_a_missing_constant_or_other_placeholders_are_clear_errors(tmp_path, replace, message):
@@ -114,3 +118,69 @@ def test_a_paper_run_uses_the_release_wording_and_records_the_files(tmp_path):
     assert set(files) == {
         f"occubench/{n}.py" for n in ("agent", "verifier", "fault_injection", "lwm")
     }
+
+
+def test_a_format_width_or_any_other_spec_in_a_template_is_refused(tmp_path):
+    """A width fills gigabytes when the template is filled: every placeholder must be bare."""
+    for n, placeholder in enumerate(
+        (
+            "{task_scenario_name:>4000000000}",
+            "{task_scenario_name!r}",
+            "{task_scenario_name.__class__}",
+            "{task_scenario_name[0]}",
+            "{task_scenario_name:{current_time}}",
+        )
+    ):
+        agent = AGENT.replace("{task_scenario_name}", placeholder)
+        with pytest.raises(PromptsError) as raised:
+            ReleasePrompts.read(write_release(tmp_path / str(n), agent=agent))
+        assert str(raised.value) == (
+            f"{tmp_path / str(n)}/occubench/agent.py, line 4: EXECUTOR_SYSTEM_PROMPT has the "
+            f"placeholder {placeholder}; a placeholder is a bare name, as {{task_scenario_name}} "
+            "(no format spec, conversion, index or attribute)"
+        )
+    faults = FAULTS.replace("{fault_duration}", "{fault_duration:09999}", 1)
+    with pytest.raises(PromptsError, match=r"line 2: FAULT_PROMPT_E1 has the placeholder"):
+        ReleasePrompts.read(write_release(tmp_path / "faults", fault_injection=faults))
+
+
+def test_a_source_too_large_or_too_deep_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
+    operators = "X = " + "+".join(["1"] * 5_000) + "\n"  # a tree 5,000 deep: ast overflows
+    release = write_release(tmp_path / "ops", agent=AGENT + operators)
+    bound = _release_prompts.MAX_STATEMENT_TOKENS
+    with pytest.raises(PromptsError, match=f"agent.py, line 5: a statement of more than {bound}"):
+        ReleasePrompts.read(release)
+    monkeypatch.setattr(_release_prompts, "MAX_STATEMENT_TOKENS", 10**6)  # the backstop
+    with pytest.raises(PromptsError, match="agent.py: too deeply nested to be read"):
+        ReleasePrompts.read(release)
+    monkeypatch.setattr(_release_prompts, "MAX_SOURCE_BYTES", 1_000)
+    big = write_release(tmp_path / "big", lwm=LWM + "# padding\n" * 100)
+    with pytest.raises(PromptsError, match="lwm.py: larger than 1000 bytes"):
+        ReleasePrompts.read(big)
+
+
+def test_occubench_run_refuses_a_hostile_clone_in_one_line(tmp_path, monkeypatch):
+    """The attacks end to end: exit 2 and one message naming file, line and constant."""
+    from typer.testing import CliRunner
+
+    from conftest import RELEASE_DIR, SCRIPTED_MODEL_ARGS
+    from occubench.cli import _common, app
+
+    monkeypatch.setattr(_common.err_console, "width", 1000)  # the message on one line
+
+    width = write_release(
+        tmp_path / "width",
+        agent=AGENT.replace("{task_scenario_name}", "{task_scenario_name:>4000000000}"),
+    )
+    deep = write_release(tmp_path / "deep", agent=AGENT + "X = " + "+".join(["1"] * 5_000) + "\n")
+    for clone, message in (
+        (width, f"{width}/occubench/agent.py, line 4: EXECUTOR_SYSTEM_PROMPT has the placeholder"),
+        (deep, f"{deep}/occubench/agent.py, line 5: a statement of more than 1000 tokens"),
+    ):
+        args = ["run", *SCRIPTED_MODEL_ARGS, "--dataset", str(RELEASE_DIR), "--protocol", "paper"]
+        args += ["--prompts-from", str(clone), "--log-dir", str(tmp_path / "logs")]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, result.output
+        [line] = result.output.splitlines()
+        assert line.startswith(f"Error: {message}"), line
+        assert not (tmp_path / "logs").exists()  # refused before anything ran

@@ -7,6 +7,10 @@ from pydantic import ValidationError
 from conftest import RELEASE_DIR, RELEASE_IDS
 from occubench.roles import Role
 from occubench.scale import (
+    MAX_SWEEP_BYTES,
+    MAX_SWEEP_DEPTH,
+    MAX_SWEEP_RUNS,
+    MAX_SWEEP_VALUES,
     expand_sweep,
     load_sweep,
     load_sweeps,
@@ -165,3 +169,80 @@ def test_shipped_paper_sweeps_follow_the_paper_protocol_at_high_effort():
             assert efforts == {"none", "low", "medium", "high", "xhigh"}
         else:
             assert efforts == {"high"}
+
+
+LAUGHS = """\
+name: laughs
+agents: [m/a]
+simulators: [m/s]
+agent_args:
+  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]
+"""
+"""Alias expansion: each level repeats the one before ten times (ten levels: 10**10 values)."""
+
+
+def laughs(levels):
+    lines = [LAUGHS]
+    for i in range(1, levels):
+        lines.append(f"  l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]\n")
+    return "".join(lines)
+
+
+def test_alias_expansion_is_counted_before_any_object_is_built(tmp_path):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(laughs(10))
+    assert bomb.stat().st_size < 2_000
+    with pytest.raises(ValueError, match=r"bomb\.yaml, line 9 \(agent_args\.l4\[\d+\]\): more"):
+        load_sweep(bomb)
+    with pytest.raises(ValueError, match=f"more than {MAX_SWEEP_VALUES} YAML values"):
+        load_sweep(bomb)
+    # anchors within the bound are fine: a sweep may repeat a block by alias
+    fine = tmp_path / "fine.yaml"
+    fine.write_text(laughs(3))
+    assert len(load_sweep(fine).agent_args["l2"]) == 10
+    shared = tmp_path / "shared.yaml"
+    shared.write_text(
+        "name: shared\nagents:\n  - {model: m/a, generate: &g {temperature: 0}}\n"
+        "  - {model: m/b, generate: *g}\nsimulators: [m/s]\n"
+    )
+    assert [a.generate for a in load_sweep(shared).agents] == [{"temperature": 0}] * 2
+
+
+def test_a_cycle_a_deep_nesting_or_a_large_file_is_refused(tmp_path):
+    cycle = tmp_path / "cycle.yaml"
+    cycle.write_text("name: c\nagents: [m/a]\nsimulators: [m/s]\nagent_args: {k: &a [1, *a]}\n")
+    with pytest.raises(ValueError, match=r"line 4 \(agent_args\.k\[1\]\): alias \*a refers"):
+        load_sweep(cycle)
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("name: d\nagents: " + "[" * 100_000)  # deeper than Python's stack
+    with pytest.raises(ValueError, match=f"line 2 .*nested deeper than {MAX_SWEEP_DEPTH} levels"):
+        load_sweep(deep)
+    keys = tmp_path / "keys.yaml"  # mappings as keys nest too
+    keys.write_text("name: k\nagents: " + "{" * 50 + "a: 1" + "}" * 50 + "\n")
+    with pytest.raises(ValueError, match="nested deeper"):
+        load_sweep(keys)
+    big = tmp_path / "big.yaml"
+    big.write_text(yaml.safe_dump(GRID) + "#" * MAX_SWEEP_BYTES)
+    with pytest.raises(ValueError, match=f"big.yaml: larger than {MAX_SWEEP_BYTES} bytes"):
+        load_sweep(big)
+    control = tmp_path / "control.yaml"
+    control.write_text("name: x\ndescription: a\x00b\n")
+    with pytest.raises(
+        ValueError, match=r"control\.yaml, line 2: not valid YAML: character #x0000"
+    ):
+        load_sweep(control)
+
+
+def test_the_grid_is_sized_before_it_is_expanded(tmp_path):
+    axes = {"seed": 30, "fault_count": 10, "fault_duration": 10, "max_turns": 100, "votes": 100}
+    grid = {axis: list(range(1, n + 1)) for axis, n in axes.items()}
+    huge = write(tmp_path, {**GRID, "grid": {"env_mode": ["E3"], **grid}})
+    with pytest.raises(ValidationError, match=r"sweep grid is 120,000,000 runs \(agents 2 x "):
+        load_sweep(huge)  # 2 agents x 2 verifiers x 30,000,000 points; expanding them is GBs
+    with pytest.raises(ValidationError, match=f"at most {MAX_SWEEP_RUNS:,} runs"):
+        load_sweep(huge)
+    at_bound = {"seed": list(range(25)), "max_turns": list(range(1, 101))}
+    sweep = load_sweep(write(tmp_path, {**GRID, "grid": {"env_mode": ["E3"], **at_bound}}))
+    assert len(sweep.configs()) * 4 == MAX_SWEEP_RUNS
+    with pytest.raises(ValidationError, match="is 20,000 runs"):  # more agents: over again
+        override(sweep, agents=["m/a", "m/b"])  # x 2 generate variants

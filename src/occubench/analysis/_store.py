@@ -25,11 +25,18 @@ logs reads only the tables.
 
 Trajectories for the HTML drill-down are read from the logs only for the samples the
 page shows (``read_log_samples``: those members of the zip, nothing else).
+
+A sample's JSON is parsed with orjson; a document orjson refuses is parsed again with
+Python's ``json`` (``log_json``). Inspect writes a float that is not a number as
+``NaN``, ``Infinity`` or ``-Infinity``, as Python's ``json`` does (a simulator may answer
+with one), and orjson refuses those (and a number beyond a double, ``1e400``): every
+log Inspect writes is read, and only such a sample pays the slower parser.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import zipfile
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -226,6 +233,18 @@ def sample_member(sample_id: int | str, epoch: int) -> str:
     return f"samples/{sample_id}_epoch_{epoch}.json"
 
 
+def log_json(data: bytes) -> Any:
+    """A JSON document of a log: orjson, or Python's ``json`` for what orjson refuses.
+
+    Raises:
+        json.JSONDecodeError: neither reads it (orjson's error is a subclass).
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)  # NaN, Infinity, -Infinity: module doc
+
+
 EVENTS_KEY = b',"events":['
 AFTER_EVENTS_KEY = b',"model_usage":'
 ROW_KEYS = ("id", "epoch", "scores", "metadata", "store", "model_usage")
@@ -246,12 +265,12 @@ def without_events(data: bytes) -> dict[str, Any]:
     start = data.find(EVENTS_KEY)
     if start > 0:
         try:
-            head = orjson.loads(data[:start] + b"}")
-        except orjson.JSONDecodeError:
+            head = log_json(data[:start] + b"}")
+        except json.JSONDecodeError:
             head = None
         at = start
         while head is not None and (at := data.find(AFTER_EVENTS_KEY, at + 1)) > 0:
-            try:
+            try:  # orjson only: a tail it refuses is read with the whole document
                 tail = orjson.loads(b"{" + data[at + 1 :])
             except orjson.JSONDecodeError:
                 continue
@@ -260,7 +279,7 @@ def without_events(data: bytes) -> dict[str, Any]:
                 if all(key in document for key in ROW_KEYS):
                     return document
             break
-    document = orjson.loads(data)
+    document = log_json(data)
     document.pop("events", None)
     return dict(document)
 
@@ -274,7 +293,7 @@ def eval_sample_documents(
     written twice (a sample replaced) is read once, as last written. Without
     ``events``, each sample is parsed without them (``without_events``).
     """
-    parse = orjson.loads if events else without_events
+    parse = log_json if events else without_events
     with zipfile.ZipFile(path) as archive:
         names = dict.fromkeys(archive.namelist())
         for name in names:

@@ -1,5 +1,6 @@
 """Running: the one runner, runs split into shards (processes or Ray tasks), sweeps."""
 
+from occubench.scale._bounded_yaml import YamlBoundError, bounded_yaml
 from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
 from occubench.scale._execute import absolute_location, check_executor, execute
 from occubench.scale._interrupt import (
@@ -32,6 +33,10 @@ from occubench.scale._shards import (
 )
 from occubench.scale._spec import Executor, RunSpec, ShardResult, ShardSpec, slug
 from occubench.scale._sweep import (
+    MAX_SWEEP_BYTES,
+    MAX_SWEEP_DEPTH,
+    MAX_SWEEP_RUNS,
+    MAX_SWEEP_VALUES,
     PLACEHOLDER,
     AgentChoice,
     ModelChoice,
@@ -51,6 +56,10 @@ __all__ = [
     "DEMO_SWEEP",
     "BENCHMARK_TASK",
     "EvalOutcome",
+    "MAX_SWEEP_BYTES",
+    "MAX_SWEEP_DEPTH",
+    "MAX_SWEEP_RUNS",
+    "MAX_SWEEP_VALUES",
     "PLACEHOLDER",
     "AgentChoice",
     "Executor",
@@ -69,7 +78,9 @@ __all__ = [
     "ShardSpec",
     "ShardState",
     "Sweep",
+    "YamlBoundError",
     "absolute_location",
+    "bounded_yaml",
     "check_executor",
     "demo_sweep",
     "execute",

@@ -12,6 +12,12 @@ Each run's configuration is normalized (``RunConfig.normalized``): an E0 run wit
 fault families is one run per (agent, simulator, verifier) with the default fault
 settings recorded, whatever the fault axes say.
 
+A sweep file is input like any other: it is read within bounds (``MAX_SWEEP_BYTES``,
+``MAX_SWEEP_VALUES`` with aliases counted at their expanded size, ``MAX_SWEEP_DEPTH``;
+``scale._bounded_yaml``) before any object is built, and its size in runs (agents x
+simulators x verifiers x the length of each grid axis) is computed before the grid is
+expanded, and refused above ``MAX_SWEEP_RUNS``.
+
 Shipped sweeps (``src/occubench/sweeps/*.yaml``) reproduce the paper's experiments;
 their model names start with ``placeholder/``: replace them with ``--agents`` /
 ``--simulators`` (see ``override``) or by editing a copy.
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import os
 from collections.abc import Sequence
 from importlib.resources import files
@@ -28,7 +35,6 @@ from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from occubench.config import EvalOptions, RunConfig, checked_generate
@@ -36,6 +42,7 @@ from occubench.dataset import REFERENCE_DATASET
 from occubench.defaults import DEFAULT_DATASET_ENV, DEFAULT_RAY_NUM_CPUS, DEFAULT_SWEEP_LOG_DIR
 from occubench.redaction import redact, redact_settings
 from occubench.roles import Role
+from occubench.scale._bounded_yaml import bounded_yaml
 from occubench.scale._execute import absolute_location
 from occubench.scale._shards import plan_shards
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec, slug
@@ -48,6 +55,15 @@ PLACEHOLDER = "placeholder/"
 
 SWEEPS_DIR = "sweeps"
 """Folder of the shipped sweep files inside the occubench package."""
+
+MAX_SWEEP_BYTES = 256 * 1024
+"""Largest sweep file (the shipped ones are under 2 kB)."""
+MAX_SWEEP_VALUES = 20_000
+"""Most YAML values in a sweep file, an alias counting as the values it repeats."""
+MAX_SWEEP_DEPTH = 32
+"""Deepest nesting of lists and mappings in a sweep file."""
+MAX_SWEEP_RUNS = 10_000
+"""Most runs in one sweep (the paper's six sweeps hold 245 together)."""
 
 
 class ModelChoice(BaseModel):
@@ -160,6 +176,7 @@ class Sweep(RunConfig):
 
     @model_validator(mode="after")
     def _valid(self) -> Sweep:
+        self._bounded()
         unknown = sorted(set(self.grid) - set(RunConfig.model_fields))
         if unknown:
             raise ValueError(
@@ -169,7 +186,7 @@ class Sweep(RunConfig):
         empty = sorted(axis for axis, values in self.grid.items() if not values)
         if empty:
             raise ValueError(f"grid axes need at least one value: {', '.join(empty)}")
-        self.configs()  # every point of the grid is a valid configuration, now
+        self.configs()  # every point of the grid is a valid configuration, now (bounded)
         if self.options.budget is not None:
             raise ValueError(
                 "options.budget: a sweep has no price table; give --budget and --prices to "
@@ -187,6 +204,23 @@ class Sweep(RunConfig):
                     "(give agents of one model a label or different generate options)"
                 )
         return self
+
+    def _bounded(self) -> None:
+        """Refuse a grid of more than ``MAX_SWEEP_RUNS`` runs, counted before it is expanded."""
+        sizes = [len(self.agents), len(self.simulators), len(self.verifiers)]
+        axes = [len(values) for values in self.grid.values()]
+        runs = math.prod(sizes + axes)
+        if runs > MAX_SWEEP_RUNS:
+            shown = " x ".join(
+                f"{name} {n}"
+                for name, n in zip(
+                    ["agents", "simulators", "verifiers", *self.grid], sizes + axes, strict=True
+                )
+            )
+            raise ValueError(
+                f"grid: sweep {self.name} is {runs:,} runs ({shown}); a sweep holds at most "
+                f"{MAX_SWEEP_RUNS:,} runs: split it into several sweep files"
+            )
 
     def base(self) -> RunConfig:
         """The configuration every run starts from (the file's top-level fields)."""
@@ -209,25 +243,32 @@ def shipped_sweeps() -> list[str]:
 def load_sweep(name_or_path: str | Path) -> Sweep:
     """A sweep from a YAML file, or a shipped one by name (``paper-robustness``).
 
+    The file is read within bounds (module doc).
+
     Raises:
         FileNotFoundError: when it is neither a file nor a shipped name.
-        ValueError: when the file is not YAML; ``ValidationError`` when it is not a sweep.
+        ValueError: when the file is over a bound or not YAML (``YamlBoundError``: file,
+            line, field); ``ValidationError`` when it is not a sweep.
 
     """
     path = Path(name_or_path)
+    source: Path | bytes
     if path.is_file():
-        text, where = path.read_text(), str(path)
+        source, where = path, str(path)
     elif str(name_or_path) in shipped_sweeps():
         resource = files("occubench") / SWEEPS_DIR / f"{name_or_path}.yaml"
-        text, where = resource.read_text(), f"shipped sweep {name_or_path}"
+        source, where = resource.read_bytes(), f"shipped sweep {name_or_path}"
     else:
         raise FileNotFoundError(
             f"no sweep file {name_or_path}; shipped sweeps: " + ", ".join(shipped_sweeps())
         )
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f"{where}: not valid YAML: {e}") from None
+    data = bounded_yaml(
+        source,
+        where,
+        max_bytes=MAX_SWEEP_BYTES,
+        max_nodes=MAX_SWEEP_VALUES,
+        max_depth=MAX_SWEEP_DEPTH,
+    )
     return Sweep.model_validate(data)
 
 
