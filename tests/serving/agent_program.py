@@ -20,6 +20,12 @@ import os
 import sys
 import time
 
+if __name__ == "__main__" and sys.argv[1:2] == ["hang"]:  # before the heavy imports below
+    if len(sys.argv) > 3:
+        with open(sys.argv[3], "w") as out:
+            out.write(str(os.getpid()))
+    time.sleep(3600)
+
 import anyio
 import httpx
 import httpx2
@@ -126,11 +132,6 @@ def intrude(url: str, task_text: str) -> dict:
 
 
 async def main(mode: str, policy: str) -> None:
-    if mode == "hang":
-        if len(sys.argv) > 3:
-            with open(sys.argv[3], "w") as out:
-                out.write(str(os.getpid()))
-        time.sleep(3600)
     if mode == "crash":
         print("the agent program crashed on purpose", file=sys.stderr)
         sys.exit(3)
