@@ -232,6 +232,33 @@ DEFAULT_AGENT_EXIT_GRACE = 5.0
 
 DEFAULT_SERVE_PORT = 8765
 """Port of ``occubench serve --transport http`` on 127.0.0.1 (0: any free port)."""
+
+DEFAULT_SERVE_TOKEN_ENV = "OCCUBENCH_SERVE_TOKEN"
+"""Environment variable holding the token ``occubench serve --transport http`` requires
+(unset: a new one is made and printed at start)."""
+
+DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""Host names a local web server (``occubench serve`` over HTTP, ``occubench review``)
+answers to: the loopback ones; one bound to another address adds that address."""
+
+DEFAULT_MAX_JSON_DEPTH = 100
+"""Deepest JSON nesting accepted in any input (a dataset file, a tool call's arguments):
+real data nests a few levels; Python's and pydantic's parsers give up at a few hundred,
+so deeper input is refused with its own message instead."""
+
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 2**20
+"""Bytes of one MCP message a served environment reads (a line on stdio, a request body
+over HTTP; 4 MiB, the MCP SDK's own HTTP bound): a real tool call is a few KB. A longer
+one is answered with a JSON-RPC error and skipped, never held whole."""
+
+DEFAULT_MAX_MESSAGE_DEPTH = DEFAULT_MAX_JSON_DEPTH + 2
+"""Deepest nesting of one MCP message: a tool call's arguments as deep as
+``DEFAULT_MAX_JSON_DEPTH`` inside the JSON-RPC envelope (the message, its params).
+Deeper is answered with a JSON-RPC error before it is parsed."""
+
+DEFAULT_MAX_BRIDGE_BYTES = 64 * 2**20
+"""Bytes of one request to an agent program's OpenAI-compatible endpoint (64 MiB: a
+whole conversation of a long-context model, several times over)."""
 DEFAULT_SIM_CHECK_MIN_SCHEMA = 0.5
 """Online simulator checks: an observation sharing less than this share (Jaccard index) of
 its key paths with the tool's ``example_output`` fails the schema check."""

@@ -226,6 +226,7 @@ def serve(
     unsubmitted: str = Unsubmitted.GRADE.value,
     session_limit: float | None = None,
     linger: float = DEFAULT_LINGER,
+    allowed_hosts: list[str] | None = None,
     **config: Any,
 ) -> Task:
     """One task's environment as an MCP server, for one session (``occubench serve``).
@@ -235,7 +236,9 @@ def serve(
     HTTP on ``host:port``), ends at the submission, when the client leaves, after
     ``session_limit`` seconds or on SIGINT/SIGTERM, and is graded and logged as a sample
     (``unsubmitted``: ``grade`` a session without a submission on what it did, or
-    record it as an ``error``).
+    record it as an ``error``). Over HTTP a client must send the token (``$OCCUBENCH_SERVE_TOKEN``
+    or the one printed at start) and address one of the loopback names, ``host`` or
+    ``allowed_hosts``.
     """
     run = RunConfig.model_validate(config)
     served = benchmark_task(
@@ -248,6 +251,7 @@ def serve(
             unsubmitted=Unsubmitted(unsubmitted),
             session_limit=session_limit,
             linger=linger,
+            allowed_hosts=allowed_hosts or (),
         ),
     )
     if len(served.dataset) != 1:

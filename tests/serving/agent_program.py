@@ -1,12 +1,16 @@
 """A small agent program for the tests: the MCP client SDK driving a scripted policy.
 
-    python agent_program.py MODE [POLICY] [PID_FILE]
+    python agent_program.py MODE [POLICY] [PID_FILE | TOKEN REPORT_FILE]
 
 MODE: ``submit`` (answer with the submit tool), ``stdout`` (print the answer as the last
 line and exit), ``bridge`` (an LLM tool loop whose model is asked through the
 OpenAI-compatible endpoint occubench offers), ``hang`` (never finishes), ``crash`` (exits
-with an error before answering). POLICY is a scripted reference agent (default careful)
-deciding each call from the conversation so far, exactly as it does as a built-in agent.
+with an error before answering), ``intruder`` (first acts as another local process that
+knows the port but not the token, and writes what it got to REPORT_FILE; then works
+the task with TOKEN, given by the ``{token}`` placeholder). POLICY is a scripted
+reference agent (default careful) deciding each call from the conversation so far,
+exactly as it does as a built-in agent. The MCP endpoint is reached with the token of
+``OCCUBENCH_MCP_TOKEN``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,15 @@ import os
 import sys
 import time
 
+if __name__ == "__main__" and sys.argv[1:2] == ["hang"]:  # before the heavy imports below
+    if len(sys.argv) > 3:
+        with open(sys.argv[3], "w") as out:
+            out.write(str(os.getpid()))
+    time.sleep(3600)
+
 import anyio
+import httpx
+import httpx2
 from inspect_ai.model import ChatMessage, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolCallError
 from mcp import ClientSession
@@ -85,16 +97,61 @@ async def bridged(session: ClientSession, prompt: str) -> None:
     await session.call_tool(submit, {"answer": message.content or ""})
 
 
+def intrude(url: str, task_text: str) -> dict:
+    """What a process without the token gets from the endpoint (statuses, any task text)."""
+    accept = {"Accept": "application/json, text/event-stream"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "intruder", "version": "1"},
+        },
+    }
+    submit = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": os.environ["OCCUBENCH_SUBMIT_TOOL"], "arguments": {"answer": "x"}},
+    }
+    attempts = {
+        "initialize": ("POST", initialize, {}),
+        "submit": ("POST", submit, {}),
+        "wrong token": ("POST", initialize, {"Authorization": "Bearer " + "x" * 43}),
+        "stream": ("GET", None, {}),
+    }
+    seen: dict = {"statuses": {}, "leaked": False}
+    with httpx.Client(timeout=60) as client:
+        for name, (method, body, headers) in attempts.items():
+            reply = client.request(method, url, json=body, headers={**accept, **headers})
+            seen["statuses"][name] = reply.status_code
+            seen["leaked"] |= task_text[:40] in reply.text or "tools" in reply.text
+    return seen
+
+
 async def main(mode: str, policy: str) -> None:
-    if mode == "hang":
-        if len(sys.argv) > 3:
-            with open(sys.argv[3], "w") as out:
-                out.write(str(os.getpid()))
-        time.sleep(3600)
     if mode == "crash":
         print("the agent program crashed on purpose", file=sys.stderr)
         sys.exit(3)
-    async with streamable_http_client(os.environ["OCCUBENCH_MCP_URL"]) as (read, write):
+    token = os.environ["OCCUBENCH_MCP_TOKEN"]
+    if mode == "intruder":
+        seen = intrude(os.environ["OCCUBENCH_MCP_URL"], os.environ["OCCUBENCH_INSTRUCTION"])
+        seen["placeholder is the token"] = sys.argv[3] == token
+        seen["token"] = token
+        with open(sys.argv[4], "w") as out:
+            json.dump(seen, out)
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=300)
+    )
+    async with (
+        http,
+        streamable_http_client(os.environ["OCCUBENCH_MCP_URL"], http_client=http) as (
+            read,
+            write,
+        ),
+    ):
         async with ClientSession(read, write) as session:
             await session.initialize()
             prompt = (await session.get_prompt("task")).messages[0].content.text

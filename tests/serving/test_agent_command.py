@@ -3,13 +3,16 @@
 The program (``agent_program.py`` beside this file) uses the MCP client SDK and a
 scripted reference policy; run over the ten reference tasks its verdicts and fault logs
 equal those of the same policy run as a built-in agent. A program that hangs is stopped
-at the limit and one that crashes is an error, never a failure.
+at the limit and one that crashes is an error, never a failure. The sample's endpoint
+answers only its token: another local process that finds the port gets 401.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -139,6 +142,30 @@ def test_last_stdout_line_is_the_answer(tmp_path):
     sample = read_eval_log(row.log).samples[0]
     assert sample.store["ServedSession:answer_source"] == "stdout"
     assert sample.scores["occubench_scorer"].answer.startswith("Station N4-S2")  # not "working..."
+
+
+def test_the_endpoint_answers_only_the_holder_of_the_sample_token(tmp_path):
+    """A process with the port but not the token reads nothing and cannot submit."""
+    report = tmp_path / "intruder.json"
+    program = command("intruder", "careful", "{token}", str(report))
+    args = run_args(tmp_path / "logs", "--tasks", "1002", "--agent-command", program)
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    seen = json.loads(report.read_text())
+    assert seen["statuses"] == {"initialize": 401, "submit": 401, "wrong token": 401, "stream": 401}
+    assert seen["leaked"] is False
+    assert seen["placeholder is the token"] is True
+    # the program, with the token, worked the task and its submission is the answer
+    row = by_task(tmp_path / "logs")[1002]
+    assert row.error is None and row.passed is True and row.stop_reason == "answered"
+    sample = read_eval_log(row.log).samples[0]
+    assert sample.store["ServedSession:answer_source"] == "submitted"
+    assert "{token}" in row.agent_model  # the command as written, not as filled
+    # the token reached no log: the recorded command line shows it redacted
+    assert "[redacted]" in sample.store["ServedSession:program"]["argv"]
+    with zipfile.ZipFile(row.log) as archive:
+        for member in archive.namelist():
+            assert seen["token"].encode() not in archive.read(member), member
 
 
 def test_a_hanging_program_is_stopped_at_the_limit_and_is_an_error(tmp_path):

@@ -7,6 +7,7 @@ interrupted.
 
 from __future__ import annotations
 
+import ipaddress
 import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from rich.table import Column, Table
 
 from occubench.analysis import SampleRow, terminal_text
 from occubench.dataset import DatasetError, resolve_dataset_dir
+from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.scale import Interruption, LogFolderError, preflight
@@ -133,6 +135,26 @@ def terminal_rows(rows: Sequence[SampleRow]) -> list[SampleRow]:
     stray ``[/]`` would even crash the table). Both are neutralised by ``terminal_text``.
     """
     return [r.model_copy(update={n: terminal_text(getattr(r, n)) for n in _NAMES}) for r in rows]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address reaches this machine only (``localhost``, 127.0.0.0/8, ::1)."""
+    if host.strip("[]").lower() in DEFAULT_ALLOWED_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def warn_if_exposed(host: str, consequence: str) -> None:
+    """Warn (stderr) that a server bound to ``host`` can be reached from other machines.
+
+    Nothing when ``host`` is a loopback address; ``consequence`` says what anyone who
+    reaches it can do.
+    """
+    if not is_loopback(host):
+        err_console.print(f"Warning: serving on {host}: {consequence}", markup=False)
 
 
 def dataset_dir(value: str | Path | None) -> Path:

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from occubench.cli._common import console, err_console, user_errors
+from occubench.cli._common import console, user_errors, warn_if_exposed
+from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
@@ -60,16 +60,12 @@ def review(
 
     from occubench.review import create_app
 
-    if host not in LOOPBACK:
-        err_console.print(
-            f"Warning: serving on {host}: anyone who reaches it can review as anyone.",
-            markup=False,
-        )
+    warn_if_exposed(host, "anyone who reaches it can review as anyone.")
     console.print(
         f"{store.sample_count()} sample(s) in {db} ({added} new). "
         f"Open http://{host}:{port}/ (Ctrl-C stops).",
         markup=False,
         highlight=False,
     )
-    app = create_app(store, hosts=sorted({host, *LOOPBACK}))
+    app = create_app(store, hosts=sorted({host, *DEFAULT_ALLOWED_HOSTS}))
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -4,6 +4,10 @@ The session runs as the ``occubench/serve`` task through the runner (one sample,
 retries: a client's session cannot be replayed) and writes an ordinary ``.eval`` log
 in a folder of its own under ``--log-dir``. Everything this command prints goes to
 stderr: over stdio, stdout carries the protocol alone.
+
+Over HTTP the client must send a token (``Authorization: Bearer <token>``): the one in
+``$OCCUBENCH_SERVE_TOKEN``, else a new one printed at start. It is not an option, whose
+value every local user can read from the process list.
 """
 
 from __future__ import annotations
@@ -13,7 +17,13 @@ import datetime as dt
 import typer
 
 from occubench.analysis import read_runs, summary_tables
-from occubench.cli._common import err_console, exit_with, terminal_rows, user_errors
+from occubench.cli._common import (
+    err_console,
+    exit_with,
+    terminal_rows,
+    user_errors,
+    warn_if_exposed,
+)
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
 from occubench.defaults import (
     DEFAULT_DATE,
@@ -30,7 +40,7 @@ from occubench.defaults import (
 from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.scale import absolute_location, run_eval
-from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted
+from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, serve_token
 
 SERVE_TASK = "occubench/serve"
 """Registry name of the serving task (``occubench.task.serve``)."""
@@ -56,6 +66,11 @@ def serve(
     ),
     host: str = typer.Option("127.0.0.1", help="HTTP address (this machine only by default)."),
     port: int = typer.Option(DEFAULT_SERVE_PORT, help="HTTP port (0: any free port)."),
+    allowed_host: list[str] = typer.Option(  # noqa: B008 - typer's list option
+        [],
+        help="A host name HTTP clients may address the server by, besides the loopback "
+        "names and --host (repeatable; other Host and Origin headers are refused).",
+    ),
     submit_tool: str = typer.Option(
         DEFAULT_SUBMIT_TOOL, help="Name of the tool that submits the final answer."
     ),
@@ -108,9 +123,13 @@ def serve(
 
     Tools are the environment's, plus the submit tool; the task is the MCP prompt
     'task' (also printed at start, to stderr). Faults, the simulator and the grading are
-    those of `occubench run`.
+    those of `occubench run`. Over HTTP every request must carry
+    'Authorization: Bearer TOKEN': set TOKEN in $OCCUBENCH_SERVE_TOKEN, or use the one
+    printed at start.
     """
     with user_errors():
+        if transport is Transport.HTTP:
+            serve_token()  # a bad one is refused before anything starts
         config = RunConfig.model_validate(
             {
                 "dataset": dataset,
@@ -136,6 +155,12 @@ def serve(
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
         if not config.load_tasks().tasks:
             raise ValueError(f"no task {task_id} in {config.dataset}")
+    if transport is Transport.HTTP:
+        warn_if_exposed(
+            host,
+            "other machines can reach it; a client needs the token and must address an "
+            "allowed host (--allowed-host NAME).",
+        )
     out = session_log_dir(absolute_location(log_dir), task_id, config.env_mode.value)
     roles = {
         Role.SIMULATOR: simulator_model,
@@ -151,6 +176,7 @@ def serve(
             "unsubmitted": unsubmitted.value,
             "session_limit": session_limit,
             "linger": linger,
+            "allowed_hosts": allowed_host,
         },
         log_dir=out,
         model=NO_AGENT_MODEL,

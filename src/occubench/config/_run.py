@@ -173,8 +173,8 @@ class RunConfig(FaultSettings):
     agent_command: str | None = Field(
         default=None,
         description="An agent program run once per sample against that sample's MCP "
-        "endpoint (placeholders {url}, {instruction_file}, {task_id}, {submit_tool}, "
-        "{openai_base_url}; see the README).",
+        "endpoint (placeholders {url}, {token}, {instruction_file}, {task_id}, "
+        "{submit_tool}, {openai_base_url}; see the README).",
     )
     agent_time_limit: float = Field(
         default=DEFAULT_AGENT_TIME_LIMIT,

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from occubench.dataset._errors import DatasetError, DatasetIssue, issues_from_validation
 from occubench.dataset._models import EnvConfig, Scenario, TaskRecord, ToolSpec
 from occubench.dataset._tool_schema import check_tool, is_schema_keyword
-from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES
+from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES, DEFAULT_MAX_JSON_DEPTH
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +37,8 @@ CONFIGS_DIR = "world_model_configs"
 UNKNOWN = "Unknown"
 """Industry and domain of a task whose scenario is not in the pool."""
 
-MAX_DEPTH = 100
-"""Deepest JSON nesting accepted in a dataset file (real data nests a few levels; pydantic
-and json give up at a few hundred, so deeper input is reported here instead)."""
+MAX_DEPTH = DEFAULT_MAX_JSON_DEPTH
+"""Deepest JSON nesting accepted in a dataset file (``DEFAULT_MAX_JSON_DEPTH``)."""
 
 M = TypeVar("M", bound=BaseModel)
 _INVALID = object()

@@ -1,8 +1,10 @@
 """An OpenAI-compatible endpoint for agent programs, answered through Inspect's model layer.
 
 An agent program that calls an OpenAI-compatible API is given ``OPENAI_BASE_URL`` (this
-endpoint, ``/v1`` beside the sample's ``/mcp``) and ``OPENAI_API_KEY`` (a token for this
-sample only). Each ``POST /v1/chat/completions`` is handed to Inspect's agent bridge
+endpoint, ``/v1`` beside the sample's ``/mcp``) and ``OPENAI_API_KEY`` (the sample's
+token, the one its MCP endpoint takes: both are served behind one guard, ``http_app``,
+which checks it and bounds each request's size and depth). Each
+``POST /v1/chat/completions`` is handed to Inspect's agent bridge
 (``inspect_ai.agent.agent_bridge``) as a request for the model ``inspect``, which is the
 run's agent model: the generation goes through Inspect (its retries, rate limits,
 cache policy), and its tokens and cost land in the sample's log like the built-in
@@ -14,8 +16,6 @@ Inspect's per-sample context, which the bridge and the usage accounting read, is
 
 from __future__ import annotations
 
-import hmac
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -39,26 +39,21 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status)
 
 
-def bridge_routes(token: str, on_failure: Callable[[BaseException], None]) -> list[Route]:
+def bridge_routes(on_failure: Callable[[BaseException], None]) -> list[Route]:
     """The endpoint's routes: ``/v1/chat/completions`` and ``/v1/models``.
 
+    Served behind the guard of ``http_app`` (token, hosts, bounded bodies), never alone.
+
     Args:
-        token: The bearer token a request must carry (``OPENAI_API_KEY``).
         on_failure: Told of a model failure (an infrastructure error of the sample);
             the program gets a 502 answer.
     """
     client = AsyncOpenAI(api_key="occubench-bridge", base_url=_UNREACHED_URL, max_retries=0)
-    expected = f"Bearer {token}"
-
-    def authorized(request: Request) -> bool:
-        return hmac.compare_digest(request.headers.get("authorization", ""), expected)
 
     async def completions(request: Request) -> JSONResponse:
-        if not authorized(request):
-            return _error(401, "invalid API key for this sample's endpoint")
         try:
             body: Any = loads((await request.body()).decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        except ValueError as e:  # not UTF-8, not JSON, an integer too long to convert
             return _error(400, f"request body is not JSON: {e}")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return _error(400, "expected a chat completions request with messages")
@@ -76,8 +71,6 @@ def bridge_routes(token: str, on_failure: Callable[[BaseException], None]) -> li
         return JSONResponse(result.model_dump(mode="json", exclude_none=True))
 
     async def models(request: Request) -> JSONResponse:
-        if not authorized(request):
-            return _error(401, "invalid API key for this sample's endpoint")
         entry = {"id": BRIDGED_MODEL, "object": "model", "created": 0, "owned_by": "occubench"}
         return JSONResponse({"object": "list", "data": [entry]})
 

@@ -1,8 +1,9 @@
 """``--agent-command``: any agent program, once per sample, against that sample's MCP endpoint.
 
 For each sample the environment is opened (faults planned as for any agent) and served
-over streamable HTTP on 127.0.0.1 (a free port); the command is run with the endpoint
-and the task (placeholders and environment variables, see ``program_inputs``); the
+over streamable HTTP on 127.0.0.1 (a free port) that answers only requests carrying
+the sample's token (``http_app``); the command is run with the endpoint, the token and
+the task (placeholders and environment variables, see ``ProgramInputs``); the
 program works through the MCP tools and submits with the submit tool. Its answer is
 the submitted one, else its last non-empty line of standard output. It is stopped at
 ``agent_time_limit`` (its whole process group), and a few seconds after it submitted.
@@ -39,9 +40,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from occubench.agent import StopReason
 from occubench.config import NO_AGENT_MODEL, RunConfig
-from occubench.defaults import DEFAULT_AGENT_EXIT_GRACE
+from occubench.defaults import DEFAULT_AGENT_EXIT_GRACE, DEFAULT_ALLOWED_HOSTS
 from occubench.env import EnvEpisode
+from occubench.redaction import redact_strings
 from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
+from occubench.serving._guard import Access, http_app
 from occubench.serving._mcp import mcp_server
 from occubench.serving._record import (
     AgentProgramError,
@@ -62,13 +65,14 @@ class ProgramInputs:
     """What an agent program is given: placeholders in its command, environment variables.
 
     Placeholders (replaced in each word of the command, which is split like a shell's):
-    ``{url}`` the MCP endpoint, ``{instruction_file}`` a file with the task (system prompt
-    and instruction), ``{task_id}``, ``{submit_tool}``, ``{openai_base_url}`` (empty
-    without an agent model). Environment: ``OCCUBENCH_MCP_URL``,
-    ``OCCUBENCH_INSTRUCTION``, ``OCCUBENCH_INSTRUCTION_FILE``, ``OCCUBENCH_TASK_ID``,
-    ``OCCUBENCH_SUBMIT_TOOL``, and with an agent model ``OPENAI_BASE_URL``,
-    ``OPENAI_API_KEY`` (this sample's token), ``OCCUBENCH_OPENAI_BASE_URL``,
-    ``OCCUBENCH_MODEL`` (the name to ask for).
+    ``{url}`` the MCP endpoint, ``{token}`` the sample's token (sent as
+    ``Authorization: Bearer <token>``), ``{instruction_file}`` a file with the task
+    (system prompt and instruction), ``{task_id}``, ``{submit_tool}``,
+    ``{openai_base_url}`` (empty without an agent model). Environment:
+    ``OCCUBENCH_MCP_URL``, ``OCCUBENCH_MCP_TOKEN``, ``OCCUBENCH_INSTRUCTION``,
+    ``OCCUBENCH_INSTRUCTION_FILE``, ``OCCUBENCH_TASK_ID``, ``OCCUBENCH_SUBMIT_TOOL``, and
+    with an agent model ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` (the same token),
+    ``OCCUBENCH_OPENAI_BASE_URL``, ``OCCUBENCH_MODEL`` (the name to ask for).
     """
 
     def __init__(
@@ -80,10 +84,11 @@ class ProgramInputs:
         task_id: int,
         submit_tool: str,
         openai_base_url: str | None,
-        token: str | None,
+        token: str,
     ) -> None:
         self.values = {
             "url": url,
+            "token": token,
             "instruction_file": str(instruction_file),
             "task_id": str(task_id),
             "submit_tool": submit_tool,
@@ -91,12 +96,13 @@ class ProgramInputs:
         }
         self.environment = {
             "OCCUBENCH_MCP_URL": url,
+            "OCCUBENCH_MCP_TOKEN": token,
             "OCCUBENCH_INSTRUCTION": instruction,
             "OCCUBENCH_INSTRUCTION_FILE": str(instruction_file),
             "OCCUBENCH_TASK_ID": str(task_id),
             "OCCUBENCH_SUBMIT_TOOL": submit_tool,
         }
-        if openai_base_url and token:
+        if openai_base_url:
             self.environment |= {
                 "OPENAI_BASE_URL": openai_base_url,
                 "OPENAI_API_KEY": token,
@@ -250,12 +256,12 @@ def agent_program(config: RunConfig) -> Solver:
         served = ServedEpisode(episode, start, config.submit_tool)
         record = state.store_as(ServedSession)
         bridged = str(state.model) != NO_AGENT_MODEL
-        token = secrets.token_urlsafe(24) if bridged else None
+        token = secrets.token_urlsafe(32)
         failures: list[BaseException] = []
-        server = mcp_server(served)
-        app = server.streamable_http_app(
-            host=LOCALHOST,
-            custom_starlette_routes=bridge_routes(token, failures.append) if token else None,
+        app = http_app(
+            mcp_server(served),
+            Access.of(token, DEFAULT_ALLOWED_HOSTS),
+            bridge_routes(failures.append) if bridged else (),
         )
         with tempfile.TemporaryDirectory(prefix="occubench-agent-") as work:
             instruction_file = Path(work) / "instruction.txt"
@@ -277,7 +283,7 @@ def agent_program(config: RunConfig) -> Solver:
                     time_limit=config.agent_time_limit,
                     submitted=served.ended,
                 )
-        record.program = run.model_dump(mode="json")
+        record.program = redact_strings(run.model_dump(mode="json"), frozenset({token}))
         if served.failure is not None:
             raise served.failure
         if failures:

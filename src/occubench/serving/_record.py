@@ -41,7 +41,9 @@ class AnswerSource(str, Enum):  # noqa: UP042 - the project's str-Enum style
 class ProgramRun(BaseModel):
     """One run of an agent program."""
 
-    argv: list[str] = Field(description="The command as run (placeholders filled).")
+    argv: list[str] = Field(
+        description="The command as run (placeholders filled, the token redacted)."
+    )
     exit_code: int | None = Field(description="Its exit status; None when it was stopped.")
     timed_out: bool = Field(description="Stopped at the time limit.")
     stopped_after_submit: bool = Field(

@@ -7,14 +7,23 @@ client), by the client closing stdio, by the session limit, or by SIGINT/SIGTERM
 session that ends without an answer is graded on what it did, or recorded as an error
 (``Unsubmitted``). The sample is then scored and logged like any other, so
 ``occubench report`` and ``inspect view`` read it.
+
+Over HTTP every request must carry a token (``Authorization: Bearer <token>``): the one
+``$OCCUBENCH_SERVE_TOKEN`` holds, else a new one printed at start (to stderr, never to a
+log); and name one of the server's hosts (the loopback names, the bound address and
+``allowed_hosts``). Messages are bounded in size and depth on both transports
+(``occubench.serving._guard``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import secrets
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
 
 import anyio
@@ -24,8 +33,10 @@ from mcp.server.lowlevel import Server
 
 from occubench.analysis import strip_controls
 from occubench.config import RunConfig
-from occubench.defaults import DEFAULT_SERVE_PORT
+from occubench.defaults import DEFAULT_ALLOWED_HOSTS, DEFAULT_SERVE_PORT, DEFAULT_SERVE_TOKEN_ENV
 from occubench.env import EnvEpisode, EpisodeStart
+from occubench.redaction import register_secrets
+from occubench.serving._guard import MCP_PATH, Access, http_app
 from occubench.serving._mcp import mcp_server
 from occubench.serving._record import AnswerSource, ServedSession, SessionEndedError
 from occubench.serving._session import ServedEpisode
@@ -33,6 +44,9 @@ from occubench.serving._transports import claimed_stdio, http_endpoint, stdio_st
 
 DEFAULT_LINGER = 2.0
 """Seconds a session keeps serving after the submission, so the verdict reaches the client."""
+
+_TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]{16,512}")
+"""A token a client can send in an Authorization header, long enough not to be guessed."""
 
 
 class Transport(str, Enum):  # noqa: UP042 - the project's str-Enum style
@@ -53,18 +67,51 @@ class Unsubmitted(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """Recorded as an error (not scored)."""
 
 
-def banner(start: EpisodeStart, endpoint: str, submit_tool: str) -> str:
+def banner(start: EpisodeStart, endpoint: str, submit_tool: str, access: str = "") -> str:
     """What ``occubench serve`` prints (to stderr) once it listens.
 
-    The task text comes from the dataset: escape sequences and control characters are
-    removed before it reaches a terminal.
+    ``access``: how a client authenticates (a line, for HTTP). The task text comes from
+    the dataset: escape sequences and control characters are removed before it reaches
+    a terminal.
     """
     tools = ", ".join(t.name for t in start.tools)
     return strip_controls(
         f"occubench serve: task {start.task_id} at {endpoint}\n"
-        f"tools: {tools}; submit the final answer with {submit_tool}(answer=...)\n"
+        + (f"{access}\n" if access else "")
+        + f"tools: {tools}; submit the final answer with {submit_tool}(answer=...)\n"
         f"--- task (also the MCP prompt 'task') ---\n{start.prompt()}\n---\n"
     )
+
+
+def serve_token(environ: Mapping[str, str] | None = None) -> str | None:
+    """The token ``$OCCUBENCH_SERVE_TOKEN`` sets for ``occubench serve`` over HTTP (None: unset).
+
+    Raises:
+        ValueError: it is set but is not 16 to 512 letters, digits or ``._~+/=-``
+            (the message does not repeat it).
+    """
+    value = (os.environ if environ is None else environ).get(DEFAULT_SERVE_TOKEN_ENV, "")
+    if not value:
+        return None
+    if not _TOKEN.fullmatch(value):
+        raise ValueError(
+            f"{DEFAULT_SERVE_TOKEN_ENV} must be 16 to 512 letters, digits or ._~+/=- "
+            "(what a client can send as 'Authorization: Bearer <token>')"
+        )
+    return value
+
+
+def _http_access(host: str, allowed_hosts: Sequence[str]) -> tuple[Access, str]:
+    """Who may use the HTTP endpoint, and the banner's line about it."""
+    chosen = serve_token()
+    token = chosen or secrets.token_urlsafe(32)
+    if chosen:
+        line = f"token: the one in ${DEFAULT_SERVE_TOKEN_ENV}"
+    else:
+        register_secrets([token])  # printed here, kept out of every log
+        line = f"token: {token}"
+    line += " (send 'Authorization: Bearer <token>' with every request)"
+    return Access.of(token, {host, *DEFAULT_ALLOWED_HOSTS, *allowed_hosts}), line
 
 
 @contextlib.contextmanager
@@ -112,6 +159,7 @@ def mcp_session(
     unsubmitted: Unsubmitted = Unsubmitted.GRADE,
     session_limit: float | None = None,
     linger: float = DEFAULT_LINGER,
+    allowed_hosts: Sequence[str] = (),
 ) -> Solver:
     """Serve each sample's environment to one MCP client (``occubench serve``: one sample).
 
@@ -120,6 +168,8 @@ def mcp_session(
         transport: stdio or streamable HTTP.
         host: Address for HTTP (127.0.0.1 by default: this machine only).
         port: Port for HTTP (0: any free port; the banner names it).
+        allowed_hosts: Host names HTTP clients may address besides the loopback ones
+            and ``host``.
         unsubmitted: What a session ending without a submission counts as.
         session_limit: Seconds before the session ends by itself (None: no limit).
         linger: Seconds served after the submission, for the verdict to reach the client.
@@ -137,10 +187,10 @@ def mcp_session(
                 sys.stderr.write(banner(start, "stdio", config.submit_tool))
                 await _serve_until_end(server, served, linger)
             else:
-                app = server.streamable_http_app(host=host)
-                async with http_endpoint(app, host, port) as base:
-                    record.endpoint = f"{base}/mcp"
-                    sys.stderr.write(banner(start, record.endpoint, config.submit_tool))
+                access, line = _http_access(host, allowed_hosts)
+                async with http_endpoint(http_app(server, access), host, port) as base:
+                    record.endpoint = f"{base}{MCP_PATH}"
+                    sys.stderr.write(banner(start, record.endpoint, config.submit_tool, line))
                     sys.stderr.flush()
                     await served.ended.wait()
                     await anyio.sleep(linger)

@@ -4,10 +4,12 @@ stdio: while a session is served, the process's own fds 0 and 1 point at the nul
 device and at stderr, and the protocol runs on private duplicates of them, so nothing
 but protocol messages reaches the client (stray prints and logs land on stderr). The
 pipes are read and written without threads, so a session can end while the client
-keeps the pipe open.
+keeps the pipe open. Each line is bounded in size and depth before it is parsed (a
+longer or deeper one gets a JSON-RPC error, and the session goes on).
 
 HTTP: uvicorn on a socket bound here (port 0: any free port), signals left to the
-process (Inspect), logging left as configured.
+process (Inspect), logging left as configured; the app it serves is built by
+``http_app`` (token, Host and Origin checks, bounded messages).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ import anyio
 import uvicorn
 from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp
+
+from occubench.defaults import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_DEPTH
+from occubench.serving._guard import too_deep, too_large, wire_text
 
 _STARTUP_SECONDS = 10.0
 
@@ -52,19 +57,61 @@ def claimed_stdio() -> Iterator[tuple[int, int]]:
 
 
 class _PipeLines:
-    """Lines of a pipe, read on the event loop (what the SDK's stdio transport iterates)."""
+    """Lines of a pipe, read on the event loop (what the SDK's stdio transport iterates).
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    A line longer than ``max_bytes`` is dropped as it arrives (never held whole) and one
+    nested deeper than ``max_depth`` is not passed on: each is answered with a JSON-RPC
+    error on ``writer``, and the next line is read.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        max_bytes: int,
+        max_depth: int,
+    ) -> None:
         self._reader = reader
+        self._writer = writer
+        self._max_bytes = max_bytes
+        self._max_depth = max_depth
 
     def __aiter__(self) -> _PipeLines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        while True:
+            line, whole = await self._line()
+            error = too_deep(line, self._max_depth) if whole else too_large(line, self._max_bytes)
+            if error is None:
+                return line.decode("utf-8", errors="replace")
+            self._writer.write(wire_text(error).encode("utf-8") + b"\n")
+            await self._writer.drain()
+
+    async def _line(self) -> tuple[bytes, bool]:
+        """The next line and True; or a longer line's first bytes and False (the rest dropped).
+
+        The reader's limit is ``max_bytes``: a longer line stops ``readuntil`` unread.
+
+        Raises:
+            StopAsyncIteration: the pipe is closed and nothing is left.
+        """
+        try:
+            return await self._reader.readuntil(b"\n"), True
+        except asyncio.IncompleteReadError as end:
+            if not end.partial:
+                raise StopAsyncIteration from None
+            return end.partial, True
+        except asyncio.LimitOverrunError as long:
+            head = await self._reader.readexactly(long.consumed)
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+                return head, False
+            except asyncio.IncompleteReadError:
+                return head, False
+            except asyncio.LimitOverrunError as more:
+                await self._reader.readexactly(more.consumed)
 
 
 class _PipeWriter:
@@ -81,10 +128,20 @@ class _PipeWriter:
 
 
 @contextlib.asynccontextmanager
-async def stdio_streams(wire_in: int, wire_out: int) -> AsyncIterator[tuple[Any, Any]]:
-    """The MCP read and write streams over two pipe fds (see ``claimed_stdio``)."""
+async def stdio_streams(
+    wire_in: int,
+    wire_out: int,
+    *,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_depth: int = DEFAULT_MAX_MESSAGE_DEPTH,
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The MCP read and write streams over two pipe fds (see ``claimed_stdio``).
+
+    Each line is bounded: at most ``max_bytes`` bytes, nested at most ``max_depth``
+    levels (``_PipeLines``).
+    """
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=2**24)
+    reader = asyncio.StreamReader(limit=max_bytes)
     read_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(wire_in), "rb", buffering=0)
     )
@@ -94,7 +151,8 @@ async def stdio_streams(wire_in: int, wire_out: int) -> AsyncIterator[tuple[Any,
     writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
     try:
         async with stdio_server(
-            stdin=cast(Any, _PipeLines(reader)), stdout=cast(Any, _PipeWriter(writer))
+            stdin=cast(Any, _PipeLines(reader, writer, max_bytes, max_depth)),
+            stdout=cast(Any, _PipeWriter(writer)),
         ) as streams:
             yield streams
     finally:

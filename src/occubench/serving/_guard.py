@@ -1,0 +1,272 @@
+"""What a served environment accepts: its token, the names it is addressed by, bounded messages.
+
+Over HTTP (``http_app``) every request passes a guard before the MCP SDK or the
+OpenAI-compatible endpoint sees it, in this order:
+
+- the Host header must name one of the endpoint's hosts, and an Origin header, when
+  sent, one of them too (a web page elsewhere cannot reach the server by DNS
+  rebinding): otherwise 421 or 403;
+- ``Authorization: Bearer <token>`` must carry the endpoint's token, compared in
+  constant time: otherwise 401, and nothing of the task;
+- a request body is read at most ``max_bytes`` bytes (an MCP message;
+  ``DEFAULT_MAX_BRIDGE_BYTES`` on the OpenAI-compatible routes), and its JSON nesting is
+  measured before anything parses it: a larger or deeper MCP message gets a JSON-RPC
+  error (its id when it leads the message, else null) and never reaches the session,
+  which goes on serving.
+
+On stdio the transport applies ``too_large`` and ``too_deep`` to each line.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+from collections.abc import Collection, Sequence
+from itertools import accumulate
+from typing import Any
+from urllib.parse import urlsplit
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from occubench.defaults import (
+    DEFAULT_MAX_BRIDGE_BYTES,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_MESSAGE_DEPTH,
+)
+
+MCP_PATH = "/mcp"
+"""Where the MCP endpoint of an HTTP server is."""
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+"""A JSON string, or an unclosed one to the end: matched from any quote, never retried."""
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+_LEADING_ID = re.compile(
+    rb'\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"[^"\\]{0,64}"\s*,\s*){0,2}'
+    rb'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,128}")\s*[,}]'
+)
+"""A request id among the first members of a message (where clients put it)."""
+_ID_WINDOW = 512
+"""Bytes of a refused message searched for its id."""
+
+
+class Access(BaseModel):
+    """Who may use an HTTP endpoint: the holder of its token, naming one of its hosts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token: SecretStr = Field(description="The bearer token every request must carry.")
+    hosts: frozenset[str] = Field(
+        description="Host names (lower case, IPv6 without brackets) requests may address."
+    )
+
+    @classmethod
+    def of(cls, token: str, hosts: Collection[str]) -> Access:
+        """Access for ``token`` and ``hosts`` as a user writes them (``[::1]``, any case)."""
+        return cls(token=SecretStr(token), hosts=frozenset(_host_name(h) for h in hosts))
+
+
+def _host_name(host: str) -> str:
+    return host.strip().strip("[]").lower()
+
+
+def nesting(data: bytes) -> int:
+    """How deep JSON text nests (brackets outside strings), measured without parsing it.
+
+    Linear in the text; malformed text is measured all the same (an unclosed bracket
+    counts, an unclosed string hides the rest).
+    """
+    skeleton = _STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, skeleton), initial=0))
+
+
+def leading_id(head: bytes) -> int | str | None:
+    """The id of a JSON-RPC message when one of its first members is, else None."""
+    found = _LEADING_ID.match(head[:_ID_WINDOW])
+    if found is None:
+        return None
+    value = json.loads(found.group(1))
+    return value if isinstance(value, int | str) else None
+
+
+def refusal(head: bytes, message: str) -> types.JSONRPCError:
+    """A JSON-RPC error (invalid request) for a message refused unparsed."""
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=leading_id(head),
+        error=types.ErrorData(code=types.INVALID_REQUEST, message=message),
+    )
+
+
+def too_large(head: bytes, limit: int) -> types.JSONRPCError:
+    """The error for a message longer than ``limit`` bytes (``head``: its first bytes)."""
+    return refusal(head, f"message longer than {limit} bytes: not read")
+
+
+def too_deep(data: bytes, limit: int) -> types.JSONRPCError | None:
+    """The error for a message nested deeper than ``limit``; None if it is not.
+
+    A message with no more opening brackets than ``limit`` (every real one) is not
+    scanned.
+    """
+    if data.count(b"[") + data.count(b"{") <= limit or nesting(data) <= limit:
+        return None
+    return refusal(data, f"message nested deeper than {limit} levels: not parsed")
+
+
+def wire_text(error: types.JSONRPCError) -> str:
+    """A JSON-RPC error as it is sent."""
+    return error.model_dump_json(by_alias=True, exclude_unset=True)
+
+
+def host_allowed(value: str | None, hosts: Collection[str]) -> bool:
+    """Whether a Host header (``name`` or ``name:port``) names one of ``hosts``."""
+    if not value or any(c in value for c in "@/\\?# \t"):
+        return False
+    try:
+        name = urlsplit(f"//{value}").hostname
+    except ValueError:
+        return False
+    return name is not None and name in hosts
+
+
+def origin_allowed(value: str | None, hosts: Collection[str]) -> bool:
+    """Whether an Origin header is absent or an http(s) origin on one of ``hosts``."""
+    if value is None:
+        return True
+    try:
+        parts = urlsplit(value)
+        name = parts.hostname
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and name is not None and name in hosts
+
+
+def bearer_matches(header: bytes | None, token: SecretStr) -> bool:
+    """Whether an Authorization header is ``Bearer <token>`` (constant-time comparison)."""
+    scheme, _, credential = (header or b"").strip().partition(b" ")
+    expected = token.get_secret_value().encode()
+    return hmac.compare_digest(credential.strip(), expected) and scheme.lower() == b"bearer"
+
+
+def _authorization(scope: Scope) -> bytes | None:
+    return next((v for k, v in scope["headers"] if k.lower() == b"authorization"), None)
+
+
+async def _bounded_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    """The request body; or, once it passes ``limit``, its first bytes and True.
+
+    The rest of a longer body is read and dropped, so the client gets the answer.
+    """
+    body, over = bytearray(), False
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        if not over:
+            body += message.get("body", b"")
+            over = len(body) > limit
+            if over:
+                del body[_ID_WINDOW:]
+        if not message.get("more_body", False):
+            break
+    return bytes(body), over
+
+
+class _Guard:
+    """The checks of the module doc, in front of an ASGI app."""
+
+    def __init__(self, app: ASGIApp, access: Access, max_bytes: int, max_depth: int) -> None:
+        self.app = app
+        self.access = access
+        self.max_bytes = max_bytes
+        self.max_depth = max_depth
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # no websocket endpoint
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        headers = Headers(scope=scope)
+        refused = self._refused(scope, headers)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        mcp = scope["path"].rstrip("/") == MCP_PATH
+        limit = self.max_bytes if mcp else DEFAULT_MAX_BRIDGE_BYTES
+        body, over = await _bounded_body(receive, limit)
+        error = too_large(body, limit) if over else too_deep(body, self.max_depth)
+        if error is not None:
+            status = 413 if over else 400
+            if mcp:
+                await Response(wire_text(error), status, media_type="application/json")(
+                    scope, receive, send
+                )
+            else:
+                await _openai_error(status, error.error.message)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    def _refused(self, scope: Scope, headers: Headers) -> Response | None:
+        hosts = self.access.hosts
+        if not host_allowed(headers.get("host"), hosts):
+            return JSONResponse({"error": "this server does not answer to that Host"}, 421)
+        if not origin_allowed(headers.get("origin"), hosts):
+            return JSONResponse({"error": "requests from that Origin are refused"}, 403)
+        if not bearer_matches(_authorization(scope), self.access.token):
+            return JSONResponse(
+                {"error": "this endpoint needs its token: send 'Authorization: Bearer <token>'"},
+                401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        return None
+
+
+def _openai_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status)
+
+
+def http_app(
+    server: Server[Any],
+    access: Access,
+    routes: Sequence[Route] = (),
+    *,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_depth: int = DEFAULT_MAX_MESSAGE_DEPTH,
+) -> ASGIApp:
+    """The server's streamable HTTP app (at ``MCP_PATH``, plus ``routes``) behind the guard.
+
+    The SDK's own Host check is off: the guard's applies to every route, with the
+    hosts of ``access``.
+    """
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        max_request_body_size=max_bytes,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        custom_starlette_routes=list(routes) or None,
+    )
+    return _Guard(app, access, max_bytes, max_depth)
