@@ -1,19 +1,30 @@
-"""Make text from logs safe to show in a terminal or a Markdown table.
+"""Make text from logs safe to show in a terminal, a Markdown file or a spreadsheet.
 
 Anything a model wrote (answers, tool arguments, error messages, even model names in a
 crafted log) may hold terminal escape sequences that move the cursor, retitle the
 window or hide output, and rich markup that would restyle the table around it. The
 sequences and the remaining control characters are removed (newline and tab are kept),
 bidirectional overrides too (they reorder what is shown), and rich markup is escaped.
+Terminal text is redacted too (``occubench.redaction``).
+
 In Markdown, HTML is escaped and a cell is kept on one line without a bare ``|``.
-(The HTML report escapes through jinja2's autoescape.) Terminal text is redacted too
-(``occubench.redaction``).
+
+In CSV (``csv_text``, the one writer of every CSV file) a text cell that a spreadsheet
+would read as a formula (one beginning with ``=``, ``+``, ``-``, ``@``, tab or carriage
+return, after any spaces or quotes) gets a single quote in front, as OWASP's CSV
+injection guidance recommends; numbers are written as they are, negative ones too.
+``from_spreadsheet_cell`` takes the quote off again when such a file is read back.
+(The HTML report escapes through jinja2's autoescape.)
 """
 
 from __future__ import annotations
 
+import csv
 import html
+import io
+import numbers
 import re
+from collections.abc import Iterable, Mapping, Sequence
 
 from rich.markup import escape
 
@@ -46,3 +57,39 @@ def markdown_cell(text: object) -> str:
     """Return ``text`` ready for a Markdown table cell: one line, HTML and pipes escaped."""
     flat = " ".join(strip_controls(str(text)).split())
     return html.escape(flat, quote=False).replace("|", "\\|")
+
+
+_FORMULA = re.compile(r"[\s']*[=+\-@\t\r]")
+"""Text a spreadsheet may run as a formula, behind any whitespace (or quotes: a cell that
+was quoted once is quoted again, so that reading it back gives exactly what was written)."""
+
+
+def spreadsheet_cell(value: object) -> object:
+    """Return ``value`` for a CSV cell: a text cell a spreadsheet would run is quoted.
+
+    Numbers (``bool``, ``int``, ``float``, negative ones too) and ``None`` are kept as
+    they are; any other value is text, and text beginning with ``=``, ``+``, ``-``,
+    ``@``, tab or carriage return (after any spaces or quotes) gets a ``'`` in front.
+    """
+    if value is None or isinstance(value, numbers.Number):
+        return value
+    text = str(value)
+    return "'" + text if _FORMULA.match(text) else text
+
+
+def from_spreadsheet_cell(text: str) -> str:
+    """Return the text ``spreadsheet_cell`` was given, from the cell it wrote."""
+    return text[1:] if text.startswith("'") and _FORMULA.match(text[1:]) else text
+
+
+def csv_text(records: Iterable[Mapping[str, object]], columns: Sequence[str]) -> str:
+    """CSV text: a header of ``columns``, one row per record, every cell ``spreadsheet_cell``.
+
+    Every CSV file the project writes goes through here. A record's missing column is
+    an empty cell; a key not among ``columns`` is an error (``ValueError``).
+    """
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=columns)
+    writer.writerow({c: spreadsheet_cell(c) for c in columns})
+    writer.writerows({k: spreadsheet_cell(v) for k, v in r.items()} for r in records)
+    return buffer.getvalue()
