@@ -7,7 +7,10 @@ sequences and the remaining control characters are removed (newline and tab are 
 bidirectional overrides too (they reorder what is shown), and rich markup is escaped.
 Terminal text is redacted too (``occubench.redaction``).
 
-In Markdown, HTML is escaped and a cell is kept on one line without a bare ``|``.
+In Markdown (``markdown_cell``) text is kept on one line, HTML is escaped, and every
+character that could make it live Markdown is escaped with a backslash: no link, image,
+autolink, emphasis, code span, table cell break or block (heading, list, rule) can be
+formed from it, in CommonMark, GitHub's dialect or markdown-it with linkify.
 
 In CSV (``csv_text``, the one writer of every CSV file) a text cell that a spreadsheet
 would read as a formula (one beginning with ``=``, ``+``, ``-``, ``@``, tab or carriage
@@ -53,10 +56,33 @@ def terminal_text(text: object) -> str:
     return escape(strip_controls(redact(str(text))))
 
 
+_MARKDOWN_INLINE = re.compile(
+    r"""
+    [\\`*_\[\]~|$@]   # escapes, code, emphasis, links, images, strikethrough, cells, math, emails
+    | (?<=/)/          # the second slash of "//": scheme and protocol-relative autolinks
+    | \.(?=[^\s\d])    # a dot inside a word: bare domains ("www.x.org", "x.com") that linkify
+    """,
+    re.VERBOSE,
+)
+_MARKDOWN_BLOCK = re.compile(r"^(?:#|[-+](?!\d)|\d{1,9}(?=[.)](?:\s|$)))")
+"""A start that makes a block inside a list item: heading, bullet or rule, ordered list."""
+
+
+def _escape_block_start(found: re.Match[str]) -> str:
+    start = found.group(0)
+    return start + "\\" if start[0].isdigit() else "\\" + start
+
+
 def markdown_cell(text: object) -> str:
-    """Return ``text`` ready for a Markdown table cell: one line, HTML and pipes escaped."""
+    """Return ``text`` for a Markdown file, inert: one line, nothing in it renders live.
+
+    HTML is escaped (``&``, ``<``, ``>``) and the characters that form links, images,
+    autolinks, emphasis, code, table cells or blocks are backslash-escaped; a number
+    (``-0.25``, ``51.0``) is left as it is.
+    """
     flat = " ".join(strip_controls(str(text)).split())
-    return html.escape(flat, quote=False).replace("|", "\\|")
+    inline = _MARKDOWN_INLINE.sub(r"\\\g<0>", html.escape(flat, quote=False))
+    return _MARKDOWN_BLOCK.sub(_escape_block_start, inline)
 
 
 _FORMULA = re.compile(r"[\s']*[=+\-@\t\r]")
