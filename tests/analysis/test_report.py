@@ -7,6 +7,7 @@ make the schema agent fail some tasks: its expected CR per mode is derived from 
 fault logs, independently of the metrics code.
 """
 
+import csv
 import html
 import json
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from markdown_it import MarkdownIt
 from rich.console import Console
 
 from conftest import replay, run_task
@@ -29,6 +31,8 @@ from occubench.analysis import (
 )
 from occubench.analysis._plots import chart_files, report_figures
 from occubench.analysis._report_html import explore_script, script_hash
+from occubench.dataset import Scenario, load_dataset, write_dataset
+from release_layout import write_release_dataset
 
 PAYLOAD = (
     "Done. <script>document.title='PWNED'</script>"
@@ -262,3 +266,67 @@ def test_the_page_says_which_trajectories_it_does_not_embed(tmp_path, rows, repo
     assert html.count(missing) == len(rows) - 2
     assert f"embeds the trajectories of 2 of the {len(rows)} samples" in html
     assert html.count("<h4>Trajectory</h4>") == 2
+
+
+HOSTILE = {
+    "scenario": '=HYPERLINK("http://evil.example/x","click")',
+    "industry": "[x](javascript:alert(1))",
+    "domain": "![i](http://evil.example/x.png)",
+}
+"""Model-written names (a synthesized dataset's): a formula, a script link, an image."""
+
+
+def hostile_dataset(root: Path) -> Path:
+    """The fixture dataset with task 11's scenario, industry and domain from ``HOSTILE``."""
+    data = load_dataset(write_release_dataset(root))
+    (task,) = [t for t in data.tasks if t.task_id == 11]
+    renamed = task.model_copy(update={"task_scenario_name": HOSTILE["scenario"]})
+    pool = Scenario(
+        category=HOSTILE["industry"],
+        domain=HOSTILE["domain"],
+        task_scenario_name=HOSTILE["scenario"],
+    )
+    others = [t for t in data.tasks if t.task_id != 11]
+    return write_dataset(
+        root, [renamed, *others], data.envs.values(), [*data.scenarios.values(), pool]
+    )
+
+
+def test_model_text_is_inert_in_the_markdown_and_csv_files(tmp_path):
+    """A run on a dataset whose names are hostile: report.md shows them as text (no link,
+    image or HTML is formed) while its tables render; no CSV cell is a formula."""
+    dataset = hostile_dataset(tmp_path / "dataset")
+    run_task(tmp_path / "logs", dataset=str(dataset), task_ids=[11, 24], env_mode="E0")
+    rows = read_runs([tmp_path / "logs"])
+    assert {r.scenario for r in rows} >= {HOSTILE["scenario"]}
+    out = tmp_path / "report"
+    write_report(build_report(rows, n_resamples=50), rows, ["md", "csv"], out)
+
+    markdown = (out / "report.md").read_text()
+    renderer = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    renderer.validateLink = lambda url: True  # as a renderer that keeps javascript: links
+    page = renderer.render(markdown)
+    assert re.findall(r"<(?:a|script)\b[^>]*>", page) == []
+    images = re.findall(r"<img\b[^>]*>", page)
+    assert images and all(i.startswith('<img src="plots/') for i in images)  # the charts
+    assert page.count("<table>") == markdown.count("\n### ") > 5  # the report's own tables
+    shown = html.unescape(re.sub(r"<[^>]+>", "", page))
+    for text in HOSTILE.values():
+        assert text in shown  # as text, in full
+
+    written = {p.name: list(csv.reader(p.open(newline=""))) for p in out.glob("*.csv")}
+    assert {"samples.csv", "rates.csv"} <= set(written)
+    cells = [(name, cell) for name, table in written.items() for r in table for cell in r]
+    formulas = [(n, c) for n, c in cells if re.match(r"\s*[=+\-@]", c) and not is_number(c)]
+    assert formulas == []
+    quoted = "'" + HOSTILE["scenario"]
+    assert sum(c == quoted for n, c in cells if n == "samples.csv") == 1
+    assert HOSTILE["industry"] in {c for _, c in cells}  # not a formula: left as it is
+
+
+def is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

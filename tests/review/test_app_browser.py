@@ -1,5 +1,6 @@
 """The review app in headless Chromium: sign in, review, reload, two reviewers at once,
-model text shown as text, and ten samples judged by hand down to the agreement table.
+model text shown as text, ten samples judged by hand down to the agreement table, and
+pages elsewhere that try to sign the reviewer in as someone else.
 
 The app runs under uvicorn on 127.0.0.1 (an ephemeral port) in a thread of the test,
 over a fresh database of 18 samples: two reference agents and a hostile one whose final
@@ -11,11 +12,10 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-import uvicorn
 from rich.console import Console
 
 from analysis.browser import ARTIFACTS_ENV, WIDTH, chromium, needs_chromium, screenshot
@@ -29,6 +29,7 @@ from occubench.analysis import (
 )
 from occubench.review import ReviewStore, create_app
 from review.review_logs import PAYLOAD, make_review_logs
+from review.server import served
 
 pytestmark = needs_chromium
 
@@ -43,19 +44,8 @@ def samples(tmp_path_factory):
 def app_url(samples, tmp_path):
     store = ReviewStore(tmp_path / "reviews.sqlite")
     store.add_samples(*samples)
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(store), host="127.0.0.1", port=0, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the review app did not start"
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}", store
-    server.should_exit = True
-    thread.join(timeout=10)
+    with served(create_app(store)) as url:
+        yield url, store
 
 
 @pytest.fixture(scope="module")
@@ -211,3 +201,76 @@ def test_ten_samples_judged_by_hand_give_the_agreement_table(app_url, new_page, 
         Path(folder, "reviews.json").write_text(json.dumps(json.loads(export.text()), indent=2))
     page.goto(url + "/queue")
     screenshot(page, "review-queue.png")
+
+
+@pytest.fixture
+def attacker():
+    """A page server elsewhere: ``serve(html)`` puts a page up and returns its port."""
+    pages: list[bytes] = []
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(pages[-1])
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def serve(html: str) -> int:
+        pages.append(html.encode())
+        return server.server_address[1]
+
+    yield serve
+    server.shutdown()
+    thread.join()
+
+
+def signin_form(url: str, script: str = "") -> str:
+    """A page that posts the app's sign-in form as soon as it opens."""
+    return (
+        f'<form id="f" method="post" action="{url}/signin"><input name="name" value="mallory">'
+        f'<input name="token" value=""></form><script>{script}document.getElementById("f")'
+        ".submit()</script>"
+    )
+
+
+def test_a_sign_in_posted_from_another_site_is_refused(app_url, new_page, attacker):
+    """Login CSRF: the reviewer opens the app, then a page on another site that posts
+    the sign-in form as mallory (without the token cookie, which stays home)."""
+    url, store = app_url
+    page = new_page()
+    page.goto(url + "/")
+    port = attacker(signin_form(url))
+    page.goto(f"http://localhost:{port}/")  # localhost is another site than 127.0.0.1
+    page.wait_for_url(url + "/signin")
+    assert "this form was sent from another site" in page.inner_text("main")
+    page.goto(url + "/queue")
+    assert page.url == url + "/" and page.locator("#reviewer").count() == 0
+    assert store.queue("mallory") == []
+    sign_in(page, url, "ada")  # the reviewer's own sign-in still works
+    assert page.inner_text("#reviewer") == "ada"
+
+
+def test_a_page_on_another_port_cannot_plant_cookies(app_url, new_page, attacker):
+    """A page on another port of the same host shares the app's cookies (same site),
+    and may set them: a token of its own with the form, or a reviewer name. The
+    post's Origin gives the first away; the second does not carry the app's signature."""
+    url, store = app_url
+    page = new_page()
+    token = "A" * 32
+    plant = f'document.cookie = "occubench_token={token}; path=/"; f.token.value = "{token}"; '
+    port = attacker(signin_form(url, "const f = document.getElementById('f'); " + plant))
+    page.goto(f"http://127.0.0.1:{port}/")
+    page.wait_for_url(url + "/signin")
+    assert "from another site" in page.inner_text("main")
+    port = attacker('<script>document.cookie = "occubench_reviewer=mallory; path=/"</script>')
+    page.goto(f"http://127.0.0.1:{port}/")
+    page.goto(url + "/queue")
+    assert page.url == url + "/" and page.locator("#reviewer").count() == 0
+    assert store.queue("mallory") == []

@@ -17,8 +17,6 @@ Files:
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 from enum import Enum
@@ -33,7 +31,7 @@ from occubench.analysis._report_tables import markdown_table, report_tables
 from occubench.analysis._report_trajectory import drill_down, read_trajectories
 from occubench.analysis._reviews import Disagreement, HumanRate, RealismRow
 from occubench.analysis._runs import SampleRow
-from occubench.analysis._sanitize import markdown_cell
+from occubench.analysis._sanitize import csv_text, markdown_cell
 from occubench.analysis._store import EXPORT_FILE, write_parquet
 from occubench.analysis._variance import VarianceRow
 from occubench.defaults import DEFAULT_REPORT_TRAJECTORIES
@@ -118,14 +116,13 @@ def write_text(path: Path, text: str) -> Path:
 
 
 def write_csv(path: Path, records: Sequence[dict[str, Any]], columns: Sequence[str] = ()) -> Path:
-    """Write flat records as CSV; the header is ``columns`` plus any other keys of the records."""
+    """Write flat records as CSV; the header is ``columns`` plus any other keys of the records.
+
+    Text cells a spreadsheet would run as formulas are quoted (``csv_text``).
+    """
     columns = list(dict.fromkeys([*columns, *(key for record in records for key in record)]))
-    text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, fieldnames=columns)
-    writer.writeheader()
-    writer.writerows(records)
     with path.open("w", newline="", encoding="utf-8") as f:
-        f.write(redact(text.getvalue()))
+        f.write(redact(csv_text(records, columns)))
     return path
 
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from occubench.analysis._metrics import MetricRow, group, setup_of
 from occubench.analysis._runs import SampleRow
+from occubench.analysis._sanitize import csv_text, from_spreadsheet_cell
 from occubench.analysis._stats import cohen_kappa, wilson_interval
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 
@@ -78,13 +79,12 @@ class ReviewFileError(ValueError):
 
 
 def reviews_csv(reviews: Sequence[Review]) -> str:
-    """Reviews as CSV text (one row each, the columns of `Review`)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=REVIEW_COLUMNS)
-    writer.writeheader()
-    for review in reviews:
-        writer.writerow(review.model_dump(mode="json"))
-    return buffer.getvalue()
+    """Reviews as CSV text (one row each, the columns of `Review`).
+
+    A comment a spreadsheet would run as a formula is quoted (``csv_text``);
+    `load_reviews` reads it back as it was written.
+    """
+    return csv_text((r.model_dump(mode="json") for r in reviews), REVIEW_COLUMNS)
 
 
 def reviews_json(reviews: Sequence[Review]) -> str:
@@ -122,7 +122,11 @@ def load_reviews(path: str | Path) -> list[Review]:
         reader = csv.DictReader(io.StringIO(text))
         located = []
         for record in reader:
-            cleaned = {k: v for k, v in record.items() if k is not None and v != ""}
+            cleaned = {
+                k: from_spreadsheet_cell(v) if isinstance(v, str) else v
+                for k, v in record.items()
+                if k is not None and v != ""
+            }
             located.append((f"line {reader.line_num}", cleaned))
     out = []
     for where, record in located:

@@ -61,6 +61,8 @@ BUSY_TIMEOUT_S = 30.0
 """How long a write waits for another one to finish before it fails."""
 MAX_NAME = 80
 """Longest reviewer name."""
+MAX_INTEGER = 2**63 - 1
+"""Largest integer SQLite holds: a queue position beyond it is no position."""
 
 
 class ReviewError(ValueError):
@@ -300,7 +302,9 @@ class ReviewStore:
             ]
 
     def sample(self, reviewer: str, rank: int) -> SampleView | None:
-        """The sample at ``rank`` in the reviewer's queue (None past its end)."""
+        """The sample at ``rank`` in the reviewer's queue (None past its end, or below 0)."""
+        if not 0 <= rank <= MAX_INTEGER:
+            return None
         with self._connection() as db:
             found = db.execute(
                 "SELECT a.sample_key, s.row_json, s.trajectory_json FROM assignments a "
