@@ -1,11 +1,12 @@
 """A small agent program for the tests: the MCP client SDK driving a scripted policy.
 
-    python agent_program.py MODE [POLICY] [PID_FILE]
+    python agent_program.py MODE [POLICY]
 
 MODE: ``submit`` (answer with the submit tool), ``stdout`` (print the answer as the last
 line and exit), ``bridge`` (an LLM tool loop whose model is asked through the
-OpenAI-compatible endpoint occubench offers), ``hang`` (never finishes), ``crash`` (exits
-with an error before answering). POLICY is a scripted reference agent (default careful)
+OpenAI-compatible endpoint occubench offers), ``crash`` (exits with an error before
+answering). Programs that must act before anything slow (write their pid) are in
+``plain_program.py``. POLICY is a scripted reference agent (default careful)
 deciding each call from the conversation so far, exactly as it does as a built-in agent.
 """
 
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 
 import anyio
 from inspect_ai.model import ChatMessage, ChatMessageTool, ChatMessageUser
@@ -86,11 +86,6 @@ async def bridged(session: ClientSession, prompt: str) -> None:
 
 
 async def main(mode: str, policy: str) -> None:
-    if mode == "hang":
-        if len(sys.argv) > 3:
-            with open(sys.argv[3], "w") as out:
-                out.write(str(os.getpid()))
-        time.sleep(3600)
     if mode == "crash":
         print("the agent program crashed on purpose", file=sys.stderr)
         sys.exit(3)

@@ -5,7 +5,9 @@ over streamable HTTP on 127.0.0.1 (a free port); the command is run with the end
 and the task (placeholders and environment variables, see ``program_inputs``); the
 program works through the MCP tools and submits with the submit tool. Its answer is
 the submitted one, else its last non-empty line of standard output. It is stopped at
-``agent_time_limit`` (its whole process group), and a few seconds after it submitted.
+``agent_time_limit``, and a few seconds after it submitted; when it ends, it and every
+process it started are stopped, those that left its process group included
+(``ProgramProcesses``), and its output is read a bounded time more.
 
 Outcomes: submitted, or exited 0 -> graded as any sample; crashed (non-zero exit) or
 stopped at the limit without an answer -> the sample is an error (``AgentProgramError``,
@@ -23,8 +25,6 @@ import contextlib
 import os
 import secrets
 import shlex
-import signal
-import subprocess
 import tempfile
 import time
 from collections import deque
@@ -32,7 +32,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
 from inspect_ai.agent import agent_bridge
 from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -43,6 +42,7 @@ from occubench.defaults import DEFAULT_AGENT_EXIT_GRACE
 from occubench.env import EnvEpisode
 from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
 from occubench.serving._mcp import mcp_server
+from occubench.serving._processes import start_program
 from occubench.serving._record import (
     AgentProgramError,
     AnswerSource,
@@ -55,7 +55,6 @@ from occubench.serving._transports import http_endpoint
 LOCALHOST = "127.0.0.1"
 TAIL_BYTES = 8192
 """Bytes kept of each of a program's output streams (the end)."""
-_KILL_WAIT = 2.0
 
 
 class ProgramInputs:
@@ -144,34 +143,6 @@ def last_line(text: str) -> str:
     return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
 
 
-async def _drain(stream: ByteReceiveStream | None, tail: _Tail) -> None:
-    if stream is None:
-        return
-    with contextlib.suppress(
-        anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError
-    ):
-        async for chunk in stream:
-            tail.add(chunk)
-
-
-def _signal_group(process: Process, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, sig)
-
-
-async def _stop(process: Process) -> None:
-    """Stop a program and everything it started (its process group)."""
-    if process.returncode is not None:
-        _signal_group(process, signal.SIGKILL)  # children it left behind
-        return
-    _signal_group(process, signal.SIGTERM)
-    with anyio.move_on_after(_KILL_WAIT):
-        await process.wait()
-    _signal_group(process, signal.SIGKILL)
-    with anyio.CancelScope(shield=True):
-        await process.wait()
-
-
 async def run_program(
     argv: Sequence[str],
     environment: Mapping[str, str],
@@ -180,22 +151,20 @@ async def run_program(
     submitted: anyio.Event,
     grace: float = DEFAULT_AGENT_EXIT_GRACE,
 ) -> ProgramRun:
-    """Run an agent program until it exits, submits (plus ``grace``), or ``time_limit``."""
+    """Run an agent program until it exits, submits (plus ``grace``), or ``time_limit``.
+
+    Then it and every process it started are stopped (``ProgramProcesses.stop``) and its
+    output is read until it ends, for a bounded time: a process that escaped and holds
+    the output open does not keep the sample waiting.
+    """
     started = time.monotonic()
     out, err = _Tail(), _Tail()
     timed_out = stopped = False
-    process = await anyio.open_process(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **environment},
-        start_new_session=True,
-    )
-    try:
+    async with start_program(argv, {**os.environ, **environment}) as program:
+        process = program.process
         async with anyio.create_task_group() as readers:
-            readers.start_soon(_drain, process.stdout, out)
-            readers.start_soon(_drain, process.stderr, err)
+            readers.start_soon(program.stdout.drain, out.add)
+            readers.start_soon(program.stderr.drain, err.add)
             with anyio.move_on_after(time_limit) as limit:
                 async with anyio.create_task_group() as race:
 
@@ -213,11 +182,9 @@ async def run_program(
                     race.start_soon(after_submit)
             timed_out = limit.cancelled_caught and not submitted.is_set()
             stopped = process.returncode is None
-            await _stop(process)
-    finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                await _stop(process)
+            await program.stop()
+            await program.output_ended()
+            readers.cancel_scope.cancel()
     return ProgramRun(
         argv=list(argv),
         exit_code=None if stopped else process.returncode,
