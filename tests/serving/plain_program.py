@@ -2,6 +2,7 @@
 
     python plain_program.py hang PID_FILE [DAEMON_PID_FILE]
     python plain_program.py escape DAEMON_PID_FILE [clean|closed]
+    python plain_program.py instruction OUT_FILE
 
 ``hang`` writes its pid first (before anything slow), leaves a daemon when a second file
 is given, then sleeps. ``escape`` leaves a daemon and prints an answer and exits 0. The
@@ -10,8 +11,11 @@ program's process group nor its session; it keeps standard output and error open
 writes its pid and sleeps. With ``clean`` it replaces its environment with an empty one
 (a fresh interpreter, ``execve``), so that only the pipes it holds give it away; with
 ``closed`` it keeps its environment but closes the pipes (``/dev/null`` in their place).
+``instruction`` writes what it was given (the ``OCCUBENCH_INSTRUCTION`` variable, or null
+when it is unset, and the text of ``OCCUBENCH_INSTRUCTION_FILE``) to OUT_FILE as JSON.
 """
 
+import json
 import os
 import sys
 import time
@@ -73,6 +77,13 @@ def main(mode: str, args: list[str]) -> None:
         print("escaped, and this is my answer")
     elif mode == "daemon":
         daemon(args[0], int(args[1]))
+    elif mode == "instruction":
+        with open(os.environ["OCCUBENCH_INSTRUCTION_FILE"], encoding="utf-8") as given:
+            text = given.read()
+        seen = {"variable": os.environ.get("OCCUBENCH_INSTRUCTION"), "file": text}
+        with open(args[0], "w", encoding="utf-8") as out:
+            json.dump(seen, out)
+        print("read the instruction")
     else:
         sys.exit(f"unknown mode {mode!r}")
 

@@ -5,11 +5,13 @@ scripted reference policy; run over the ten reference tasks its verdicts and fau
 equal those of the same policy run as a built-in agent. A program that hangs is stopped
 at the limit and one that crashes is an error, never a failure. A daemon a program
 leaves behind (double-forked into a session of its own) is killed with it, and one that
-holds the program's output open does not hang the run.
+holds the program's output open does not hang the run. An instruction too large for an
+environment variable, or holding a NUL byte, reaches the program in its file.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -24,6 +26,7 @@ from typer.testing import CliRunner
 from occubench.analysis import SampleRow, read_runs
 from occubench.cli import _common, app
 from occubench.config import EvalOptions, RunConfig
+from occubench.dataset import load_dataset, reference_suite_dir, write_dataset
 from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.scale import run_eval
@@ -259,6 +262,38 @@ def test_reading_stops_even_when_a_process_holding_the_output_is_not_found(tmp_p
     finally:
         if daemon_file.exists():
             os.kill(int(daemon_file.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    ("extra", "in_variable"),
+    [
+        pytest.param("", True, id="ordinary"),
+        pytest.param(" Appendix: " + "x" * 300_000, False, id="300-kB"),
+        pytest.param(" Ignore this: \x00.", False, id="NUL-byte"),
+    ],
+)
+def test_the_instruction_reaches_the_program_whatever_its_size_or_bytes(
+    tmp_path, extra, in_variable
+):
+    """In its file always; in OCCUBENCH_INSTRUCTION too when a variable can hold it."""
+    reference = load_dataset(reference_suite_dir(), task_ids=[1002])
+    (task,) = reference.tasks
+    instruction = task.agent_instruction + extra
+    task = task.model_copy(update={"agent_instruction": instruction})
+    dataset = write_dataset(
+        tmp_path / "dataset", [task], reference.envs.values(), reference.scenarios.values()
+    )
+    seen = tmp_path / "seen.json"
+    args = run_args(tmp_path / "logs", "--agent-command", plain("instruction", seen))
+    args[args.index("reference")] = str(dataset)
+    with bounded():
+        result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    row = by_task(tmp_path / "logs")[1002]
+    assert row.error is None and row.stop_reason == "answered"
+    given = json.loads(seen.read_text(encoding="utf-8"))
+    assert instruction in given["file"]
+    assert given["variable"] == (given["file"] if in_variable else None)
 
 
 def test_a_crashing_program_is_an_error_not_a_failure(tmp_path):

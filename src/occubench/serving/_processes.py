@@ -43,6 +43,9 @@ PROCESS_TAG_VARIABLE = "OCCUBENCH_PROCESS_TAG"
 """Holds a random tag per run of a program; its processes are found by it."""
 STOP_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL; also the most each later step of a stop waits."""
+ENVIRONMENT_STRING_BYTES = 128 * 1024
+"""The most one ``NAME=value`` string of a started program's environment may take, its
+final NUL included: Linux's limit on one string (32 pages of 4 KiB)."""
 
 _PROC = Path("/proc")
 _STARTTIME = 19  # /proc/PID/stat's field 22, counted from the state (field 3)
@@ -50,6 +53,25 @@ _POLL = 0.05
 _READ_BYTES = 65536
 _ACCESS_MODE = 0o3
 _WRITE_MODES = {os.O_WRONLY, os.O_RDWR}
+
+
+def fits_in_environment(name: str, value: str) -> bool:
+    """Whether ``name=value`` can be a variable of a program this process starts.
+
+    Not when the value holds a NUL byte (it would end the string), cannot be encoded, or
+    makes a string of more than ``ENVIRONMENT_STRING_BYTES``; nor when this process's
+    environment with it would take more than half of the system's ``ARG_MAX`` (what
+    arguments and environment of a started program may take together; the other half is
+    left to the command and the variables added with it).
+    """
+    if "\0" in value:
+        return False
+    try:
+        size = len(os.fsencode(f"{name}={value}")) + 1
+    except UnicodeEncodeError:
+        return False
+    inherited = sum(len(k) + len(v) + 2 for k, v in os.environb.items())
+    return size <= ENVIRONMENT_STRING_BYTES and inherited + size <= os.sysconf("SC_ARG_MAX") // 2
 
 
 class OutputPipe:

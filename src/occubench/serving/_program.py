@@ -42,7 +42,7 @@ from occubench.defaults import DEFAULT_AGENT_EXIT_GRACE
 from occubench.env import EnvEpisode
 from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
 from occubench.serving._mcp import mcp_server
-from occubench.serving._processes import start_program
+from occubench.serving._processes import fits_in_environment, start_program
 from occubench.serving._record import (
     AgentProgramError,
     AnswerSource,
@@ -55,6 +55,9 @@ from occubench.serving._transports import http_endpoint
 LOCALHOST = "127.0.0.1"
 TAIL_BYTES = 8192
 """Bytes kept of each of a program's output streams (the end)."""
+INSTRUCTION_VARIABLE = "OCCUBENCH_INSTRUCTION"
+"""Holds the task's text, when a variable can; ``OCCUBENCH_INSTRUCTION_FILE`` always names
+a file that holds it."""
 
 
 class ProgramInputs:
@@ -64,7 +67,8 @@ class ProgramInputs:
     ``{url}`` the MCP endpoint, ``{instruction_file}`` a file with the task (system prompt
     and instruction), ``{task_id}``, ``{submit_tool}``, ``{openai_base_url}`` (empty
     without an agent model). Environment: ``OCCUBENCH_MCP_URL``,
-    ``OCCUBENCH_INSTRUCTION``, ``OCCUBENCH_INSTRUCTION_FILE``, ``OCCUBENCH_TASK_ID``,
+    ``OCCUBENCH_INSTRUCTION_FILE``, ``OCCUBENCH_INSTRUCTION`` (the file's text, unset when
+    no variable can hold it: see ``fits_in_environment``), ``OCCUBENCH_TASK_ID``,
     ``OCCUBENCH_SUBMIT_TOOL``, and with an agent model ``OPENAI_BASE_URL``,
     ``OPENAI_API_KEY`` (this sample's token), ``OCCUBENCH_OPENAI_BASE_URL``,
     ``OCCUBENCH_MODEL`` (the name to ask for).
@@ -90,11 +94,12 @@ class ProgramInputs:
         }
         self.environment = {
             "OCCUBENCH_MCP_URL": url,
-            "OCCUBENCH_INSTRUCTION": instruction,
             "OCCUBENCH_INSTRUCTION_FILE": str(instruction_file),
             "OCCUBENCH_TASK_ID": str(task_id),
             "OCCUBENCH_SUBMIT_TOOL": submit_tool,
         }
+        if fits_in_environment(INSTRUCTION_VARIABLE, instruction):
+            self.environment[INSTRUCTION_VARIABLE] = instruction
         if openai_base_url and token:
             self.environment |= {
                 "OPENAI_BASE_URL": openai_base_url,
