@@ -1,7 +1,12 @@
-"""Shards: the plan, 1 vs 2 workers, a killed shard resumed, the Ray executor."""
+"""Shards: the plan, 1 vs 2 workers, a killed shard resumed, the Ray executor.
+
+A run started in a folder that holds an ``occubench/`` package (a clone of the release)
+must not run that package in its workers, local or Ray.
+"""
 
 import os
 import signal
+import sys
 import tempfile
 import time
 from importlib.util import find_spec
@@ -12,7 +17,7 @@ from typer.testing import CliRunner
 from conftest import RELEASE_DIR, RELEASE_IDS
 from occubench.analysis import read_runs
 from occubench.cli import app
-from occubench.config import EvalOptions, RunConfig
+from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
 from occubench.roles import Role
 from occubench.scale import (
     Executor,
@@ -125,6 +130,32 @@ def test_two_workers_give_the_verdicts_and_faults_of_one(one_worker, tmp_path):
     assert "10 " in [line for line in result.output.splitlines() if "all" in line][-1]
 
 
+def planted_package(folder):
+    """A folder holding an ``occubench/`` package whose import writes a marker file."""
+    marker = folder / "planted-package-ran"
+    package = folder / "clone" / "occubench"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    return package.parent, marker
+
+
+def test_workers_do_not_import_an_occubench_package_in_the_current_folder(
+    one_worker, tmp_path, monkeypatch
+):
+    clone, marker = planted_package(tmp_path)
+    monkeypatch.chdir(clone)
+    logs = tmp_path / "logs"
+    result = runner.invoke(app, ["run", *REFERENCE, "--workers", "2", "--log-dir", str(logs)])
+    assert not marker.exists(), "a worker imported the package of the current folder"
+    assert result.exit_code == 0, result.output
+    (folder,) = logs.iterdir()
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == [
+        "shard-1-of-2",
+        "shard-2-of-2",
+    ]
+    assert outcomes(read_runs([logs])) == one_worker
+
+
 def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
     ids = [11, 24, 26, 32]
     with ScriptedOpenAIServer(latency=0.1) as server:
@@ -172,9 +203,12 @@ def test_failed_worker_is_reported_not_raised(tmp_path, monkeypatch):
     assert str(kept) in result.error
 
 
-@pytest.mark.skipif(
+needs_ray = pytest.mark.skipif(
     find_spec("ray") is None, reason="Ray is not installed: pip install 'occubench[ray]'"
 )
+
+
+@needs_ray
 def test_ray_local_mode_gives_the_verdicts_of_the_local_executor(one_worker, tmp_path):
     import ray
 
@@ -191,6 +225,28 @@ def test_ray_local_mode_gives_the_verdicts_of_the_local_executor(one_worker, tmp
         ray.shutdown()
     assert [r.success for r in results] == [True, True], [r.error for r in results]
     assert outcomes(merged_rows(results)) == one_worker
+
+
+@needs_ray
+def test_ray_workers_do_not_import_an_occubench_package_in_the_current_folder(
+    one_worker, tmp_path, monkeypatch
+):
+    """Nothing is imported from the folder; a relative program path still resolves there."""
+    clone, marker = planted_package(tmp_path)
+    (clone / "answer.py").write_text("print('done')\n")
+    monkeypatch.chdir(clone)
+    run = RunSpec(
+        agent=NO_AGENT_MODEL,
+        roles={"simulator": "occubench/canned"},
+        config=RunConfig(**REFERENCE_ARGS, agent_command=f"{sys.executable} answer.py"),
+        log_dir=str(tmp_path / "logs"),
+    )
+    results = execute(plan_shards(run, 2), Executor.RAY)  # Ray started by the run, here
+    assert not marker.exists(), "a Ray worker imported the package of the current folder"
+    assert [r.success for r in results] == [True, True], [r.error for r in results]
+    rows = merged_rows(results)
+    assert sorted(r.task_id for r in rows) == sorted(one_worker)
+    assert {(r.error, r.stop_reason) for r in rows} == {(None, "answered")}
 
 
 def test_ray_missing_is_a_clear_error(monkeypatch):

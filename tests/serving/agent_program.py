@@ -1,16 +1,16 @@
 """A small agent program for the tests: the MCP client SDK driving a scripted policy.
 
-    python agent_program.py MODE [POLICY] [PID_FILE | TOKEN REPORT_FILE]
+    python agent_program.py MODE [POLICY] [TOKEN REPORT_FILE]
 
 MODE: ``submit`` (answer with the submit tool), ``stdout`` (print the answer as the last
 line and exit), ``bridge`` (an LLM tool loop whose model is asked through the
-OpenAI-compatible endpoint occubench offers), ``hang`` (never finishes), ``crash`` (exits
-with an error before answering), ``intruder`` (first acts as another local process that
-knows the port but not the token, and writes what it got to REPORT_FILE; then works
-the task with TOKEN, given by the ``{token}`` placeholder). POLICY is a scripted
-reference agent (default careful) deciding each call from the conversation so far,
-exactly as it does as a built-in agent. The MCP endpoint is reached with the token of
-``OCCUBENCH_MCP_TOKEN``.
+OpenAI-compatible endpoint occubench offers), ``crash`` (exits with an error before
+answering), ``intruder`` (first acts as another local process that knows the port but
+not the token, and writes what it got to REPORT_FILE; then works the task with TOKEN,
+given by the ``{token}`` placeholder). Programs that must act before anything slow
+(write their pid) are in ``plain_program.py``. POLICY is a scripted reference agent
+(default careful) deciding each call from the conversation so far, exactly as it does as
+a built-in agent. The MCP endpoint is reached with the token of ``OCCUBENCH_MCP_TOKEN``.
 """
 
 from __future__ import annotations
@@ -18,13 +18,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
-
-if __name__ == "__main__" and sys.argv[1:2] == ["hang"]:  # before the heavy imports below
-    if len(sys.argv) > 3:
-        with open(sys.argv[3], "w") as out:
-            out.write(str(os.getpid()))
-    time.sleep(3600)
 
 import anyio
 import httpx

@@ -4,15 +4,21 @@ The program (``agent_program.py`` beside this file) uses the MCP client SDK and 
 scripted reference policy; run over the ten reference tasks its verdicts and fault logs
 equal those of the same policy run as a built-in agent. A program that hangs is stopped
 at the limit and one that crashes is an error, never a failure. The sample's endpoint
-answers only its token: another local process that finds the port gets 401.
+answers only its token: another local process that finds the port gets 401. A daemon a
+program leaves behind (double-forked into a session of its own) is killed with it, and
+one that holds the program's output open does not hang the run. An instruction too
+large for an environment variable, or holding a NUL byte, reaches the program in its file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,11 +28,15 @@ from typer.testing import CliRunner
 from occubench.analysis import SampleRow, read_runs
 from occubench.cli import _common, app
 from occubench.config import EvalOptions, RunConfig
+from occubench.dataset import load_dataset, reference_suite_dir, write_dataset
 from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.scale import run_eval
 
 PROGRAM = Path(__file__).with_name("agent_program.py")
+PLAIN = Path(__file__).with_name("plain_program.py")
+HANG_BOUND = 300
+"""Seconds after which a test that should have ended fails instead of hanging."""
 runner = CliRunner()
 
 
@@ -38,6 +48,35 @@ def wide_console():
 
 def command(mode: str, policy: str = "careful", *extra: str) -> str:
     return " ".join([sys.executable, str(PROGRAM), mode, policy, *extra])
+
+
+def plain(mode: str, *args: str | Path) -> str:
+    return " ".join([sys.executable, str(PLAIN), mode, *map(str, args)])
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs: a zombie (ended, its parent not having reaped it) does not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@contextmanager
+def bounded(seconds: int = HANG_BOUND) -> Iterator[None]:
+    """Fail with TimeoutError instead of hanging (a bound on a hang, not on a duration)."""
+
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError(f"still running after {seconds} s: the run hung")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def run_args(log_dir: Path, *extra: str) -> list[str]:
@@ -169,7 +208,8 @@ def test_the_endpoint_answers_only_the_holder_of_the_sample_token(tmp_path):
 
 
 def test_a_hanging_program_is_stopped_at_the_limit_and_is_an_error(tmp_path):
-    pid_file = tmp_path / "pid"
+    """The program and the daemon it left (holding its output open) are both stopped."""
+    pid_file, daemon_file = tmp_path / "pid", tmp_path / "daemon-pid"
     args = run_args(
         tmp_path / "logs",
         "--tasks",
@@ -177,19 +217,109 @@ def test_a_hanging_program_is_stopped_at_the_limit_and_is_an_error(tmp_path):
         "--retry-on-error",
         "0",
         "--agent-time-limit",
-        "3",
+        "15",
         "--agent-command",
-        command("hang", "careful", str(pid_file)),
+        plain("hang", pid_file, daemon_file),
     )
-    result = runner.invoke(app, args, terminal_width=200)
+    with bounded():
+        result = runner.invoke(app, args, terminal_width=200)
     assert result.exit_code == ExitCode.SAMPLE_ERRORS, result.output
     assert "1 sample(s) ended in an infrastructure error" in result.output
     row = by_task(tmp_path / "logs")[1003]
     assert row.passed is None and row.error_source == "agent"
-    assert "time limit of 3 s" in (row.error or "")
-    pid = int(pid_file.read_text())
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # stopped, not left running
+    assert "time limit of 15 s" in (row.error or "")
+    assert not alive(int(pid_file.read_text()))  # stopped, not left running
+    assert not alive(int(daemon_file.read_text()))
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param("", id="holding-the-output"),
+        pytest.param("clean", id="holding-the-output-with-an-empty-environment"),
+        pytest.param("closed", id="output-closed"),
+    ],
+)
+def test_a_daemon_left_by_a_program_that_answered_is_killed(tmp_path, how):
+    """A double-forked, setsid daemon is found (the pipes it holds, the environment it
+    inherited) and killed; the program's answer is graded as any."""
+    daemon_file = tmp_path / "daemon-pid"
+    args = run_args(
+        tmp_path / "logs",
+        "--tasks",
+        "1002",
+        "--agent-time-limit",
+        "120",
+        "--agent-command",
+        plain("escape", daemon_file, how),
+    )
+    with bounded():
+        result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    row = by_task(tmp_path / "logs")[1002]
+    assert row.error is None and row.stop_reason == "answered"
+    sample = read_eval_log(row.log).samples[0]
+    assert sample.store["ServedSession:answer_source"] == "stdout"
+    assert sample.scores["occubench_scorer"].answer == "escaped, and this is my answer"
+    assert not alive(int(daemon_file.read_text()))
+
+
+def test_reading_stops_even_when_a_process_holding_the_output_is_not_found(tmp_path, monkeypatch):
+    """Past what the search finds (see ``ProgramProcesses``' limits), the wait is bounded:
+    the sample ends with the program's answer and the unseen daemon lives on."""
+    monkeypatch.setattr("occubench.serving._processes.ProgramProcesses.find", lambda self: [])
+    daemon_file = tmp_path / "daemon-pid"
+    args = run_args(
+        tmp_path / "logs",
+        "--tasks",
+        "1002",
+        "--agent-time-limit",
+        "120",
+        "--agent-command",
+        plain("escape", daemon_file),
+    )
+    try:
+        with bounded():
+            result = runner.invoke(app, args, terminal_width=200)
+        assert result.exit_code == 0, result.output
+        row = by_task(tmp_path / "logs")[1002]
+        assert row.error is None and row.stop_reason == "answered"
+        assert alive(int(daemon_file.read_text()))  # not stopped: the bound ended the wait
+    finally:
+        if daemon_file.exists():
+            os.kill(int(daemon_file.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    ("extra", "in_variable"),
+    [
+        pytest.param("", True, id="ordinary"),
+        pytest.param(" Appendix: " + "x" * 300_000, False, id="300-kB"),
+        pytest.param(" Ignore this: \x00.", False, id="NUL-byte"),
+    ],
+)
+def test_the_instruction_reaches_the_program_whatever_its_size_or_bytes(
+    tmp_path, extra, in_variable
+):
+    """In its file always; in OCCUBENCH_INSTRUCTION too when a variable can hold it."""
+    reference = load_dataset(reference_suite_dir(), task_ids=[1002])
+    (task,) = reference.tasks
+    instruction = task.agent_instruction + extra
+    task = task.model_copy(update={"agent_instruction": instruction})
+    dataset = write_dataset(
+        tmp_path / "dataset", [task], reference.envs.values(), reference.scenarios.values()
+    )
+    seen = tmp_path / "seen.json"
+    args = run_args(tmp_path / "logs", "--agent-command", plain("instruction", seen))
+    args[args.index("reference")] = str(dataset)
+    with bounded():
+        result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    row = by_task(tmp_path / "logs")[1002]
+    assert row.error is None and row.stop_reason == "answered"
+    given = json.loads(seen.read_text(encoding="utf-8"))
+    assert instruction in given["file"]
+    assert given["variable"] == (given["file"] if in_variable else None)
 
 
 def test_a_crashing_program_is_an_error_not_a_failure(tmp_path):

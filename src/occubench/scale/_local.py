@@ -1,11 +1,14 @@
 """The local executor: each shard in its own OS process on this machine.
 
-A worker is ``python -m occubench.shard_worker SPEC.json RESULT.json`` started with
+A worker is ``python -P -m occubench.shard_worker SPEC.json RESULT.json`` started with
 this interpreter; it inherits the environment (API keys, base URLs), which is never
-written to the spec. At most ``parallel`` workers run at once; the others wait. Each
-worker is its own process group: on Ctrl-C or SIGTERM (``KeyboardInterrupt`` here, see
-``stop_signals``) the groups are stopped with SIGINT, so that each worker's Inspect
-writes its log, then killed if they outlast the grace period.
+written to the spec. ``-P`` keeps the current folder off its import path: a run started
+in a folder that holds an ``occubench/`` package (a clone of the release) imports the
+installed package, as the ``occubench`` command does; ``PYTHONPATH`` still applies.
+At most ``parallel`` workers run at once; the others wait. Each worker is its own
+process group: on Ctrl-C or SIGTERM (``KeyboardInterrupt`` here, see ``stop_signals``)
+the groups are stopped with SIGINT, so that each worker's Inspect writes its log, then
+killed if they outlast the grace period.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ def start_shard(spec: ShardSpec, stem: Path) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             [
                 sys.executable,
+                "-P",  # not the current folder first on the import path (see above)
                 "-m",
                 "occubench.shard_worker",
                 str(stem.with_suffix(".spec.json")),

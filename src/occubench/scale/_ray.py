@@ -6,11 +6,18 @@ only when this executor is chosen. Each shard asks for ``RunSpec.num_cpus`` CPUs
 that serves a local model); Ray places it. A task runs in a fresh worker process
 (``max_calls=1``). Shards log to the run's folder, which must be one every node
 reaches: a shared file system path or an object store URL (``s3://...``).
+
+Ray puts the driver's current folder first on its workers' import path; Ray is started
+from an empty folder of ours instead (``_ray_session``), so that a run started in a folder
+holding an ``occubench/`` package (a clone of the release) does not run that package.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -31,8 +38,15 @@ def import_ray() -> ModuleType:
     return ray
 
 
-def run_shard_data(spec: dict[str, Any]) -> dict[str, Any]:
-    """Body of a shard's Ray task: a ShardSpec in, a ShardResult out, as plain data."""
+def run_shard_data(spec: dict[str, Any], folder: str) -> dict[str, Any]:
+    """Body of a shard's Ray task: a ShardSpec in, a ShardResult out, as plain data.
+
+    The task works in ``folder``, the driver's current folder, where this node has it,
+    so that relative paths (an agent command's program) mean what they mean to the
+    driver; nothing is imported from it (see ``_ray_session``).
+    """
+    if os.path.isdir(folder):
+        os.chdir(folder)
     return run_shard(ShardSpec.model_validate(spec)).model_dump(mode="json")
 
 
@@ -49,17 +63,15 @@ def run_ray(
     this process (then that connection is used and left open).
     """
     ray = import_ray()
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address)
-    try:
+    folder = os.getcwd()
+    with _ray_session(ray, address):
         task = ray.remote(max_calls=1)(run_shard_data)
         refs = [
             task.options(
                 num_cpus=s.run.num_cpus,
                 resources=s.run.resources or None,
                 name=f"occubench {s.name}",
-            ).remote(s.model_dump(mode="json"))
+            ).remote(s.model_dump(mode="json"), folder)
             for s in shards
         ]
         position = {ref: i for i, ref in enumerate(refs)}
@@ -75,10 +87,32 @@ def run_ray(
                 states[i] = ShardState.DONE if result.success else ShardState.FAILED
             if view is not None:
                 view.update(states)
-    finally:
-        if started:
-            ray.shutdown()
     return [r for r in results if r is not None]
+
+
+@contextlib.contextmanager
+def _ray_session(ray: ModuleType, address: str | None) -> Iterator[None]:
+    """Ray started (or joined at ``address``) from an empty folder of ours, shut down after.
+
+    Ray adds the driver's current folder to the front of its workers' import path; the
+    empty folder, kept until Ray is shut down, holds nothing to import. When Ray is
+    already initialised in this process, its connection is used as it is and left open
+    (its workers' import path is then the caller's).
+    """
+    if ray.is_initialized():
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="occubench-ray-") as empty:
+        here = os.getcwd()
+        os.chdir(empty)
+        try:
+            ray.init(address=address)
+        finally:
+            os.chdir(here)
+        try:
+            yield
+        finally:
+            ray.shutdown()
 
 
 def _result(ray: ModuleType, ref: Any, spec: ShardSpec) -> ShardResult:

@@ -6,7 +6,9 @@ the sample's token (``http_app``); the command is run with the endpoint, the tok
 the task (placeholders and environment variables, see ``ProgramInputs``); the
 program works through the MCP tools and submits with the submit tool. Its answer is
 the submitted one, else its last non-empty line of standard output. It is stopped at
-``agent_time_limit`` (its whole process group), and a few seconds after it submitted.
+``agent_time_limit``, and a few seconds after it submitted; when it ends, it and every
+process it started are stopped, those that left its process group included
+(``ProgramProcesses``), and its output is read a bounded time more.
 
 Outcomes: submitted, or exited 0 -> graded as any sample; crashed (non-zero exit) or
 stopped at the limit without an answer -> the sample is an error (``AgentProgramError``,
@@ -24,8 +26,6 @@ import contextlib
 import os
 import secrets
 import shlex
-import signal
-import subprocess
 import tempfile
 import time
 from collections import deque
@@ -33,7 +33,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
 from inspect_ai.agent import agent_bridge
 from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -46,6 +45,7 @@ from occubench.redaction import redact_strings
 from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
 from occubench.serving._guard import Access, http_app
 from occubench.serving._mcp import mcp_server
+from occubench.serving._processes import fits_in_environment, start_program
 from occubench.serving._record import (
     AgentProgramError,
     AnswerSource,
@@ -58,7 +58,9 @@ from occubench.serving._transports import http_endpoint
 LOCALHOST = "127.0.0.1"
 TAIL_BYTES = 8192
 """Bytes kept of each of a program's output streams (the end)."""
-_KILL_WAIT = 2.0
+INSTRUCTION_VARIABLE = "OCCUBENCH_INSTRUCTION"
+"""Holds the task's text, when a variable can; ``OCCUBENCH_INSTRUCTION_FILE`` always names
+a file that holds it."""
 
 
 class ProgramInputs:
@@ -69,9 +71,10 @@ class ProgramInputs:
     ``Authorization: Bearer <token>``), ``{instruction_file}`` a file with the task
     (system prompt and instruction), ``{task_id}``, ``{submit_tool}``,
     ``{openai_base_url}`` (empty without an agent model). Environment:
-    ``OCCUBENCH_MCP_URL``, ``OCCUBENCH_MCP_TOKEN``, ``OCCUBENCH_INSTRUCTION``,
-    ``OCCUBENCH_INSTRUCTION_FILE``, ``OCCUBENCH_TASK_ID``, ``OCCUBENCH_SUBMIT_TOOL``, and
-    with an agent model ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` (the same token),
+    ``OCCUBENCH_MCP_URL``, ``OCCUBENCH_MCP_TOKEN``, ``OCCUBENCH_INSTRUCTION_FILE``,
+    ``OCCUBENCH_INSTRUCTION`` (the file's text, unset when no variable can hold it: see
+    ``fits_in_environment``), ``OCCUBENCH_TASK_ID``, ``OCCUBENCH_SUBMIT_TOOL``, and with
+    an agent model ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` (the same token),
     ``OCCUBENCH_OPENAI_BASE_URL``, ``OCCUBENCH_MODEL`` (the name to ask for).
     """
 
@@ -97,11 +100,12 @@ class ProgramInputs:
         self.environment = {
             "OCCUBENCH_MCP_URL": url,
             "OCCUBENCH_MCP_TOKEN": token,
-            "OCCUBENCH_INSTRUCTION": instruction,
             "OCCUBENCH_INSTRUCTION_FILE": str(instruction_file),
             "OCCUBENCH_TASK_ID": str(task_id),
             "OCCUBENCH_SUBMIT_TOOL": submit_tool,
         }
+        if fits_in_environment(INSTRUCTION_VARIABLE, instruction):
+            self.environment[INSTRUCTION_VARIABLE] = instruction
         if openai_base_url:
             self.environment |= {
                 "OPENAI_BASE_URL": openai_base_url,
@@ -150,34 +154,6 @@ def last_line(text: str) -> str:
     return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
 
 
-async def _drain(stream: ByteReceiveStream | None, tail: _Tail) -> None:
-    if stream is None:
-        return
-    with contextlib.suppress(
-        anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError
-    ):
-        async for chunk in stream:
-            tail.add(chunk)
-
-
-def _signal_group(process: Process, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, sig)
-
-
-async def _stop(process: Process) -> None:
-    """Stop a program and everything it started (its process group)."""
-    if process.returncode is not None:
-        _signal_group(process, signal.SIGKILL)  # children it left behind
-        return
-    _signal_group(process, signal.SIGTERM)
-    with anyio.move_on_after(_KILL_WAIT):
-        await process.wait()
-    _signal_group(process, signal.SIGKILL)
-    with anyio.CancelScope(shield=True):
-        await process.wait()
-
-
 async def run_program(
     argv: Sequence[str],
     environment: Mapping[str, str],
@@ -186,22 +162,20 @@ async def run_program(
     submitted: anyio.Event,
     grace: float = DEFAULT_AGENT_EXIT_GRACE,
 ) -> ProgramRun:
-    """Run an agent program until it exits, submits (plus ``grace``), or ``time_limit``."""
+    """Run an agent program until it exits, submits (plus ``grace``), or ``time_limit``.
+
+    Then it and every process it started are stopped (``ProgramProcesses.stop``) and its
+    output is read until it ends, for a bounded time: a process that escaped and holds
+    the output open does not keep the sample waiting.
+    """
     started = time.monotonic()
     out, err = _Tail(), _Tail()
     timed_out = stopped = False
-    process = await anyio.open_process(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **environment},
-        start_new_session=True,
-    )
-    try:
+    async with start_program(argv, {**os.environ, **environment}) as program:
+        process = program.process
         async with anyio.create_task_group() as readers:
-            readers.start_soon(_drain, process.stdout, out)
-            readers.start_soon(_drain, process.stderr, err)
+            readers.start_soon(program.stdout.drain, out.add)
+            readers.start_soon(program.stderr.drain, err.add)
             with anyio.move_on_after(time_limit) as limit:
                 async with anyio.create_task_group() as race:
 
@@ -219,11 +193,9 @@ async def run_program(
                     race.start_soon(after_submit)
             timed_out = limit.cancelled_caught and not submitted.is_set()
             stopped = process.returncode is None
-            await _stop(process)
-    finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                await _stop(process)
+            await program.stop()
+            await program.output_ended()
+            readers.cancel_scope.cancel()
     return ProgramRun(
         argv=list(argv),
         exit_code=None if stopped else process.returncode,
