@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from importlib.metadata import version
 
 import typer
 
+from occubench.analysis import terminal_text
 from occubench.cli import (
     audit,
     compare_simulators,
@@ -23,6 +25,7 @@ from occubench.cli import (
     sweep,
     synth,
 )
+from occubench.cli._common import err_console
 from occubench.interpreter import exit_now
 
 app = typer.Typer(
@@ -60,6 +63,34 @@ def _root(
     to resume), 2 bad input or a failed preflight, 3 some samples ended in
     infrastructure errors (not scored), 130 interrupted.
     """
+    dotenv_notice()
+
+
+ROUTING_VARIABLES = ("_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+"""Variable name endings that decide where model calls, and their keys, are sent."""
+
+
+def dotenv_notice() -> None:
+    """Name the ``.env`` file Inspect will read and the variables it sets (never their values).
+
+    Inspect loads the first ``.env`` found in the current folder or above it into the
+    environment of the run and its workers. A folder that is not the user's own (a
+    clone) could route model calls, with the user's keys, to another server that way;
+    the notice makes that visible before any call.
+    """
+    from dotenv import dotenv_values, find_dotenv  # Inspect's own dependency and rule
+
+    found = find_dotenv(usecwd=True)
+    if not found:
+        return
+    names = sorted(n for n in dotenv_values(found) if n not in os.environ)
+    if not names:
+        return
+    routing = [n for n in names if n.upper().endswith(ROUTING_VARIABLES)]
+    line = f"Inspect reads {found}: it sets {', '.join(names)}"
+    if routing:
+        line += f" ({', '.join(routing)}: model calls and their keys go where it says)"
+    err_console.print(terminal_text(line), markup=False, highlight=False, soft_wrap=True)
 
 
 app.command(name="run")(run.run)
