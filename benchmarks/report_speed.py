@@ -36,8 +36,8 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log, write_eval_log
 from inspect_ai.scorer import CORRECT, INCORRECT
 from throughput import load_average
 
-from occubench.analysis._store import STORE_SUFFIX
 from occubench.config import CONFIG_METADATA, EvalOptions
+from occubench.results._store import STORE_SUFFIX
 from occubench.roles import Role
 from occubench.scale._runner import BENCHMARK_TASK, run_eval
 

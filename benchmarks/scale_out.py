@@ -35,7 +35,7 @@ from throughput import (
     server,
 )
 
-from occubench.analysis import read_runs
+from occubench.results import read_runs
 from occubench.scale import expand_sweep, load_sweeps, sweep_runs
 
 

@@ -1,6 +1,6 @@
 """The benchmark's OpenAI-compatible server: the scripted behaviours on uvicorn (asyncio).
 
-The package's server (``python -m occubench.scripted.openai_server``) runs a thread
+The package's server (``python -m occubench.testing.openai_server``) runs a thread
 per connection and a fresh event loop per request; it is made for tests (it can also
 inject failures). Here it would compete for the harness's cores: on a 2-core machine
 it used 10-13 s of CPU in a 100-task run, about 3 ms per request. A remote endpoint
@@ -32,8 +32,8 @@ from typing import IO, Any
 
 import uvicorn
 
-from occubench.interpreter import tuned_gc
-from occubench.scripted._openai_server import ServerStats, answer_async, completion_body
+from occubench.scale._interpreter import tuned_gc
+from occubench.testing._openai_server import ServerStats, answer_async, completion_body
 
 LISTEN_BACKLOG = 2048
 

@@ -173,7 +173,7 @@ def replay(*outputs):
 
 def sample_row(**fields):
     """A hand-built SampleRow: neutral defaults, overridden by ``fields``."""
-    from occubench.analysis import SampleRow
+    from occubench.results import SampleRow
 
     defaults = dict(
         log="file:///x.eval",

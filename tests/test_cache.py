@@ -1,7 +1,7 @@
 """Response cache: an identical re-run asks the simulator and the verifier nothing."""
 
 from conftest import run_task
-from occubench.scripted._openai_server import ScriptedOpenAIServer
+from occubench.testing._openai_server import ScriptedOpenAIServer
 
 ROLES = {
     "simulator": "openai-api/local/echo-simulator",

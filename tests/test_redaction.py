@@ -149,7 +149,7 @@ def test_an_eval_file_is_rewritten_with_its_members_redacted(tmp_path, monkeypat
 
 
 def test_terminal_text_is_redacted(monkeypatch):
-    from occubench.analysis import terminal_text
+    from occubench.text import terminal_text
 
     monkeypatch.setenv("LOCAL_API_KEY", KEY)
     assert terminal_text(f"Error code: 401 - Incorrect API key provided: {KEY}").endswith(

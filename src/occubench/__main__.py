@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from occubench.interpreter import tune_startup_gc
+from occubench.scale import tune_startup_gc
 
 
 def main() -> None:

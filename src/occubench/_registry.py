@@ -16,7 +16,7 @@ from occubench.task import fidelity_audit, occubench, serve
 @modelapi(name="occubench")
 def scripted_models() -> type:
     """Offline scripted models (``occubench/schema-agent``, ``occubench/replay``, ...)."""
-    from occubench.scripted._provider import ScriptedAPI
+    from occubench.scripted import ScriptedAPI
 
     return ScriptedAPI
 

@@ -212,11 +212,11 @@ DEFAULT_SWEEP_LOG_DIR = Path("logs") / "sweeps"
 
 DEFAULT_COLLECT_EVERY = 32
 """Finished samples between two full collections while an eval runs
-(``occubench.interpreter.sample_finished``): each frees the reference cycles of the
+(``occubench.scale._interpreter.sample_finished``): each frees the reference cycles of the
 samples finished since the last one, so a shard's memory does not grow with its tasks."""
 
 DEFAULT_GC_THRESHOLDS = (10_000, 50, 100)
-"""Collector thresholds while an eval runs (``occubench.interpreter``; CPython's are
+"""Collector thresholds while an eval runs (``occubench.scale._interpreter``; CPython's are
 (700, 10, 10)): the young generation is collected every 10,000 net allocations and a
 full collection waits for 100 middle-generation ones."""
 

@@ -14,7 +14,6 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Solver, chain
 
 from occubench.agent import agent_input, inspect_agent, occubench_agent
-from occubench.budget import admission
 from occubench.config import (
     CONFIG_METADATA,
     POINTS_METADATA,
@@ -22,6 +21,7 @@ from occubench.config import (
     ReleasePrompts,
     RunConfig,
 )
+from occubench.costs import admission
 from occubench.dataset import Dataset, TaskRecord
 from occubench.defaults import (
     DEFAULT_AGENT_TIME_LIMIT,

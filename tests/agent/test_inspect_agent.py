@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from occubench.agent import create_agent
-from occubench.analysis import read_runs
 from occubench.config import EvalOptions, RunConfig
+from occubench.results import read_runs
 from occubench.roles import Role
 from occubench.scale import run_eval
 

@@ -37,7 +37,7 @@ def wrong_then_schema(messages, tools):
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory, release_dir):
-    from occubench.scripted._openai_server import ScriptedOpenAIServer
+    from occubench.testing._openai_server import ScriptedOpenAIServer
 
     out = {}
     with ScriptedOpenAIServer(behaviours={"wrong-agent": wrong_then_schema}, record=True) as server:

@@ -6,9 +6,6 @@ import pytest
 
 from conftest import sample_row
 from occubench.analysis import (
-    ModelPrice,
-    PriceTable,
-    build_report,
     compare_models,
     costs,
     fault_recovery,
@@ -19,7 +16,9 @@ from occubench.analysis import (
     simulator_agreement,
 )
 from occubench.analysis._metrics import headline_mode
-from occubench.analysis._sanitize import markdown_cell, terminal_text
+from occubench.costs import ModelPrice, PriceTable
+from occubench.report import build_report
+from occubench.text._sanitize import markdown_cell, terminal_text
 
 SIM = "sim/x"
 

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from occubench.analysis._sanitize import (
+from occubench.text._sanitize import (
     csv_text,
     from_spreadsheet_cell,
     markdown_cell,

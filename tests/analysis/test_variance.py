@@ -9,15 +9,8 @@ from typer.testing import CliRunner
 
 from analysis.synthetic_variance import synthetic_rows, truth
 from conftest import sample_row
-from occubench.analysis import (
-    build_report,
-    cr_variance,
-    mdd,
-    mdd_factor,
-    plan_designs,
-    report_tables,
-    variance_report,
-)
+from occubench.analysis import cr_variance, mdd, mdd_factor, plan_designs, variance_report
+from occubench.report import build_report, report_tables
 
 
 def by_level(components):

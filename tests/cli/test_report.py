@@ -6,9 +6,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import SCRIPTED_ROLES, replay, run_task
-from occubench.analysis._store import read_log_samples
 from occubench.cli import app
 from occubench.dataset import TASKS_FILE, reference_suite_dir
+from occubench.results._store import read_log_samples
 
 runner = CliRunner()
 SCHEMA = "occubench/schema-agent"

@@ -14,9 +14,9 @@ import urllib.request
 import pytest
 from typer.testing import CliRunner
 
-from occubench.analysis import Review, Verdict, read_runs, read_trajectories
 from occubench.cli import app
-from occubench.review import ReviewStore
+from occubench.results import read_runs, read_trajectories
+from occubench.review import Review, ReviewStore, Verdict
 from review.review_logs import make_review_logs
 
 runner = CliRunner()

@@ -18,7 +18,7 @@ def test_cli_import_leaves_report_libraries_out():
 
 def test_wilson_interval_needs_no_scipy():
     code = (
-        "import sys; from occubench.analysis import summary_tables; "
+        "import sys; from occubench.report import summary_tables; "
         "from occubench.analysis._stats import wilson_interval; "
         "i = wilson_interval(81, 263); "
         "print(round(i.low, 4), round(i.high, 4), 'scipy' in sys.modules)"

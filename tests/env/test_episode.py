@@ -8,9 +8,9 @@ import anyio
 import pytest
 from inspect_ai.model import get_model
 
-from occubench.analysis import read_runs
 from occubench.config import EvalOptions, RunConfig
 from occubench.env import EpisodeOver, ToolCallAction, make_episode
+from occubench.results import read_runs
 from occubench.roles import Role
 from occubench.scale import run_eval
 from occubench.scripted import BEHAVIOURS

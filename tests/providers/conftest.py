@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from occubench.scripted._openai_server import answer, completion_body
+from occubench.testing._openai_server import answer, completion_body
 
 
 @dataclass

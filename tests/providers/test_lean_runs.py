@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from conftest import RELEASE_IDS
 from occubench.cli import app
 from occubench.providers import PROVIDER
-from occubench.scripted._openai_server import TRANSIENT_KINDS, Flakiness, ScriptedOpenAIServer
+from occubench.testing._openai_server import TRANSIENT_KINDS, Flakiness, ScriptedOpenAIServer
 
 FLAKY = Flakiness(rate=0.15, seed=1, hang=1.5)
 """With this seed every failure kind occurs in the fixture run."""

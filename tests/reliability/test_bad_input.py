@@ -35,7 +35,7 @@ from occubench.dataset import (
 from occubench.dataset._loader import MAX_DEPTH
 from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES
 from occubench.scripted import Reply
-from occubench.scripted._openai_server import ScriptedOpenAIServer
+from occubench.testing._openai_server import ScriptedOpenAIServer
 
 ENV = "env_records"
 TASK = {

@@ -13,8 +13,8 @@ from pathlib import Path
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import RELEASE_IDS
-from occubench.analysis import read_runs
-from occubench.scripted._openai_server import ScriptedOpenAIServer
+from occubench.results import read_runs
+from occubench.testing._openai_server import ScriptedOpenAIServer
 
 KILL_AFTER = 3
 """Finished samples in the log when the run is killed."""

@@ -15,7 +15,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from conftest import RELEASE_IDS
-from occubench.scripted._openai_server import (
+from occubench.testing._openai_server import (
     TRANSIENT_KINDS,
     FailureKind,
     Flakiness,

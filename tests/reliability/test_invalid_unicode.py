@@ -23,10 +23,10 @@ from typer.testing import CliRunner, Result
 
 from conftest import make_dataset, tool
 from occubench.cli import app
-from occubench.codepoints import loads
 from occubench.scripted import BEHAVIOURS, Reply
-from occubench.scripted._openai_server import ScriptedOpenAIServer
 from occubench.scripted._simulated import observation_reply
+from occubench.testing._openai_server import ScriptedOpenAIServer
+from occubench.text._codepoints import loads
 
 HALF = "\ud83d"
 """Half of an emoji: a lone high surrogate."""

@@ -19,10 +19,10 @@ import yaml
 from inspect_ai.log import read_eval_log
 from typer.testing import CliRunner
 
-from occubench.analysis import read_runs
 from occubench.cli import app
 from occubench.errors import ExitCode
-from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.results import read_runs
+from occubench.testing._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
 
 FAKE_KEY = "sk-occubench-FAKE-0123456789abcdef0123456789abcdef"
 ERRORS = Flakiness(rate=0.1, seed=12, kinds=[FailureKind.SERVER_ERROR], failures=100)

@@ -10,10 +10,10 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from typer.testing import CliRunner
 
 from conftest import RELEASE_IDS
-from occubench.analysis import read_runs
 from occubench.cli import app
 from occubench.dataset import load_dataset
 from occubench.errors import ExitCode
+from occubench.results import read_runs
 from occubench.scripted import BEHAVIOURS, Reply
 from occubench.scripted._provider import to_output
 

@@ -11,9 +11,9 @@ import json
 import re
 
 from conftest import SCRIPTED_MODEL_ARGS
-from occubench.analysis import read_runs
 from occubench.cli._common import terminal_rows
 from occubench.dataset import SCENARIOS_FILE, TASKS_FILE
+from occubench.results import read_runs
 
 ESCAPES = "Evil\x1b[2J\x1b]0;pwned\x07 Corp\x9b31m\u202eX\x00\x08"
 """Clear screen, retitle the window, 8-bit CSI, bidi override, NUL, backspace."""

@@ -17,8 +17,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from conftest import sample_row
-from occubench.analysis import Trajectory, load_reviews
-from occubench.review import ReviewStore, create_app
+from occubench.results import Trajectory
+from occubench.review import ReviewStore, create_app, load_reviews
 from occubench.review._app import MAX_FORM_BYTES, REVIEWER_COOKIE, TOKEN_COOKIE
 from review.server import served
 

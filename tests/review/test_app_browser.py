@@ -18,16 +18,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from analysis.browser import ARTIFACTS_ENV, WIDTH, chromium, needs_chromium, screenshot
-from occubench.analysis import (
-    build_report,
-    load_reviews,
-    read_runs,
-    read_trajectories,
-    report_tables,
-    rich_table,
-)
-from occubench.review import ReviewStore, create_app
+from occubench.report import build_report, report_tables, rich_table
+from occubench.results import read_runs, read_trajectories
+from occubench.review import ReviewStore, create_app, load_reviews
+from report.browser import ARTIFACTS_ENV, WIDTH, chromium, needs_chromium, screenshot
 from review.review_logs import PAYLOAD, make_review_logs
 from review.server import served
 

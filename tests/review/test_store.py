@@ -9,8 +9,8 @@ import threading
 import pytest
 
 from conftest import sample_row
-from occubench.analysis import Review, Trajectory, Verdict
-from occubench.review import ReviewError, ReviewStore, is_database, read_reviews
+from occubench.results import Trajectory
+from occubench.review import Review, ReviewError, ReviewStore, Verdict, is_database, read_reviews
 from occubench.review._store import clean_name, van_der_corput
 
 N = 24

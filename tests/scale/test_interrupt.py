@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from occubench.analysis import read_runs
 from occubench.errors import ExitCode
-from occubench.scripted._openai_server import ScriptedOpenAIServer
+from occubench.results import read_runs
+from occubench.testing._openai_server import ScriptedOpenAIServer
 
 BIN = Path(sys.executable).with_name("occubench")
 MODELS = [
@@ -48,7 +48,9 @@ def logged(root: Path) -> int:
 def workers_in(temp: Path) -> list[str]:
     """This run's shard workers still alive (their spec files are under ``temp``)."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if "shard_worker" in line and str(temp) in line]
+    return [
+        line for line in out.splitlines() if "occubench.scale.worker" in line and str(temp) in line
+    ]
 
 
 @pytest.mark.parametrize(

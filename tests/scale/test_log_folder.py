@@ -14,10 +14,10 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import HTTP_MODEL_ARGS, RELEASE_IDS, SCRIPTED_MODEL_ARGS
-from occubench.analysis import read_runs
 from occubench.defaults import DEFAULT_LOCK_FILE
+from occubench.results import read_runs
 from occubench.scale import LogFolderBusy, hold_log_folder
-from occubench.scripted._openai_server import ScriptedOpenAIServer
+from occubench.testing._openai_server import ScriptedOpenAIServer
 
 OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
 

@@ -6,7 +6,7 @@ import pytest
 
 from occubench.roles import Role
 from occubench.scale import preflight
-from occubench.scripted._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.testing._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
 
 KEY = "sk-preflight-0123456789abcdef"
 AGENT = {Role.AGENT: "openai-api/local/schema-agent"}

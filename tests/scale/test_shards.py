@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import RELEASE_DIR, RELEASE_IDS
-from occubench.analysis import read_runs
 from occubench.cli import app
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
+from occubench.results import read_runs
 from occubench.roles import Role
 from occubench.scale import (
     Executor,
@@ -30,7 +30,7 @@ from occubench.scale import (
     shard_count,
     start_shard,
 )
-from occubench.scripted._openai_server import ScriptedOpenAIServer
+from occubench.testing._openai_server import ScriptedOpenAIServer
 
 runner = CliRunner()
 # careful follows the plan and retries; canned answers from known observations; checks

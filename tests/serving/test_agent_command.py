@@ -25,11 +25,11 @@ import pytest
 from inspect_ai.log import read_eval_log
 from typer.testing import CliRunner
 
-from occubench.analysis import SampleRow, read_runs
 from occubench.cli import _common, app
 from occubench.config import EvalOptions, RunConfig
 from occubench.dataset import load_dataset, reference_suite_dir, write_dataset
 from occubench.errors import ExitCode
+from occubench.results import SampleRow, read_runs
 from occubench.roles import Role
 from occubench.scale import run_eval
 

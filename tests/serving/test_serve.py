@@ -31,8 +31,8 @@ from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from occubench.agent import episode_in
-from occubench.analysis import log_files, read_runs
 from occubench.cli import _common, app
+from occubench.results import log_files, read_runs
 from occubench.scripted import BEHAVIOURS
 
 TASK = 1001

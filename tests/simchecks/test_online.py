@@ -4,9 +4,10 @@ import pytest
 from inspect_ai.model import get_model
 
 from conftest import run_task
-from occubench.analysis import build_report, read_runs, report_tables
 from occubench.config import RunConfig
 from occubench.dataset import reference_suite_dir
+from occubench.report import build_report, report_tables
+from occubench.results import read_runs
 from occubench.simchecks import SimCheckKind
 
 FLAWED = {

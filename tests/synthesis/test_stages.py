@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.model import get_model
 
-from occubench.analysis import ModelPrice, PriceTable
+from occubench.costs import ModelPrice, PriceTable
 from occubench.dataset import EnvConfig, StateEqualsCheck
 from occubench.scripted._synthesis_world import ScriptedGenerator, scripted_env, scripted_tasks
 from occubench.simulator import render_system_prompt

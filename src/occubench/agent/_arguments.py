@@ -17,8 +17,8 @@ from typing import Any
 
 from jsonschema import Draft7Validator
 
-from occubench.codepoints import clean_json, escape_invalid, loads
 from occubench.dataset import MAX_DEPTH, ToolSpec, json_depth, tool_params
+from occubench.text import clean_json, escape_invalid, loads
 
 
 class CallProblem(str, Enum):  # noqa: UP042 - the project's str-Enum style

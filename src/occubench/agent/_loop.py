@@ -39,9 +39,9 @@ from inspect_ai.util import LimitExceededError
 from occubench.agent._arguments import BadToolCall, checked_arguments
 from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
-from occubench.codepoints import clean_output, escape_invalid
 from occubench.config import ProtocolPoints
 from occubench.dataset import ToolSpec
+from occubench.text import clean_output, escape_invalid
 
 _RAW_ARGUMENTS = re.compile(
     r"^Error parsing the following tool call arguments:\n\n(.*)\n\nError details:", re.DOTALL
@@ -127,7 +127,7 @@ class AgentLoop:
     async def _generate(self, state: TaskState) -> ModelOutput | None:
         """One agent turn, made serializable; None when an agent failure ends the loop.
 
-        The output's text and tool-call arguments pass ``occubench.codepoints``; the loop
+        The output's text and tool-call arguments pass ``occubench.text._codepoints``; the loop
         ends on an agent failure under the paper rule (``agent_errors_end_loop``).
         """
         try:

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pydantic import Field
 
 from occubench.analysis._metrics import NAN_AS_STRING, group, setup_of
-from occubench.analysis._runs import SampleRow
+from occubench.analysis._rates import RateRow, rate_row
 from occubench.analysis._stats import BASELINE_MODE
-from occubench.analysis._summary import RateRow, rate_row
+from occubench.results import SampleRow
 
 EFFORT_ORDER = ("none", "minimal", "low", "medium", "high", "xhigh")
 """Reasoning efforts from least to most (Inspect's levels); others sort after, by name."""

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from occubench.analysis._metrics import fault_setting, group, setup_of
-from occubench.analysis._runs import SampleRow
 from occubench.analysis._stats import BASELINE_MODE
+from occubench.results import SampleRow
 
 TaskKey = tuple[str, str]
 """A task: its id and its environment (ids alone repeat across datasets)."""

@@ -16,8 +16,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from occubench.analysis._cost import PriceTable, cost_summary, row_cost
-from occubench.analysis._runs import SampleRow
+from occubench.analysis._rates import RateRow, rate_row
 from occubench.analysis._stats import (
     BASELINE_MODE,
     PERTURBED_MODES,
@@ -29,8 +28,9 @@ from occubench.analysis._stats import (
     robustness_interval,
     wilson_interval,
 )
-from occubench.analysis._summary import RateRow, rate_row
+from occubench.costs import PriceTable, cost_summary, row_cost
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.results import SampleRow
 from occubench.roles import Role
 
 ALL = "all"

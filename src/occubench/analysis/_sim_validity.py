@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from pydantic import Field
 
 from occubench.analysis._metrics import ALL, MetricRow, group, setup_of
-from occubench.analysis._runs import SampleRow
 from occubench.analysis._stats import wilson_interval
+from occubench.results import SampleRow
 
 VALIDITY_DIMENSIONS: dict[str, Callable[[SampleRow], str]] = {
     "simulator": lambda r: ALL,

@@ -48,13 +48,13 @@ import numpy as np
 from pydantic import Field
 
 from occubench.analysis._metrics import LeaderboardRow, MetricRow, group
-from occubench.analysis._runs import SampleRow
 from occubench.defaults import (
     DEFAULT_BOOTSTRAP_SEED,
     DEFAULT_MDD_ALPHA,
     DEFAULT_MDD_POWER,
     DEFAULT_VARIANCE_RESAMPLES,
 )
+from occubench.results import SampleRow
 
 LEVELS = ("task", "simulator", "agent", "judge")
 """The variance components, outermost first."""

@@ -14,8 +14,10 @@ from occubench.calls._answers import (
     is_unreadable,
     watch_answers,
 )
+from occubench.calls._asking import Asked, ask
 from occubench.calls._model import ResilientModel, resilient
 from occubench.calls._replay import AttemptChain, ReplayHooks, current_chain, request_key
+from occubench.calls._tokens import approx_tokens, message_tokens, prompt_tokens, reply_tokens
 
 __all__ = [
     "AttemptChain",
@@ -31,4 +33,10 @@ __all__ = [
     "request_key",
     "resilient",
     "watch_answers",
+    "approx_tokens",
+    "message_tokens",
+    "prompt_tokens",
+    "reply_tokens",
+    "ask",
+    "Asked",
 ]

@@ -7,7 +7,6 @@ from importlib.metadata import version
 
 import typer
 
-from occubench.analysis import terminal_text
 from occubench.cli import (
     audit,
     compare_simulators,
@@ -26,7 +25,8 @@ from occubench.cli import (
     synth,
 )
 from occubench.cli._common import err_console
-from occubench.interpreter import exit_now
+from occubench.scale import exit_now
+from occubench.text import terminal_text
 
 app = typer.Typer(
     name="occubench",

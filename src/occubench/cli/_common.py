@@ -22,12 +22,13 @@ from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.table import Column, Table
 
-from occubench.analysis import SampleRow, terminal_text
 from occubench.dataset import DatasetError, resolve_dataset_dir
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import ExitCode
+from occubench.results import SampleRow
 from occubench.roles import Role
 from occubench.scale import Interruption, LogFolderError, preflight
+from occubench.text import terminal_text
 
 
 def folded(renderable: Any, console: Console | None = None) -> Any:

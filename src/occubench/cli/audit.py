@@ -20,8 +20,7 @@ from occubench.defaults import (
     DEFAULT_DATE,
     DEFAULT_SEED,
 )
-from occubench.fidelity import audit_tables, run_audit
-from occubench.fidelity._audit import NO_VERIFIER
+from occubench.fidelity import NO_VERIFIER, audit_tables, run_audit
 
 
 def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str, Any]) -> str:

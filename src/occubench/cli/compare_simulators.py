@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from occubench.analysis import read_runs
 from occubench.cli._common import console, user_errors
 from occubench.fidelity import compare_simulators as compare
 from occubench.fidelity import comparison_tables
+from occubench.results import read_runs
 
 
 def compare_simulators(

@@ -9,8 +9,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from occubench.analysis import rate_row
-from occubench.analysis._stats import robustness
+from occubench.analysis import rate_row, robustness
 from occubench.cli._common import (
     check_models,
     console,

@@ -9,12 +9,12 @@ from typing import Annotated
 
 import typer
 
-from occubench.analysis import log_files
 from occubench.cli._common import console, exit_with, user_errors
 from occubench.config import EvalOptions
 from occubench.defaults import DEFAULT_VERIFIER_VOTES
 from occubench.diagnosis import diagnosis_report, diagnosis_tables, run_diagnosis
 from occubench.errors import ExitCode
+from occubench.results import log_files
 
 
 def diagnose(

@@ -14,18 +14,12 @@ from typing import Any
 
 import typer
 
-from occubench.analysis import (
-    Assumptions,
-    compare_estimate,
-    comparison_table,
-    estimate_run,
-    estimate_table,
-    load_prices,
-    read_runs,
-)
 from occubench.cli import run as run_command
 from occubench.cli._common import console, from_options, model_roles, user_errors
 from occubench.config import RunConfig
+from occubench.costs import Assumptions, compare_estimate, estimate_run, load_prices
+from occubench.report import comparison_table, estimate_table
+from occubench.results import read_runs
 
 MODEL_OPTIONS = (
     "agent_model",

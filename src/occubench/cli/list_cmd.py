@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from occubench.analysis import terminal_text
 from occubench.cli._common import console, dataset_dir, user_errors
 from occubench.dataset import first_few, load_dataset
+from occubench.text import terminal_text
 
 
 def list_tasks(

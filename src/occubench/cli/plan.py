@@ -7,15 +7,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from occubench.analysis import (
-    plan_designs,
-    read_runs,
-    terminal_text,
-    variance_report,
-    verdict_parts,
-)
+from occubench.analysis import plan_designs, variance_report, verdict_parts
 from occubench.cli._common import console, user_errors
 from occubench.defaults import DEFAULT_MDD_ALPHA, DEFAULT_MDD_POWER, DEFAULT_VARIANCE_RESAMPLES
+from occubench.results import read_runs
+from occubench.text import terminal_text
 
 
 def plan(

@@ -7,23 +7,21 @@ from typing import Annotated
 
 import typer
 
-from occubench.analysis import (
-    DIMENSIONS,
+from occubench.analysis import DIMENSIONS, comparable_groups
+from occubench.cli._common import console, user_errors
+from occubench.costs import load_prices
+from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.report import (
     Report,
     ReportFormat,
-    Review,
     build_report,
-    comparable_groups,
-    load_prices,
-    load_reviews,
-    read_runs,
     report_tables,
     rich_table,
-    terminal_text,
     write_report,
 )
-from occubench.cli._common import console, user_errors
-from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.results import read_runs
+from occubench.review import Review, load_reviews
+from occubench.text import terminal_text
 
 BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
 

@@ -39,8 +39,8 @@ def review(
     (samples already there are kept, with their reviews). Export the reviews from the
     app or with --export, and give them to `occubench report --reviews FILE`.
     """
-    from occubench.analysis import read_runs, read_trajectories, reviews_csv, reviews_json
-    from occubench.review import ReviewStore
+    from occubench.results import read_runs, read_trajectories
+    from occubench.review import ReviewStore, reviews_csv, reviews_json
 
     with user_errors():
         store = ReviewStore(db)

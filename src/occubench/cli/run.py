@@ -15,15 +15,7 @@ from typing import Any
 
 import typer
 
-from occubench.analysis import (
-    PriceTable,
-    estimate_run,
-    estimate_table,
-    load_prices,
-    priced,
-    summary_tables,
-    terminal_text,
-)
+from occubench.analysis import priced
 from occubench.cli._common import (
     check_models,
     console,
@@ -43,6 +35,7 @@ from occubench.config import (
     checked_generate,
     role_values,
 )
+from occubench.costs import PriceTable, estimate_run, load_prices
 from occubench.defaults import (
     DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_ATTEMPT_TIMEOUT,
@@ -66,6 +59,7 @@ from occubench.defaults import (
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.errors import ErrorSource, ExitCode
+from occubench.report import estimate_table, summary_tables
 from occubench.roles import Role
 from occubench.scale import (
     Executor,
@@ -87,6 +81,7 @@ from occubench.scale import (
     stop_signals,
     whole_run,
 )
+from occubench.text import terminal_text
 
 
 def run_log_dir(spec: RunSpec, shards: int, root: str | None) -> str:

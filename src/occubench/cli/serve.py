@@ -16,7 +16,6 @@ import datetime as dt
 
 import typer
 
-from occubench.analysis import read_runs, summary_tables
 from occubench.cli._common import (
     err_console,
     exit_with,
@@ -38,6 +37,8 @@ from occubench.defaults import (
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.errors import ExitCode
+from occubench.report import summary_tables
+from occubench.results import read_runs
 from occubench.roles import Role
 from occubench.scale import absolute_location, run_eval
 from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, serve_token

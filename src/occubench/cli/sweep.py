@@ -10,13 +10,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from occubench.analysis import (
-    ReportFormat,
-    build_report,
-    report_tables,
-    rich_table,
-    write_report,
-)
 from occubench.cli._common import (
     check_models,
     console,
@@ -28,6 +21,7 @@ from occubench.cli._common import (
 )
 from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
 from occubench.errors import ExitCode
+from occubench.report import ReportFormat, build_report, report_tables, rich_table, write_report
 from occubench.roles import Role
 from occubench.scale import (
     Executor,

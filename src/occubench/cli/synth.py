@@ -11,9 +11,9 @@ from inspect_ai.util import display_type
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from typer import Option
 
-from occubench.analysis import load_prices
 from occubench.calls import resilient
 from occubench.cli._common import console, split_names, user_errors
+from occubench.costs import load_prices
 from occubench.defaults import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_SEED,

@@ -21,9 +21,9 @@ from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
 
 from occubench.agent import StopReason, episode_in
-from occubench.analysis import log_files
 from occubench.config import CONFIG_METADATA, RunConfig
 from occubench.grading import SCORER_NAME, Grade
+from occubench.results import log_files
 from occubench.roles import Role
 
 

@@ -9,11 +9,12 @@ from inspect_ai.log import read_eval_log, read_eval_log_samples
 from pydantic import BaseModel, Field
 from rich.table import Table
 
-from occubench.analysis import log_files, terminal_text
 from occubench.diagnosis._failures import FailedTrajectory
 from occubench.diagnosis._task import DIAGNOSIS_KEY, FAILURE_KEY
 from occubench.diagnosis._taxonomy import FailureClass
 from occubench.diagnosis._verdict import Diagnosis
+from occubench.results import log_files
+from occubench.text import terminal_text
 
 DIAGNOSE_TASK = "occubench/diagnose"
 """Registry name of the diagnosis task."""

@@ -22,7 +22,7 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import collect
 
-from occubench.asking import ask
+from occubench.calls import ask
 from occubench.config import split_list
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
 from occubench.diagnosis._failures import read_failures

@@ -8,8 +8,8 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
-from occubench.codepoints import loads
 from occubench.diagnosis._taxonomy import FailureClass
+from occubench.text import loads
 
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 

@@ -45,11 +45,11 @@ from occubench.agent import (
     run_system_prompt,
     tool_schema,
 )
-from occubench.codepoints import clean_json, escape_invalid, loads
 from occubench.config import ReleasePrompts, RunConfig
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.grading import Grade, SubmittedGrade, grade_trajectory, judge_model
 from occubench.roles import Role
+from occubench.text import clean_json, escape_invalid, loads
 
 
 class ToolSpecView(BaseModel):

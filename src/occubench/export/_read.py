@@ -12,7 +12,6 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from pydantic import BaseModel, Field
 
 from occubench.agent import tool_schema
-from occubench.analysis import SampleRow, read_runs
 from occubench.dataset import EnvConfig
 from occubench.export._records import (
     ExportedCall,
@@ -21,6 +20,7 @@ from occubench.export._records import (
     FaultNote,
     Verdict,
 )
+from occubench.results import SampleRow, read_runs
 
 
 class ExportFilter(BaseModel):

@@ -7,7 +7,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
 
-from occubench.asking import ask
+from occubench.calls import ask
 from occubench.simulator import ObservationParseError, SimulatorError, parse_observation
 
 SEMANTIC_FAULT_PROMPT = """\

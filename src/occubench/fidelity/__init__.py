@@ -9,6 +9,7 @@ from occubench.fidelity._agreement import (
 )
 from occubench.fidelity._audit import (
     AUDIT_TASK,
+    NO_VERIFIER,
     AuditReport,
     EnvAudit,
     Flag,
@@ -75,4 +76,5 @@ __all__ = [
     "simulator_spreads",
     "trajectory_checks",
     "unknown_value",
+    "NO_VERIFIER",
 ]

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 from rich.table import Table
 
-from occubench.analysis import SampleRow, SimulatorAgreement, rate_row, simulator_agreement
-from occubench.analysis._metrics import env_modes, group
+from occubench.analysis import SimulatorAgreement, env_modes, group, rate_row, simulator_agreement
+from occubench.results import SampleRow
 
 
 class SimulatorSpread(BaseModel):

@@ -15,8 +15,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
 
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES
-from occubench.grading import ask_verdict
-from occubench.grading._trajectory import block
+from occubench.grading import ask_verdict, block
 
 RULE_JUDGE_SYSTEM_PROMPT = """\
 You audit a simulated professional environment. A language model plays the environment: \

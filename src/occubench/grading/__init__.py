@@ -19,6 +19,7 @@ from occubench.grading._scorer import (
     occubench_scorer,
 )
 from occubench.grading._trajectory import (
+    block,
     neutralize,
     render_paper_trajectory,
     render_trajectory,
@@ -64,4 +65,5 @@ __all__ = [
     "run_checks",
     "tool_calls",
     "verifier_request",
+    "block",
 ]

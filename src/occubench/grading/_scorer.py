@@ -36,7 +36,6 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import LimitExceededError, collect
 
 from occubench.agent import Episode
-from occubench.codepoints import clean_output
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
 from occubench.errors import ErrorSource, InfrastructureError
@@ -52,6 +51,7 @@ from occubench.grading._trajectory import render_trajectory, tool_calls
 from occubench.grading._verdict import Vote, ask_verdict, majority, parse_paper_verdict
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
+from occubench.text import clean_output
 
 
 class VerifierError(InfrastructureError):

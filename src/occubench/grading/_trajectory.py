@@ -22,8 +22,8 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 
-from occubench.codepoints import loads
 from occubench.grading._checks import ToolCall
+from occubench.text import loads
 
 
 def neutralize(text: str) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 from inspect_ai.model import CachePolicy, ChatMessage, GenerateConfig, Model
 from pydantic import BaseModel, Field
 
-from occubench.asking import ask
-from occubench.codepoints import json_text, loads
+from occubench.calls import ask
+from occubench.text import json_text, loads
 
 
 class Vote(BaseModel):

@@ -1,6 +1,20 @@
 """Expert review: a small local web app where people judge samples and rate realism."""
 
 from occubench.review._app import create_app, review_from_form
+from occubench.review._reviews import (
+    Disagreement,
+    HumanAgreement,
+    HumanRate,
+    RealismRow,
+    Review,
+    ReviewFileError,
+    ReviewReport,
+    Verdict,
+    load_reviews,
+    review_report,
+    reviews_csv,
+    reviews_json,
+)
 from occubench.review._store import (
     QueueItem,
     ReviewError,
@@ -19,4 +33,16 @@ __all__ = [
     "is_database",
     "read_reviews",
     "review_from_form",
+    "Disagreement",
+    "HumanAgreement",
+    "HumanRate",
+    "RealismRow",
+    "Review",
+    "ReviewFileError",
+    "ReviewReport",
+    "Verdict",
+    "load_reviews",
+    "review_report",
+    "reviews_csv",
+    "reviews_json",
 ]

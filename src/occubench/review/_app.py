@@ -36,14 +36,8 @@ from starlette.datastructures import MutableHeaders
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from occubench.analysis._metrics import setup_of
-from occubench.analysis._reviews import (
-    Review,
-    Verdict,
-    automatic_verdict,
-    reviews_csv,
-    reviews_json,
-)
+from occubench.analysis import setup_of
+from occubench.review._reviews import Review, Verdict, automatic_verdict, reviews_csv, reviews_json
 from occubench.review._store import ReviewError, ReviewStore, SampleView
 
 REVIEWER_COOKIE = "occubench_reviewer"

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from occubench.analysis import SampleRow, Trajectory
-from occubench.analysis._metrics import setup_of
-from occubench.analysis._reviews import Review, Verdict, automatic_verdict
+from occubench.analysis import setup_of
+from occubench.results import SampleRow, Trajectory
+from occubench.review._reviews import Review, Verdict, automatic_verdict
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS samples (

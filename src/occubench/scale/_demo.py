@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from occubench.analysis import SampleRow
+from occubench.results import SampleRow
 from occubench.scale._runner import run_shard
 from occubench.scale._shards import merged_rows, whole_run
 from occubench.scale._spec import RunSpec, ShardResult

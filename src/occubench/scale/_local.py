@@ -1,6 +1,6 @@
 """The local executor: each shard in its own OS process on this machine.
 
-A worker is ``python -P -m occubench.shard_worker SPEC.json RESULT.json`` started with
+A worker is ``python -P -m occubench.scale.worker SPEC.json RESULT.json`` started with
 this interpreter; it inherits the environment (API keys, base URLs), which is never
 written to the spec. ``-P`` keeps the current folder off its import path: a run started
 in a folder that holds an ``occubench/`` package (a clone of the release) imports the
@@ -43,7 +43,7 @@ def start_shard(spec: ShardSpec, stem: Path) -> subprocess.Popen[bytes]:
                 sys.executable,
                 "-P",  # not the current folder first on the import path (see above)
                 "-m",
-                "occubench.shard_worker",
+                "occubench.scale.worker",
                 str(stem.with_suffix(".spec.json")),
                 str(stem.with_suffix(".result.json")),
             ],

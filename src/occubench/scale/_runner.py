@@ -22,11 +22,9 @@ from inspect_ai.hooks import Hooks, SampleEnd, hooks
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
 
-from occubench.analysis import estimate_run, read_runs, usage_cost
-from occubench.budget import SpendGuard, spending_limit
 from occubench.calls import resilient
 from occubench.config import EvalOptions
-from occubench.interpreter import gc_tuned, lean_inspect, sample_finished, tuned_gc
+from occubench.costs import SpendGuard, estimate_run, spending_limit, usage_cost
 from occubench.redaction import (
     model_secrets,
     redact_log_folder,
@@ -34,7 +32,9 @@ from occubench.redaction import (
     register_secrets,
     secrets_of_settings,
 )
+from occubench.results import read_runs
 from occubench.roles import Role
+from occubench.scale._interpreter import gc_tuned, lean_inspect, sample_finished, tuned_gc
 from occubench.scale._log_folder import (
     LogFolderError,
     check_logs_written,
@@ -62,7 +62,7 @@ class FinishedSamples(Hooks):
         return gc_tuned()
 
     async def on_sample_end(self, data: SampleEnd) -> None:
-        """A sample ended: maybe collect (see ``occubench.interpreter``)."""
+        """A sample ended: maybe collect (see ``occubench.scale._interpreter``)."""
         sample_finished()
 
 
@@ -137,7 +137,7 @@ def run_eval(
         max_samples: Samples at once (default: the options').
         epochs: Runs of each sample.
         display: Inspect's display (``none``, ``rich``, ``plain``, ``full``).
-        budget: The spending limit of the eval (``occubench.budget``; None: none).
+        budget: The spending limit of the eval (``occubench.costs._budget``; None: none).
 
     The collector is tuned and Inspect set for throughput while the eval runs
     (``tuned_gc``, ``lean_inspect``: trace level, no message snapshots), raw model
@@ -239,7 +239,7 @@ def run_shard(
 ) -> ShardResult:
     """Run one shard of a benchmark run (a whole run is one shard) through ``run_eval``.
 
-    Usable in this process, in a worker process (``python -m occubench.shard_worker``)
+    Usable in this process, in a worker process (``python -m occubench.scale.worker``)
     and in a Ray task: models are built here from their names with the run's generate
     settings, unless ``models`` gives them (in this process only). The shard then
     reads its own samples into the result, so that shards read their logs in parallel

@@ -15,9 +15,9 @@ import os
 from collections.abc import Sequence
 from functools import cache
 
-from occubench.analysis import SampleRow
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SHARD_MIN_SAMPLES
+from occubench.results import SampleRow
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
 
 _SELECTION = ("dataset", "task_ids", "categories", "domains", "difficulty")

@@ -16,9 +16,10 @@ from typing import Any
 from inspect_ai.model import GenerateConfig
 from pydantic import BaseModel, ConfigDict, Field
 
-from occubench.analysis import PriceTable, SampleRow
 from occubench.config import EvalOptions, RunConfig
+from occubench.costs import PriceTable
 from occubench.defaults import DEFAULT_RAY_NUM_CPUS
+from occubench.results import SampleRow
 from occubench.roles import Role
 
 

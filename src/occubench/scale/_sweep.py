@@ -48,7 +48,7 @@ from occubench.scale._shards import plan_shards
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec, slug
 
 if TYPE_CHECKING:  # the analysis stack is heavy: worker processes never import it
-    from occubench.analysis import SampleRow
+    from occubench.results import SampleRow
 
 PLACEHOLDER = "placeholder/"
 """Prefix of the model names in shipped sweeps that the user must replace."""

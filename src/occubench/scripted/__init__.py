@@ -1,6 +1,12 @@
 """Offline scripted models: behaviours, their Inspect provider, a local OpenAI-compatible server."""
 
 from occubench.scripted._behaviours import BEHAVIOURS
+from occubench.scripted._provider import ScriptedAPI
 from occubench.scripted._reply import Behaviour, Reply
 
-__all__ = ["BEHAVIOURS", "Behaviour", "Reply"]
+__all__ = [
+    "BEHAVIOURS",
+    "Behaviour",
+    "Reply",
+    "ScriptedAPI",
+]

@@ -7,7 +7,7 @@
 - ``occubench/scripted-generator``, ``plan-agent``, ``state-simulator``: the synthesis
   pipeline's offline world (``_generator``).
 
-Every output sets token usage (``occubench.tokens``: about four characters a token,
+Every output sets token usage (``occubench.calls._tokens``: about four characters a token,
 messages, tool calls and tool definitions counted), so nothing offline ever calls a
 tokenizer that would download.
 """
@@ -27,11 +27,11 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
+from occubench.calls import prompt_tokens, reply_tokens
 from occubench.scripted._behaviours import BEHAVIOURS
 from occubench.scripted._flawed import SEEDED
 from occubench.scripted._reply import Reply
 from occubench.scripted._synthesis_world import SYNTHESIS_MODELS
-from occubench.tokens import prompt_tokens, reply_tokens
 
 REPLAY = "replay"
 

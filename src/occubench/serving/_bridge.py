@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from occubench.codepoints import loads
+from occubench.text import loads
 
 BRIDGED_MODEL = "inspect"
 """Model name the bridge routes to the run's agent model (any name a program sends is

@@ -31,7 +31,6 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from mcp.server.lowlevel import Server
 
-from occubench.analysis import strip_controls
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS, DEFAULT_SERVE_PORT, DEFAULT_SERVE_TOKEN_ENV
 from occubench.env import EnvEpisode, EpisodeStart
@@ -41,6 +40,7 @@ from occubench.serving._mcp import mcp_server
 from occubench.serving._record import AnswerSource, ServedSession, SessionEndedError
 from occubench.serving._session import ServedEpisode
 from occubench.serving._transports import claimed_stdio, http_endpoint, stdio_streams
+from occubench.text import strip_controls
 
 DEFAULT_LINGER = 2.0
 """Seconds a session keeps serving after the submission, so the verdict reaches the client."""

@@ -27,7 +27,6 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
-from occubench.codepoints import loads
 from occubench.dataset import EnvConfig
 from occubench.protocols import MessageStyle
 from occubench.simulator._parse import ObservationParseError, parse_observation
@@ -38,6 +37,7 @@ from occubench.simulator._prompt import (
     state_sections,
 )
 from occubench.simulator._state import reask_for, state_action
+from occubench.text import loads
 
 
 class SimulatorLayout(ABC):

@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from occubench.codepoints import json_text
+from occubench.text import json_text
 
 _OPEN = re.compile(r"<observation>", re.IGNORECASE)
 _CLOSE = re.compile(r"</observation>", re.IGNORECASE)
@@ -31,7 +31,7 @@ def parse_observation(text: str) -> dict[str, Any]:
     r"""The observation in ``text``: one whole JSON object (module doc).
 
     A lone UTF-16 surrogate in the reply decodes to the six characters ``\uXXXX``
-    (``occubench.codepoints``).
+    (``occubench.text._codepoints``).
 
     Raises:
         ObservationParseError: the reply has more than one block, an unclosed tag, or

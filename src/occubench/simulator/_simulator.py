@@ -9,7 +9,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, GenerateConfig, Model
 from pydantic import BaseModel, Field
 
-from occubench.asking import Asked, ask
+from occubench.calls import Asked, ask
 from occubench.defaults import DEFAULT_SIMULATOR_RETRIES
 from occubench.errors import ErrorSource, InfrastructureError
 from occubench.simchecks import CheckFailure, KeptAnswer, ObservationChecker, SimCheck

@@ -20,9 +20,9 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
-from occubench.codepoints import loads
 from occubench.defaults import DEFAULT_MAX_STATE_SIZE
 from occubench.simulator._parse import ObservationParseError
+from occubench.text import loads
 
 
 class StateMode(str, Enum):

@@ -5,7 +5,7 @@ The reply may hold the object in ``<json>`` tags, in a fenced block, or bare, or
 inner object that happens to be complete). A reply
 that holds no object, that does not fit the stage's pydantic model, or whose value a
 stage check rejects, is answered with the ``reask`` prompt naming the problems, up to
-``retries`` times (``occubench.asking.ask``). Provider errors are not caught: they end
+``retries`` times (``occubench.calls._asking.ask``). Provider errors are not caught: they end
 the stage and a rerun redoes the item.
 """
 
@@ -19,12 +19,12 @@ from typing import Any, TypeVar
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, Model
 from pydantic import BaseModel, ValidationError
 
-from occubench.asking import ask
-from occubench.codepoints import json_text
+from occubench.calls import ask
 from occubench.roles import Role
 from occubench.simulator import ObservationParseError, parse_observation
 from occubench.synthesis._artifacts import StageResult, TokenUsage
 from occubench.synthesis._prompts import REASK, SYSTEM, render_prompt
+from occubench.text import json_text
 
 MAX_LISTED_PROBLEMS = 12
 

@@ -7,8 +7,7 @@ from enum import Enum
 from pydantic import BaseModel, Field
 from rich.table import Table
 
-from occubench.analysis import PriceTable, SampleRow
-from occubench.analysis._cost import role_cost
+from occubench.costs import PriceTable, role_cost
 from occubench.defaults import (
     DEFAULT_SEED,
     DEFAULT_SYNTH_GENERATOR_RETRIES,
@@ -20,6 +19,7 @@ from occubench.defaults import (
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.protocols import Protocol
+from occubench.results import SampleRow
 from occubench.synthesis._artifacts import TokenUsage
 from occubench.synthesis._select import Selection
 

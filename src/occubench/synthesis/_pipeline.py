@@ -31,7 +31,7 @@ from typing import Protocol, TypeVar
 from inspect_ai.model import Model
 from pydantic import BaseModel
 
-from occubench.analysis import PriceTable
+from occubench.costs import PriceTable
 from occubench.dataset import EnvConfig, Scenario, write_dataset
 from occubench.roles import Role
 from occubench.synthesis._artifacts import (

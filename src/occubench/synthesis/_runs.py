@@ -18,12 +18,12 @@ from inspect_ai.model import Model
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
 
-from occubench.analysis import SampleRow, read_runs
 from occubench.config import EvalOptions, RunConfig
 from occubench.dataset import EnvConfig, Scenario, write_dataset
 from occubench.defaults import DEFAULT_VERIFIER_VOTES
 from occubench.grading import SCORER_NAME, Grade, render_trajectory
 from occubench.protocols import Protocol
+from occubench.results import SampleRow, read_runs
 from occubench.roles import Role
 from occubench.scale import BENCHMARK_TASK, run_eval
 from occubench.synthesis._artifacts import StageResult, TokenUsage, add_usage

@@ -1,0 +1,57 @@
+"""Costs: prices and usage cost, the estimate before a run, the spending limit."""
+
+from occubench.costs._budget import SpendGuard, admission, spending_limit
+from occubench.costs._cost import (
+    CostSummary,
+    ModelPrice,
+    PriceError,
+    PriceTable,
+    RoleSpend,
+    cost_summary,
+    costs_by,
+    load_prices,
+    role_cost,
+    role_spend,
+    row_cost,
+    usage_cost,
+)
+from occubench.costs._estimate import (
+    Assumptions,
+    RoleCost,
+    RoleTokens,
+    RunEstimate,
+    TaskEstimate,
+    TokenComparison,
+    compare_estimate,
+    estimate_run,
+    estimate_task,
+    planned_calls,
+)
+
+__all__ = [
+    "CostSummary",
+    "ModelPrice",
+    "PriceError",
+    "PriceTable",
+    "RoleSpend",
+    "cost_summary",
+    "costs_by",
+    "load_prices",
+    "role_spend",
+    "row_cost",
+    "usage_cost",
+    "Assumptions",
+    "RoleCost",
+    "RoleTokens",
+    "RunEstimate",
+    "TaskEstimate",
+    "TokenComparison",
+    "compare_estimate",
+    "estimate_run",
+    "estimate_task",
+    "planned_calls",
+    "SpendGuard",
+    "spending_limit",
+    "role_cost",
+    "admission",
+]

@@ -1,0 +1,469 @@
+"""Cost before the run: tokens per role and dollars, predicted from the dataset and settings.
+
+Model. Each selected task is played through on paper with the prompts the run would send
+(the same rendering functions build them) and counted with ``occubench.calls._tokens``:
+
+- Calls. The agent makes the task's planned calls in order: its ``reference_plan`` steps,
+  else the env's tools in turn, called with arguments made from their schemas, as many
+  times as the task's expected calls (``expected_tool_calls``, else
+  ``DEFAULT_EXPECTED_TOOL_CALLS``), one call per turn, then answers. ``calls_per_step``
+  makes each planned call that many times (an agent that re-reads to confirm).
+- Faults. The run's code-engine fault plan of the task is applied call by call (the real
+  ``FaultSession``): an explicit fault answers the call with its error and no simulator
+  call. With ``agent_retries`` (the default) the agent makes a failed call again, up to
+  ``MAX_RETRIES_PER_CALL`` times; without, the failed call counts as one of the planned
+  calls. Implicit faults are counted as the clean observation (they change its size
+  little). Faults the simulator is told to make (``fault_engine=prompt``), semantic
+  rewrites, re-asks after unparsable replies or failed online checks are not predicted.
+- Observations. An exact call with a ``canned_observations`` entry gets that observation,
+  any other its tool's ``example_output`` (``{}`` without one).
+- Agent. Every turn sends the system prompt, the instruction (and plan), the tool
+  definitions and the whole history so far; each call's reply is the tool call, the last
+  reply the answer (the plan's answer template, else ``answer_tokens``).
+- Simulator. Every call that reaches it sends its system prompt and the growing history of
+  (action, observation) pairs, failed calls included, and the current action; it replies
+  with the observation in tags.
+- Verifier. When a judge runs (a verifier role is bound, or a task without checks is judged
+  by the simulator, whose role then carries the judge's tokens), each of the k votes sends
+  the judge's system prompt and its request with the rendered trajectory, and replies with
+  ``verdict_tokens``.
+
+Epochs multiply everything. Dollars come from a price table, at the full input price (no
+prompt-cache discount: a provider's cache would lower the simulator's cost most, as its
+prompts are exact prefixes of the next). ``compare_estimate`` sets the estimate against the tokens
+logs measured, per role.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
+)
+from inspect_ai.tool import ToolCall, ToolInfo
+from pydantic import BaseModel, Field
+
+from occubench.agent import (
+    agent_input,
+    critical_calls,
+    expected_calls,
+    run_system_prompt,
+    simulator_layout,
+)
+from occubench.calls import approx_tokens, message_tokens, prompt_tokens, reply_tokens
+from occubench.config import RunConfig
+from occubench.costs._cost import PER_MTOK, PriceTable
+from occubench.dataset import EnvConfig, TaskRecord, example_arguments, tool_params
+from occubench.defaults import (
+    DEFAULT_CHARS_PER_TOKEN,
+    DEFAULT_ESTIMATE_ANSWER_TOKENS,
+    DEFAULT_ESTIMATE_VERDICT_TOKENS,
+    DEFAULT_EXPECTED_TOOL_CALLS,
+)
+from occubench.faults import FaultEngine, FaultSession
+from occubench.grading import (
+    VERIFIER_SYSTEM_PROMPT,
+    render_trajectory,
+    task_verifier_request,
+    verifier_request,
+)
+from occubench.protocols import MessageStyle
+from occubench.results import SampleRow
+from occubench.roles import Role
+from occubench.simulator import (
+    SIM_CHECK_CONTRACT,
+    STATE_CONTRACT,
+    StateMode,
+    failed_observation,
+)
+
+MAX_RETRIES_PER_CALL = 10
+"""Times a retrying agent makes one failed call again (the reference agents' limit)."""
+
+
+class Assumptions(BaseModel):
+    """What the estimate assumes of the agent and the judge."""
+
+    agent_retries: bool = Field(
+        default=True, description="The agent makes a call that failed (explicit fault) again."
+    )
+    calls_per_step: int = Field(
+        default=1,
+        ge=1,
+        description="Times the agent makes each planned call (an agent that re-reads to "
+        "confirm what it saw makes each more than once).",
+    )
+    answer_tokens: int = Field(
+        default=DEFAULT_ESTIMATE_ANSWER_TOKENS,
+        ge=1,
+        description="Tokens of a final answer when the task has no answer template.",
+    )
+    verdict_tokens: int = Field(
+        default=DEFAULT_ESTIMATE_VERDICT_TOKENS, ge=1, description="Tokens of one judge vote."
+    )
+
+
+class RoleTokens(BaseModel):
+    """Tokens of one role."""
+
+    input_tokens: int = Field(default=0, description="Prompt tokens.")
+    output_tokens: int = Field(default=0, description="Completion tokens.")
+    calls: int = Field(default=0, description="Model calls.")
+
+    @property
+    def total(self) -> int:
+        """Input and output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def add(self, input_tokens: int, output_tokens: int) -> None:
+        """Count one call."""
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.calls += 1
+
+    def __add__(self, other: RoleTokens) -> RoleTokens:
+        return RoleTokens(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            calls=self.calls + other.calls,
+        )
+
+    def times(self, factor: int) -> RoleTokens:
+        """These tokens ``factor`` times (epochs)."""
+        return RoleTokens(
+            input_tokens=self.input_tokens * factor,
+            output_tokens=self.output_tokens * factor,
+            calls=self.calls * factor,
+        )
+
+
+class TaskEstimate(BaseModel):
+    """The predicted interaction of one task (one epoch)."""
+
+    task_id: int = Field(description="Task.")
+    tool_calls: int = Field(description="Tool calls of the agent, failed ones included.")
+    failed_calls: int = Field(description="Calls answered by an explicit fault.")
+    judged: bool = Field(description="Whether a judge grades the task.")
+    roles: dict[str, RoleTokens] = Field(description="Tokens by role.")
+
+
+class RoleCost(BaseModel):
+    """Tokens and dollars of one role over the whole run."""
+
+    role: str = Field(description="agent, simulator, verifier, ...")
+    model: str | None = Field(description="Model playing the role.")
+    tokens: RoleTokens = Field(description="Tokens over all samples.")
+    cost: float | None = Field(description="Dollars (None: no price table, or no price).")
+
+
+class RunEstimate(BaseModel):
+    """The cost estimate of a run (``occubench estimate``)."""
+
+    tasks: int = Field(description="Tasks selected.")
+    epochs: int = Field(description="Runs of each task.")
+    samples: int = Field(description="tasks x epochs.")
+    assumptions: Assumptions
+    roles: list[RoleCost] = Field(description="Tokens and cost by role.")
+    total_cost: float | None = Field(description="Dollars (None when a role has no price).")
+    per_sample_cost: float | None = Field(description="total_cost / samples.")
+    unpriced_models: list[str] = Field(description="Models without a price.")
+    per_task: list[TaskEstimate] = Field(description="Each task's predicted interaction.")
+    notes: list[str] = Field(description="What the estimate leaves out for this run.")
+
+    def tokens(self) -> dict[str, RoleTokens]:
+        """Tokens by role."""
+        return {r.role: r.tokens for r in self.roles}
+
+
+def _tools(env: EnvConfig) -> list[ToolInfo]:
+    return [
+        ToolInfo(name=t.name, description=t.description or t.name, parameters=tool_params(t))
+        for t in env.action_set_definitions
+    ]
+
+
+def planned_calls(task: TaskRecord, env: EnvConfig) -> list[tuple[str, dict[str, Any]]]:
+    """The calls the estimate's agent makes, in order (module doc)."""
+    if task.reference_plan and task.reference_plan.steps:
+        return [(s.tool, dict(s.arguments)) for s in task.reference_plan.steps]
+    tools = env.action_set_definitions
+    if not tools:
+        return []
+    count = expected_calls(task) or DEFAULT_EXPECTED_TOOL_CALLS
+    return [(t.name, example_arguments(t.parameters)) for t in (tools * count)[:count]]
+
+
+def _observation(env: EnvConfig, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    key = json.dumps(arguments, sort_keys=True)
+    for canned in env.canned_observations or []:
+        if canned.tool == tool and json.dumps(canned.arguments, sort_keys=True) == key:
+            return canned.observation
+    spec = next((t for t in env.action_set_definitions if t.name == tool), None)
+    example = spec.example_output if spec is not None else None
+    return example if isinstance(example, dict) else {}
+
+
+def _answer(task: TaskRecord, assumptions: Assumptions) -> str:
+    if task.reference_plan is not None:
+        return task.reference_plan.answer
+    return "x" * (assumptions.answer_tokens * DEFAULT_CHARS_PER_TOKEN)
+
+
+class _Play:
+    """One task played through on paper: the messages each role would be sent.
+
+    The messages follow the run's protocol: the agent's prompt, the simulator's layout
+    and the judge's request in the paper's style or occubench's.
+    """
+
+    def __init__(self, config: RunConfig, task: TaskRecord, env: EnvConfig) -> None:
+        points = config.points()
+        explicit = config.state_mode is StateMode.EXPLICIT
+        self.state = env.task_initial_state if explicit else None
+        plan = task.solution_plan if config.with_plan else None
+        self.agent: list[ChatMessage] = [
+            ChatMessageSystem(content=run_system_prompt(config, task.task_scenario_name)),
+            ChatMessageUser(
+                content=agent_input(task.agent_instruction, plan, points.agent_messages)
+            ),
+        ]
+        self.tools = _tools(env)
+        self.layout = simulator_layout(config)
+        rules = (
+            (STATE_CONTRACT if explicit else "")
+            + (SIM_CHECK_CONTRACT if points.sim_checks else "")
+            + config.fault_settings().simulator_rules(points.simulator_messages)
+        )
+        system = self.layout.system_prompt(env, date=config.date, rules=rules)
+        self.history_tokens = approx_tokens(system)
+        self.agent_tokens = prompt_tokens(self.agent, self.tools)
+        self.roles = {Role.AGENT.value: RoleTokens(), Role.SIMULATOR.value: RoleTokens()}
+
+    def call(
+        self, index: int, tool: str, arguments: dict[str, Any], result: dict, *, failed: bool
+    ) -> None:
+        """One tool call: the agent's turn, the simulator's answer (unless it failed)."""
+        agent = self.roles[Role.AGENT.value]
+        agent.add(self.agent_tokens, reply_tokens("", [(tool, arguments)]))
+        action = self.layout.action_text(tool, arguments, None)
+        text = json.dumps(failed_observation(result) if failed else result, ensure_ascii=False)
+        if not failed:
+            sent = self.layout.current(action, self.state)
+            reply = self.layout.history(action, text)[-1].text
+            if self.state is not None:
+                reply += "<state_patch>[]</state_patch>"
+            self.roles[Role.SIMULATOR.value].add(
+                self.history_tokens + message_tokens(sent), approx_tokens(reply)
+            )
+        self.history_tokens += sum(message_tokens(m) for m in self.layout.history(action, text))
+        turn: list[ChatMessage] = [
+            ChatMessageAssistant(
+                content="",
+                tool_calls=[ToolCall(id=f"call_{index}", function=tool, arguments=arguments)],
+            ),
+            ChatMessageTool(
+                content=json.dumps(result, ensure_ascii=False),
+                tool_call_id=f"call_{index}",
+                function=tool,
+            ),
+        ]
+        self.agent += turn
+        self.agent_tokens += sum(message_tokens(m) for m in turn)
+
+    def answer(self, text: str) -> None:
+        """The agent's last turn: its final answer."""
+        self.roles[Role.AGENT.value].add(self.agent_tokens, reply_tokens(text))
+        self.agent.append(ChatMessageAssistant(content=text))
+
+
+def _judge_prompt(
+    config: RunConfig, task: TaskRecord, env: EnvConfig, agent: list[ChatMessage], answer: str
+) -> int:
+    """Prompt tokens of one judge vote, in the protocol's layout."""
+    if config.points().verifier_messages is MessageStyle.PAPER:
+        request = task_verifier_request(task, env, agent)
+        return prompt_tokens([ChatMessageUser(content=request)])
+    request = verifier_request(
+        instruction=task.agent_instruction,
+        initial_state=env.task_initial_state,
+        state_description=env.state_description,
+        verification_plan=task.verification_plan,
+        trajectory=render_trajectory(agent),
+        final_answer=answer,
+    )
+    return prompt_tokens(
+        [ChatMessageSystem(content=VERIFIER_SYSTEM_PROMPT), ChatMessageUser(content=request)]
+    )
+
+
+def estimate_task(
+    config: RunConfig,
+    task: TaskRecord,
+    env: EnvConfig,
+    *,
+    judge_role: str | None,
+    assumptions: Assumptions,
+) -> TaskEstimate:
+    """The predicted tokens of one task in one epoch (module doc).
+
+    Args:
+        config: The run's configuration.
+        task: The task.
+        env: Its environment.
+        judge_role: The role whose model judges (None: the checks alone grade).
+        assumptions: What the agent and the judge are assumed to do.
+    """
+    play = _Play(config, task, env)
+    session: FaultSession | None = config.fault_settings().session(
+        task.task_id,
+        expected_calls(task),
+        (env.fault_hints or {}).get("key_fields", []),
+        tools=[t.name for t in env.action_set_definitions],
+        critical_calls=critical_calls(task),
+    )
+    index = failed = 0
+    calls = planned_calls(task, env)
+    for tool, arguments in [c for c in calls for _ in range(assumptions.calls_per_step)]:
+        for attempt in range(MAX_RETRIES_PER_CALL + 1):
+            error = session.before_call(index, tool, arguments) if session else None
+            play.call(
+                index,
+                tool,
+                arguments,
+                error or _observation(env, tool, arguments),
+                failed=error is not None,
+            )
+            index += 1
+            failed += int(error is not None)
+            if error is None or not assumptions.agent_retries or attempt == MAX_RETRIES_PER_CALL:
+                break
+    answer = _answer(task, assumptions)
+    play.answer(answer)
+    if judge_role is not None:
+        prompt = _judge_prompt(config, task, env, play.agent, answer)
+        judge = play.roles.setdefault(judge_role, RoleTokens())
+        for _ in range(config.votes):
+            judge.add(prompt, assumptions.verdict_tokens)
+    return TaskEstimate(
+        task_id=task.task_id,
+        tool_calls=index,
+        failed_calls=failed,
+        judged=judge_role is not None,
+        roles=play.roles,
+    )
+
+
+def _notes(config: RunConfig) -> list[str]:
+    notes = []
+    points = config.points()
+    if points.fault_engine is FaultEngine.PROMPT and config.injects_faults():
+        notes.append("faults the simulator is told to make are not predicted")
+    if any(f.value == "semantic" for f in config.faults):
+        notes.append("the simulator's semantic rewrites are not counted")
+    if points.sim_checks:
+        notes.append("re-asks after failed online simulator checks are not counted")
+    return notes
+
+
+def estimate_run(
+    config: RunConfig,
+    *,
+    agent: str,
+    roles: Mapping[Role, str],
+    epochs: int = 1,
+    prices: PriceTable | None = None,
+    assumptions: Assumptions | None = None,
+) -> RunEstimate:
+    """The cost estimate of a run (module doc).
+
+    Raises:
+        DatasetError: the dataset is malformed or a filter names what it lacks.
+        ValueError: no dataset is named.
+    """
+    chosen = assumptions or Assumptions()
+    loaded = config.load_tasks()
+    per_task = []
+    for task in loaded.tasks:
+        verifier = Role.VERIFIER if Role.VERIFIER in roles else None
+        judge = verifier or (Role.SIMULATOR if not task.checks else None)
+        per_task.append(
+            estimate_task(
+                config,
+                task,
+                loaded.env(task),
+                judge_role=judge.value if judge else None,
+                assumptions=chosen,
+            )
+        )
+    models = {Role.AGENT.value: agent, **{r.value: m for r, m in roles.items()}}
+    totals: dict[str, RoleTokens] = {}
+    for item in per_task:
+        for role, tokens in item.roles.items():
+            totals[role] = totals.get(role, RoleTokens()) + tokens.times(epochs)
+    costs = []
+    for role, tokens in totals.items():
+        model = models.get(role)
+        price = prices.models.get(model) if prices is not None and model else None
+        cost = (
+            None
+            if price is None
+            else (
+                tokens.input_tokens * price.input_per_mtok
+                + tokens.output_tokens * price.output_per_mtok
+            )
+            / PER_MTOK
+        )
+        costs.append(RoleCost(role=role, model=model, tokens=tokens, cost=cost))
+    unpriced = sorted(
+        {c.model or c.role for c in costs if c.cost is None and c.tokens.total}
+        if prices is not None
+        else set()
+    )
+    total = None if prices is None or unpriced else sum(c.cost or 0.0 for c in costs)
+    samples = len(per_task) * epochs
+    return RunEstimate(
+        tasks=len(per_task),
+        epochs=epochs,
+        samples=samples,
+        assumptions=chosen,
+        roles=costs,
+        total_cost=total,
+        per_sample_cost=total / samples if total is not None and samples else None,
+        unpriced_models=unpriced,
+        per_task=per_task,
+        notes=_notes(config),
+    )
+
+
+class TokenComparison(BaseModel):
+    """Estimated against measured tokens of one role."""
+
+    role: str
+    estimated: int = Field(description="Estimated tokens (input and output).")
+    measured: int = Field(description="Tokens the logs recorded.")
+    ratio: float = Field(description="estimated / measured (nan when nothing was measured).")
+
+
+def compare_estimate(estimate: RunEstimate, rows: Sequence[SampleRow]) -> list[TokenComparison]:
+    """The estimate against the tokens the rows' logs measured, per role."""
+    estimated = {role: t.total for role, t in estimate.tokens().items()}
+    measured: dict[str, int] = {}
+    for row in rows:
+        for role, count in row.tokens.items():
+            measured[role] = measured.get(role, 0) + count
+    return [
+        TokenComparison(
+            role=role,
+            estimated=estimated.get(role, 0),
+            measured=measured.get(role, 0),
+            ratio=estimated.get(role, 0) / measured[role] if measured.get(role) else float("nan"),
+        )
+        for role in sorted(estimated.keys() | {r for r, n in measured.items() if n})
+    ]

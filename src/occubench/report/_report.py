@@ -1,0 +1,177 @@
+"""The report: every metric of a set of runs, in one serialisable object.
+
+``build_report`` computes it from the tidy sample table; the terminal, file, plot and
+HTML renderers only lay it out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from occubench.analysis import (
+    DIMENSIONS,
+    NAN_AS_STRING,
+    Comparison,
+    CostRow,
+    EffortRate,
+    FaultRate,
+    FaultRecovery,
+    GenerationPoint,
+    GridRate,
+    GroupRate,
+    InvalidRate,
+    LeaderboardRow,
+    PassK,
+    Robustness,
+    SimulatorAgreement,
+    SuspectImpact,
+    VarianceReport,
+    compare_models,
+    costs,
+    effort_rates,
+    env_modes,
+    fault_rates,
+    fault_recovery,
+    fault_settings,
+    generations,
+    grid_rates,
+    headline_mode,
+    invalid_rates,
+    leaderboard,
+    mark_indistinguishable,
+    pass_k,
+    rates,
+    robustness_scores,
+    simulator_agreement,
+    suspect_impact,
+    variance_report,
+)
+from occubench.costs import PriceTable
+from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.results import SampleRow
+from occubench.review import Review, ReviewReport, review_report
+
+
+class Report(BaseModel):
+    """All metrics of a set of runs (what ``occubench report`` shows and writes).
+
+    Undefined numbers (a rate without samples, R without a clean baseline) are ``nan``,
+    written "NaN" in JSON.
+    """
+
+    model_config = NAN_AS_STRING
+
+    logs: list[str] = Field(description="Log files read.")
+    samples: int = Field(description="Samples read, errored ones included.")
+    errors: int = Field(description="Samples that ended in an infrastructure error.")
+    agents: list[str] = Field(description="Agent models.")
+    simulators: list[str] = Field(description="Simulator models.")
+    verifiers: list[str] = Field(description="Verifier models (empty: the simulator judged).")
+    env_modes: list[str] = Field(description="Env modes present.")
+    fault_settings: list[str] = Field(description="Fault settings of the perturbed modes.")
+    headline_mode: str = Field(description="Mode the leaderboard ranks on (E0 when present).")
+    priced: bool = Field(description="Whether a price table was given.")
+    bootstrap_resamples: int = Field(description="Resamples behind every bootstrap interval.")
+    leaderboard: list[LeaderboardRow]
+    rates: list[GroupRate] = Field(description="CR per setup, mode and group of each dimension.")
+    robustness: list[Robustness]
+    comparisons: list[Comparison]
+    agreement: list[SimulatorAgreement]
+    pass_k: list[PassK]
+    costs: list[CostRow]
+    fault_recovery: list[FaultRecovery]
+    fault_rates: list[FaultRate] = Field(description="CR per fault count and duration (E1-E3).")
+    effort_rates: list[EffortRate] = Field(description="CR per reasoning effort.")
+    grid: list[GridRate] = Field(description="CR per industry and difficulty.")
+    generations: list[GenerationPoint] = Field(
+        description="CR of agent models with a release date in the price file."
+    )
+    review: ReviewReport | None = Field(
+        default=None, description="Human-judge agreement, realism and human-verdict CR."
+    )
+    suspect_impact: list[SuspectImpact] = Field(
+        default_factory=list,
+        description="CR with and without simulator-suspect samples (online checks on).",
+    )
+    invalid_rates: list[InvalidRate] = Field(
+        default_factory=list,
+        description="Simulator-invalid rate per simulator, environment and scenario.",
+    )
+    variance: VarianceReport | None = Field(
+        default=None, description="Variance components and MDDs (report --variance)."
+    )
+
+    def label(self, agent: str, simulator: str) -> str:
+        """Name a setup: the agent, plus its simulator when several simulators are compared."""
+        return agent if len(self.simulators) <= 1 else f"{agent} @ {simulator}"
+
+    def rates_for(self, dimension: str, mode: str | None = None) -> list[GroupRate]:
+        """Rates of one dimension, in ``mode`` (default: the headline mode)."""
+        chosen = mode or self.headline_mode
+        return [g for g in self.rates if g.dimension == dimension and g.env_mode == chosen]
+
+
+def build_report(
+    rows: Sequence[SampleRow],
+    prices: PriceTable | None = None,
+    n_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+    seed: int = DEFAULT_BOOTSTRAP_SEED,
+    reviews: Sequence[Review] | None = None,
+    variance: bool = False,
+) -> Report:
+    """Compute every metric of the report from sample rows.
+
+    Args:
+        rows: The tidy sample table (``read_runs``).
+        prices: Prices per model (and release dates); without them costs are left out.
+        n_resamples: Bootstrap resamples for the intervals of R and of differences.
+        seed: Bootstrap seed (the same rows give the same report).
+        reviews: Expert reviews of the samples (``load_reviews``), if any.
+        variance: Add the variance components and MDDs, and mark leaderboard lines whose
+            difference is below the pair's MDD.
+
+    Raises:
+        ValueError: when ``rows`` is empty.
+
+    """
+    if not rows:
+        raise ValueError("no samples in the logs given")
+    all_rates = [g for dim in DIMENSIONS for g in rates(rows, dim)]
+    robust = robustness_scores(rows, n_resamples=n_resamples, seed=seed)
+    cost_rows = costs(rows, prices)
+    mode = headline_mode(rows)
+    noise = variance_report(rows, seed=seed) if variance else None
+    board = leaderboard(all_rates, robust, cost_rows if prices else (), mode)
+    return Report(
+        logs=sorted({r.log for r in rows}),
+        samples=len(rows),
+        errors=sum(r.error is not None for r in rows),
+        agents=sorted({r.agent_model for r in rows}),
+        simulators=sorted({r.simulator_model or "" for r in rows}),
+        verifiers=sorted({r.verifier_model for r in rows if r.verifier_model}),
+        env_modes=env_modes(rows),
+        fault_settings=fault_settings(rows),
+        headline_mode=mode,
+        priced=prices is not None,
+        bootstrap_resamples=n_resamples,
+        leaderboard=board if noise is None else mark_indistinguishable(board, noise),
+        rates=all_rates,
+        robustness=robust,
+        comparisons=compare_models(rows, n_resamples=n_resamples, seed=seed),
+        agreement=simulator_agreement(rows),
+        pass_k=pass_k(rows),
+        costs=cost_rows,
+        fault_recovery=fault_recovery(rows),
+        fault_rates=fault_rates(rows),
+        effort_rates=effort_rates(rows),
+        grid=grid_rates(rows),
+        generations=generations(rows, prices.release_dates() if prices else {}),
+        review=None
+        if reviews is None
+        else review_report(rows, reviews, n_resamples=n_resamples, seed=seed),
+        suspect_impact=suspect_impact(rows),
+        invalid_rates=invalid_rates(rows),
+        variance=noise,
+    )

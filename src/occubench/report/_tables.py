@@ -1,0 +1,553 @@
+"""The report as text tables, rendered for the terminal (rich) or as Markdown.
+
+Tables are built once from the report as plain strings; each medium makes every cell
+safe on the way out (a log is data, whoever wrote it): ``terminal_text`` strips control
+sequences and escapes rich markup, ``markdown_cell`` escapes HTML and pipes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rich.table import Table
+
+from occubench.analysis import ALL, DIMENSIONS, LEVELS, Component, GroupRate
+from occubench.report._report import Report
+from occubench.simchecks import SimCheckKind
+from occubench.text import markdown_cell, terminal_text
+
+LEFT = frozenset(
+    {
+        "agent",
+        "setup",
+        "simulator",
+        "A",
+        "B",
+        "verdict",
+        "simulator A",
+        "simulator B",
+        "unpriced models",
+        "mode",
+        "kind",
+        "by",
+        "name",
+        "automatic",
+        "human",
+        "task",
+        "scenario",
+        "reviewers",
+        "comments",
+        "group",
+        "outcome",
+        "below MDD of",
+        *DIMENSIONS,
+    }
+)
+"""Column names shown left-aligned; every other column holds numbers."""
+
+
+@dataclass
+class TextTable:
+    """A titled table of plain strings."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+
+
+def pct(value: float) -> str:
+    """Format a rate as a percentage ("-" when undefined)."""
+    return "-" if math.isnan(value) else f"{100 * value:.1f}"
+
+
+def interval(low: float, high: float, scale: float = 100.0, digits: int = 1) -> str:
+    """Format an interval ("-" when undefined)."""
+    if math.isnan(low) or math.isnan(high):
+        return "-"
+    return f"[{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
+
+
+def ratio(value: float) -> str:
+    """Format a ratio such as R ("-" when undefined)."""
+    return "-" if math.isnan(value) else f"{value:.2f}"
+
+
+def money(value: float | None) -> str:
+    """Format dollars ("-" when unknown)."""
+    return "-" if value is None or math.isnan(value) else f"${value:,.4f}"
+
+
+def leaderboard_table(report: Report) -> TextTable:
+    """Leaderboard: CR with its Wilson interval, CR per mode, R with its bootstrap interval."""
+    mode = report.headline_mode
+    several = len(report.simulators) > 1
+    table = TextTable(
+        title=f"Leaderboard: completion rate in {mode} (Wilson 95% CI), "
+        "R = min(CR E1..E3) / CR E0 (bootstrap 95% CI)",
+        columns=[
+            "#",
+            "agent",
+            *(["simulator"] if several else []),
+            f"CR % {mode}",
+            "95% CI",
+            "n",
+            "errors",
+            *(f"{m} %" for m in report.env_modes),
+            "R",
+            "R 95% CI",
+            *(["$/task"] if report.priced else []),
+            *(["below MDD of"] if report.variance is not None else []),
+        ],
+    )
+    for line in report.leaderboard:
+        table.rows.append(
+            [
+                str(line.rank),
+                line.agent,
+                *([line.simulator] if several else []),
+                pct(line.rate),
+                interval(line.low, line.high),
+                str(line.scored),
+                str(line.errors),
+                *(pct(line.mode_rates.get(m, math.nan)) for m in report.env_modes),
+                ratio(line.r),
+                interval(line.r_low, line.r_high, scale=1.0, digits=2),
+                *([money(line.cost_per_task)] if report.priced else []),
+                *([_ranks(line.not_distinguishable_from)] if report.variance is not None else []),
+            ]
+        )
+    return table
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    """Ranks a line is not distinguishable from ("-" when none)."""
+    return "not distinguishable from #" + ", #".join(map(str, ranks)) if ranks else "-"
+
+
+def breakdown_table(report: Report, dimension: str) -> TextTable:
+    """CR of every setup per group of ``dimension`` in the headline mode."""
+    setups = [(line.agent, line.simulator) for line in report.leaderboard]
+    table = TextTable(
+        title=f"Completion rate by {dimension} in {report.headline_mode}: CR % [Wilson 95% CI] (n)",
+        columns=[dimension, *(report.label(a, s) for a, s in setups)],
+    )
+    cells: dict[str, dict[tuple[str, str], GroupRate]] = {}
+    for g in report.rates_for(dimension):
+        cells.setdefault(g.group, {})[(g.agent, g.simulator)] = g
+    for name in sorted(cells, key=lambda n: (len(n), n) if dimension == "difficulty" else n):
+        table.rows.append(
+            [
+                name,
+                *(
+                    ""
+                    if (cell := cells[name].get(s)) is None
+                    else f"{pct(cell.rate)} {interval(cell.low, cell.high)} ({cell.scored})"
+                    for s in setups
+                ),
+            ]
+        )
+    return table
+
+
+def comparisons_table(report: Report) -> TextTable:
+    """Paired comparisons: exact McNemar test and bootstrap interval of the difference."""
+    table = TextTable(
+        title="Paired comparisons on shared tasks (exact McNemar, 5%; "
+        "CR difference A - B with paired bootstrap 95% CI)",
+        columns=["A", "B", "mode", "n", "A only", "B only", "diff pp", "95% CI", "p", "verdict"],
+    )
+    for c in report.comparisons:
+        table.rows.append(
+            [
+                report.label(c.a, c.simulator),
+                report.label(c.b, c.simulator),
+                c.env_mode,
+                str(c.n),
+                str(c.a_only),
+                str(c.b_only),
+                pct(c.difference),
+                interval(c.low, c.high),
+                f"{c.p_value:.3g}",
+                c.verdict,
+            ]
+        )
+    return table
+
+
+def agreement_table(report: Report) -> TextTable:
+    """Ranking agreement between simulators: share of model pairs ordered alike, Kendall tau."""
+    table = TextTable(
+        title="Ranking agreement between simulators (agent models ordered by CR)",
+        columns=[
+            "simulator A",
+            "simulator B",
+            "mode",
+            "models",
+            "pairs agreeing",
+            "share %",
+            "tau",
+        ],
+    )
+    for a in report.agreement:
+        table.rows.append(
+            [
+                a.simulator_a,
+                a.simulator_b,
+                a.env_mode,
+                str(a.n_models),
+                f"{a.agreeing_pairs}/{a.n_pairs}",
+                pct(a.share),
+                ratio(a.tau),
+            ]
+        )
+    return table
+
+
+def cost_breakdown_table(report: Report) -> TextTable:
+    """Tokens (and dollars, with prices) per task and per solved task."""
+    table = TextTable(
+        title="Tokens and cost per task (all modes; errored samples included)",
+        columns=[
+            "setup",
+            "samples",
+            "solved",
+            "tokens/task",
+            "agent tokens/task",
+            "tokens/solved",
+            *(["cost", "$/task", "$/solved", "unpriced models"] if report.priced else []),
+        ],
+    )
+    for c in report.costs:
+        table.rows.append(
+            [
+                report.label(c.agent, c.simulator),
+                str(c.samples),
+                str(c.solved),
+                f"{c.tokens_per_task:,.0f}",
+                f"{c.agent_tokens_per_task:,.0f}",
+                "-" if math.isnan(c.tokens_per_solved) else f"{c.tokens_per_solved:,.0f}",
+                *(
+                    [
+                        money(c.cost),
+                        money(c.cost_per_task),
+                        money(c.cost_per_solved),
+                        ", ".join(c.unpriced_models),
+                    ]
+                    if report.priced
+                    else []
+                ),
+            ]
+        )
+    return table
+
+
+def fault_table(report: Report, kinds: bool = False) -> TextTable:
+    """Fault recovery: retries after faults and CR of the samples hit (all kinds, or each)."""
+    table = TextTable(
+        title="Fault recovery: tool called again after a fault; CR of samples hit (Wilson 95% CI)",
+        columns=[
+            "setup",
+            "mode",
+            *(["kind"] if kinds else []),
+            "faults",
+            "retried %",
+            "retry 95% CI",
+            "samples hit",
+            "CR hit %",
+            "CR hit 95% CI",
+        ],
+    )
+    for f in report.fault_recovery:
+        if not kinds and f.kind != ALL:
+            continue
+        table.rows.append(
+            [
+                report.label(f.agent, f.simulator),
+                f.env_mode,
+                *([f.kind] if kinds else []),
+                str(f.faults),
+                pct(f.retry_rate),
+                interval(f.retry_low, f.retry_high),
+                str(f.samples_hit),
+                pct(f.hit_rate),
+                interval(f.hit_low, f.hit_high),
+            ]
+        )
+    return table
+
+
+def pass_k_table(report: Report) -> TextTable:
+    """pass^k and pass@k per setup and mode (only with several epochs)."""
+    table = TextTable(
+        title="pass^k (all k trials pass) and pass@k (at least one), mean over tasks",
+        columns=["setup", "mode", "k", "tasks", "pass^k %", "pass@k %"],
+    )
+    for p in report.pass_k:
+        table.rows.append(
+            [
+                report.label(p.agent, p.simulator),
+                p.env_mode,
+                str(p.k),
+                str(p.tasks),
+                pct(p.pass_hat_k),
+                pct(p.pass_at_k),
+            ]
+        )
+    return table
+
+
+def review_tables(report: Report) -> list[TextTable]:
+    """The review part: agreement, confusion, disagreements, human-verdict CR, realism."""
+    review = report.review
+    if review is None:
+        return []
+    a = review.agreement
+    agreement = TextTable(
+        title=f"Human-judge agreement: {a.reviews} review(s) by {len(a.reviewers)} reviewer(s) "
+        f"of {a.samples_reviewed} sample(s)",
+        columns=["compared", "undecided", "agree %", "kappa", "kappa 95% CI", "unmatched"],
+        rows=[
+            [
+                str(a.compared),
+                str(a.undecided),
+                pct(a.observed),
+                ratio(a.kappa),
+                interval(a.low, a.high, scale=1.0, digits=2),
+                str(review.unmatched),
+            ]
+        ],
+    )
+    confusion = TextTable(
+        title="Automatic verdict (rows) x human verdict (columns)",
+        columns=["automatic", "human pass", "human fail"],
+        rows=[
+            [v, str(a.confusion[v]["pass"]), str(a.confusion[v]["fail"])] for v in ("pass", "fail")
+        ],
+    )
+    disagreements = TextTable(
+        title="Disagreements between the automatic verdict and the reviewers",
+        columns=[
+            "agent",
+            "mode",
+            "task",
+            "scenario",
+            "automatic",
+            "human",
+            "reviewers",
+            "comments",
+        ],
+        rows=[
+            [
+                d.agent,
+                d.env_mode,
+                d.task_id,
+                d.scenario,
+                d.automatic,
+                d.human,
+                ", ".join(d.reviewers),
+                " / ".join(d.comments),
+            ]
+            for d in a.disagreements
+        ],
+    )
+    human = TextTable(
+        title="CR with human verdicts where they exist (Wilson 95% CI)",
+        columns=[
+            "setup",
+            "mode",
+            "CR % scored",
+            "CR % human",
+            "95% CI",
+            "human verdicts",
+            "changed",
+        ],
+        rows=[
+            [
+                report.label(h.agent, h.simulator),
+                h.env_mode,
+                pct(h.automatic_rate),
+                pct(h.rate),
+                interval(h.low, h.high),
+                str(h.human_verdicts),
+                str(h.changed),
+            ]
+            for h in review.rates
+        ],
+    )
+    realism = TextTable(
+        title="Realism ratings (1-5): mean (n)",
+        columns=["by", "name", "reviews", "scenario realism", "rubric realism"],
+        rows=[
+            [
+                x.dimension,
+                x.group,
+                str(x.reviews),
+                f"{ratio(x.scenario_mean)} ({x.scenario_n})",
+                f"{ratio(x.rubric_mean)} ({x.rubric_n})",
+            ]
+            for x in review.realism
+        ],
+    )
+    return [agreement, confusion, disagreements, human, realism]
+
+
+def report_tables(
+    report: Report,
+    dimensions: Sequence[str] = ("industry", "difficulty"),
+    fault_kinds: bool = False,
+) -> list[TextTable]:
+    """The report's tables, leaderboard first (empty sections left out).
+
+    Args:
+        report: The metrics.
+        dimensions: Breakdowns to include, in the headline mode.
+        fault_kinds: One fault-recovery line per fault kind, not only all kinds together.
+
+    """
+    tables = [leaderboard_table(report), *(breakdown_table(report, d) for d in dimensions)]
+    if report.comparisons:
+        tables.append(comparisons_table(report))
+    if report.agreement:
+        tables.append(agreement_table(report))
+    if report.pass_k:
+        tables.append(pass_k_table(report))
+    if report.fault_recovery:
+        tables.append(fault_table(report, kinds=fault_kinds))
+    if report.suspect_impact:
+        tables += [suspect_table(report), invalid_rate_table(report)]
+    if report.variance is not None:
+        tables.append(variance_table(report))
+    tables.append(cost_breakdown_table(report))
+    return tables + review_tables(report)
+
+
+def suspect_table(report: Report) -> TextTable:
+    """CR with and without the simulator-suspect samples (online simulator checks)."""
+    table = TextTable(
+        title="Online simulator checks: CR with and without simulator-suspect samples "
+        "(Wilson 95% CI)",
+        columns=["setup", "mode", "scored", "suspect", "CR %", "95% CI", "CR clean %", "clean CI"],
+    )
+    for s in report.suspect_impact:
+        table.rows.append(
+            [
+                report.label(s.agent, s.simulator),
+                s.env_mode,
+                str(s.scored),
+                str(s.suspect),
+                pct(s.rate),
+                interval(s.low, s.high),
+                pct(s.clean_rate),
+                interval(s.clean_low, s.clean_high),
+            ]
+        )
+    return table
+
+
+def invalid_rate_table(report: Report) -> TextTable:
+    """Simulator-invalid rate per simulator, environment and scenario, with failed checks."""
+    kinds = [k.value for k in SimCheckKind]
+    table = TextTable(
+        title="Simulator-invalid rate: samples that kept an observation failing an online check "
+        "(Wilson 95% CI); failed observations by check",
+        columns=[
+            "simulator",
+            "by",
+            "group",
+            "samples",
+            "observations",
+            "suspect",
+            "invalid %",
+            "95% CI",
+            *kinds,
+        ],
+    )
+    for r in report.invalid_rates:
+        table.rows.append(
+            [
+                r.simulator,
+                r.dimension,
+                r.group,
+                str(r.samples),
+                str(r.observations),
+                str(r.suspect),
+                pct(r.rate),
+                interval(r.low, r.high),
+                *(str(r.failures.get(k, 0)) for k in kinds),
+            ]
+        )
+    return table
+
+
+def _component(c: Component) -> str:
+    if c.variance is None:
+        return "-"
+    share = "" if math.isnan(c.share) else f" ({100 * c.share:.0f}%)"
+    return f"{c.variance:.4f}{share} {interval(c.low, c.high, scale=1.0, digits=4)}"
+
+
+def variance_table(report: Report) -> TextTable:
+    """Variance components per agent and mode, and the MDD of the run's design."""
+    noise = report.variance
+    assert noise is not None
+    table = TextTable(
+        title="Noise floor: variance components of a task's outcome (nested random effects, "
+        f"ANOVA estimators, share, task bootstrap 95% CI) and the minimum detectable "
+        f"difference of CR between two agents of this design ({100 * noise.power:.0f}% power, "
+        f"{100 * noise.alpha:g}% two-sided)",
+        columns=[
+            "agent",
+            "mode",
+            "tasks",
+            "sims",
+            "epochs",
+            "votes",
+            "outcome",
+            *(f"{level} var" for level in LEVELS),
+            "CR %",
+            "MDD pp",
+            "MDD 95% CI",
+        ],
+    )
+    for row in noise.rows:
+        d = row.design
+        table.rows.append(
+            [
+                row.agent,
+                f"{row.env_mode} {row.faults}".strip(),
+                str(d.tasks),
+                str(d.simulators),
+                str(d.epochs),
+                "-" if d.votes is None else str(d.votes),
+                row.outcome,
+                *(_component(c) for c in row.components),
+                pct(row.rate),
+                pct(row.mdd),
+                interval(row.mdd_low, row.mdd_high),
+            ]
+        )
+    return table
+
+
+def rich_table(table: TextTable) -> Table:
+    """A rich table for the terminal; every cell made safe with ``terminal_text``."""
+    out = Table(title=terminal_text(table.title))
+    for name in table.columns:
+        out.add_column(terminal_text(name), justify="left" if name in LEFT else "right")
+    for row in table.rows:
+        out.add_row(*(terminal_text(cell) for cell in row))
+    return out
+
+
+def markdown_table(table: TextTable) -> str:
+    """A Markdown section (title and pipe table); every cell made safe with ``markdown_cell``."""
+    lines = [
+        f"### {markdown_cell(table.title)}",
+        "",
+        "| " + " | ".join(markdown_cell(c) for c in table.columns) + " |",
+        "|" + "|".join(" --- " if c in LEFT else " ---: " for c in table.columns) + "|",
+    ]
+    lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in table.rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,15 @@
+"""Results: logs read into sample rows, the Parquet results store, trajectories read from logs."""
+
+from occubench.results._runs import SampleRow, log_files, read_runs
+from occubench.results._store import EXPORT_FILE, write_parquet
+from occubench.results._trajectory import Trajectory, read_trajectories
+
+__all__ = [
+    "Trajectory",
+    "read_trajectories",
+    "SampleRow",
+    "log_files",
+    "read_runs",
+    "EXPORT_FILE",
+    "write_parquet",
+]

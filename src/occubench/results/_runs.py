@@ -1,0 +1,354 @@
+"""Read Inspect logs of occubench runs into one tidy row per sample."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, read_eval_log_samples
+from inspect_ai.model import ModelUsage
+from inspect_ai.scorer import CORRECT
+from pydantic import BaseModel, Field, TypeAdapter, computed_field
+
+from occubench.agent import Episode, episode_in
+from occubench.config import CONFIG_METADATA, POINTS_METADATA, ProtocolPoints, RunConfig
+from occubench.errors import ErrorSource, error_source
+from occubench.grading import SCORER_NAME, Grade
+from occubench.roles import Role
+
+UNREAD_FIELDS = {"events", "messages", "attachments"}
+"""Sample fields a row does not need: skipping them makes reading a log ~3x cheaper."""
+EPISODE_FIELDS = (
+    "stop_reason",
+    "tool_calls",
+    "fault_log",
+    "steps",
+    "sim_checked",
+    "simulator_suspect",
+)
+"""The episode fields a row reads."""
+EPISODE_KEYS = {
+    key.rpartition(":")[2]: key
+    for key in episode_in({}).store.keys()
+    if key.rpartition(":")[2] in EPISODE_FIELDS
+}
+"""Their store keys (``Episode:tool_calls``, ...)."""
+
+
+@cache
+def _episode_field(name: str) -> tuple[TypeAdapter[Any], Any]:
+    """The validator and default of one ``Episode`` field."""
+    field = Episode.model_fields[name]
+    adapter: TypeAdapter[Any] = TypeAdapter(field.annotation or Any)
+    return adapter, field.get_default(call_default_factory=True)
+
+
+def episode_values(store: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's episode fields from a logged store, typed as ``Episode`` types them.
+
+    The same values as ``episode_in(store)``, without validating the rest of the
+    episode (its simulator steps): Inspect's store models build a validator per field
+    on every read, which cost more than parsing the sample.
+    """
+    found = {}
+    for name, key in EPISODE_KEYS.items():
+        adapter, default = _episode_field(name)
+        found[name] = adapter.validate_python(store[key]) if key in store else default
+    return found
+
+
+ROW_FIELDS = {"id", "epoch", "metadata", "scores", "error", "store"}
+ROW_FIELDS |= {"role_usage", "model_usage", "total_time"}
+"""Sample fields a row is made of."""
+
+
+class SampleRow(BaseModel):
+    """One sample (task x epoch) of one run."""
+
+    log: str = Field(description="Log file the sample comes from.")
+    run_id: str = Field(description="Inspect eval id of the run.")
+    agent_model: str
+    reasoning_effort: str | None = Field(
+        default=None, description="The agent's reasoning effort (Inspect GenerateConfig), if set."
+    )
+    simulator_model: str | None
+    verifier_model: str | None
+    env_mode: str
+    fault_count: int
+    fault_duration: int
+    fault_engine: str
+    seed: int
+    epoch: int
+    task_id: int | str
+    scenario: str
+    industry: str
+    domain: str
+    difficulty: int
+    passed: bool | None = Field(description="The verdict; None when the sample errored.")
+    votes_yes: int | None = Field(
+        default=None, description="Judge votes for 'correct'; None when no judge ran."
+    )
+    votes_total: int | None = Field(default=None, description="Judge votes cast (k).")
+    checks_passed: int | None = Field(
+        default=None, description="Deterministic checks passed; None when the task has none."
+    )
+    checks_total: int | None = Field(default=None, description="Deterministic checks run.")
+    error: str | None = Field(description="Infrastructure error, counted apart from verdicts.")
+    error_source: ErrorSource | None = Field(
+        default=None, description="Which part failed, for an errored sample."
+    )
+    protocol: str = Field(default="occubench", description="The protocol the run followed.")
+    errors_count_as_failures: bool = Field(
+        default=False,
+        description="The run's protocol counts an errored sample as a failed task (paper).",
+    )
+    stop_reason: str | None
+    tool_calls: int
+    faults: list[dict[str, Any]] = Field(default_factory=list, description="Injected faults.")
+    tokens: dict[str, int] = Field(default_factory=dict, description="Total tokens by role.")
+    input_tokens: dict[str, int] = Field(default_factory=dict, description="Input tokens by role.")
+    output_tokens: dict[str, int] = Field(default_factory=dict, description="Output by role.")
+    input_tokens_cache_read: dict[str, int] = Field(
+        default_factory=dict, description="Input tokens read from a prompt cache, by role."
+    )
+    input_tokens_cache_write: dict[str, int] = Field(
+        default_factory=dict, description="Input tokens written to a prompt cache, by role."
+    )
+    wall_time: float | None = Field(description="Seconds the sample took.")
+    cost: float | None = Field(
+        default=None, description="Cost of all roles in USD, when prices are configured."
+    )
+    env_name: str = Field(default="", description="Environment the task ran in.")
+    simulator_seed: int | None = Field(
+        default=None, description="Seed the simulator generated with (None: unseeded)."
+    )
+    sim_fallback_model: str | None = Field(
+        default=None, description="Simulator re-asked after a failed online check, if bound."
+    )
+    sim_checked: int | None = Field(
+        default=None, description="Observations the online simulator checks looked at (None: off)."
+    )
+    simulator_suspect: bool | None = Field(
+        default=None,
+        description="The trajectory kept an observation that failed an online check (None: off).",
+    )
+    sim_check_failures: dict[str, int] = Field(
+        default_factory=dict,
+        description="Observations whose first answer failed each kind of online check.",
+    )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def sample_key(self) -> str:
+        """Identify the sample across reports and reviews: run id, task id and epoch."""
+        return f"{self.run_id}:{self.task_id}:{self.epoch}"
+
+    @property
+    def counted(self) -> bool:
+        """Whether the row counts in completion rates.
+
+        A row with a verdict counts; an errored row counts (as a failed task) only under
+        a protocol that says so (the paper's CR is over all tasks).
+        """
+        return self.passed is not None or (self.error is not None and self.errors_count_as_failures)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def faults_applied(self) -> int:
+        """Injected faults that changed what the agent saw."""
+        return sum(bool(f.get("applied", True)) for f in self.faults)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def faults_retried(self) -> int:
+        """Applied faults after which the agent called the same tool again."""
+        return sum(bool(f.get("applied", True) and f.get("retried_later")) for f in self.faults)
+
+
+def log_files(paths: Iterable[str | Path]) -> list[str]:
+    """Every Inspect log under the given files or folders (sorted, no duplicates)."""
+    found: list[str] = []
+    for path in paths:
+        if "://" in str(path):  # an Inspect log location (file:// or a remote store)
+            found.append(str(path))
+            continue
+        p = Path(path)
+        if p.is_dir():
+            found += [info.name for info in list_eval_logs(str(p), recursive=True)]
+        elif p.is_file():
+            found.append(str(p))
+        else:
+            raise FileNotFoundError(f"no log file or folder at {p}")
+    return sorted(dict.fromkeys(found))
+
+
+def _role_model(log: EvalLog, role: Role) -> str | None:
+    roles = log.eval.model_roles or {}
+    config = roles.get(role.value)
+    if isinstance(config, list):  # a role bound to several models (Inspect allows it)
+        return ",".join(c.model for c in config)
+    return config.model if config is not None else None
+
+
+def _usage(values: Mapping[str, Any] | None) -> dict[str, ModelUsage]:
+    """Usage by model or role, from a sample's JSON (or its model objects)."""
+    return {
+        name: u if isinstance(u, ModelUsage) else ModelUsage.model_validate(u)
+        for name, u in (values or {}).items()
+    }
+
+
+def _by_role(
+    role_usage: dict[str, ModelUsage], total: dict[str, ModelUsage]
+) -> dict[str, ModelUsage]:
+    roles = dict(role_usage)
+    agent = ModelUsage()
+    for usage in total.values():
+        agent = agent + usage
+    for usage in role_usage.values():
+        agent = ModelUsage(
+            input_tokens=agent.input_tokens - usage.input_tokens,
+            output_tokens=agent.output_tokens - usage.output_tokens,
+            total_tokens=agent.total_tokens - usage.total_tokens,
+            input_tokens_cache_read=(agent.input_tokens_cache_read or 0)
+            - (usage.input_tokens_cache_read or 0),
+            input_tokens_cache_write=(agent.input_tokens_cache_write or 0)
+            - (usage.input_tokens_cache_write or 0),
+        )
+    roles[Role.AGENT.value] = agent
+    return roles
+
+
+def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
+    """The fields every row of one log shares (its run: models and settings)."""
+    metadata = header.eval.metadata or {}
+    config = RunConfig.model_validate(metadata.get(CONFIG_METADATA, {}))
+    recorded = metadata.get(POINTS_METADATA)
+    points = ProtocolPoints.model_validate(recorded) if recorded else config.points()
+    return {
+        "log": file,
+        "run_id": header.eval.eval_id,
+        "agent_model": config.agent_label(header.eval.model),
+        "reasoning_effort": header.eval.model_generate_config.reasoning_effort,
+        "simulator_model": _role_model(header, Role.SIMULATOR),
+        "verifier_model": _role_model(header, Role.VERIFIER),
+        "env_mode": config.env_mode.value,
+        "fault_count": config.fault_count,
+        "fault_duration": config.fault_duration,
+        "fault_engine": points.fault_engine.value,
+        "protocol": config.protocol.value,
+        "errors_count_as_failures": points.errors_count_as_failures,
+        "seed": config.seed,
+        "simulator_seed": config.simulator_seed,
+        "sim_fallback_model": _role_model(header, Role.SIMULATOR_FALLBACK),
+    }
+
+
+def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
+    """The row of one sample, from its JSON as logged (``EvalSample`` fields) and its run."""
+    md = sample.get("metadata") or {}
+    score = (sample.get("scores") or {}).get(SCORER_NAME)
+    error = sample.get("error")
+    grade = None
+    if score is not None and error is None:
+        grade = Grade.of(score.get("metadata"), passed=score.get("value") == CORRECT)
+    episode = episode_values(sample.get("store") or {})
+    usage = _by_role(_usage(sample.get("role_usage")), _usage(sample.get("model_usage")))
+    return SampleRow(
+        **run,
+        epoch=sample["epoch"],
+        task_id=sample["id"],
+        scenario=str(md.get("scenario", "")),
+        industry=str(md.get("industry", "")),
+        domain=str(md.get("domain", "")),
+        difficulty=int(md.get("difficulty", 0)),
+        passed=None if grade is None else grade.passed,
+        votes_yes=None if grade is None else grade.votes_yes,
+        votes_total=None if grade is None or grade.votes is None else len(grade.votes),
+        checks_passed=None if grade is None else grade.checks_passed,
+        checks_total=None if grade is None or grade.checks is None else len(grade.checks),
+        error=error["message"] if error else None,
+        error_source=error_source(error.get("traceback") or "") if error else None,
+        stop_reason=episode["stop_reason"],
+        tool_calls=episode["tool_calls"],
+        faults=list(episode["fault_log"]),
+        tokens={r: u.total_tokens for r, u in usage.items()},
+        input_tokens={r: u.input_tokens for r, u in usage.items()},
+        output_tokens={r: u.output_tokens for r, u in usage.items()},
+        input_tokens_cache_read={r: u.input_tokens_cache_read or 0 for r, u in usage.items()},
+        input_tokens_cache_write={r: u.input_tokens_cache_write or 0 for r, u in usage.items()},
+        wall_time=sample.get("total_time"),
+        env_name=str(md.get("env_name", "")),
+        sim_checked=episode["sim_checked"],
+        simulator_suspect=episode["simulator_suspect"],
+        sim_check_failures=_check_failures(episode["steps"]),
+    )
+
+
+def in_dataset_order(header: EvalLog, rows: Iterable[SampleRow]) -> list[SampleRow]:
+    """Rows in the order Inspect's reader gives a log's samples: dataset order, then epoch.
+
+    As Inspect's reader, only the samples of the header's dataset and epochs; a header
+    without sample ids (an old log) keeps the order of the file. Takes rows, not the
+    samples' JSON, so that one sample at a time is held while a log is read.
+    """
+    ids = header.eval.dataset.sample_ids
+    if ids is None:
+        return list(rows)
+    epochs = header.eval.config.epochs or 1
+    position = {
+        (str(i), e): n for n, (i, e) in enumerate((i, e) for i in ids for e in range(1, epochs + 1))
+    }
+    found = {(str(r.task_id), r.epoch): r for r in rows}
+    return [found[key] for key in sorted(found.keys() & position.keys(), key=position.__getitem__)]
+
+
+def read_log_rows(file: str) -> list[SampleRow]:
+    """Rows for every sample of one log, read from the log itself (no cache).
+
+    A local ``.eval`` file is read member by member (each sample's JSON parsed once,
+    events and messages included, but never validated as a whole ``EvalSample``);
+    any other log goes through Inspect's sample reader, without events and messages.
+    """
+    from occubench.results._store import eval_sample_documents, local_path
+
+    header = read_eval_log(file, header_only=True)
+    run = run_fields(file, header)
+    path = local_path(file)
+    if path is not None and path.is_file() and zipfile.is_zipfile(path):
+        documents = eval_sample_documents(path, events=False)
+        return in_dataset_order(header, (sample_row(run, doc) for doc in documents))
+    return [
+        sample_row(run, sample.model_dump(include=ROW_FIELDS))
+        for sample in read_eval_log_samples(
+            file, all_samples_required=False, exclude_fields=UNREAD_FIELDS
+        )
+    ]
+
+
+def read_runs(paths: Iterable[str | Path], *, cache: bool = True) -> list[SampleRow]:
+    """Rows for every sample of every occubench log under ``paths``.
+
+    Args:
+        paths: Log files or folders (searched recursively).
+        cache: Read and keep each local log's rows in its table beside it (the
+            results store, ``results._store``); False reads every log afresh.
+    """
+    from occubench.results._store import cached_rows
+
+    rows: list[SampleRow] = []
+    for file in log_files(paths):
+        rows += cached_rows(file, read_log_rows) if cache else read_log_rows(file)
+    return rows
+
+
+def _check_failures(steps: list[dict[str, Any]]) -> dict[str, int]:
+    """Observations whose first answer failed each kind of online check (``SimStep.check``)."""
+    counts: dict[str, int] = {}
+    for step in steps:
+        for failure in (step.get("check") or {}).get("failures", []):
+            counts[failure["kind"]] = counts.get(failure["kind"], 0) + 1
+    return counts

@@ -1,0 +1,133 @@
+"""Trajectories for the report's drill-down, read back from the logs (those samples only).
+
+The text is kept as the models wrote it (cut at a limit); whoever renders it escapes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
+from inspect_ai.log import EvalSample, read_eval_log_samples
+from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
+from inspect_ai.scorer import CORRECT
+from pydantic import BaseModel, Field
+
+from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
+from occubench.grading import SCORER_NAME, Grade
+from occubench.results._runs import SampleRow
+from occubench.results._store import read_log_samples
+
+TRAJECTORY_FIELDS = ("id", "epoch", "input", "target", "messages", "scores", "metadata")
+"""Sample fields a trajectory is made of (the rest of a logged sample is not validated)."""
+
+
+class Turn(BaseModel):
+    """One message of a trajectory."""
+
+    role: str = Field(description="system, user, assistant or tool.")
+    text: str = Field(description="The message text (cut at the limit).")
+    calls: list[str] = Field(default_factory=list, description="Tool calls: name(arguments).")
+    tool: str | None = Field(default=None, description="For a tool message: the tool called.")
+    error: str | None = Field(default=None, description="For a tool message: the error shown.")
+    cut: bool = Field(default=False, description="Whether some text was cut off.")
+
+
+class Trajectory(BaseModel):
+    """What one sample did and how it was graded."""
+
+    turns: list[Turn] = Field(default_factory=list)
+    rubric: str = Field(default="", description="The task's verification plan (the target).")
+    answer: str = Field(default="", description="The final answer the judge saw.")
+    explanation: str = Field(default="", description="The scorer's summary.")
+    votes: list[dict[str, Any]] = Field(default_factory=list, description="Judge votes.")
+    checks: list[dict[str, Any]] = Field(default_factory=list, description="Check results.")
+    read: bool = Field(
+        default=False,
+        description="Read from the log (False: a row the page does not embed, left empty).",
+    )
+
+
+def _cut(text: str, limit: int) -> tuple[str, bool]:
+    return (text, False) if len(text) <= limit else (text[:limit], True)
+
+
+def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Trajectory:
+    """The messages and grading of one logged sample."""
+    turns = []
+    for message in sample.messages:
+        text, cut = _cut(message.text, limit)
+        turn = Turn(role=message.role, text=text, cut=cut)
+        if isinstance(message, ChatMessageAssistant):
+            turn.calls = [
+                _cut(f"{c.function}({json.dumps(c.arguments, ensure_ascii=False)})", limit)[0]
+                for c in message.tool_calls or []
+            ]
+        elif isinstance(message, ChatMessageTool):
+            turn.tool = message.function
+            turn.error = message.error.message if message.error else None
+        turns.append(turn)
+    score = (sample.scores or {}).get(SCORER_NAME)
+    grade = Grade.of(score.metadata, passed=score.value == CORRECT) if score is not None else None
+    target = sample.target if isinstance(sample.target, str) else "\n".join(sample.target)
+    return Trajectory(
+        read=True,
+        turns=turns,
+        rubric=_cut(target, limit)[0],
+        answer=_cut(str(score.answer or ""), limit)[0] if score is not None else "",
+        explanation=(score.explanation or "") if score is not None else "",
+        votes=[
+            {"is_correct": v.is_correct, "feedback": _cut(v.feedback, limit)[0]}
+            for v in (grade.votes if grade is not None else None) or []
+        ],
+        checks=[c.model_dump() for c in (grade.checks if grade is not None else None) or []],
+    )
+
+
+def drill_down(rows: Sequence[SampleRow], count: int) -> list[int]:
+    """Positions of the ``count`` rows whose trajectories a report shows.
+
+    Errored samples first, then failed ones, then passed ones, each in the order of
+    ``rows``.
+    """
+
+    def rank(position: int) -> int:
+        row = rows[position]
+        return 0 if row.error is not None else 1 if not row.passed else 2
+
+    return sorted(range(len(rows)), key=rank)[: max(count, 0)]
+
+
+def read_trajectories(
+    rows: Sequence[SampleRow],
+    limit: int = DEFAULT_REPORT_TEXT_LIMIT,
+    only: Collection[int] | None = None,
+) -> list[Trajectory]:
+    """The trajectory of every row (or of the rows at positions ``only``), in row order.
+
+    A row left out gets an empty trajectory. Only the rows' samples are read: from a
+    local ``.eval`` log, just their members of the zip, without their events
+    (``results._store.read_log_samples``); from another log, Inspect's reader streams
+    its samples once.
+    """
+    wanted: dict[str, dict[tuple[str, int], int]] = {}
+    for i, row in enumerate(rows):
+        if only is None or i in only:
+            wanted.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = i
+    found: list[Trajectory] = [Trajectory() for _ in rows]
+    for log, positions in wanted.items():
+        keys = [(row.task_id, row.epoch) for row in (rows[i] for i in positions.values())]
+        documents = read_log_samples(log, keys)
+        if documents:
+            samples: Iterable[EvalSample] = (
+                EvalSample.model_validate({k: doc[k] for k in TRAJECTORY_FIELDS if k in doc})
+                for doc in documents.values()
+            )
+        else:
+            samples = read_eval_log_samples(log, all_samples_required=False)
+        for sample in samples:
+            index = positions.get((str(sample.id), sample.epoch))
+            if index is not None:
+                found[index] = trajectory(sample, limit)
+    return found

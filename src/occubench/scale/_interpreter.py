@@ -1,0 +1,221 @@
+"""Interpreter settings of a long eval: garbage collection, Inspect's per-call costs, a quick exit.
+
+CPython's full collections scan every tracked object and stop the event loop while
+they run, so every sample in flight waits. In a shard of 50 samples at 1000 ms
+latency they came about every two seconds and took 0.2-0.5 s each (3.5 s of a 40 s
+run), most of it rescanning what never becomes garbage: modules, classes, schemas,
+the dataset. ``tuned_gc`` collects once, freezes what exists (CPython's permanent
+generation: never scanned again) and raises the thresholds, so that full
+collections become rare while the young generation still frees short-lived cycles.
+Peak memory of that shard: 259 MB with the defaults, 270 MB tuned.
+
+A finished sample's transcript (its events, messages and attachment tables) is held
+in reference cycles, so only a full collection frees it, and with raised thresholds
+full collections are rare: a shard's memory grew by about 1.3 MB per finished sample
+(840 MB at 382 tasks). While ``tuned_gc`` is active, ``sample_finished`` (called by an
+Inspect hook at the end of each sample, ``occubench.scale``) runs a full collection
+every ``DEFAULT_COLLECT_EVERY`` finished samples. Frozen objects are never scanned, so
+such a collection covers only the samples in flight and the garbage since the last
+one: the peak stays flat whatever the task count, for a bounded pause.
+
+``lean_inspect`` configures Inspect for throughput while an eval runs: its trace file
+at ``DEFAULT_TRACE_LEVEL`` (Inspect's default traces the start and end of every model
+call; ``INSPECT_TRACE_LEVEL`` in the environment wins), and no message snapshots in
+model events (below).
+
+``exit_now`` ends a process whose work is saved without tearing the interpreter down
+(freeing every module and object one by one): that took 1.2 s after a shard's eval.
+
+Message snapshots. For every model call Inspect serialises and hashes each message of
+the input, and deep copies those it has not seen, so that an agent editing a message
+in place after the call cannot change what the event logs (``_snapshot_messages`` in
+``inspect_ai.model._model``, 0.3.285). That is O(history) per call, O(calls^2) per
+sample, about 0.4 ms per call on a long simulator prompt. occubench's agent, simulator
+and judge never edit a message after sending it (each prompt is a fresh list; history
+messages are built once), so the snapshot always equals the live message: the events
+log the same JSON without it (``tests/scale/test_interpreter.py`` compares whole logs of
+faulted runs with and without). ``lean_inspect`` therefore logs the live input messages,
+as Inspect itself does for a message it cannot copy. This reaches into a private
+function, so it applies only to the Inspect version it was checked against
+(``SNAPSHOT_CHECKED``); with another version the snapshots stay and a warning says so.
+
+Tool definitions. On every model call Inspect re-derives each tool's definition from
+its registry entry (``tool_def_fields``: name, description, parameter schema,
+validated again), although a sample's tools never change. Under the same version pin,
+``lean_inspect`` keeps the definition of each tool object for as long as the object
+lives (a weak cache): built once per sample.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import logging
+import os
+import sys
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.metadata import version
+from typing import Any
+
+from occubench.defaults import DEFAULT_COLLECT_EVERY, DEFAULT_GC_THRESHOLDS, DEFAULT_TRACE_LEVEL
+
+SNAPSHOT_CHECKED = "0.3.285"
+"""The inspect-ai version whose message snapshots and tool definitions ``lean_inspect``
+adjusts (private functions of ``inspect_ai.model``)."""
+TRACE_LEVEL_ENV = "INSPECT_TRACE_LEVEL"
+
+logger = logging.getLogger(__name__)
+
+_tuned = 0
+"""Depth of nested ``tuned_gc`` blocks: only the outermost one collects and freezes."""
+_finished = 0
+"""Samples finished since the last collection ``sample_finished`` ran."""
+
+
+@contextmanager
+def tuned_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> Iterator[None]:
+    """Freeze the objects that exist now and raise the collector's thresholds.
+
+    The previous thresholds are restored and the frozen objects released on exit. A
+    block inside another one changes nothing (one collection, one freeze).
+    """
+    global _tuned, _finished
+    if _tuned:
+        _tuned += 1
+        try:
+            yield
+        finally:
+            _tuned -= 1
+        return
+    previous = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*thresholds)
+    _tuned, _finished = 1, 0
+    try:
+        yield
+    finally:
+        _tuned = 0
+        gc.set_threshold(*previous)
+        gc.unfreeze()
+
+
+def gc_tuned() -> bool:
+    """Whether a ``tuned_gc`` block is active in this process."""
+    return _tuned > 0
+
+
+def sample_finished(every: int = DEFAULT_COLLECT_EVERY) -> bool:
+    """Count a finished sample; run a full collection every ``every`` of them.
+
+    Only while ``tuned_gc`` is active (otherwise CPython's own thresholds collect).
+    Returns whether it collected.
+    """
+    global _finished
+    if not _tuned:
+        return False
+    _finished += 1
+    if _finished < every:
+        return False
+    _finished = 0
+    gc.collect()
+    return True
+
+
+def _live_messages(messages: list[Any]) -> list[Any]:
+    """The input messages of a model event as they are (no snapshot copies)."""
+    return list(messages)
+
+
+class _ToolDefinitions:
+    """``tool_def_fields`` kept per tool object (see the module's docstring)."""
+
+    def __init__(self, derive: Any) -> None:
+        self.derive = derive
+        self.known: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def __call__(self, tool: Any) -> Any:
+        try:
+            return self.known[tool]
+        except KeyError:
+            fields = self.known[tool] = self.derive(tool)
+            return fields
+        except TypeError:  # not weakly referenceable: derived each time, as by Inspect
+            return self.derive(tool)
+
+
+def _use_tool_definitions(derive: Any) -> None:
+    """Make ``derive`` the ``tool_def_fields`` Inspect calls.
+
+    Where a model call lists its tools (``inspect_ai.model._call_tools``) and in
+    ``ToolDef(tool)``, when the tools run.
+    """
+    from inspect_ai.model import _call_tools
+    from inspect_ai.tool import _tool_def
+
+    for module in (_call_tools, _tool_def):
+        vars(module)["tool_def_fields"] = derive
+
+
+@contextmanager
+def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
+    """Inspect set for throughput while the block runs (see the module's docstring).
+
+    The trace level is set in the environment unless it is set there already (shard
+    processes inherit it); message snapshots are left out with the checked Inspect
+    version only. Both are restored on exit; a block inside another changes nothing.
+    """
+    from inspect_ai.model import _model
+    from inspect_ai.tool import _tool_def
+
+    had_level = TRACE_LEVEL_ENV in os.environ
+    os.environ.setdefault(TRACE_LEVEL_ENV, trace_level)
+    snapshot, tool_fields = _model._snapshot_messages, _tool_def.tool_def_fields
+    installed = version("inspect_ai")
+    if installed == SNAPSHOT_CHECKED:
+        _model._snapshot_messages = _live_messages  # type: ignore[assignment]
+        if not isinstance(tool_fields, _ToolDefinitions):
+            _use_tool_definitions(_ToolDefinitions(tool_fields))
+    elif snapshot is not _live_messages:
+        logger.warning(
+            "inspect-ai %s is not %s: model events keep Inspect's message snapshots "
+            "(occubench.scale._interpreter.lean_inspect)",
+            installed,
+            SNAPSHOT_CHECKED,
+        )
+    try:
+        yield
+    finally:
+        _model._snapshot_messages = snapshot  # type: ignore[assignment]
+        _use_tool_definitions(tool_fields)
+        if not had_level:
+            os.environ.pop(TRACE_LEVEL_ENV, None)
+
+
+def tune_startup_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> None:
+    """Raise the collector's thresholds before a process imports Inspect and the SDK.
+
+    Importing them creates only long-lived objects (modules, classes, pydantic schemas),
+    which CPython's default thresholds rescan in several full collections: 0.2 s of
+    the 1.3 s the ``occubench`` command takes to import, 0.35 s of a shard worker's
+    start. For an entry point; ``tuned_gc`` then freezes what the imports made.
+    """
+    gc.set_threshold(*thresholds)
+
+
+def exit_now(code: int | str | None = 0) -> None:
+    """End the process with ``code`` (as ``sys.exit`` takes it), skipping finalization.
+
+    Exit handlers run first (logging and Inspect flush and close their files there),
+    then stdout and stderr are flushed. Only for a process whose work is written and
+    closed: a command-line entry point or a worker, never a library call.
+    """
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)

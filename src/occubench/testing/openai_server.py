@@ -1,0 +1,73 @@
+"""Run the scripted OpenAI-compatible server: ``python -m occubench.testing.openai_server``.
+
+``--flaky-rate 0.3`` makes it fail that share of the distinct completion requests on
+their first attempt (429, 500, timeout, dropped connection, malformed body; seeded by
+``--flaky-seed``), to try a client's retry settings offline; with ``--flaky-per-attempt``
+every attempt fails with that probability (a retry can fail again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from occubench.testing._openai_server import (
+    TRANSIENT_KINDS,
+    FailureKind,
+    Flakiness,
+    ScriptedOpenAIServer,
+)
+
+
+def main() -> None:
+    """Serve until interrupted."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    parser.add_argument(
+        "--flaky-rate",
+        type=float,
+        default=0.0,
+        help="share of distinct requests that fail at first (0: never)",
+    )
+    parser.add_argument("--flaky-seed", type=int, default=0, help="seed of the failures")
+    parser.add_argument(
+        "--flaky-kinds",
+        default=",".join(k.value for k in TRANSIENT_KINDS),
+        help="comma-separated failure kinds",
+    )
+    parser.add_argument(
+        "--flaky-hang",
+        type=float,
+        default=Flakiness().hang,
+        help="seconds a 'timeout' failure holds the request",
+    )
+    parser.add_argument(
+        "--flaky-per-attempt",
+        action="store_true",
+        help="fail every attempt with that probability, independently",
+    )
+    args = parser.parse_args()
+    flaky = (
+        Flakiness(
+            rate=args.flaky_rate,
+            seed=args.flaky_seed,
+            hang=args.flaky_hang,
+            per_attempt=args.flaky_per_attempt,
+            kinds=[FailureKind(k.strip()) for k in args.flaky_kinds.split(",")],
+        )
+        if args.flaky_rate > 0
+        else None
+    )
+    with ScriptedOpenAIServer(args.host, args.port, args.latency, flaky=flaky) as server:
+        print(f"serving {server.base_url}", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""The cost estimate against the tokens offline runs measure, per role."""
+
+import pytest
+from inspect_ai.model import get_model
+
+from conftest import RELEASE_DIR, run_task
+from occubench.config import RunConfig
+from occubench.costs import Assumptions, PriceTable, compare_estimate, estimate_run
+from occubench.dataset import reference_suite_dir
+from occubench.results import read_runs
+from occubench.roles import Role
+
+REFERENCE = str(reference_suite_dir())
+CASES = {
+    # name: (dataset, agent, simulator, verifier, task args, assumptions)
+    "reference E0": (REFERENCE, "trusting", "canned", None, {"with_plan": True}, {}),
+    "reference E3": (
+        REFERENCE,
+        "trusting",
+        "canned",
+        "scripted-judge",
+        {"with_plan": True, "env_mode": "E3"},
+        {},
+    ),
+    "reference E0 re-reading agent": (
+        REFERENCE,
+        "careful",
+        "canned",
+        None,
+        {"with_plan": True},
+        {"calls_per_step": 3},
+    ),
+    "sample E0": (str(RELEASE_DIR), "steps-agent", "example-simulator", "scripted-judge", {}, {}),
+    "reference E0 paper": (
+        REFERENCE,
+        "trusting",
+        "canned",
+        "scripted-judge",
+        {"with_plan": True, "protocol": "paper"},
+        {},
+    ),
+    "sample E0 paper": (
+        str(RELEASE_DIR),
+        "steps-agent",
+        "example-simulator",
+        "scripted-judge",
+        {"protocol": "paper"},
+        {},
+    ),
+    "sample E3": (
+        str(RELEASE_DIR),
+        "steps-agent",
+        "example-simulator",
+        "scripted-judge",
+        {"env_mode": "E3"},
+        {"agent_retries": False},  # steps-agent makes its 16 calls, failed ones included
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_estimate_is_within_25_percent_of_the_measured_tokens(tmp_path, release_dir, case):
+    dataset, agent, simulator, verifier, args, assumed = CASES[case]
+    args = {"protocol": "occubench", **args}
+    roles = {Role.SIMULATOR: f"occubench/{simulator}"}
+    if verifier:
+        roles[Role.VERIFIER] = f"occubench/{verifier}"
+    log = run_task(
+        tmp_path,
+        agent=get_model(f"occubench/{agent}", memoize=False),
+        roles={r.value: get_model(m, memoize=False) for r, m in roles.items()},
+        dataset=dataset,
+        **args,
+    )
+    estimate = estimate_run(
+        RunConfig(dataset=dataset, **args),
+        agent=f"occubench/{agent}",
+        roles=roles,
+        assumptions=Assumptions(**assumed),
+    )
+    compared = {c.role: c for c in compare_estimate(estimate, read_runs([log.location]))}
+    assert set(compared) == {"agent", "simulator", *(["verifier"] if verifier else [])}
+    for role, c in compared.items():
+        assert 0.75 <= c.ratio <= 1.25, (case, role, c)
+    if args.get("env_mode") == "E3":
+        assert sum(t.failed_calls for t in estimate.per_task) > 0  # the fault plan was applied
+
+
+def test_epochs_and_prices_scale_the_estimate():
+    config = RunConfig(dataset=REFERENCE, with_plan=True, task_ids=[1001, 1002])
+    roles = {Role.SIMULATOR: "s/sim"}
+    one = estimate_run(config, agent="a/agent", roles=roles)
+    prices = PriceTable.model_validate(
+        {"models": {"a/agent": {"input_per_mtok": 2.0, "output_per_mtok": 8.0}}}
+    )
+    three = estimate_run(config, agent="a/agent", roles=roles, epochs=3, prices=prices)
+    assert three.samples == 6 and one.samples == 2
+    for role, tokens in one.tokens().items():
+        assert three.tokens()[role].total == 3 * tokens.total
+    agent = next(r for r in three.roles if r.role == "agent")
+    expected = (agent.tokens.input_tokens * 2.0 + agent.tokens.output_tokens * 8.0) / 1e6
+    assert agent.cost == pytest.approx(expected)
+    assert three.total_cost is None and three.unpriced_models == ["s/sim"]
+    assert one.total_cost is None and one.unpriced_models == []  # no price table at all
+
+
+def test_a_judge_is_estimated_only_when_one_runs():
+    reference = RunConfig(dataset=REFERENCE, with_plan=True)
+    checks_only = estimate_run(reference, agent="a", roles={Role.SIMULATOR: "s"})
+    assert set(checks_only.tokens()) == {"agent", "simulator"}
+    assert not any(t.judged for t in checks_only.per_task)
+    judged = estimate_run(reference, agent="a", roles={Role.SIMULATOR: "s", Role.VERIFIER: "v"})
+    assert judged.tokens()["verifier"].calls == 10 * reference.votes
+
+
+def test_the_estimate_says_what_it_leaves_out():
+    config = RunConfig(dataset=REFERENCE, env_mode="E2", fault_engine="prompt")
+    estimate = estimate_run(config, agent="a", roles={Role.SIMULATOR: "s"})
+    assert any("told to make" in note for note in estimate.notes)

@@ -1,0 +1,182 @@
+import gc
+import os
+import subprocess
+import sys
+
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import read_eval_log
+
+from occubench.defaults import DEFAULT_GC_THRESHOLDS, DEFAULT_TRACE_LEVEL
+from occubench.scale._interpreter import tuned_gc
+
+
+def test_tuned_gc_freezes_and_restores():
+    before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    with tuned_gc():
+        assert gc.get_threshold() == DEFAULT_GC_THRESHOLDS
+        assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
+def test_tuned_gc_restores_after_an_error():
+    before = gc.get_threshold()
+    try:
+        with tuned_gc((5000, 20, 20)):
+            assert gc.get_threshold() == (5000, 20, 20)
+            raise RuntimeError("eval failed")
+    except RuntimeError:
+        pass
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_exit_now_runs_exit_handlers_and_flushes(tmp_path):
+    marker = tmp_path / "handler-ran"
+    done = run_python(
+        "import atexit, pathlib, sys; from occubench.scale._interpreter import exit_now; "
+        f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('yes')); "
+        "sys.stdout.write('buffered, no newline'); exit_now(3)"
+    )
+    assert done.returncode == 3
+    assert done.stdout == "buffered, no newline"
+    assert marker.read_text() == "yes"
+
+
+def test_exit_now_takes_sys_exit_codes():
+    assert (
+        run_python("from occubench.scale._interpreter import exit_now; exit_now(None)").returncode
+        == 0
+    )
+    done = run_python("from occubench.scale._interpreter import exit_now; exit_now('bad input')")
+    assert (done.returncode, done.stderr.strip()) == (1, "bad input")
+
+
+def test_lean_inspect_sets_the_trace_level_and_leaves_snapshots_out(monkeypatch):
+    from inspect_ai.model import _call_tools, _model
+    from inspect_ai.tool import _tool_def
+
+    from occubench.scale._interpreter import (
+        TRACE_LEVEL_ENV,
+        _live_messages,
+        _ToolDefinitions,
+        lean_inspect,
+    )
+
+    monkeypatch.delenv(TRACE_LEVEL_ENV, raising=False)
+    snapshot, fields = _model._snapshot_messages, _call_tools.tool_def_fields
+    with lean_inspect():
+        assert os.environ[TRACE_LEVEL_ENV] == DEFAULT_TRACE_LEVEL
+        assert _model._snapshot_messages is _live_messages
+        cached = _call_tools.tool_def_fields
+        assert isinstance(cached, _ToolDefinitions) and _tool_def.tool_def_fields is cached
+        with lean_inspect():  # nested: nothing changes, nothing is undone early
+            assert _call_tools.tool_def_fields is cached
+        assert _model._snapshot_messages is _live_messages
+        assert _call_tools.tool_def_fields is cached
+    assert _model._snapshot_messages is snapshot
+    assert _call_tools.tool_def_fields is fields and _tool_def.tool_def_fields is fields
+    assert TRACE_LEVEL_ENV not in os.environ
+    monkeypatch.setenv(TRACE_LEVEL_ENV, "info")  # the environment's choice wins
+    with lean_inspect():
+        assert os.environ[TRACE_LEVEL_ENV] == "info"
+    assert os.environ[TRACE_LEVEL_ENV] == "info"
+
+
+def test_tool_definitions_are_derived_once_per_tool():
+    from occubench.scale._interpreter import _ToolDefinitions
+
+    def make_tool():  # a tool made at run time, as the agent makes one per sample
+        async def lookup(order_id: str) -> str:
+            return order_id
+
+        return lookup
+
+    derived = []
+    cache = _ToolDefinitions(
+        lambda tool: derived.append(getattr(tool, "__name__", tool)) or ("fields",)
+    )
+    tool = make_tool()
+    results = [cache(tool), cache(tool), cache(make_tool())]
+    assert results == [("fields",)] * 3
+    assert derived == ["lookup", "lookup"]  # the second tool is another object
+    del tool, results
+    gc.collect()
+    assert len(cache.known) == 0  # the tools are gone: so are their entries
+    assert cache(1) == ("fields",) and cache(1) == ("fields",)  # not weakly referenceable
+    assert len(derived) == 4
+
+
+def test_lean_inspect_keeps_snapshots_with_another_inspect(monkeypatch, caplog):
+    from inspect_ai.model import _call_tools, _model
+
+    from occubench.scale import _interpreter as interpreter
+
+    monkeypatch.setattr(interpreter, "version", lambda name: "0.0.1")
+    snapshot, fields = _model._snapshot_messages, _call_tools.tool_def_fields
+    with interpreter.lean_inspect():
+        assert _model._snapshot_messages is snapshot
+        assert _call_tools.tool_def_fields is fields
+    assert "keep Inspect's message snapshots" in caplog.text
+
+
+def model_events(log_dir) -> list:
+    """Every model event of a run, without what differs between runs (ids, times)."""
+    found = []
+    for path in sorted(log_dir.rglob("*.eval")):
+        for sample in read_eval_log(str(path)).samples or []:
+            for e in sample.events:
+                if isinstance(e, ModelEvent):
+                    found.append(
+                        (
+                            sample.id,
+                            e.role,
+                            [m.model_dump(exclude={"id"}) for m in e.input],
+                            [c.message.model_dump(exclude={"id"}) for c in e.output.choices],
+                            [t.model_dump() for t in e.tools],
+                        )
+                    )
+    return sorted(found, key=repr)
+
+
+def test_logs_are_the_same_with_lean_inspect(tmp_path, monkeypatch):
+    """A faulted run (explicit and implicit faults, judge votes) logs the same events
+    without snapshots and with tool definitions kept as with Inspect's defaults."""
+    from contextlib import nullcontext
+
+    from typer.testing import CliRunner
+
+    from occubench.cli import app
+    from occubench.scale import _runner
+
+    args = [
+        "run",
+        "--dataset",
+        "reference",
+        "--agent-model",
+        "occubench/careful",
+        "--simulator-model",
+        "occubench/canned",
+        "--verifier-model",
+        "occubench/scripted-judge",
+        "--with-plan",
+        "--env-mode",
+        "E3",
+        "--workers",
+        "1",
+        "--display",
+        "none",
+    ]
+    lean = CliRunner().invoke(app, [*args, "--log-dir", str(tmp_path / "lean")])
+    assert lean.exit_code == 0, lean.output
+    monkeypatch.setattr(_runner, "lean_inspect", nullcontext)
+    snapshots = CliRunner().invoke(app, [*args, "--log-dir", str(tmp_path / "snapshots")])
+    assert snapshots.exit_code == 0, snapshots.output
+    events = model_events(tmp_path / "lean")
+    assert len(events) > 100
+    assert events == model_events(tmp_path / "snapshots")
