@@ -166,6 +166,20 @@ def write_review_csv(report: Report, out: Path) -> list[Path]:
     return written
 
 
+def drill_down(rows: Sequence[SampleRow], count: int) -> list[int]:
+    """Positions of the ``count`` rows whose trajectories a report shows.
+
+    Errored samples first, then failed ones, then passed ones, each in the order of
+    ``rows``.
+    """
+
+    def rank(position: int) -> int:
+        row = rows[position]
+        return 0 if row.error is not None else 1 if not row.passed else 2
+
+    return sorted(range(len(rows)), key=rank)[: max(count, 0)]
+
+
 def write_report(
     report: Report,
     rows: Sequence[SampleRow],

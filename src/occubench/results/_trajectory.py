@@ -1,4 +1,4 @@
-"""Trajectories for the report's drill-down, read back from the logs (those samples only).
+"""Trajectories read back from the logs (only the samples asked for), for reports and reviews.
 
 The text is kept as the models wrote it (cut at a limit); whoever renders it escapes it.
 """
@@ -83,20 +83,6 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
         ],
         checks=[c.model_dump() for c in (grade.checks if grade is not None else None) or []],
     )
-
-
-def drill_down(rows: Sequence[SampleRow], count: int) -> list[int]:
-    """Positions of the ``count`` rows whose trajectories a report shows.
-
-    Errored samples first, then failed ones, then passed ones, each in the order of
-    ``rows``.
-    """
-
-    def rank(position: int) -> int:
-        row = rows[position]
-        return 0 if row.error is not None else 1 if not row.passed else 2
-
-    return sorted(range(len(rows)), key=rank)[: max(count, 0)]
 
 
 def read_trajectories(
