@@ -13,7 +13,7 @@ logs reads only the tables.
   does not match is rebuilt; one that cannot be written (a read-only folder) is
   skipped, and the log is read each time.
 - **Local logs only.** Logs named by a remote URL (``s3://``) are read each time.
-- **Columns** are the fields of ``SampleRow`` (``results._runs``): strings, integers,
+- **Columns** are the fields of ``SampleRow`` (``results._row``): strings, integers,
   floats and booleans as such; token counts by role (``tokens``, ``input_tokens``, ...)
   as ``map<string, int64>``; ``faults`` as JSON text; ``task_id`` as text with
   ``task_id_is_int`` telling whether it was a number; ``sample_key``,
@@ -48,7 +48,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from occubench.results._runs import SampleRow
+from occubench.results._row import SampleRow
 
 if sys.version_info < (3, 14):
     import zipfile_zstd  # noqa: F401 - registers Inspect's zstd compression with zipfile

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
 from occubench.grading import SCORER_NAME, Grade
-from occubench.results._runs import SampleRow
+from occubench.results._row import SampleRow
 from occubench.results._store import read_log_samples
 
 TRAJECTORY_FIELDS = ("id", "epoch", "input", "target", "messages", "scores", "metadata")

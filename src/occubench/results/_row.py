@@ -1,0 +1,112 @@
+"""One sample of one run as a tidy row: what every reading of the logs produces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field, computed_field
+
+from occubench.errors import ErrorSource
+
+
+class SampleRow(BaseModel):
+    """One sample (task x epoch) of one run."""
+
+    log: str = Field(description="Log file the sample comes from.")
+    run_id: str = Field(description="Inspect eval id of the run.")
+    agent_model: str
+    reasoning_effort: str | None = Field(
+        default=None, description="The agent's reasoning effort (Inspect GenerateConfig), if set."
+    )
+    simulator_model: str | None
+    verifier_model: str | None
+    env_mode: str
+    fault_count: int
+    fault_duration: int
+    fault_engine: str
+    seed: int
+    epoch: int
+    task_id: int | str
+    scenario: str
+    industry: str
+    domain: str
+    difficulty: int
+    passed: bool | None = Field(description="The verdict; None when the sample errored.")
+    votes_yes: int | None = Field(
+        default=None, description="Judge votes for 'correct'; None when no judge ran."
+    )
+    votes_total: int | None = Field(default=None, description="Judge votes cast (k).")
+    checks_passed: int | None = Field(
+        default=None, description="Deterministic checks passed; None when the task has none."
+    )
+    checks_total: int | None = Field(default=None, description="Deterministic checks run.")
+    error: str | None = Field(description="Infrastructure error, counted apart from verdicts.")
+    error_source: ErrorSource | None = Field(
+        default=None, description="Which part failed, for an errored sample."
+    )
+    protocol: str = Field(default="occubench", description="The protocol the run followed.")
+    errors_count_as_failures: bool = Field(
+        default=False,
+        description="The run's protocol counts an errored sample as a failed task (paper).",
+    )
+    stop_reason: str | None
+    tool_calls: int
+    faults: list[dict[str, Any]] = Field(default_factory=list, description="Injected faults.")
+    tokens: dict[str, int] = Field(default_factory=dict, description="Total tokens by role.")
+    input_tokens: dict[str, int] = Field(default_factory=dict, description="Input tokens by role.")
+    output_tokens: dict[str, int] = Field(default_factory=dict, description="Output by role.")
+    input_tokens_cache_read: dict[str, int] = Field(
+        default_factory=dict, description="Input tokens read from a prompt cache, by role."
+    )
+    input_tokens_cache_write: dict[str, int] = Field(
+        default_factory=dict, description="Input tokens written to a prompt cache, by role."
+    )
+    wall_time: float | None = Field(description="Seconds the sample took.")
+    cost: float | None = Field(
+        default=None, description="Cost of all roles in USD, when prices are configured."
+    )
+    env_name: str = Field(default="", description="Environment the task ran in.")
+    simulator_seed: int | None = Field(
+        default=None, description="Seed the simulator generated with (None: unseeded)."
+    )
+    sim_fallback_model: str | None = Field(
+        default=None, description="Simulator re-asked after a failed online check, if bound."
+    )
+    sim_checked: int | None = Field(
+        default=None, description="Observations the online simulator checks looked at (None: off)."
+    )
+    simulator_suspect: bool | None = Field(
+        default=None,
+        description="The trajectory kept an observation that failed an online check (None: off).",
+    )
+    sim_check_failures: dict[str, int] = Field(
+        default_factory=dict,
+        description="Observations whose first answer failed each kind of online check.",
+    )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def sample_key(self) -> str:
+        """Identify the sample across reports and reviews: run id, task id and epoch."""
+        return f"{self.run_id}:{self.task_id}:{self.epoch}"
+
+    @property
+    def counted(self) -> bool:
+        """Whether the row counts in completion rates.
+
+        A row with a verdict counts; an errored row counts (as a failed task) only under
+        a protocol that says so (the paper's CR is over all tasks).
+        """
+        return self.passed is not None or (self.error is not None and self.errors_count_as_failures)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def faults_applied(self) -> int:
+        """Injected faults that changed what the agent saw."""
+        return sum(bool(f.get("applied", True)) for f in self.faults)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def faults_retried(self) -> int:
+        """Applied faults after which the agent called the same tool again."""
+        return sum(bool(f.get("applied", True) and f.get("retried_later")) for f in self.faults)
