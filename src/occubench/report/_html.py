@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from importlib.resources import files
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from occubench.analysis import ALL, perturbed_mean, setup_of, setup_robustness
@@ -34,7 +34,7 @@ SAMPLES_PER_PAGE = 25
 
 def explore_script() -> str:
     """The report's script (sorting, filtering, paging), as inlined in the page."""
-    return files("occubench.analysis").joinpath("templates", SCRIPT).read_text(encoding="utf-8")
+    return files("occubench.report").joinpath("templates", SCRIPT).read_text(encoding="utf-8")
 
 
 def script_hash(script: str) -> str:
@@ -63,7 +63,13 @@ def sort_key(*values: float | int | None) -> list[float | int | None]:
 
 def _environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("occubench.analysis", "templates"),
+        loader=ChoiceLoader(
+            [
+                PackageLoader("occubench.report", "templates"),
+                # the trajectory view, which the review app shows too
+                PackageLoader("occubench.review", "templates"),
+            ]
+        ),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,

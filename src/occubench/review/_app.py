@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
-from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
@@ -155,12 +155,7 @@ class SecurityHeaders:
 
 def _environment() -> Environment:
     return Environment(
-        loader=ChoiceLoader(
-            [
-                PackageLoader("occubench.review", "templates"),
-                PackageLoader("occubench.analysis", "templates"),
-            ]
-        ),
+        loader=PackageLoader("occubench.review", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
