@@ -1,4 +1,4 @@
-"""Offline scripted models: behaviours, their Inspect provider, a local OpenAI-compatible server."""
+"""Offline scripted models: behaviours and their Inspect provider."""
 
 from occubench.scripted._behaviours import BEHAVIOURS
 from occubench.scripted._provider import ScriptedAPI

@@ -1,0 +1,22 @@
+"""A local OpenAI-compatible server (flaky, recording) for trying settings offline and for tests.
+
+Run it alone with ``python -m occubench.testing.openai_server``.
+"""
+
+from occubench.testing._openai_server import (
+    TRANSIENT_KINDS,
+    FailureKind,
+    Flakiness,
+    HardFailure,
+    ScriptedOpenAIServer,
+    ServerStats,
+)
+
+__all__ = [
+    "TRANSIENT_KINDS",
+    "FailureKind",
+    "Flakiness",
+    "HardFailure",
+    "ScriptedOpenAIServer",
+    "ServerStats",
+]
