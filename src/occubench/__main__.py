@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from occubench.scale import tune_startup_gc
+import gc
+
+from occubench.defaults import DEFAULT_GC_THRESHOLDS
 
 
 def main() -> None:
     """Console-script entry point: tune the collector, then load and run the commands."""
-    tune_startup_gc()
+    # the rule of tune_startup_gc (scale/_interpreter.py), applied here: occubench.scale
+    # imports Inspect, and the collector is tuned before any room is imported
+    gc.set_threshold(*DEFAULT_GC_THRESHOLDS)
     from occubench.cli import main as run_cli  # Inspect and every command: after the tuning
 
     run_cli()

@@ -3,7 +3,7 @@
 from occubench.scale._bounded_yaml import YamlBoundError, bounded_yaml
 from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
 from occubench.scale._execute import absolute_location, check_executor, execute
-from occubench.scale._interpreter import exit_now, tune_startup_gc
+from occubench.scale._interpreter import exit_now
 from occubench.scale._interrupt import (
     InterruptHooks,
     Interruption,
@@ -116,6 +116,5 @@ __all__ = [
     "sweep_runs",
     "sweep_shards",
     "whole_run",
-    "tune_startup_gc",
     "exit_now",
 ]

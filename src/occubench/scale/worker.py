@@ -5,8 +5,9 @@ URLs come from the environment). The ``ShardResult`` is written to RESULT.json; 
 exit code is 0 when the shard completed, 1 when it did not, 130 when it was interrupted
 (SIGINT or SIGTERM: its Inspect log is written with the finished samples, and so is the
 result). The local executor (``occubench.scale``) starts one such process per shard.
-The module sits outside ``occubench.scale`` so that the collector is tuned before that
-package's imports.
+The collector is tuned first thing in ``main``, for what the shard imports from then on;
+``python -m`` imports the ``occubench.scale`` package before this module, with CPython's
+thresholds.
 """
 
 from __future__ import annotations
