@@ -1,4 +1,8 @@
-"""Analysis: reading runs, metrics, statistics, reports."""
+"""Analysis: metrics, statistics, variance and MDDs, comparable groups, ablations, validity.
+
+Also the simulator's validity checks over a run and the prompt-cache share; rows come
+from ``occubench.results``, prices from ``occubench.costs``.
+"""
 
 from occubench.analysis._ablations import (
     EffortRate,

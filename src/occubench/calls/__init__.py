@@ -3,6 +3,8 @@
 ``resilient(model)`` gives the model every occubench run uses: an unreadable provider
 answer is retried at the call like a 5xx, and a restarted sample replays the calls its
 earlier attempt already paid for. ``CallCounts`` (in each sample's store) counts both.
+``ask`` is the generate, parse, re-ask loop every role uses; ``approx_tokens`` and its
+kin count tokens roughly (the scripted models' usage, the estimate before a run).
 """
 
 from occubench.calls._answers import (

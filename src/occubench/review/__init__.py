@@ -1,4 +1,4 @@
-"""Expert review: a small local web app where people judge samples and rate realism."""
+"""Expert review: records, kappa, the agreement report; the local web app and its store."""
 
 from occubench.review._app import create_app, review_from_form
 from occubench.review._reviews import (

@@ -1,4 +1,8 @@
-"""Running: the one runner, runs split into shards (processes or Ray tasks), sweeps."""
+"""Running: the one runner, runs split into shards (processes or Ray tasks), sweeps.
+
+Each local shard runs in ``python -m occubench.scale.worker``; ``exit_now`` and the
+collector tuning of a long eval are in ``_interpreter``.
+"""
 
 from occubench.scale._bounded_yaml import YamlBoundError, bounded_yaml
 from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
