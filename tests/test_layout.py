@@ -1,96 +1,169 @@
-"""The rooms of the package import only what the README's Layout says they may."""
+"""The package keeps the layout ARCHITECTURE.md declares (its "Base modules" and "Rooms" tables)."""
 
 import ast
+import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "occubench"
+import pytest
 
-BASE = {
-    "defaults",
-    "roles",
-    "errors",
-    "codepoints",
-    "asking",
-    "interpreter",
-    "protocols",
-    "budget",
-    "tokens",
-    "redaction",
-    "calls",
-}
-"""Small modules every room may import (they import nothing above them)."""
-
-ALLOWED = {
-    "defaults": set(),
-    "roles": set(),
-    "protocols": set(),
-    "errors": set(),
-    "codepoints": set(),
-    "asking": {"codepoints"},
-    "interpreter": {"defaults"},
-    "budget": {"errors"},
-    "tokens": {"defaults"},
-    "redaction": set(),
-    "calls": set(),
-    "dataset": set(),
-    "simchecks": {"dataset"},
-    "simulator": {"dataset", "simchecks"},
-    "faults": {"dataset", "simulator"},
-    "config": {"dataset", "simulator", "faults"},
-    "agent": {"config", "dataset", "simchecks", "simulator", "faults"},
-    "grading": {"agent", "dataset"},
-    "analysis": {"agent", "config", "dataset", "faults", "grading", "simchecks", "simulator"},
-    "scale": {"analysis", "config", "dataset"},
-    "fidelity": {"analysis", "config", "dataset", "grading", "scale", "simchecks", "simulator"},
-    "diagnosis": {"agent", "analysis", "config", "grading", "scale"},
-    "synthesis": {"analysis", "config", "dataset", "grading", "scale", "simulator"},
-    "scripted": {"agent", "dataset", "faults", "simulator"},
-    "review": {"analysis"},
-    "providers": set(),
-    "env": {"agent", "config", "dataset", "grading"},
-    "serving": {"agent", "analysis", "config", "env", "grading"},
-    "export": {"agent", "analysis", "dataset"},
-    "task": {"agent", "config", "dataset", "fidelity", "grading", "serving", "simulator"},
-    "_registry": {"task", "scripted", "diagnosis", "providers"},
-    "shard_worker": {"scale"},
-    "__main__": {"cli"},
-    "__init__": set(),
-    "cli": None,  # the command: everything
-}
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "occubench"
+ARCHITECTURE = ROOT / "ARCHITECTURE.md"
+EVERYTHING = "everything"
+COMMAND_ROOMS = {"_registry", "cli"}
+"""The only rooms that may import ``task`` (the runner names tasks by registry name)."""
 
 
-def imported_rooms(path: Path) -> set[str]:
-    """The occubench rooms a module imports (``occubench.X...`` -> ``X``)."""
-    found = set()
+def table(markdown: str, heading: str) -> dict[str, set[str] | None]:
+    """The rows of the table under ``## heading``: name -> rooms it may import (None: all)."""
+    section = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", markdown, re.M | re.S)
+    assert section, f"ARCHITECTURE.md has no section '## {heading}'"
+    rows: dict[str, set[str] | None] = {}
+    for line in section.group(1).splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue  # prose, the header or its rule
+        name = cells[0].strip("`")
+        allowed = cells[2]
+        rows[name] = None if allowed == EVERYTHING else set(re.findall(r"`([\w.]+)`", allowed))
+    assert rows, f"the section '## {heading}' of ARCHITECTURE.md has no table rows"
+    return rows
+
+
+def layout(markdown: str) -> tuple[dict[str, set[str] | None], dict[str, set[str] | None]]:
+    """The base modules and the rooms, each with what it may import."""
+    return table(markdown, "Base modules"), table(markdown, "Rooms")
+
+
+def room_of(path: Path, package: Path) -> str:
+    """The room a file belongs to: its first folder or module name under the package."""
+    return path.relative_to(package).parts[0].removesuffix(".py")
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """Every occubench module a file imports: (line, dotted module or imported name)."""
+    found = []
     for node in ast.walk(ast.parse(path.read_text())):
-        names = []
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module]
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module == "occubench":  # from occubench import room
+                found += [(node.lineno, f"occubench.{a.name}") for a in node.names]
+            else:
+                found.append((node.lineno, node.module))
         elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        found |= {n.split(".")[1] for n in names if n.startswith("occubench.")}
-    return found
+            found += [(node.lineno, a.name) for a in node.names]
+    return [(line, name) for line, name in found if name.startswith("occubench.")]
 
 
-def test_every_room_imports_only_what_it_may():
-    wrong = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        room = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
-        assert room in ALLOWED, f"{room} is not in the layout (README 'Layout' and ALLOWED)"
-        allowed = ALLOWED[room]
-        if allowed is None:
+def layout_problems(package: Path, markdown: str) -> list[str]:
+    """Every way the package's imports differ from the layout (empty: none)."""
+    base, rooms = layout(markdown)
+    problems = []
+    for name in sorted(set(base) | set(rooms)):
+        if not (package / name).is_dir() and not (package / f"{name}.py").is_file():
+            problems.append(f"ARCHITECTURE.md names {name}, which the package does not have")
+    for path in sorted(package.rglob("*.py")):
+        where = path.relative_to(package)
+        if where == Path("__init__.py"):
+            continue  # the package itself: its version, nothing imported
+        room = room_of(path, package)
+        if room not in base and room not in rooms:
+            problems.append(f"{where}: room {room} is in neither table of ARCHITECTURE.md")
             continue
-        extra = imported_rooms(path) - allowed - BASE - {room}
-        if room in BASE:
-            extra = imported_rooms(path) - allowed - {room}
-        wrong += [f"{path.relative_to(PACKAGE)} imports occubench.{x}" for x in sorted(extra)]
-    assert not wrong, "imports the layout does not allow:\n" + "\n".join(wrong)
+        allowed = base[room] if room in base else rooms[room]
+        for line, module in imports(path):
+            parts = module.split(".")
+            other = parts[1]
+            private = [p for p in parts[2:] if p.startswith("_")]
+            if other != room and private:
+                problems.append(f"{where}:{line} imports {module}, private to room {other}")
+            if other == "task" and room not in COMMAND_ROOMS:
+                problems.append(f"{where}:{line} imports occubench.task (only the command may)")
+            if allowed is None or other == room or other in allowed:
+                continue
+            if room not in base and other in base:
+                continue
+            problems.append(f"{where}:{line} imports occubench.{other}, which {room} may not")
+    return problems
 
 
-def test_nothing_below_the_command_imports_the_task_module():
-    users = [
-        str(p.relative_to(PACKAGE))
-        for p in PACKAGE.rglob("*.py")
-        if "task" in imported_rooms(p) and p.relative_to(PACKAGE).parts[0] not in ("cli",)
-    ]
-    assert users == ["_registry.py"]
+def test_every_import_follows_the_layout():
+    problems = layout_problems(PACKAGE, ARCHITECTURE.read_text())
+    assert not problems, "imports ARCHITECTURE.md does not allow:\n" + "\n".join(problems)
+
+
+@pytest.fixture
+def package(tmp_path):
+    """A small package laid out as ARCHITECTURE.md says, to plant bad imports in."""
+    root = tmp_path / "occubench"
+    for name, text in {
+        "__init__.py": "",
+        "defaults.py": "",
+        "text/__init__.py": "",
+        "text/_cells.py": "",
+        "calls/__init__.py": "from occubench.calls._ask import ask\n",
+        "calls/_ask.py": "from occubench.text import clean\nfrom occubench.defaults import A\n",
+        "cli/__init__.py": "from occubench.task import occubench\n",
+        "scale/__init__.py": "",
+        "task.py": "",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+MINI = """# Architecture
+
+## Base modules
+
+| module | holds | may import |
+|---|---|---|
+| `defaults` | every DEFAULT_* | — |
+
+## Rooms
+
+| room | holds | may import |
+|---|---|---|
+| `text` | text | — |
+| `calls` | one model call | `text` |
+| `scale` | a room the table lets import task | `task` |
+| `task` | the @tasks | `calls` |
+| `cli` | the command | everything |
+"""
+
+
+def test_a_layout_that_holds_has_no_problems(package):
+    assert layout_problems(package, MINI) == []
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "problem"),
+    [
+        ("text/_cells.py", "from occubench.calls import ask\n", "which text may not"),
+        ("text/_cells.py", "from occubench import calls\n", "which text may not"),
+        (
+            "calls/_ask.py",
+            "import occubench.calls._ask\nfrom occubench.text._cells import x\n",
+            "private to room text",
+        ),
+        ("scale/__init__.py", "from occubench.task import occubench\n", "only the command may"),
+        ("defaults.py", "from occubench.text import clean\n", "which defaults may not"),
+        ("stray.py", "", "room stray is in neither table"),
+    ],
+)
+def test_a_planted_import_is_found(package, file, text, problem):
+    (package / file).write_text(text)
+    problems = layout_problems(package, MINI)
+    assert len(problems) == 1 and problem in problems[0], problems
+
+
+def test_a_room_the_package_lacks_is_found(package):
+    problems = layout_problems(package, MINI + "| `gone` | nothing | — |\n")
+    assert problems == ["ARCHITECTURE.md names gone, which the package does not have"]
+
+
+def test_the_layout_is_read_from_both_tables():
+    base, rooms = layout(ARCHITECTURE.read_text())
+    assert {"defaults", "roles", "protocols", "errors", "redaction"} == set(base)
+    assert {"text", "calls", "results", "costs", "analysis", "report", "cli"} <= set(rooms)
+    assert rooms["cli"] is None and rooms["text"] == set()
+    assert rooms["task"] is not None and "costs" in rooms["task"]
