@@ -52,6 +52,15 @@ class ExitCode(IntEnum):
     """Stopped by Ctrl-C (SIGINT) or SIGTERM; finished samples are kept for a resume."""
 
 
+class UsageError(ValueError):
+    """Bad input from the user (options, files, a dataset): one clear line, exit 2.
+
+    Raised where input is checked; commands report it without a traceback
+    (``cli._common.user_errors``). Any other exception is a bug and keeps its traceback.
+    A subclass of ``ValueError`` so that pydantic validators may raise it.
+    """
+
+
 class InfrastructureError(RuntimeError):
     """A failure of the harness's parts, never the agent's: see ``ErrorSource``."""
 
