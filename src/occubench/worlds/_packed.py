@@ -140,23 +140,24 @@ def read_packed(path: Path, *, max_segments: int, max_bytes: int) -> Unpacked:
         except BaseException:
             unpacked.close()
             raise
+    if CHECKSUMS_FILE in named:
+        problems += _differences(path, sums, digests)
+    return unpacked
+
+
+def _differences(path: Path, sums: dict[str, str], digests: dict[str, str]) -> list[WorldProblem]:
+    """Each member whose SHA-256 is not the one listed, or not listed; each listed one missing."""
+    details = []
     for name, digest in digests.items():
         if name not in sums:
-            detail = f"{name} is not listed in {CHECKSUMS_FILE}"
+            details.append(f"{name} is not listed in {CHECKSUMS_FILE}")
         elif sums[name] != digest:
-            detail = f"{name}: SHA-256 {digest} differs from the listed {sums[name]}"
-        else:
-            continue
-        problems.append(WorldProblem(kind=ProblemKind.CHECKSUM, file=str(path), detail=detail))
-    for name in sorted(set(sums) - set(digests)):
-        problems.append(
-            WorldProblem(
-                kind=ProblemKind.CHECKSUM,
-                file=str(path),
-                detail=f"{name} is listed in {CHECKSUMS_FILE} but not in the archive",
-            )
-        )
-    return unpacked
+            details.append(f"{name}: SHA-256 {digest} differs from the listed {sums[name]}")
+    details += [
+        f"{name} is listed in {CHECKSUMS_FILE} but not in the archive"
+        for name in sorted(set(sums) - set(digests))
+    ]
+    return [WorldProblem(kind=ProblemKind.CHECKSUM, file=str(path), detail=d) for d in details]
 
 
 def _check_listing(path: Path, infos: list[zipfile.ZipInfo], most: int, max_bytes: int) -> None:

@@ -126,6 +126,44 @@ class Record:
     data: bytes
 
 
+def _empty_stream() -> BinaryIO:
+    return tempfile.TemporaryFile()
+
+
+class _Positional(io.RawIOBase):
+    """A reader of a file descriptor at its own position (``pread``): many at once."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._position}.get(whence)
+        if base is None:
+            base = os.fstat(self._fd).st_size
+        self._position = base + offset
+        return self._position
+
+    def readinto(self, buffer: Any) -> int:
+        data = os.pread(self._fd, len(buffer), self._position)
+        buffer[: len(data)] = data
+        self._position += len(data)
+        return len(data)
+
+
 class _File:
     """One file of records (a segment, contexts.jsonl) and how far it has been read."""
 
@@ -139,6 +177,8 @@ class _File:
         """Offset just after the last complete line read."""
         self.lines = 0
         """Complete lines read."""
+        self.seen = 0
+        """The file's size when it was last read (a torn last line is not read again)."""
 
     def size(self) -> int:
         """The file's size now (0 when it does not exist yet)."""
@@ -397,7 +437,7 @@ class World:
             world = cls._open_folder(path, writable, limits, description)
         if world.problems:
             logger.warning(
-                "world %s: %d line(s) not read, first: %s",
+                "world %s: %d problem(s) (lines not read), first: %s",
                 path,
                 len(world.problems),
                 world.problems[0],
@@ -501,8 +541,10 @@ class World:
 
     def _scan(self, file: _File, take: Callable[[RawLine], None]) -> int:
         """Read a file's new complete lines; how many."""
-        if file.size() <= file.scanned:
+        size = file.size()
+        if size <= file.scanned or size == file.seen:
             return 0
+        file.seen = size
         lines = 0
         with file.open() as stream:
             for raw in scan_lines(
@@ -817,41 +859,3 @@ class World:
             except EntryTooLarge as e:
                 logger.warning("world %s: %s", self.path, e)
                 return Answer(entry.sealed(), ObservationSource.SIMULATOR, recorded=False)
-
-
-def _empty_stream() -> BinaryIO:
-    return tempfile.TemporaryFile()
-
-
-class _Positional(io.RawIOBase):
-    """A reader of a file descriptor at its own position (``pread``): many at once."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__()
-        self._fd = fd
-        self._position = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def fileno(self) -> int:
-        return self._fd
-
-    def tell(self) -> int:
-        return self._position
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._position}.get(whence)
-        if base is None:
-            base = os.fstat(self._fd).st_size
-        self._position = base + offset
-        return self._position
-
-    def readinto(self, buffer: Any) -> int:
-        data = os.pread(self._fd, len(buffer), self._position)
-        buffer[: len(data)] = data
-        self._position += len(data)
-        return len(data)
