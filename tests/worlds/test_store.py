@@ -351,3 +351,19 @@ def test_keys_of_entries_read_back_are_recomputed(tmp_path):
     other_key = entry_key(made.context_digest, [], PathStep.of("get", {"id": 2}))
     with World.open(folder, writable=False) as world:
         assert world.lookup(made.key) is None and world.lookup(other_key) is None
+
+
+def test_a_world_that_cannot_be_made_is_bad_input(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UsageError, match="a world cannot be made here"):
+        World.open(tmp_path / "file" / "w", writable=True)
+
+
+def test_a_full_world_records_no_more(tmp_path):
+    first, second = chain(2)
+    with World.open(tmp_path / "w", writable=True, limits=WorldLimits(entries=1)) as world:
+        world.add_context(CONTEXT)
+        world.append(first)
+        with pytest.raises(UsageError, match="holds 1 entries, the limit: not recorded"):
+            world.append(second)
+    assert len(segment(tmp_path / "w").read_bytes().splitlines()) == 1

@@ -450,10 +450,15 @@ class World:
     ) -> World:
         manifest_path = path / MANIFEST_FILE
         if writable:
-            path.mkdir(parents=True, exist_ok=True)
-            if not manifest_path.exists() and not _has_files(path):
-                manifest = WorldManifest(created=datetime.now(UTC), description=description)
-                _write_new(manifest_path, manifest.model_dump_json(indent=2).encode() + b"\n")
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+                if not manifest_path.exists() and not _has_files(path):
+                    manifest = WorldManifest(created=datetime.now(UTC), description=description)
+                    _write_new(manifest_path, manifest.model_dump_json(indent=2).encode() + b"\n")
+            except OSError as e:
+                raise UsageError(
+                    f"{path}: a world cannot be made here ({e.strerror or e})"
+                ) from None
         elif not path.is_dir():
             raise UsageError(f"no world at {path}")
         try:
@@ -463,8 +468,13 @@ class World:
             raise UsageError(f"{path} is not a world (it has no {MANIFEST_FILE})") from None
         manifest = read_manifest(data, str(manifest_path), limits)
         if writable:
-            (path / SEGMENTS_DIR).mkdir(exist_ok=True)
-            (path / LOCKS_DIR).mkdir(exist_ok=True)
+            try:
+                (path / SEGMENTS_DIR).mkdir(exist_ok=True)
+                (path / LOCKS_DIR).mkdir(exist_ok=True)
+            except OSError as e:
+                raise UsageError(
+                    f"{path}: the world cannot be written ({e.strerror or e})"
+                ) from None
         for folder in (path / SEGMENTS_DIR, path / LOCKS_DIR):
             if folder.is_symlink():
                 raise UsageError(f"{folder}: a symbolic link: refused (a world holds folders)")
@@ -777,6 +787,7 @@ class World:
             ValueError: a read-only world, an entry whose key is not its path's, or whose
                 context was not added (``add_context``).
             EntryTooLarge: an entry longer or deeper than the world's limits.
+            UsageError: the world holds as many entries as its limits allow.
         """
         self._writable()
         if entry.key != entry_key(entry.context_digest, entry.path, entry.call):
@@ -793,6 +804,11 @@ class World:
                 self._scan_contexts()
             if sealed.context_digest not in self._contexts:
                 raise ValueError(f"context {sealed.context_digest[:16]}... was not added")
+            if self._entries_read >= self.limits.entries:
+                raise UsageError(
+                    f"{self.path}: the world holds {self.limits.entries} entries, the limit: "
+                    "not recorded"
+                )
             writer = self._own_writer()
             number = self._segment_ids[writer.name]
             file = self._segments[number]
@@ -804,7 +820,8 @@ class World:
                     writer.close()
                 raise
             file.scanned, file.lines = writer.end, file.lines + 1
-            self._count_entry(file.display, file.lines)
+            file.seen = writer.end
+            self._entries_read += 1
             self._place(sealed, (number, offset, len(line) - 1, file.lines))
         return sealed
 
