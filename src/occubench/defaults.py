@@ -259,6 +259,27 @@ Deeper is answered with a JSON-RPC error before it is parsed."""
 DEFAULT_MAX_BRIDGE_BYTES = 64 * 2**20
 """Bytes of one request to an agent program's OpenAI-compatible endpoint (64 MiB: a
 whole conversation of a long-context model, several times over)."""
+
+DEFAULT_MAX_WORLD_LINE_BYTES = 16 * 2**20
+"""Bytes of one line of a world (an entry, a context; 16 MiB): an entry holds its path's
+arguments, the observation and, in explicit state mode, the state (at most
+``DEFAULT_MAX_STATE_SIZE`` characters) and its patch. A longer line is not read."""
+
+DEFAULT_MAX_WORLD_LINE_DEPTH = DEFAULT_MAX_JSON_DEPTH + 3
+"""Deepest nesting of one line of a world: a value as deep as ``DEFAULT_MAX_JSON_DEPTH``
+(arguments, an observation, a state) inside the entry around it (the entry, its path,
+a step). Deeper is refused before it is parsed."""
+
+DEFAULT_MAX_WORLD_ENTRIES = 1_000_000
+"""Entries (and, apart, contexts) read from one world: its index holds a location per
+entry (a few hundred bytes each), never the entries themselves."""
+
+DEFAULT_MAX_WORLD_SEGMENTS = 10_000
+"""Segment files of one world folder or packed world (one per writer process)."""
+
+DEFAULT_MAX_WORLD_UNPACKED_BYTES = 8 * 2**30
+"""Bytes the files of a packed world may add up to once decompressed (8 GiB): checked
+from the archive's listing, then again while each member is decompressed."""
 DEFAULT_SIM_CHECK_MIN_SCHEMA = 0.5
 """Online simulator checks: an observation sharing less than this share (Jaccard index) of
 its key paths with the tool's ``example_output`` fails the schema check."""

@@ -23,6 +23,7 @@ from occubench.cli import (
     serve,
     sweep,
     synth,
+    world,
 )
 from occubench.cli._common import err_console
 from occubench.scale import exit_now
@@ -108,6 +109,7 @@ app.command(name="plan")(plan.plan)
 app.command(name="estimate")(estimate.estimate)
 app.command(name="diagnose")(diagnose.diagnose)
 app.add_typer(data.app, name="data")
+app.add_typer(world.app, name="world")
 
 
 def main() -> None:

@@ -1,6 +1,10 @@
-"""Text that can be written and shown: surrogates escaped, terminal text, table cells."""
+"""Text that can be written and shown: surrogates escaped, terminal text, table cells.
+
+And JSON text measured before it is parsed (``json_nesting``).
+"""
 
 from occubench.text._codepoints import clean_json, clean_output, escape_invalid, json_text, loads
+from occubench.text._nesting import json_nesting, nests_deeper
 from occubench.text._sanitize import (
     csv_text,
     from_spreadsheet_cell,
@@ -20,4 +24,6 @@ __all__ = [
     "csv_text",
     "markdown_cell",
     "from_spreadsheet_cell",
+    "json_nesting",
+    "nests_deeper",
 ]
