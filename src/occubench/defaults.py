@@ -45,6 +45,10 @@ DEFAULT_MAX_DATASET_FILE_BYTES = 256 * 2**20
 """Bytes a dataset file may hold (256 MiB; the release's tasks file is about 1 MB, a
 config about 20 KB): a larger one is reported, not read."""
 
+DEFAULT_MAX_REGRADE_LOG_BYTES = 2**30
+"""Bytes a log may unpack to for ``occubench regrade``, which holds one log in memory at a
+time (1 GiB): a larger one is refused before it is read (a run in shards has smaller logs)."""
+
 DEFAULT_DATE = "2025-06-16"
 """Fixed date given to the agent and the simulator: no wall clock in prompts."""
 

@@ -17,6 +17,7 @@ from occubench.cli import (
     export,
     list_cmd,
     plan,
+    regrade,
     report,
     review,
     run,
@@ -98,6 +99,7 @@ app.command(name="run")(run.run)
 app.command(name="list")(list_cmd.list_tasks)
 app.command(name="demo")(demo.demo)
 app.command(name="report")(report.report)
+app.command(name="regrade")(regrade.regrade)
 app.command(name="synth")(synth.synth)
 app.command(name="audit")(audit.audit)
 app.command(name="compare-simulators")(compare_simulators.compare_simulators)

@@ -90,8 +90,9 @@ def report(
     Prints the tables; with --format or --out also writes Markdown, CSV, JSON, a
     self-contained HTML page (plus PNG/SVG charts) and the sample table as Parquet.
     Each log's rows are cached beside it (LOG.eval.rows.parquet) and read from there
-    until the log changes. Runs on different task sets or under different protocols are
-    reported apart, never ranked together; R needs E0-E3 on the same tasks.
+    until the log changes. Runs on different task sets, under different protocols or
+    graded by different verifiers (a regraded log apart from its source) are reported
+    apart, never ranked together; R needs E0-E3 on the same tasks.
     """
     by = by or ["industry", "difficulty"]
     with user_errors():
@@ -113,7 +114,8 @@ def report(
     if len(groups) > 1:
         console.print(
             f"{len(groups)} groups of runs that are not compared with each other (they ran "
-            "different task sets or protocols); each is reported on its own:",
+            "different task sets or protocols, or different verifiers graded them); each is "
+            "reported on its own:",
             markup=False,
             highlight=False,
         )

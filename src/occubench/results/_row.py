@@ -20,6 +20,11 @@ class SampleRow(BaseModel):
     )
     simulator_model: str | None
     verifier_model: str | None
+    regraded_from: str | None = Field(
+        default=None,
+        description="The log this sample's grade was made again from (occubench regrade); "
+        "None: graded when it ran.",
+    )
     env_mode: str
     fault_count: int
     fault_duration: int

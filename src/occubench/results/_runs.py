@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 from occubench.agent import Episode, episode_in
 from occubench.config import CONFIG_METADATA, POINTS_METADATA, ProtocolPoints, RunConfig
 from occubench.errors import error_source
-from occubench.grading import SCORER_NAME, Grade
+from occubench.grading import REGRADE_METADATA, SCORER_NAME, Grade, Regrade
 from occubench.results._row import SampleRow
 from occubench.results._store import cached_rows, eval_sample_documents, local_path
 from occubench.roles import Role
@@ -127,6 +127,7 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
     config = RunConfig.model_validate(metadata.get(CONFIG_METADATA, {}))
     recorded = metadata.get(POINTS_METADATA)
     points = ProtocolPoints.model_validate(recorded) if recorded else config.points()
+    regraded = metadata.get(REGRADE_METADATA)
     return {
         "log": file,
         "run_id": header.eval.eval_id,
@@ -134,6 +135,7 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
         "reasoning_effort": header.eval.model_generate_config.reasoning_effort,
         "simulator_model": _role_model(header, Role.SIMULATOR),
         "verifier_model": _role_model(header, Role.VERIFIER),
+        "regraded_from": Regrade.model_validate(regraded).source if regraded else None,
         "env_mode": config.env_mode.value,
         "fault_count": config.fault_count,
         "fault_duration": config.fault_duration,

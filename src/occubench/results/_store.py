@@ -55,7 +55,7 @@ if sys.version_info < (3, 14):
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "3"
+STORE_VERSION = "4"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -72,6 +72,7 @@ SCHEMA = pa.schema(
         ("reasoning_effort", pa.string()),
         ("simulator_model", pa.string()),
         ("verifier_model", pa.string()),
+        ("regraded_from", pa.string()),
         ("env_mode", pa.string()),
         ("fault_count", pa.int64()),
         ("fault_duration", pa.int64()),
