@@ -33,18 +33,12 @@ from inspect_ai.model import ModelUsage
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from pydantic import BaseModel, Field
 
-from occubench.errors import ErrorSource, InfrastructureError
+from occubench.errors import BudgetExhausted
 
 logger = logging.getLogger(__name__)
 
 Pricer = Callable[[str, ModelUsage], float]
 """Dollars a model's usage costs (by Inspect model name)."""
-
-
-class BudgetExhausted(InfrastructureError):
-    """A sample was not started: the run's spending limit would be passed."""
-
-    source = ErrorSource.BUDGET
 
 
 class Spend(BaseModel):

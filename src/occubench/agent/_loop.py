@@ -16,7 +16,7 @@ One loop for both protocols; the protocol's points decide:
   tool calls (the release rebuilds them so);
 - agent failures: with ``agent_errors_end_loop`` an agent API failure (after Inspect's
   retries) ends the loop and the trajectory so far is graded; otherwise it errors the
-  sample.
+  sample. A call the spending limit refused always errors the sample (``budget``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from occubench.agent._tool_layer import ToolLayer
 from occubench.codepoints import clean_output, escape_invalid
 from occubench.config import ProtocolPoints
 from occubench.dataset import ToolSpec
+from occubench.errors import BudgetExhausted
 
 _RAW_ARGUMENTS = re.compile(
     r"^Error parsing the following tool call arguments:\n\n(.*)\n\nError details:", re.DOTALL
@@ -134,7 +135,7 @@ class AgentLoop:
             output = await self.model.generate(
                 state.messages, tools=list(self.tools.values()), config=self.config
             )
-        except LimitExceededError:
+        except (LimitExceededError, BudgetExhausted):  # a limit, not the agent's failure
             raise
         except Exception as e:
             if not self.points.agent_errors_end_loop:
