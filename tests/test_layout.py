@@ -28,7 +28,7 @@ ALLOWED = {
     "codepoints": set(),
     "asking": {"codepoints"},
     "interpreter": {"defaults"},
-    "budget": {"errors"},
+    "budget": {"calls", "errors", "tokens"},
     "tokens": {"defaults"},
     "redaction": set(),
     "calls": set(),
