@@ -53,7 +53,6 @@ class Meter:
     prices = PriceTable.model_validate(yaml.safe_load(PRICES))
     on = False
     spent = 0.0
-    calls = 0
 
 
 @hooks(name="test_budget_meter", description="Prices every model call of a test run.")
@@ -63,12 +62,11 @@ class MeterHooks(Hooks):
 
     async def on_model_usage(self, data: ModelUsageData) -> None:
         Meter.spent += usage_cost(Meter.prices, data.model_name, data.usage) or 0.0
-        Meter.calls += 1
 
 
 @pytest.fixture
 def meter():
-    Meter.on, Meter.spent, Meter.calls = True, 0.0, 0
+    Meter.on, Meter.spent = True, 0.0
     yield Meter
     Meter.on = False
 
