@@ -15,7 +15,6 @@ from typing import Any
 
 import typer
 
-from occubench.analysis import priced
 from occubench.cli._common import (
     check_models,
     console,
@@ -35,7 +34,7 @@ from occubench.config import (
     checked_generate,
     role_values,
 )
-from occubench.costs import PriceTable, estimate_run, load_prices
+from occubench.costs import PriceTable, Spend, combined, estimate_run, load_prices
 from occubench.defaults import (
     DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_ATTEMPT_TIMEOUT,
@@ -142,6 +141,21 @@ def generation_settings(given: dict[str, Any]) -> tuple[dict[Role, dict[str, Any
             raise ValueError(f"--max-tokens: the {role.value} role has no max_tokens setting")
         max_tokens[_MAX_TOKENS_FIELDS[role]] = value
     return settings, max_tokens
+
+
+def unbounded_roles(config: RunConfig) -> list[Role]:
+    """The roles whose calls the run makes without max_tokens (``--budget`` needs one).
+
+    The agent's only for the built-in loop: an Inspect agent or an agent program sets
+    its calls' own (a call without one is refused under a budget).
+    """
+    points = config.points()
+    bounds = {
+        Role.AGENT: points.agent_max_tokens or bool(config.agent or config.agent_command),
+        Role.SIMULATOR: points.simulator_max_tokens,
+        Role.VERIFIER: points.verifier_max_tokens,
+    }
+    return [role for role, bound in bounds.items() if not bound]
 
 
 def run(
@@ -334,8 +348,9 @@ def run(
     ),
     budget: float | None = typer.Option(
         None,
-        help="Dollars the run may spend (needs --prices): no new sample starts once the spend "
-        "would pass it; those in flight finish. Shards get an even share each.",
+        help="Dollars the run may spend (needs --prices, and a max_tokens for each role): no "
+        "model call that could pass it is made, and no sample it could not pay for starts; a "
+        "sample it stops ends as a budget error. Shards get an even share each.",
     ),
     log_dir: str | None = typer.Option(
         None,
@@ -418,6 +433,14 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                     "--budget needs --prices with a price for every model of the run; no "
                     f"price for {', '.join(missing)}"
                 )
+            unbounded = unbounded_roles(config)
+            if unbounded:
+                raise ValueError(
+                    "--budget bounds each model call's cost by its max_tokens, and the "
+                    f"{', '.join(r.value for r in unbounded)} calls of this protocol set none: "
+                    "give them one, e.g. "
+                    + " ".join(f"--max-tokens {r.value}=16384" for r in unbounded)
+                )
         epochs = given["epochs"]
         estimate = estimate_run(config, agent=agent, roles=roles, epochs=epochs, prices=price_table)
         spec = RunSpec(
@@ -499,15 +522,24 @@ def _summary(
             f"{errors} sample(s) ended in an infrastructure error (not scored); run the same "
             "command again to retry them."
         )
-    if refused:
-        spent = sum(r.cost or 0.0 for r in priced(rows, price_table)) if price_table else 0.0
-        console.print(
-            f"Budget of ${budget or 0:,.4f} reached (spent ${spent:,.4f}): {refused} sample(s) "
-            "were not started; run the same command again with a larger --budget to run them.",
-            highlight=False,
-        )
+    spend = combined([r.spend for r in results if r.spend is not None])
+    if budget is not None and spend is not None:
+        console.print(budget_line(spend), highlight=False)
     if not all(r.success for r in results) or refused:
         console.print("The run did not complete; run the same command again to resume.")
         exit_with(ExitCode.INCOMPLETE)
     if errors:
         exit_with(ExitCode.SAMPLE_ERRORS)
+
+
+def budget_line(spend: Spend) -> str:
+    """The summary's line on the budget: what was spent of it and what it stopped."""
+    spent = f"spent ${spend.spent:,.4f} of the budget of ${spend.limit:,.4f}"
+    done = f"{spend.finished} sample(s) finished"
+    if not spend.reached:
+        return f"Budget: {spent}; {done}."
+    return (
+        f"Budget reached: {spent}; {done}, {spend.refused} not started, {spend.stopped} "
+        "stopped by a model call it could not cover. The same command again runs them "
+        "(each invocation may spend its --budget)."
+    )

@@ -100,9 +100,13 @@ class SampleRow(BaseModel):
         """Whether the row counts in completion rates.
 
         A row with a verdict counts; an errored row counts (as a failed task) only under
-        a protocol that says so (the paper's CR is over all tasks).
+        a protocol that says so (the paper's CR is over all tasks), and never one the
+        spending limit stopped (the run did not try it).
         """
-        return self.passed is not None or (self.error is not None and self.errors_count_as_failures)
+        if self.passed is not None:
+            return True
+        budget = self.error_source is ErrorSource.BUDGET
+        return self.error is not None and self.errors_count_as_failures and not budget
 
     @computed_field  # type: ignore[prop-decorator]
     @property
