@@ -14,7 +14,7 @@ settings recorded, whatever the fault axes say.
 
 A sweep file is input like any other: it is read within bounds (``MAX_SWEEP_BYTES``,
 ``MAX_SWEEP_VALUES`` with aliases counted at their expanded size, ``MAX_SWEEP_DEPTH``;
-``scale._bounded_yaml``) before any object is built, and its size in runs (agents x
+``text.bounded_yaml``) before any object is built, and its size in runs (agents x
 simulators x verifiers x the length of each grid axis) is computed before the grid is
 expanded, and refused above ``MAX_SWEEP_RUNS``.
 
@@ -42,10 +42,10 @@ from occubench.dataset import REFERENCE_DATASET
 from occubench.defaults import DEFAULT_DATASET_ENV, DEFAULT_RAY_NUM_CPUS, DEFAULT_SWEEP_LOG_DIR
 from occubench.redaction import redact, redact_settings
 from occubench.roles import Role
-from occubench.scale._bounded_yaml import bounded_yaml
 from occubench.scale._execute import absolute_location
 from occubench.scale._shards import plan_shards
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec, slug
+from occubench.text import bounded_yaml
 
 if TYPE_CHECKING:  # the analysis stack is heavy: worker processes never import it
     from occubench.results import SampleRow
