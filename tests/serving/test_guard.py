@@ -22,11 +22,11 @@ from occubench.serving._guard import (
     bearer_matches,
     host_allowed,
     leading_id,
-    nesting,
     origin_allowed,
     too_deep,
 )
 from occubench.serving._transports import _PipeLines
+from occubench.text import nesting
 
 TOKEN = "t0ken-of-this-sample-1234567890"
 

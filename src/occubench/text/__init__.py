@@ -1,6 +1,7 @@
 """Text that can be written and shown: surrogates escaped, terminal text, table cells."""
 
 from occubench.text._codepoints import clean_json, clean_output, escape_invalid, json_text, loads
+from occubench.text._nesting import nested_deeper, nesting
 from occubench.text._sanitize import (
     csv_text,
     from_spreadsheet_cell,
@@ -10,6 +11,8 @@ from occubench.text._sanitize import (
 )
 
 __all__ = [
+    "nested_deeper",
+    "nesting",
     "strip_controls",
     "terminal_text",
     "clean_json",

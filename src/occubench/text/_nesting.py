@@ -1,0 +1,32 @@
+"""How deep JSON text nests, measured before it is parsed (hostile input is bounded first)."""
+
+from __future__ import annotations
+
+import re
+from itertools import accumulate
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+"""A JSON string, or an unclosed one to the end: matched from any quote, never retried."""
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+
+
+def nesting(data: bytes) -> int:
+    """How deep JSON text nests (brackets outside strings), measured without parsing it.
+
+    Linear in the text; malformed text is measured all the same (an unclosed bracket
+    counts, an unclosed string hides the rest).
+    """
+    skeleton = _STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, skeleton), initial=0))
+
+
+def nested_deeper(data: bytes, limit: int) -> bool:
+    """Whether JSON text nests deeper than ``limit`` levels.
+
+    Text with no more opening brackets than ``limit`` (nearly every real document) is
+    not scanned.
+    """
+    return data.count(b"[") + data.count(b"{") > limit and nesting(data) > limit
