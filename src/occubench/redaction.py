@@ -201,6 +201,11 @@ def redact(text: str, secrets: frozenset[str] | None = None) -> str:
     return text
 
 
+def holds_secret(text: str, secrets: frozenset[str] | None = None) -> bool:
+    """Whether ``redact`` would change ``text``: it holds a known or secret-shaped value."""
+    return redact(text, secrets) != text
+
+
 def redact_strings(value: Any, secrets: frozenset[str] | None = None) -> Any:
     """A JSON-like value with ``redact`` applied to every string in it (keys kept)."""
     chosen = known_secrets() if secrets is None else secrets

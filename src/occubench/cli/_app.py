@@ -7,8 +7,10 @@ from importlib.metadata import version
 
 import typer
 
+from occubench.bundle import BUNDLE_LIMITS
 from occubench.cli import (
     audit,
+    bundle,
     compare_simulators,
     data,
     demo,
@@ -107,6 +109,8 @@ app.command(name="export")(export.export)
 app.command(name="plan")(plan.plan)
 app.command(name="estimate")(estimate.estimate)
 app.command(name="diagnose")(diagnose.diagnose)
+app.command(name="bundle")(bundle.bundle)
+app.command(name="verify", epilog=BUNDLE_LIMITS.describe())(bundle.verify)
 app.add_typer(data.app, name="data")
 
 
