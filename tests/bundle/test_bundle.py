@@ -268,3 +268,23 @@ def test_not_a_bundle_is_one_problem(tmp_path):
     failed(verify_bundle(path), MANIFEST, "missing: this is not an occubench bundle")
     (tmp_path / "text.tar.gz").write_text("not an archive")
     failed(verify_bundle(tmp_path / "text.tar.gz"), "text.tar.gz", "corrupt or not a .tar.gz")
+
+
+def test_samples_that_ended_in_errors_are_said_with_exit_3(logs, tmp_path):
+    import shutil
+
+    copy = tmp_path / "logs"
+    shutil.copytree(logs / "careful-E0", copy / "careful-E0")
+    log = sorted(copy.rglob("*.eval"))[0]
+    error = {"message": "provider down", "traceback": "Traceback ...\nOSError: down\n"}
+
+    def errored(members):
+        edit_json(members, "samples/1003_epoch_1.json", lambda s: s.update(error=error))
+
+    log.write_bytes(rezip(log.read_bytes(), errored))
+    for cached in copy.rglob("*.parquet"):
+        cached.unlink()
+    make_bundle([copy], tmp_path / "errors.tar.gz", resamples=10)
+    result = verify_bundle(tmp_path / "errors.tar.gz")
+    assert result.outcome is Outcome.ERRORS and result.exit_code is ExitCode.SAMPLE_ERRORS
+    assert result.runs[0].errors == 1 and result.runs[0].samples == 3

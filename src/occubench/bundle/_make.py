@@ -90,14 +90,25 @@ def _dataset_folder(run: RunRecord) -> Path | None:
     return None
 
 
+def _dataset_name(folder: Path | None, location: str) -> str:
+    """How a record names a dataset: ``reference``, ``occubench`` or its folder's name."""
+    if folder is not None:
+        known = {
+            reference_suite_dir().resolve(): REFERENCE_DATASET,
+            release_dir(configured_release()).resolve(): RELEASE_DATASET,
+        }
+        if folder.resolve() in known:
+            return known[folder.resolve()]
+    return Path(location).name or location
+
+
 def dataset_records(runs: Sequence[RunRecord]) -> list[DatasetRecord]:
     """A record per dataset the runs name: its digest and task ids, when it is here."""
     out = []
     for location in sorted({r.dataset for r in runs}):
         run = next(r for r in runs if r.dataset == location)
         folder = _dataset_folder(run)
-        named = RunConfig.model_validate(run.config).dataset
-        name = named if named in (REFERENCE_DATASET, RELEASE_DATASET) else Path(location).name
+        name = _dataset_name(folder, location)
         if folder is None or not (folder / TASKS_FILE).is_file():
             note = f"the dataset folder {location!r} is not on the machine that made the bundle"
             out.append(DatasetRecord(location=location, name=name, note=note))

@@ -17,6 +17,7 @@ from occubench.cli import (
     diagnose,
     estimate,
     export,
+    leaderboard,
     list_cmd,
     plan,
     report,
@@ -111,6 +112,7 @@ app.command(name="estimate")(estimate.estimate)
 app.command(name="diagnose")(diagnose.diagnose)
 app.command(name="bundle")(bundle.bundle)
 app.command(name="verify", epilog=BUNDLE_LIMITS.describe())(bundle.verify)
+app.command(name="leaderboard")(leaderboard.leaderboard)
 app.add_typer(data.app, name="data")
 
 
