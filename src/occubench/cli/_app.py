@@ -7,14 +7,17 @@ from importlib.metadata import version
 
 import typer
 
+from occubench.bundle import BUNDLE_LIMITS
 from occubench.cli import (
     audit,
+    bundle,
     compare_simulators,
     data,
     demo,
     diagnose,
     estimate,
     export,
+    leaderboard,
     list_cmd,
     plan,
     regrade,
@@ -110,6 +113,9 @@ app.command(name="export")(export.export)
 app.command(name="plan")(plan.plan)
 app.command(name="estimate")(estimate.estimate)
 app.command(name="diagnose")(diagnose.diagnose)
+app.command(name="bundle")(bundle.bundle)
+app.command(name="verify", epilog=BUNDLE_LIMITS.describe())(bundle.verify)
+app.command(name="leaderboard")(leaderboard.leaderboard)
 app.add_typer(data.app, name="data")
 app.add_typer(world.app, name="world")
 

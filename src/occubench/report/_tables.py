@@ -42,6 +42,8 @@ LEFT = frozenset(
         "group",
         "outcome",
         "below MDD of",
+        "judge",
+        "source",
         *DIMENSIONS,
     }
 )
