@@ -27,7 +27,7 @@ def test_standard_and_custom_bundles_are_ranked_apart(site):
         "occubench/no-retry",
         "occubench/trusting",
     ]
-    assert "simulator occubench/canned, judge (the simulator)" in custom[0].title
+    assert "simulator occubench/canned, verifier (the simulator)" in custom[0].title
 
 
 def test_a_tampered_bundle_has_its_record_and_no_row(site):

@@ -45,11 +45,22 @@ TABLE = {
 }
 
 
-def test_the_shipped_paper_table_loads_and_states_nothing_it_has_not_read():
+def test_the_shipped_paper_table_holds_the_authors_stated_values_and_no_more():
     table = load_published(PAPER)
-    assert table.source == "arXiv:2604.10866v2"
-    assert table.rows == []  # no value entered without reading the paper's tables
-    assert "could not be read" in table.note
+    assert len(table.rows) == 15 and len(table.industries()) == 10
+    first = table.rows[0]
+    assert first.model == "GPT-5.2" and first.rate("E0") == pytest.approx(0.796)
+    assert first.rate("E2") == pytest.approx(0.704) and first.robustness() == 0.84
+    assert first.rate("E0", "Science & Research") == pytest.approx(0.94)
+    assert first.simulator is None and first.verifier is None  # the source names neither
+    stated_r = [row.model for row in table.rows if not math.isnan(row.robustness())]
+    assert len(stated_r) == 9  # the robustness table covers 9 of the 15 models
+    claude_4 = next(row for row in table.rows if row.model == "Claude Sonnet 4")
+    assert math.isnan(claude_4.rate("E1")) and math.isnan(claude_4.robustness())
+    for row in table.rows:  # every stated R is min(E1..E3) / E0 of the stated rates
+        if not math.isnan(row.robustness()):
+            worst = min(row.rate(m) for m in ("E1", "E2", "E3"))
+            assert worst / row.rate("E0") == pytest.approx(row.robustness(), abs=0.006)
 
 
 def test_a_file_in_the_format_gives_only_what_it_states(tmp_path):

@@ -5,7 +5,7 @@ A bundle is one ``.tar.gz`` holding, at its top level:
 - ``manifest.json`` (``Manifest``): the format version, when and with which occubench
   and Inspect it was made, the report settings its summary was computed with, one
   ``RunRecord`` per log (the resolved run configuration and protocol points, the agent,
-  simulator and judge models, the declared task set and epochs, the world used), one
+  simulator and verifier models, the declared task set and epochs, the world used), one
   ``DatasetRecord`` per dataset (its digest and task ids), the SHA-256 and size of every
   other file, and its own digest (SHA-256 of its canonical JSON without that field);
 - ``logs/NNN-NAME.eval``: the Inspect logs;
@@ -90,7 +90,7 @@ class RunRecord(BaseModel):
     model: str = Field(description="The main model (the agent's).")
     reasoning_effort: str | None = Field(default=None, description="The agent's effort, if set.")
     simulator: str | None = Field(description="The simulator model.")
-    verifier: str | None = Field(description="The judge model (None: the simulator judged).")
+    verifier: str | None = Field(description="The verifier model (None: the simulator verified).")
     simulator_fallback: str | None = Field(
         default=None, description="The model re-asked after a failed online check, if bound."
     )
@@ -158,7 +158,7 @@ class BundleClass(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """How a verified bundle compares with the benchmark as the paper ran it."""
 
     STANDARD = "standard"
-    """The paper protocol on the public release, default simulator and judge settings, all
+    """The paper protocol on the public release, default simulator and verifier settings, all
     tasks."""
     CUSTOM = "custom"
     """Anything else; the verification lists each departure."""

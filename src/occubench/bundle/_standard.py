@@ -7,14 +7,14 @@ by the code's own defaults:
 - on the public release: a dataset whose digest (``content_digest``) is the pinned
   release's (``dataset.PUBLIC_RELEASE``), every one of its tasks run
   (``RELEASE_TASKS``);
-- the default simulator and judge settings: the run configuration's settings at their
-  defaults (``STANDARD_SETTINGS``: k = 3 judge votes, history state, the fixed date, no
+- the default simulator and verifier settings: the run configuration's settings at their
+  defaults (``STANDARD_SETTINGS``: k = 3 verifier votes, history state, the fixed date, no
   plan given to the agent, the default fault count and duration, no extra fault
   family, no simulator seed), no fallback simulator, no recorded world, and the built-in
   agent loop (an Inspect agent or an agent program is not the paper's harness).
 
 What a run is free to choose: the agent model and its reasoning effort (the subject of
-the measurement), the simulator and judge models (compared apart on the leaderboard),
+the measurement), the simulator and verifier models (compared apart on the leaderboard),
 the env mode, the fault seed, epochs, response caching and the release's own prompt
 wording (``prompts_from``). Anything else makes the bundle *custom*, and each departure
 is listed.

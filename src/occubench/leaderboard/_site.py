@@ -3,7 +3,7 @@
 Every bundle is verified first (``bundle.read_bundle``: sums, bounds, secrets, every
 number recomputed from its logs); one that fails gets its record page and no row. The
 rows of the verified bundles are then pooled per class (standard apart from custom),
-per simulator and judge (never ranked across them), and per comparable group (task
+per simulator and verifier (never ranked across them), and per comparable group (task
 set and protocol, ``analysis.comparable_groups``), and each such board is computed by
 the report's own ``build_report`` with variance: CR per mode and industry, R with its
 interval, and the MDD marks that make tie groups (``_ties``). Costs come from each
@@ -85,7 +85,7 @@ class Entry(BaseModel):
 
 
 class Board(BaseModel):
-    """Rows ranked together: one class, simulator, judge, task set and protocol."""
+    """Rows ranked together: one class, simulator, verifier, task set and protocol."""
 
     id: str
     bundle_class: BundleClass
@@ -238,7 +238,7 @@ def _boards(
     resamples: int,
     seed: int,
 ) -> list[Board]:
-    """Standard boards first, then custom ones; each one simulator, judge and group."""
+    """Standard boards first, then custom ones; each one simulator, verifier and group."""
     boards: list[Board] = []
     for kind in (BundleClass.STANDARD, BundleClass.CUSTOM):
         chosen = [(s, vb) for s, vb in verified if vb.verification.bundle_class is kind]
@@ -258,7 +258,7 @@ def _boards(
                     Board(
                         id=board,
                         bundle_class=kind,
-                        title=f"simulator {simulator or '-'}, judge "
+                        title=f"simulator {simulator or '-'}, verifier "
                         f"{verifier or '(the simulator)'}: {group.label}",
                         mode=report.headline_mode,
                         industries=sorted({n for e in entries for n in e.industries}),
@@ -275,7 +275,7 @@ def _published(table: PublishedTable) -> PublishedPart:
         PublishedEntry(
             id=f"published-{i}",
             model=row.model + (f" [{row.reasoning_effort}]" if row.reasoning_effort else ""),
-            simulator=row.simulator,
+            simulator=row.simulator or "not stated",
             verifier=row.verifier or "not stated",
             modes={m: _num(row.rate(m)) for m in MODES},
             r=_num(row.robustness()),

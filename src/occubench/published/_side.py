@@ -1,7 +1,7 @@
 """Measured and published side by side: one table, two kinds of rows, one ranking only.
 
 The measured rows keep their leaderboard rank; the published rows follow, marked as
-published, unranked: a publication's numbers come from its own simulator and judge
+published, unranked: a publication's numbers come from its own simulator and verifier
 (and harness), so they are shown beside the user's, never ranked with them.
 """
 
@@ -22,7 +22,7 @@ def apart_line(table: PublishedTable) -> str:
     """Why published rows are not ranked with measured ones (the page and the terminal say it)."""
     return (
         f"Published rows ({table.source}) are shown beside the measured ones and never ranked "
-        "with them: their simulator, judge and harness are the publication's, not the run's."
+        "with them: their simulator, verifier and harness are the publication's, not the run's."
     )
 
 
@@ -44,7 +44,7 @@ def side_by_side(report: Report, table: PublishedTable) -> TextTable:
             "kind",
             "agent",
             "simulator",
-            "judge",
+            "verifier",
             *(f"{m} %" for m in MODES),
             "R",
             "source",
@@ -71,7 +71,7 @@ def side_by_side(report: Report, table: PublishedTable) -> TextTable:
                 "-",
                 PUBLISHED,
                 row.model + (f" [{row.reasoning_effort}]" if row.reasoning_effort else ""),
-                row.simulator,
+                row.simulator or "not stated",
                 row.verifier or "not stated",
                 *_published_cells(row),
                 ", ".join(sources) or NOT_PUBLISHED,

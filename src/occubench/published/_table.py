@@ -2,7 +2,7 @@
 
 A ``PublishedTable`` holds the values a publication states about agents on the
 benchmark: completion rates per env mode (overall or per industry) and robustness R,
-each with the table or figure that states it, under the simulator and judge they were
+each with the table or figure that states it, under the simulator and verifier they were
 measured with. Only stated values are entered; a value the publication does not state
 is absent, and shown as "not published", never filled in.
 
@@ -57,8 +57,11 @@ class PublishedRow(BaseModel):
     """One agent as a publication reports it."""
 
     model: str = Field(min_length=1, description="The agent model, as the publication names it.")
-    simulator: str = Field(min_length=1, description="The simulator its values were measured in.")
-    verifier: str | None = Field(default=None, description="The judge model, if stated.")
+    simulator: str | None = Field(
+        default=None,
+        description="The simulator its values were measured in (None: the source does not say).",
+    )
+    verifier: str | None = Field(default=None, description="The verifier model, if stated.")
     reasoning_effort: str | None = Field(
         default=None, description="Its reasoning effort, if stated."
     )

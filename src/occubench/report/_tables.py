@@ -42,7 +42,7 @@ LEFT = frozenset(
         "group",
         "outcome",
         "below MDD of",
-        "judge",
+        "verifier",
         "source",
         *DIMENSIONS,
     }
