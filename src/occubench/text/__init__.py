@@ -6,11 +6,13 @@ from occubench.text._sanitize import (
     from_spreadsheet_cell,
     markdown_cell,
     strip_controls,
+    terminal_plain,
     terminal_text,
 )
 
 __all__ = [
     "strip_controls",
+    "terminal_plain",
     "terminal_text",
     "clean_json",
     "escape_invalid",
