@@ -13,6 +13,7 @@ from occubench.cli import (
     data,
     demo,
     diagnose,
+    env,
     estimate,
     export,
     list_cmd,
@@ -108,6 +109,7 @@ app.command(name="plan")(plan.plan)
 app.command(name="estimate")(estimate.estimate)
 app.command(name="diagnose")(diagnose.diagnose)
 app.add_typer(data.app, name="data")
+app.add_typer(env.app, name="env")
 
 
 def main() -> None:
