@@ -286,3 +286,6 @@ DEFAULT_MIN_FREE_MB = 64
 
 DEFAULT_LOCK_FILE = ".occubench.lock"
 """The lock file of a log folder: one run at a time writes into it."""
+
+DEFAULT_PLAY_LOG_ROOT = "logs/play"
+"""Where ``occubench play`` sessions log, each to a new folder under it."""

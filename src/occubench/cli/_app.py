@@ -18,6 +18,7 @@ from occubench.cli import (
     export,
     list_cmd,
     plan,
+    play,
     report,
     review,
     run,
@@ -108,6 +109,7 @@ app.command(name="export")(export.export)
 app.command(name="plan")(plan.plan)
 app.command(name="estimate")(estimate.estimate)
 app.command(name="diagnose")(diagnose.diagnose)
+app.command(name="play")(play.play)
 app.add_typer(data.app, name="data")
 app.add_typer(env.app, name="env")
 
