@@ -156,6 +156,7 @@ def test_a_browser_session_from_the_link_to_the_verdict(session, attacker):
         assert "esi_level: not a whole number: 'two'" in page.inner_text("#problems")
         assert page.input_value('#tool-3 [name="arg.esi_level"]') == "two"
         assert page.locator('main[data-turn="1"]').count() == 1  # still the same move
+        screenshot(page, "play-browser-form-error.png")
 
         turn = 1
         for tool, fields in [

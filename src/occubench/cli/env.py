@@ -9,6 +9,8 @@ and the observation it gives (``occubench.authoring``).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -137,7 +139,9 @@ def try_(
     """
     with user_errors():
         config = _config(protocol, state_mode, date)
-        result = anyio.run(lambda: try_call(folder, env, tool, args, simulator_model, config))
+        # Inspect prints its version and hooks as the first model is built: not the request
+        with contextlib.redirect_stdout(io.StringIO()):
+            result = anyio.run(lambda: try_call(folder, env, tool, args, simulator_model, config))
     if as_json:
         console.print_json(result.model_dump_json())
         if result.error:

@@ -253,6 +253,8 @@ def _in_browser(
         result = run_play(setup, desk)
         desk.finish(result)
         print_result(result)
+        if result.passed is None:  # interrupted, or an infrastructure error: no verdict to read
+            return result
         _say("The verdict is on the page: end the session there (or press Ctrl-C).")
         try:
             desk.wait_closed()
