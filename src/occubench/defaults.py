@@ -338,3 +338,6 @@ DEFAULT_BUNDLE_MAX_JSON_BYTES = 256 * 2**20
 DEFAULT_BUNDLE_MAX_JSON_DEPTH = 4 * DEFAULT_MAX_JSON_DEPTH
 """Deepest JSON nesting in a bundle, measured before parsing (logs nest about a dozen levels
 around the data they quote, which is bounded where it enters at DEFAULT_MAX_JSON_DEPTH)."""
+
+DEFAULT_PLAY_LOG_ROOT = "logs/play"
+"""Where ``occubench play`` sessions log, each to a new folder under it."""

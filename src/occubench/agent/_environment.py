@@ -38,6 +38,53 @@ def simulator_layout(config: RunConfig, release: ReleasePrompts | None = None) -
     return LAYOUTS[style]()
 
 
+def simulator_prompt(
+    config: RunConfig, env: EnvConfig, release: ReleasePrompts | None = None
+) -> str:
+    """The simulator's system prompt for ``env`` as a run with ``config`` sends it.
+
+    The protocol's layout with the run's date, the state contract (explicit state mode),
+    the online checks' contract, and the fault rules the simulator is given.
+    """
+    points = config.points()
+    explicit = config.state_mode is StateMode.EXPLICIT
+    rules = config.fault_settings().simulator_rules(
+        points.simulator_messages, release.fault_rules if release else None
+    )
+    contracts = (STATE_CONTRACT if explicit else "") + (
+        SIM_CHECK_CONTRACT if points.sim_checks else ""
+    )
+    layout = simulator_layout(config, release)
+    return layout.system_prompt(env, date=config.date, rules=contracts + rules)
+
+
+def environment_simulator(
+    config: RunConfig, env: EnvConfig, simulator: Model, release: ReleasePrompts | None = None
+) -> Simulator:
+    """The simulator of one env as a run with ``config`` asks it (no episode, no faults).
+
+    Its prompt (``simulator_prompt``), layout, re-asks, state mode, online checks and
+    generate settings are the run's.
+    """
+    points = config.points()
+    explicit = config.state_mode is StateMode.EXPLICIT
+    checks = points.sim_checks
+    return Simulator(
+        simulator,
+        simulator_prompt(config, env, release),
+        layout=simulator_layout(config, release),
+        max_retries=points.simulator_retries,
+        pass_raw=points.pass_raw_observation,
+        cache=config.cache,
+        state=copy.deepcopy(env.task_initial_state) if explicit else None,
+        checker=ObservationChecker(env) if checks else None,
+        check_model=check_model() if checks else None,
+        config=GenerateConfig(
+            max_tokens=points.simulator_max_tokens or None, seed=config.simulator_seed
+        ),
+    )
+
+
 def open_environment(
     config: RunConfig,
     task: TaskRecord,
@@ -59,9 +106,7 @@ def open_environment(
         release: The release's own prompt wording (``prompts_from``), if the run uses it.
     """
     points = config.points()
-    faults = config.fault_settings()
-    explicit = config.state_mode is StateMode.EXPLICIT
-    session = faults.session(
+    session = config.fault_settings().session(
         task.task_id,
         expected_calls(task),
         (env.fault_hints or {}).get("key_fields", []),
@@ -72,26 +117,7 @@ def open_environment(
         cache=config.cache,
         error_hints=points.error_hints,
     )
-    rules = faults.simulator_rules(
-        points.simulator_messages, release.fault_rules if release else None
-    )
-    layout = simulator_layout(config, release)
-    checks = points.sim_checks
-    contracts = (STATE_CONTRACT if explicit else "") + (SIM_CHECK_CONTRACT if checks else "")
-    sim = Simulator(
-        simulator,
-        layout.system_prompt(env, date=config.date, rules=contracts + rules),
-        layout=layout,
-        max_retries=points.simulator_retries,
-        pass_raw=points.pass_raw_observation,
-        cache=config.cache,
-        state=copy.deepcopy(env.task_initial_state) if explicit else None,
-        checker=ObservationChecker(env) if checks else None,
-        check_model=check_model() if checks else None,
-        config=GenerateConfig(
-            max_tokens=points.simulator_max_tokens or None, seed=config.simulator_seed
-        ),
-    )
+    sim = environment_simulator(config, env, simulator, release)
     episode.state = sim.state
     if session is not None:
         episode.fault_plan = session.record()

@@ -15,11 +15,13 @@ from occubench.cli import (
     data,
     demo,
     diagnose,
+    env,
     estimate,
     export,
     leaderboard,
     list_cmd,
     plan,
+    play,
     regrade,
     report,
     review,
@@ -118,6 +120,8 @@ app.command(name="verify", epilog=BUNDLE_LIMITS.describe())(bundle.verify)
 app.command(name="leaderboard")(leaderboard.leaderboard)
 app.add_typer(data.app, name="data")
 app.add_typer(world.app, name="world")
+app.command(name="play")(play.play)
+app.add_typer(env.app, name="env")
 
 
 def main() -> None:

@@ -12,12 +12,14 @@ from occubench.text._sanitize import (
     from_spreadsheet_cell,
     markdown_cell,
     strip_controls,
+    terminal_plain,
     terminal_text,
 )
 from occubench.text._yaml import YamlBoundError, bounded_yaml
 
 __all__ = [
     "strip_controls",
+    "terminal_plain",
     "terminal_text",
     "clean_json",
     "escape_invalid",
