@@ -14,7 +14,7 @@ from inspect_ai.model import GenerateConfig, Model, model_roles
 
 from occubench.agent._state import Episode
 from occubench.agent._tool_layer import ToolLayer
-from occubench.config import ReleasePrompts, RunConfig
+from occubench.config import ResolvedRun
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
@@ -30,36 +30,34 @@ from occubench.simulator import (
 )
 
 
-def simulator_layout(config: RunConfig, release: ReleasePrompts | None = None) -> SimulatorLayout:
-    """The layout the protocol asks the simulator in (the release's words with ``release``)."""
-    style = config.points().simulator_messages
+def simulator_layout(run: ResolvedRun) -> SimulatorLayout:
+    """The layout the protocol asks the simulator in (the release's words, if the run read them)."""
+    style, release = run.points.simulator_messages, run.release
     if style is MessageStyle.PAPER and release is not None:
         return PaperLayout(release.simulator_format, release.simulator_reminder)
     return LAYOUTS[style]()
 
 
 def open_environment(
-    config: RunConfig,
+    run: ResolvedRun,
     task: TaskRecord,
     env: EnvConfig,
     simulator: Model,
     episode: Episode,
-    release: ReleasePrompts | None = None,
 ) -> ToolLayer:
     """The tool layer of one task's environment, its episode record started.
 
     Args:
-        config: The run's configuration (protocol, faults, state mode, date, cache, the
-            online simulator checks, the simulator's seed). With the checks on, the
-            ``simulator_fallback`` role (if bound) answers their re-asks.
+        run: The resolved run (protocol points, faults, state mode, date, cache, the
+            online simulator checks, the simulator's seed, the release's own prompt
+            wording if read). With the checks on, the ``simulator_fallback`` role (if
+            bound) answers their re-asks.
         task: The task record (its id, plan and expected calls place the faults).
         env: The task's env config.
         simulator: The simulator role's model (also used by semantic faults).
         episode: The episode record to keep (a sample's store, or a store of its own).
-        release: The release's own prompt wording (``prompts_from``), if the run uses it.
     """
-    points = config.points()
-    faults = config.fault_settings()
+    config, points, faults, release = run.config, run.points, run.faults, run.release
     explicit = config.state_mode is StateMode.EXPLICIT
     session = faults.session(
         task.task_id,
@@ -75,7 +73,7 @@ def open_environment(
     rules = faults.simulator_rules(
         points.simulator_messages, release.fault_rules if release else None
     )
-    layout = simulator_layout(config, release)
+    layout = simulator_layout(run)
     checks = points.sim_checks
     contracts = (STATE_CONTRACT if explicit else "") + (SIM_CHECK_CONTRACT if checks else "")
     sim = Simulator(
