@@ -52,7 +52,7 @@ def estimate(
 
     Each task is played through with the prompts the run would send: its planned calls
     (reference plan, else its expected calls over the env's tools), the fault plan's
-    explicit errors, the simulator's growing history, and the judge's k votes.
+    explicit errors, the simulator's growing history, and the verifier's k votes.
     """
     with user_errors():
         if given["agent_model"] is None:
