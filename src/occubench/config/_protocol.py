@@ -83,7 +83,7 @@ class ProtocolPoints(BaseModel):
     sim_checks: bool = Field(
         description="Check every observation as it arrives (schema, initial state, earlier "
         "observations, fabricated ids), re-ask once on a failure and mark samples that kept "
-        "a failed one simulator-suspect; the release checks nothing."
+        "a failed one simulator-suspect; occubench checks, the release checks nothing."
     )
 
 
