@@ -56,3 +56,12 @@ def test_the_log_records_the_preset_and_every_resolved_point(tmp_path):
     assert log.eval.metadata["config"]["protocol"] == "paper"
     points = ProtocolPoints.model_validate(log.eval.metadata[POINTS_METADATA])
     assert points == PRESETS[Protocol.PAPER].model_copy(update={"fault_engine": FaultEngine.CODE})
+
+
+def test_a_resolved_run_holds_its_points_and_fault_engine_once():
+    run = ResolvedRun.of(RunConfig(protocol="paper", env_mode="E1"))
+    assert run.config.fault_engine is None  # the configuration as given, for the log
+    assert run.points.fault_engine is FaultEngine.PROMPT
+    assert run.fault_settings.fault_engine is FaultEngine.PROMPT
+    assert run.points.sim_checks is False  # left to the protocol, off under simulator faults
+    assert run.release is None and "release" not in run.model_dump()

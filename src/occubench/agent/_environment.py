@@ -57,7 +57,8 @@ def open_environment(
         simulator: The simulator role's model (also used by semantic faults).
         episode: The episode record to keep (a sample's store, or a store of its own).
     """
-    config, points, faults, release = run.config, run.points, run.faults, run.release
+    config, points, release = run.config, run.points, run.release
+    faults = run.fault_settings
     explicit = config.state_mode is StateMode.EXPLICIT
     session = faults.session(
         task.task_id,

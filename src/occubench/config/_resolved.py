@@ -39,7 +39,7 @@ class ResolvedRun(BaseModel):
         description="Every protocol point: the protocol's preset, the run's overrides and "
         "the rule for online checks under simulator-made faults (``resolve_points``)."
     )
-    faults: FaultSettings = Field(
+    fault_settings: FaultSettings = Field(
         description="The fault settings with the fault engine the protocol resolved."
     )
     release: ReleasePrompts | None = Field(
@@ -57,11 +57,11 @@ class ResolvedRun(BaseModel):
         """
         points = protocol_points(config)
         engine = {"fault_engine": points.fault_engine}
-        faults = FaultSettings.model_validate(
+        fault_settings = FaultSettings.model_validate(
             {**config.model_dump(include=set(FaultSettings.model_fields)), **engine}
         )
         release = ReleasePrompts.read(config.prompts_from) if config.prompts_from else None
-        return cls(config=config, points=points, faults=faults, release=release)
+        return cls(config=config, points=points, fault_settings=fault_settings, release=release)
 
     def metadata(self) -> dict[str, object]:
         """The run as its log's task metadata records it: configuration, points, release files."""

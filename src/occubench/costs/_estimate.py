@@ -239,7 +239,7 @@ class _Play:
         rules = (
             (STATE_CONTRACT if explicit else "")
             + (SIM_CHECK_CONTRACT if points.sim_checks else "")
-            + run.faults.simulator_rules(
+            + run.fault_settings.simulator_rules(
                 points.simulator_messages, release.fault_rules if release else None
             )
         )
@@ -323,7 +323,7 @@ def estimate_task(
         assumptions: What the agent and the judge are assumed to do.
     """
     play = _Play(run, task, env)
-    session: FaultSession | None = run.faults.session(
+    session: FaultSession | None = run.fault_settings.session(
         task.task_id,
         expected_calls(task),
         (env.fault_hints or {}).get("key_fields", []),

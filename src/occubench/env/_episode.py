@@ -158,9 +158,7 @@ class EnvEpisode:
         self._calls = 0
 
     @classmethod
-    async def in_sample(
-        cls, state: TaskState, run: ResolvedRun
-    ) -> tuple[EnvEpisode, EpisodeStart]:
+    async def in_sample(cls, state: TaskState, run: ResolvedRun) -> tuple[EnvEpisode, EpisodeStart]:
         """The running sample's episode, opened: its store, its messages, its model roles."""
         task = TaskRecord.model_validate(state.metadata["task"])
         episode = cls(
