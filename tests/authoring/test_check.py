@@ -9,7 +9,7 @@ from pathlib import Path
 from authoring.permit_env import ENV, fill, plant_mistakes
 from occubench.agent import simulator_prompt
 from occubench.authoring import LARGE_PROMPT_TOKENS, check_envs, new_env
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import CONFIGS_DIR, load_env, reference_suite_dir
 from occubench.dataset._errors import json_lines
 
@@ -37,7 +37,7 @@ def test_each_env_is_sized_as_the_protocol_sends_it(tmp_path):
         found = check_envs(reference_suite_dir(), config)
         assert found.ok and len(found.sizes) == 10
         size = found.sizes[0]
-        prompt = simulator_prompt(config, load_env(reference_suite_dir(), size.env))
+        prompt = simulator_prompt(ResolvedRun.of(config), load_env(reference_suite_dir(), size.env))
         assert size.prompt_chars == len(prompt) and size.prompt_tokens == len(prompt) // 4
         assert size.tools == 3 and size.tasks == 1 and size.tool_tokens > 0
 

@@ -10,7 +10,7 @@ from inspect_ai.model import get_model
 
 from occubench.agent import simulator_prompt
 from occubench.authoring import try_call
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import load_env, reference_suite_dir
 from occubench.errors import UsageError
 from occubench.simulator import PaperLayout
@@ -30,7 +30,8 @@ def test_the_paper_request_is_the_release_layout_and_the_observation_is_parsed()
     (exchange,) = result.exchanges
     system, user = exchange.messages
     assert (system.role, user.role) == ("system", "user")
-    assert system.content == simulator_prompt(config, load_env(reference_suite_dir(), ENV))
+    env = load_env(reference_suite_dir(), ENV)
+    assert system.content == simulator_prompt(ResolvedRun.of(config), env)
     layout = PaperLayout()
     action = layout.action_text("get_load", {"load_id": "L-6620"}, CALL)
     assert user.content == layout.current(action, None).text

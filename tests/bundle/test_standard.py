@@ -25,7 +25,7 @@ from occubench.bundle import (
     make_bundle,
     verify_bundle,
 )
-from occubench.config import RunConfig
+from occubench.config import RunConfig, protocol_points
 from occubench.dataset import content_digest
 
 IDS = [str(i) for i in range(1, 383)]
@@ -47,7 +47,7 @@ def record(**changes) -> RunRecord:
         verifier="google/gemini-3-flash",
         env_mode=config.env_mode.value,
         config=config.model_dump(mode="json"),
-        points=config.points().model_dump(mode="json"),
+        points=protocol_points(config).model_dump(mode="json"),
         dataset="data",
         sample_ids=IDS,
         epochs=1,

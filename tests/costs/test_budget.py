@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from occubench.calls import resilient
 from occubench.calls._tokens import PROMPT_OVERHEAD_TOKENS, prompt_tokens
 from occubench.cli import app
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.costs import PriceTable, estimate_run, load_prices, usage_cost
 from occubench.costs._budget import (
     CallCeiling,
@@ -322,7 +322,7 @@ def prices(tmp_path):
 def estimate(prices) -> float:
     config = RunConfig(dataset="reference", task_ids=TASKS, with_plan=True)
     found = estimate_run(
-        config,
+        ResolvedRun.of(config),
         agent=AGENT,
         roles={Role.SIMULATOR: SIMULATOR},
         epochs=EPOCHS,

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from occubench.agent import simulator_prompt
 from occubench.calls import approx_tokens, prompt_tokens
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import DatasetIssue, EnvConfig, check_dataset, tool_info
 
 LARGE_PROMPT_TOKENS = 32_000
@@ -53,19 +53,19 @@ class EnvCheck(BaseModel):
 
 def check_envs(root: str | Path, config: RunConfig | None = None) -> EnvCheck:
     """Check the folder ``root`` (module doc); ``config`` sets the protocol and settings."""
-    settings = config or RunConfig()
+    run = ResolvedRun.of(config or RunConfig())
     found = check_dataset(root)
     warnings = list(found.warnings)
     sizes = []
     for name, env in sorted(found.envs.items()):
-        prompt = simulator_prompt(settings, env)
+        prompt = simulator_prompt(run, env)
         size = EnvSize(
             env=name,
             tools=len(env.action_set_definitions),
             tasks=len(found.tasks_of(name)),
             prompt_chars=len(prompt),
             prompt_tokens=approx_tokens(prompt),
-            tool_tokens=_tool_tokens(env, settings.points().validate_tool_args),
+            tool_tokens=_tool_tokens(env, run.points.validate_tool_args),
         )
         sizes.append(size)
         if size.prompt_tokens > LARGE_PROMPT_TOKENS:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from occubench.agent import BadToolCall, checked_arguments, environment_simulator, loose_arguments
 from occubench.calls import ResilientModel, resilient
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import load_env
 from occubench.errors import UsageError
 from occubench.simulator import SimulatorError
@@ -108,6 +108,7 @@ async def try_call(
     and replies are kept: they show why).
     """
     settings = config or RunConfig()
+    run = ResolvedRun.of(settings)
     env = load_env(root, env_name)
     specs = env.action_set_definitions
     if not any(spec.name == tool for spec in specs):
@@ -115,7 +116,7 @@ async def try_call(
         raise UsageError(f"env {env_name!r} has no tool {tool!r}; its tools: {known}")
     raw: str | None = None
     try:
-        if settings.points().validate_tool_args:
+        if run.points.validate_tool_args:
             parsed = checked_arguments(specs, tool, arguments)
         else:
             parsed, raw = loose_arguments(arguments)
@@ -125,7 +126,7 @@ async def try_call(
     model = _recording(built)
     observed, error = None, None
     try:
-        observed = await environment_simulator(settings, env, model).observe(tool, parsed, raw)
+        observed = await environment_simulator(run, env, model).observe(tool, parsed, raw)
     except SimulatorError as e:
         error = str(e)
     return TryResult(

@@ -12,7 +12,13 @@ from inspect_ai.log import read_eval_log
 from occubench.archives import ArchiveRefused, zip_members
 from occubench.bundle._bounds import BundleLimits
 from occubench.bundle._format import LOGS_DIR, WORLD_METADATA, Problem, RunRecord, WorldRef
-from occubench.config import CONFIG_METADATA, POINTS_METADATA, ProtocolPoints, RunConfig
+from occubench.config import (
+    CONFIG_METADATA,
+    POINTS_METADATA,
+    ProtocolPoints,
+    RunConfig,
+    protocol_points,
+)
 from occubench.errors import UsageError
 from occubench.redaction import holds_secret, known_secrets
 from occubench.results import SampleRow, read_runs, run_fields
@@ -60,7 +66,7 @@ def run_record(file: str, member: str) -> RunRecord:
     fields = run_fields(member, header)
     config = RunConfig.model_validate(metadata[CONFIG_METADATA])
     recorded = metadata.get(POINTS_METADATA)
-    points = ProtocolPoints.model_validate(recorded) if recorded else config.points()
+    points = ProtocolPoints.model_validate(recorded) if recorded else protocol_points(config)
     packages = header.eval.packages or {}
     version = header.eval.task_version
     return RunRecord(

@@ -14,6 +14,7 @@ import secrets
 from contextlib import ExitStack
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -24,18 +25,11 @@ from occubench.cli._common import (
     user_errors,
     warn_if_exposed,
 )
+from occubench.cli._settings import with_settings
 from occubench.config import RunConfig
 from occubench.defaults import (
     DEFAULT_ALLOWED_HOSTS,
-    DEFAULT_DATE,
-    DEFAULT_ENV_MODE,
-    DEFAULT_FAULT_COUNT,
-    DEFAULT_FAULT_DURATION,
-    DEFAULT_FAULT_LATENCY,
     DEFAULT_PLAY_LOG_ROOT,
-    DEFAULT_PROTOCOL,
-    DEFAULT_SEED,
-    DEFAULT_VERIFIER_VOTES,
 )
 from occubench.errors import ExitCode
 from occubench.play import (
@@ -60,6 +54,29 @@ class Interface(str, Enum):
     BROWSER = "browser"
 
 
+PLAY_SETTINGS = (
+    "dataset",
+    "industries",
+    "domains",
+    "difficulty",
+    "env_mode",
+    "fault_count",
+    "fault_duration",
+    "fault_engine",
+    "faults",
+    "fault_latency",
+    "seed",
+    "with_plan",
+    "state_mode",
+    "max_tool_calls",
+    "votes",
+    "date",
+    "cache",
+    "protocol",
+)
+"""The run settings a play session takes (the selection draws the task; a person plays it)."""
+
+
 def _say(text: str, style: str | None = None) -> None:
     console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
 
@@ -76,7 +93,7 @@ def print_result(result: PlayResult) -> None:
         _say(f"  check {state}: {terminal_plain(detail)}")
     for vote in result.votes:
         verdict = "correct" if vote.get("is_correct") else "not correct"
-        _say(f"  judge: {verdict}: {terminal_plain(vote.get('feedback', ''))}")
+        _say(f"  verifier vote: {verdict}: {terminal_plain(vote.get('feedback', ''))}")
     if result.faults:
         _say(f"Faults you met ({len(result.faults)}):")
         for fault in result.faults:
@@ -97,54 +114,21 @@ def _write_link(path: Path, link: str) -> None:
         out.write(link + "\n")
 
 
+@with_settings(RunConfig, only=PLAY_SETTINGS)
 def play(
     name: str = typer.Option(
         ..., "--name", help="Your name: the session's agent is human/NAME in logs and reports."
     ),
     simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
     verifier_model: str | None = typer.Option(
-        None, help="Judge model (default: the simulator; tasks with checks use only checks)."
-    ),
-    dataset: str | None = typer.Option(
-        None, help="Dataset folder, or 'reference' (default: $OCCUBENCH_DATASET)."
+        None, help="Verifier model (default: the simulator; tasks with checks use only checks)."
     ),
     task_id: int | None = typer.Option(
         None, "--task", help="The task to play (default: one drawn from the selection)."
     ),
-    categories: str | None = typer.Option(None, help="Draw from these industries only."),
-    domains: str | None = typer.Option(None, help="Draw from these domains only."),
-    difficulty: str | None = typer.Option(None, help="Draw from these difficulty levels only."),
     pick_seed: int | None = typer.Option(
         None, help="Seed of the draw of the task (default: a fresh draw)."
     ),
-    env_mode: str = typer.Option(
-        DEFAULT_ENV_MODE, help="E0 clean, E1 explicit, E2 implicit, E3 mixed."
-    ),
-    fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
-    fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
-    fault_engine: str | None = typer.Option(
-        None, help="code (seeded, logged) or prompt (the paper's; default: the protocol's)."
-    ),
-    faults: str | None = typer.Option(
-        None, help="Extra fault families, mixable: persistent,cascading,targeted,semantic,latency."
-    ),
-    fault_latency: float = typer.Option(DEFAULT_FAULT_LATENCY, help="Seconds of a latency fault."),
-    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plan."),
-    with_plan: bool = typer.Option(False, help="Show the task's solution plan with it."),
-    state_mode: str = typer.Option(
-        "history", help="history (state in the simulator's history) or explicit (JSON Patch)."
-    ),
-    max_tool_calls: int | None = typer.Option(
-        None, help="Tool calls allowed (0: no cap; default: the protocol's)."
-    ),
-    votes: int = typer.Option(DEFAULT_VERIFIER_VOTES, help="k judge votes."),
-    protocol: str = typer.Option(
-        DEFAULT_PROTOCOL,
-        help="paper: arguments passed on as typed, faults placed by the simulator; "
-        "occubench: arguments checked against the schema, faults placed and logged by code.",
-    ),
-    date: str = typer.Option(DEFAULT_DATE, help="The fixed date agent and simulator are told."),
-    cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
     ui: Interface = typer.Option(  # noqa: B008 - an enum default is immutable
         Interface.TERMINAL, help="terminal, or browser (a local page; the link is printed)."
     ),
@@ -162,6 +146,7 @@ def play(
     log_dir: str = typer.Option(
         DEFAULT_PLAY_LOG_ROOT, help="Each session logs to a new folder under this one."
     ),
+    **settings: Any,
 ) -> None:
     """Play a task as the agent, in the terminal or a browser; get the run's verdict.
 
@@ -171,32 +156,11 @@ def play(
     ended in an infrastructure error, 130 interrupted.
     """
     with user_errors():
-        base = RunConfig.model_validate(
-            {
-                "dataset": dataset,
-                "categories": categories,
-                "domains": domains,
-                "difficulty": difficulty,
-                "env_mode": env_mode,
-                "fault_count": fault_count,
-                "fault_duration": fault_duration,
-                "fault_engine": fault_engine,
-                "faults": faults,
-                "fault_latency": fault_latency,
-                "seed": seed,
-                "with_plan": with_plan,
-                "state_mode": state_mode,
-                "max_tool_calls": max_tool_calls,
-                "votes": votes,
-                "date": date,
-                "cache": cache,
-                "protocol": protocol,
-            }
-        )
+        base = RunConfig.model_validate(settings)
         base = base.model_copy(update={"dataset": str(base.dataset_dir().resolve())})
         chosen = pick_task(base, task_id, pick_seed)
         config = base.model_copy(
-            update={"task_ids": [chosen], "categories": None, "domains": None, "difficulty": None}
+            update={"task_ids": [chosen], "industries": None, "domains": None, "difficulty": None}
         )
         setup = PlaySetup(
             player=name,

@@ -15,7 +15,7 @@ import random
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from occubench.config import EvalOptions, RunConfig
+from occubench.config import EvalOptions, RunConfig, protocol_points
 from occubench.defaults import DEFAULT_PLAY_LOG_ROOT
 from occubench.errors import UsageError
 from occubench.play._human import HUMAN_PROVIDER, PLAYER_NAME, Desk, human_model
@@ -88,7 +88,7 @@ class PlaySetup(BaseModel):
         self.task_id()
         loaded = self.config.load_tasks()
         (task,) = loaded.tasks
-        config, points = self.config, self.config.points()
+        config, points = self.config, protocol_points(self.config)
         return PlayInfo(
             player=self.player,
             task_id=task.task_id,

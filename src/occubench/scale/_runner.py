@@ -23,7 +23,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
 
 from occubench.calls import resilient
-from occubench.config import EvalOptions
+from occubench.config import EvalOptions, ResolvedRun
 from occubench.costs import Spend, SpendGuard, estimate_run, spending_limit, usage_cost
 from occubench.redaction import (
     model_secrets,
@@ -226,7 +226,7 @@ def shard_budget(spec: ShardSpec) -> SpendGuard | None:
     if prices is None:
         raise ValueError("a budget needs a price table (--prices)")
     estimate = estimate_run(
-        spec.config(),
+        ResolvedRun.of(spec.config()),
         agent=spec.run.agent,
         roles=spec.run.roles,
         epochs=spec.run.epochs,
