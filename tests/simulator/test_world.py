@@ -11,7 +11,7 @@ from occubench.errors import ErrorSource, error_source
 from occubench.play import Move, human_model
 from occubench.simchecks import ObservationChecker
 from occubench.simulator import Simulator, WorldMiss, model_author, world_context
-from occubench.worlds import EntrySource, ObservationSource, World, WorldMode
+from occubench.worlds import EntrySource, ObservationSource, PathStep, World, WorldEntry, WorldMode
 
 ENV = EnvConfig(
     environment_name="beds",
@@ -211,3 +211,23 @@ def test_a_recorded_observation_keeps_the_order_of_its_text(tmp_path):
     replayed = bound(Counter(), world, WorldMode.REPLAY)
     (seen,) = walk(replayed, CALLS[:1])
     assert list(seen.value) == ["b", "a"] and list(seen.value["a"]) == ["d", "c"]
+
+
+def test_a_hostile_check_record_is_the_worlds_error_not_the_agents(tmp_path):
+    world = World.open(tmp_path / "w", writable=True)
+    sim = bound(Counter(), world)
+    tool, arguments = CALLS[0]
+    entry = WorldEntry.record(
+        sim.world.context_digest,
+        [],
+        PathStep.of(tool, arguments),
+        text='{"n": 1}',
+        author="someone",
+        observation={"n": 1},
+        check={"kept": "nonsense"},
+    )
+    world.append(entry)
+    replay = bound(Counter(), world, WorldMode.REPLAY)
+    with pytest.raises(WorldMiss, match="check record is not one"):
+        walk(replay, CALLS[:1])
+    assert replay.steps == []
