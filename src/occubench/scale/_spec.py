@@ -37,6 +37,11 @@ class Executor(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
     """One Ray task per shard, on a local or remote Ray cluster."""
 
 
+_NO_WORLD = {"world", "world_mode", "world_variant"}
+"""Settings left out of a run's key without a world: a run started before worlds existed
+keeps its log folder."""
+
+
 class RunSpec(BaseModel):
     """One occubench run: its configuration, the models by name, how it is carried out."""
 
@@ -76,7 +81,9 @@ class RunSpec(BaseModel):
         what = {
             **self.model_dump(mode="json", include={"agent", "roles", "epochs"}),
             **({"generate": self.model_dump(mode="json")["generate"]} if self.generate else {}),
-            "config": self.config.normalized().model_dump(mode="json"),
+            "config": self.config.normalized().model_dump(mode="json", exclude=_NO_WORLD)
+            if self.config.world is None
+            else self.config.normalized().model_dump(mode="json"),
         }
         text = json.dumps(what, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
