@@ -16,12 +16,20 @@ from occubench.simulator._prompt import (
 )
 from occubench.simulator._simulator import Observation, SimStep, Simulator, SimulatorError
 from occubench.simulator._state import STATE_CONTRACT, PatchError, StateMode, apply_reply_patch
+from occubench.simulator._world import (
+    PERSON_PROVIDER,
+    WorldMiss,
+    WorldUse,
+    model_author,
+    world_context,
+)
 
 __all__ = [
     "LAYOUTS",
     "SIM_CHECK_CONTRACT",
     "Observation",
     "OccubenchLayout",
+    "PERSON_PROVIDER",
     "PaperLayout",
     "SimulatorLayout",
     "embeds_state",
@@ -33,8 +41,12 @@ __all__ = [
     "Simulator",
     "SimulatorError",
     "StateMode",
+    "WorldMiss",
+    "WorldUse",
     "apply_reply_patch",
+    "model_author",
     "normalize_braces",
     "parse_observation",
     "render_system_prompt",
+    "world_context",
 ]
