@@ -328,23 +328,7 @@ def replay_path(simulator: Simulator, replay: _Replay, checker: ObservationCheck
             assert step.failed is not None
             simulator.record_failure(step.tool, arguments, step.failed, raw)
             continue
-        simulator.steps.append(
-            SimStep(
-                tool=step.tool,
-                arguments=arguments,
-                raw_arguments=raw,
-                observation=recorded.observation,
-                text=recorded.text,
-                parse_failed=recorded.parse_failed,
-                patch=recorded.patch,
-                state=recorded.state,
-            )
-        )
-        simulator._messages += simulator.layout.history(  # noqa: SLF001
-            simulator.layout.action_text(step.tool, arguments, raw), recorded.text or "{}"
-        )
-        if recorded.state is not None:
-            simulator.state = recorded.state
+        simulator.apply_entry(recorded)
         if recorded.observation is not None:
             checker.record(step.tool, arguments, _checkable(recorded.observation))
 

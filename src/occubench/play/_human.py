@@ -37,7 +37,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from occubench.play._form import tool_view
-from occubench.play._simulate import SimDesk, sim_turn_of
+from occubench.play._simulate import SimDesk, draft_observation, sim_turn_of
 from occubench.play._turns import Entry, EntryKind, Move, Turn
 
 HUMAN_PROVIDER = "human"
@@ -128,6 +128,10 @@ class HumanAPI(ModelAPI):
         """One person makes one move at a time."""
         return 1
 
+    def should_retry(self, ex: Exception) -> bool:
+        """Never: a person's failure to answer is not a transient error to wait out."""
+        return False
+
     async def generate(
         self,
         input: list[ChatMessage],
@@ -141,7 +145,9 @@ class HumanAPI(ModelAPI):
             self.moves += 1
             draft = None
             if self.draft is not None:
-                draft = (await self.draft.generate(input, config=config)).completion
+                draft = draft_observation(
+                    (await self.draft.generate(input, config=config)).completion
+                )
             text = await self.writer.write(sim_turn_of(input, self.moves, draft))
             return ModelOutput.from_content(name, text)
         if self.desk is None:

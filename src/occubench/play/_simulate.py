@@ -21,6 +21,7 @@ observation was written).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Protocol
 
 import anyio
@@ -99,6 +100,27 @@ def sim_turn_of(messages: list[ChatMessage], number: int, draft: str | None = No
             pending = None
     call = talk[-1].text if talk and isinstance(talk[-1], ChatMessageUser) else ""
     return SimTurn(number=number, system_prompt=system, history=history, call=call, draft=draft)
+
+
+_TAGGED = re.compile(r"<predicted_observation>\s*(.*?)\s*</predicted_observation>", re.DOTALL)
+
+
+def draft_observation(reply: str) -> str:
+    """The observation in a simulator model's reply, as JSON text to accept or edit.
+
+    The reply itself when it is JSON; else the body of a ``<predicted_observation>``
+    block (the paper's layout), else the text from its first ``{`` to its last ``}``;
+    else the reply as it is (then it is no observation, and accepting it is refused).
+    """
+    reply = reply[: MAX_OBSERVATION_CHARS + 1]
+    tagged = _TAGGED.search(reply)
+    candidates = [reply, *([tagged.group(1)] if tagged else [])]
+    if "{" in reply and "}" in reply:
+        candidates.append(reply[reply.index("{") : reply.rindex("}") + 1])
+    for candidate in candidates:
+        if not observation_problems(candidate):
+            return json.dumps(json.loads(candidate), ensure_ascii=False, indent=2)
+    return reply
 
 
 def observation_problems(text: str) -> list[str]:
