@@ -49,7 +49,7 @@ from occubench.dataset import EnvConfig
 from occubench.errors import UsageError
 from occubench.fidelity._judge import judge_rules
 from occubench.simchecks import ObservationChecker, is_id_key, key_paths
-from occubench.simulator import SimStep, Simulator, SimulatorError, StateMode
+from occubench.simulator import Simulator, SimulatorError, StateMode
 from occubench.worlds import (
     RAW_ARGUMENTS,
     EntrySource,

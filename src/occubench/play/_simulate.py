@@ -96,13 +96,22 @@ def sim_turn_of(messages: list[ChatMessage], number: int, draft: str | None = No
         if isinstance(message, ChatMessageUser):
             pending = message.text
         elif pending is not None:
-            history.append(Exchange(call=pending, observation=message.text))
+            history.append(Exchange(call=_unwrapped(pending), observation=_unwrapped(message.text)))
             pending = None
-    call = talk[-1].text if talk and isinstance(talk[-1], ChatMessageUser) else ""
+    call = _unwrapped(talk[-1].text) if talk and isinstance(talk[-1], ChatMessageUser) else ""
     return SimTurn(number=number, system_prompt=system, history=history, call=call, draft=draft)
 
 
+_WRAPPED = re.compile(
+    r"^\s*<(observation|predicted_observation|agent_action)>\s*(.*?)\s*</\1>", re.DOTALL
+)
 _TAGGED = re.compile(r"<predicted_observation>\s*(.*?)\s*</predicted_observation>", re.DOTALL)
+
+
+def _unwrapped(text: str) -> str:
+    """A history message without the layout's tags around it (``<observation>``...)."""
+    found = _WRAPPED.match(text)
+    return found.group(2) if found else text
 
 
 def draft_observation(reply: str) -> str:
@@ -187,11 +196,9 @@ class TerminalSimDesk(TerminalDesk):
         Raises:
             PersonLeft: the input ended.
         """
-        if self.shown == 0 or turn.number == 1:
+        if turn.number == 1:
             self.show_prompt(turn)
-            self.show_history(turn)
-        else:
-            self.show_history(turn, since=self.shown)
+        self.show_history(turn, since=min(self.shown, len(turn.history)))
         self.shown = len(turn.history)
         self.say(f"\nCall {turn.number} (history: {len(turn.history)} call(s)):", "bold")
         self.say(terminal_plain(_pretty(turn.call)))
