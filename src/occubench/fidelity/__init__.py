@@ -27,6 +27,7 @@ from occubench.fidelity._gold import (
     GoldReport,
     GoldScore,
     compare_answers,
+    estimate_cell,
     gold_audit,
     normalised,
 )
@@ -43,7 +44,7 @@ from occubench.fidelity._probes import (
     plan_calls,
     unknown_value,
 )
-from occubench.fidelity._tables import audit_tables, estimate_cell, gold_table
+from occubench.fidelity._tables import audit_tables, gold_table
 from occubench.simchecks import id_values, is_error, is_id_key, is_read_tool, known_values
 
 __all__ = [

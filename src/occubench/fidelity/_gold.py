@@ -402,6 +402,15 @@ def estimate(values: Sequence[float]) -> Estimate:
     return Estimate(mean=float(found.estimate), low=low, high=high, n=len(values))
 
 
+def estimate_cell(found: Estimate) -> str:
+    """``0.95 [0.90, 1.00]``, or ``-`` when nothing was measured."""
+    if found.mean is None:
+        return "-"
+    if found.low is None or found.high is None:
+        return f"{found.mean:.2f}"
+    return f"{found.mean:.2f} [{found.low:.2f}, {found.high:.2f}]"
+
+
 def gold_group(
     simulator: str, scores: Sequence[GoldScore], env_name: str | None = None
 ) -> GoldGroup:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from occubench.fidelity._audit import AuditReport, PartScore
-from occubench.fidelity._gold import Estimate, GoldMetric, GoldReport
+from occubench.fidelity._gold import GoldMetric, GoldReport, estimate_cell
 from occubench.fidelity._metrics import FidelityMetric
 
 LABELS = {
@@ -66,15 +66,6 @@ GOLD_LABELS = {
     GoldMetric.CONSISTENT: "consistent",
     GoldMetric.REALISM: "realism",
 }
-
-
-def estimate_cell(found: Estimate) -> str:
-    """``0.95 [0.90, 1.00]``, or ``-`` when nothing was measured."""
-    if found.mean is None:
-        return "-"
-    if found.low is None or found.high is None:
-        return f"{found.mean:.2f}"
-    return f"{found.mean:.2f} [{found.low:.2f}, {found.high:.2f}]"
 
 
 def gold_table(report: GoldReport, by_env: bool = False) -> Table:
