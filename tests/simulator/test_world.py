@@ -203,3 +203,11 @@ def test_a_person_simulating_records_entries_of_their_own(tmp_path):
     asyncio.run(sim.observe(*CALLS[0]))
     (entry,) = world.entries()
     assert entry.source is EntrySource.PERSON and entry.author == "ada"
+
+
+def test_a_recorded_observation_keeps_the_order_of_its_text(tmp_path):
+    world = World.open(tmp_path / "w", writable=True)
+    walk(bound(Counter(['{"b": 1, "a": {"d": 2, "c": 3}}']), world), CALLS[:1])
+    replayed = bound(Counter(), world, WorldMode.REPLAY)
+    (seen,) = walk(replayed, CALLS[:1])
+    assert list(seen.value) == ["b", "a"] and list(seen.value["a"]) == ["d", "c"]

@@ -70,6 +70,8 @@ def _option_type(field: FieldInfo) -> tuple[Any, str | None]:
         return str | None, "JSON"
     if kind in (bool, int, float, str):
         return field.annotation, None
+    if typing.get_origin(kind) in (typing.Union, types.UnionType, typing.Literal):
+        return str | None if optional else str, None  # e.g. int | Literal["epoch"]
     raise TypeError(f"no command-line type for a setting of type {field.annotation!r}")
 
 

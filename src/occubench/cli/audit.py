@@ -11,7 +11,7 @@ import typer
 from inspect_ai.model import get_model
 
 from occubench.calls import resilient
-from occubench.cli._common import console, dataset_dir, user_errors
+from occubench.cli._common import console, dataset_dir, from_options, user_errors
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import load_dataset
@@ -22,8 +22,10 @@ from occubench.defaults import (
     DEFAULT_DATE,
     DEFAULT_SEED,
 )
+from occubench.errors import UsageError
 from occubench.fidelity import (
     NO_VERIFIER,
+    AuditWorld,
     GoldReport,
     audit_tables,
     gold_audit,
@@ -32,13 +34,32 @@ from occubench.fidelity import (
 )
 
 
+def audit_world(chosen: dict[str, Any]) -> AuditWorld | None:
+    """The world of the audit's options (``--world``, its mode and variant), or None.
+
+    Raises:
+        UsageError: a mode or variant that is not one.
+    """
+    config = from_options(RunConfig, chosen)
+    if config.world is None:
+        return None
+    return AuditWorld(
+        path=str(Path(config.world).expanduser().resolve()),
+        mode=config.world_mode,
+        variant=config.world_variant,
+    )
+
+
 def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str, Any]) -> str:
     """A log folder named after what the audit computes: the same command finds it again."""
     what = json.dumps({"models": models, "dataset": dataset, **settings}, sort_keys=True)
     return f"logs/occubench-audit-{hashlib.sha256(what.encode()).hexdigest()[:10]}"
 
 
-@with_settings(RunConfig, only=("dataset", "protocol", "state_mode"))
+@with_settings(
+    RunConfig,
+    only=("dataset", "protocol", "state_mode", "world", "world_mode", "world_variant"),
+)
 def audit(
     simulator_model: Annotated[
         list[str],
@@ -85,27 +106,33 @@ def audit(
         data = load_dataset(dataset_dir(chosen["dataset"]))
         models = [resilient(get_model(name)) for name in simulator_model]
         judge = resilient(get_model(verifier_model)) if verifier_model else None
+        world = audit_world(chosen)
     if gold is not None:
         with user_errors():
-            run = ResolvedRun.of(RunConfig.model_validate({**chosen, "date": date}))
+            if world is not None:
+                raise UsageError("--gold replays the gold world itself: leave out --world")
+            run = ResolvedRun.of(from_options(RunConfig, {**chosen, "date": date}))
             found = gold_audit(gold, models, run, verifier=judge, concurrency=max_concurrency)
         _print_gold(found, out)
         return
     settings: dict[str, Any] = dict(
         rule_checks=sample_rule_checks, date=date, seed=seed, max_plans=plans_per_env
     )
+    described = settings if world is None else {**settings, "world": world.task_args()}
     folder = log_dir or default_audit_dir(
-        [*simulator_model, verifier_model], str(data.root), settings
+        [*simulator_model, verifier_model], str(data.root), described
     )
     console.print(f"Logs: {folder}  (run the same command again to resume)", highlight=False)
-    report = run_audit(
-        models,
-        data,
-        verifier=judge,
-        max_concurrency=max_concurrency,
-        log_dir=folder,
-        **settings,
-    )
+    with user_errors():
+        report = run_audit(
+            models,
+            data,
+            verifier=judge,
+            max_concurrency=max_concurrency,
+            log_dir=folder,
+            world=world,
+            **settings,
+        )
     for table in audit_tables(report):
         console.print(table)
     calls = sum(len(t.probes) for t in report.probes)

@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from occubench.agent import open_run_world
 from occubench.cli._common import (
     check_models,
     console,
@@ -253,7 +254,12 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             config = config.model_copy(update={"task_ids": selected})
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
             raise UsageError(f"no task in {config.dataset} matches the selection")
+        if config.world is not None:  # shards and workers find it from any folder
+            config = config.model_copy(
+                update={"world": str(Path(config.world).expanduser().resolve())}
+            )
         resolved = ResolvedRun.of(config)  # a clone that lacks a prompt is bad input: said now
+        open_run_world(config)  # a world that cannot be used as asked is bad input: said now
         prices = given["prices"]
         price_table = load_prices(prices) if prices else None
         if agent_model is None and not config.agent_command:

@@ -13,10 +13,12 @@ value every local user can read from the process list.
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import typer
 
+from occubench.agent import open_run_world
 from occubench.cli._common import (
     err_console,
     exit_with,
@@ -114,6 +116,11 @@ def serve(
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
         if not config.load_tasks().tasks:
             raise UsageError(f"no task {task_id} in {config.dataset}")
+        if config.world is not None:
+            config = config.model_copy(
+                update={"world": str(Path(config.world).expanduser().resolve())}
+            )
+        open_run_world(config)  # a world that cannot be used as asked: said now
     if transport is Transport.HTTP:
         warn_if_exposed(
             host,

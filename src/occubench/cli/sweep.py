@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from occubench.agent import open_run_world
 from occubench.cli._common import (
     check_models,
     console,
@@ -191,6 +192,8 @@ def sweep(
                 "copy of the sweep file"
             )
         shards = sweep_shards(runs)
+        for run, _ in runs:
+            open_run_world(run.config)  # a world that cannot be used as asked: said now
     if preflight:
         check_models(
             (role, model)

@@ -19,7 +19,7 @@ from occubench.fidelity._audit import (
     part_scores,
     run_audit,
 )
-from occubench.fidelity._audit_eval import AuditGrade, AuditSample, ProbeRun, audit_task
+from occubench.fidelity._audit_eval import AuditGrade, AuditSample, AuditWorld, ProbeRun, audit_task
 from occubench.fidelity._gold import (
     Estimate,
     GoldGroup,
@@ -51,6 +51,7 @@ __all__ = [
     "AUDIT_TASK",
     "AuditGrade",
     "AuditSample",
+    "AuditWorld",
     "ProbeRun",
     "RULE_JUDGE_SYSTEM_PROMPT",
     "AuditReport",

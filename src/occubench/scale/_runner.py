@@ -43,6 +43,7 @@ from occubench.scale._log_folder import (
 )
 from occubench.scale._log_housekeeping import mark_unfinished, remove_superseded_logs
 from occubench.scale._spec import ShardResult, ShardSpec
+from occubench.worlds import close_shared_worlds
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +153,7 @@ def run_eval(
     log folder once it ends (``occubench.redaction``). A run its budget
     stopped (a sample not started, or stopped by a model call the budget could not cover)
     leaves its logs unfinished (``mark_unfinished``): the same call again runs those samples.
+    The worlds its samples used are flushed to disk when the eval ends.
     """
     settings = generate or options.generate_config
     replay = options.replay_calls
@@ -191,6 +193,8 @@ def run_eval(
             if problem is None:
                 raise
             raise problem from None
+        finally:
+            close_shared_worlds()  # the worlds the run's samples recorded to, on disk
         locations = [log.location for log in logs]
         check_logs_written(locations, log_dir)
         interrupted = any(log.status == "cancelled" for log in logs)

@@ -20,6 +20,7 @@ from occubench.simulator._world import (
     PERSON_PROVIDER,
     WorldMiss,
     WorldUse,
+    attach_world,
     model_author,
     world_context,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "WorldMiss",
     "WorldUse",
     "apply_reply_patch",
+    "attach_world",
     "model_author",
     "normalize_braces",
     "parse_observation",

@@ -86,6 +86,10 @@ class SimStep(BaseModel):
         description="Where the observation came from: world, simulator or live (None: the "
         "call failed before reaching the simulator).",
     )
+    key: str | None = Field(
+        default=None,
+        description="The world key of the call (its context and path; None without a world).",
+    )
 
 
 Reading = tuple[Any, str, list[dict[str, Any]] | None, Any]
@@ -228,7 +232,7 @@ class Simulator:
 
             answer: Answer = await use.world.answer(key, make)
             if answer.source is ObservationSource.SIMULATOR:
-                return self._commit(made[-1], action, raw_arguments)
+                return self._commit(made[-1].model_copy(update={"key": key}), action, raw_arguments)
             return self._apply(answer.entry, tool, arguments, raw_arguments, action)
         found = use.world.lookup(key)
         if found is not None:
@@ -239,7 +243,7 @@ class Simulator:
                 f"world {use.world.path} (key {key[:16]}...): a replay never asks the simulator"
             )
         step, _ = await self._ask(tool, arguments, raw_arguments, action)
-        live = step.model_copy(update={"source": ObservationSource.LIVE})
+        live = step.model_copy(update={"source": ObservationSource.LIVE, "key": key})
         return self._commit(live, action, raw_arguments)
 
     def apply_entry(self, entry: WorldEntry) -> Observation:
@@ -308,7 +312,7 @@ class Simulator:
             tool=tool,
             arguments=arguments,
             raw_arguments=raw_arguments,
-            observation=entry.observation,
+            observation=_in_text_order(entry),
             text=entry.text,
             parse_failed=entry.parse_failed,
             attempts=0,
@@ -316,6 +320,7 @@ class Simulator:
             state=state if self.explicit else None,
             check=check,
             source=ObservationSource.WORLD,
+            key=entry.key,
         )
         return self._commit(step, action, raw_arguments)
 
@@ -476,6 +481,22 @@ class Simulator:
         self._messages += self.layout.history(action, step.text or "{}")
         failed = step.observation if step.failed and isinstance(step.observation, dict) else None
         self._path.append(_path_step(step.arguments, step.tool, raw_arguments, failed))
+
+
+def _in_text_order(entry: WorldEntry) -> Any:
+    """An entry's observation with its members in the order its text has them.
+
+    A world stores values as canonical JSON (sorted keys); the text the agent is shown
+    keeps the simulator's order, and what reads the value by position (a fault that picks
+    a field) must see the order a live answer had.
+    """
+    if not isinstance(entry.observation, dict | list):
+        return entry.observation
+    try:
+        ordered = json.loads(entry.text)
+    except (ValueError, RecursionError):
+        return entry.observation
+    return ordered if ordered == entry.observation else entry.observation
 
 
 def _path_step(

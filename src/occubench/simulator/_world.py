@@ -15,7 +15,15 @@ from inspect_ai.model import Model
 
 from occubench.dataset import EnvConfig
 from occubench.errors import ErrorSource, InfrastructureError
-from occubench.worlds import EntrySource, World, WorldContext, WorldMode, env_digest, text_digest
+from occubench.worlds import (
+    EntrySource,
+    World,
+    WorldContext,
+    WorldMode,
+    env_digest,
+    shared_world,
+    text_digest,
+)
 
 if TYPE_CHECKING:
     from occubench.simulator._simulator import Simulator
@@ -92,3 +100,30 @@ class WorldUse:
     context_digest: str
     task: str
     """The task named when a replay meets a path the world does not hold."""
+
+
+def attach_world(
+    simulator: Simulator,
+    env: EnvConfig,
+    path: str,
+    mode: WorldMode,
+    *,
+    variant: int = 0,
+    task: str = "",
+) -> World:
+    """Bind the world at ``path`` (opened once per process) to a simulator; the world.
+
+    Args:
+        simulator: A simulator before its first step.
+        env: The env config it simulates.
+        path: The world (a folder, or a packed file for the replay modes).
+        mode: How the simulator uses it.
+        variant: The world's variant.
+        task: The task named when a replay meets an unrecorded path.
+
+    Raises:
+        UsageError: the world cannot be opened as ``mode`` needs.
+    """
+    world = shared_world(path, writable=mode is WorldMode.RECORD)
+    simulator.use_world(world, world_context(simulator, env, variant=variant), mode, task=task)
+    return world
