@@ -49,6 +49,7 @@ from occubench.play import (
 from occubench.roles import Role
 from occubench.scale import stop_signals
 from occubench.text import terminal_plain
+from occubench.worlds import WorldMode
 
 
 class Interface(str, Enum):
@@ -86,6 +87,9 @@ PLAY_SETTINGS = (
     "date",
     "cache",
     "protocol",
+    "world",
+    "world_mode",
+    "world_variant",
 )
 """The run settings a play session takes (the selection draws the task; a person plays it)."""
 
@@ -189,6 +193,10 @@ def play(
         if seat is Seat.SIMULATOR and ui is not Interface.TERMINAL:
             raise UsageError("--as simulator is played in the terminal (--ui terminal)")
         base = RunConfig.model_validate(settings)
+        if seat is Seat.SIMULATOR and base.world and base.world_mode is not WorldMode.RECORD:
+            raise UsageError(
+                "--as simulator records what you write: --world-mode record (the default)"
+            )
         base = base.model_copy(update={"dataset": str(base.dataset_dir().resolve())})
         chosen = pick_task(base, task_id, pick_seed)
         config = base.model_copy(
