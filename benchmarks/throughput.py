@@ -26,6 +26,11 @@ occubench's ratio to it (CPU per call, wall) is printed (``--no-floor`` skips it
     python benchmarks/throughput.py --tasks 100 --latency-ms 200
     python benchmarks/throughput.py --tasks 100 --latency-ms 0 --profile   # CPU per call
     python benchmarks/throughput.py --tasks 20 --cache-rerun               # cached re-run
+    python benchmarks/throughput.py --tasks 100 --latency-ms 200 --world   # world: 100% hits
+
+With ``--world``, after the plain run the same run records into a new world, then runs
+again replaying it (``--world-mode replay``: every observation from the world, no
+simulator request); the replay's wall time is compared with the plain run's.
 
 Options after ``--`` go to ``occubench run`` (e.g. ``-- --workers 1``). The machine
 should be otherwise idle: the load average is printed before and after.
@@ -468,6 +473,11 @@ def main() -> None:
         help="run with --cache, then the same run again into a new log folder",
     )
     parser.add_argument(
+        "--world",
+        action="store_true",
+        help="then record the run into a world and run it again replaying the world",
+    )
+    parser.add_argument(
         "--provider",
         default=PROVIDER,
         help=f"model provider: {PROVIDER} (default) or openai-api (Inspect's, via the SDK)",
@@ -511,6 +521,13 @@ def main() -> None:
             if opts.cache_rerun:
                 again = harness([*common, "--log-dir", str(work / "logs-2")], env, timeout)
                 report_rerun(stats, srv.stats(), again)
+            if opts.world:
+                world = ["--world", str(work / "world")]
+                harness([*common, *world, "--log-dir", str(work / "logs-w0")], env, timeout)
+                before = srv.stats()
+                replay = [*world, "--world-mode", "replay", "--log-dir", str(work / "logs-w1")]
+                replayed = harness([*common, *replay], env, timeout)
+                report_world(run, replayed, before, srv.stats())
             if opts.profile:  # a second run under py-spy: the CPU figure above stays clean
                 raw = work / "harness.txt"
                 harness([*common, "--log-dir", str(work / "logs-p")], env, timeout, raw)
@@ -612,6 +629,19 @@ def report_rerun(first: dict[str, Any], second: dict[str, Any], again: Run) -> N
     print(
         f"identical re-run with --cache into a new log folder: wall {again.wall:.1f} s; "
         "requests it made at the server: " + ", ".join(f"{r} {made[r]}" for r in ROLES)
+    )
+
+
+def report_world(plain: Run, replayed: Run, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The run replayed from a world (every observation a hit) next to the plain run."""
+    made = {
+        r: after["requests"].get(MODELS[r], 0) - before["requests"].get(MODELS[r], 0) for r in ROLES
+    }
+    print(
+        f"replayed from a world (100% hits): wall {replayed.wall:.1f} s vs {plain.wall:.1f} s "
+        f"without a world (ratio {replayed.wall / plain.wall:.2f}); harness CPU "
+        f"{replayed.cpu:.1f} s vs {plain.cpu:.1f} s; requests it made at the server: "
+        + ", ".join(f"{r} {made[r]}" for r in ROLES)
     )
 
 

@@ -1,6 +1,7 @@
 """Analysis: metrics, statistics, variance and MDDs, comparable groups, ablations, validity.
 
-Also the simulator's validity checks over a run and the prompt-cache share; rows come
+Also the simulator's validity checks over a run, the prompt-cache share and what worlds
+did (hit rates, shared paths); rows come
 from ``occubench.results``, prices from ``occubench.costs``.
 """
 
@@ -77,6 +78,13 @@ from occubench.analysis._variance import (
     variance_report,
     verdict_parts,
 )
+from occubench.analysis._worlds import (
+    WORLD_DIMENSIONS,
+    SharedPaths,
+    WorldUse,
+    shared_paths,
+    world_use,
+)
 
 __all__ = [
     "RunGroup",
@@ -144,6 +152,11 @@ __all__ = [
     "headline_mode",
     "wilson_interval",
     "bootstrap_interval",
+    "WORLD_DIMENSIONS",
+    "SharedPaths",
+    "WorldUse",
+    "shared_paths",
+    "world_use",
     "LEVELS",
     "MetricRow",
     "cohen_kappa",

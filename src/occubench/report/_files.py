@@ -62,6 +62,8 @@ CSV_TABLES = (
     "generations",
     "suspect_impact",
     "invalid_rates",
+    "world_use",
+    "shared_paths",
 )
 """Report fields written as one CSV file each."""
 REVIEW_CSV_TABLES: dict[str, tuple[str, type[BaseModel]]] = {

@@ -25,9 +25,11 @@ from occubench.analysis import (
     LeaderboardRow,
     PassK,
     Robustness,
+    SharedPaths,
     SimulatorAgreement,
     SuspectImpact,
     VarianceReport,
+    WorldUse,
     compare_models,
     costs,
     effort_rates,
@@ -44,9 +46,11 @@ from occubench.analysis import (
     pass_k,
     rates,
     robustness_scores,
+    shared_paths,
     simulator_agreement,
     suspect_impact,
     variance_report,
+    world_use,
 )
 from occubench.costs import PriceTable
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
@@ -101,6 +105,14 @@ class Report(BaseModel):
     )
     variance: VarianceReport | None = Field(
         default=None, description="Variance components and MDDs (report --variance)."
+    )
+    world_use: list[WorldUse] = Field(
+        default_factory=list,
+        description="Where observations came from per world: all, per run, agent and env.",
+    )
+    shared_paths: list[SharedPaths] = Field(
+        default_factory=list,
+        description="Per world with several agents: each agent's share of calls others made too.",
     )
 
     def label(self, agent: str, simulator: str) -> str:
@@ -174,4 +186,6 @@ def build_report(
         suspect_impact=suspect_impact(rows),
         invalid_rates=invalid_rates(rows),
         variance=noise,
+        world_use=world_use(rows),
+        shared_paths=shared_paths(rows),
     )

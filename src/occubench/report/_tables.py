@@ -421,6 +421,10 @@ def report_tables(
         tables += [suspect_table(report), invalid_rate_table(report)]
     if report.variance is not None:
         tables.append(variance_table(report))
+    if report.world_use:
+        tables.append(world_use_table(report))
+    if report.shared_paths:
+        tables.append(shared_paths_table(report))
     tables.append(cost_breakdown_table(report))
     return tables + review_tables(report)
 
@@ -480,6 +484,52 @@ def invalid_rate_table(report: Report) -> TextTable:
                 *(str(r.failures.get(k, 0)) for k in kinds),
             ]
         )
+    return table
+
+
+def world_use_table(report: Report) -> TextTable:
+    """Where observations came from, per world: all, then per run, agent and environment."""
+    table = TextTable(
+        title="Worlds: observations answered from the world (hit rate), by the simulator "
+        "(recorded) and live (replay-live)",
+        columns=[
+            "world",
+            "by",
+            "group",
+            "samples",
+            "observations",
+            "world",
+            "simulator",
+            "live",
+            "hit %",
+        ],
+    )
+    for r in report.world_use:
+        table.rows.append(
+            [
+                r.world,
+                r.dimension,
+                r.group,
+                str(r.samples),
+                str(r.observations),
+                str(r.world_hits),
+                str(r.simulator_calls),
+                str(r.live_calls),
+                pct(r.hit_rate),
+            ]
+        )
+    return table
+
+
+def shared_paths_table(report: Report) -> TextTable:
+    """Per world with several agents: how much of each agent's paths another agent took."""
+    table = TextTable(
+        title="Shared paths: an agent's calls whose path (every call before, then the call) "
+        "another agent also took in the same world",
+        columns=["world", "agent", "calls", "shared", "shared %"],
+    )
+    for r in report.shared_paths:
+        table.rows.append([r.world, r.agent, str(r.observations), str(r.shared), pct(r.share)])
     return table
 
 

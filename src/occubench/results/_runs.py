@@ -26,6 +26,7 @@ from occubench.grading import REGRADE_METADATA, SCORER_NAME, Grade, Regrade
 from occubench.results._row import SampleRow
 from occubench.results._store import cached_rows, eval_sample_documents, local_path
 from occubench.roles import Role
+from occubench.worlds import ObservationSource
 
 UNREAD_FIELDS = {"events", "messages", "attachments"}
 """Sample fields a row does not need: skipping them makes reading a log ~3x cheaper."""
@@ -151,6 +152,7 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
         "seed": config.seed,
         "simulator_seed": config.simulator_seed,
         "sim_fallback_model": _role_model(header, Role.SIMULATOR_FALLBACK),
+        "world": config.world,
     }
 
 
@@ -192,6 +194,7 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         sim_checked=episode["sim_checked"],
         simulator_suspect=episode["simulator_suspect"],
         sim_check_failures=_check_failures(episode["steps"]),
+        **_sources(episode["steps"]),
     )
 
 
@@ -255,3 +258,25 @@ def _check_failures(steps: list[dict[str, Any]]) -> dict[str, int]:
         for failure in (step.get("check") or {}).get("failures", []):
             counts[failure["kind"]] = counts.get(failure["kind"], 0) + 1
     return counts
+
+
+def _sources(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the observations came from (``SimStep.source``), and their world keys.
+
+    A step without a source is the simulator's (a log from before worlds), unless it
+    failed before reaching it.
+    """
+    counts = dict.fromkeys(ObservationSource, 0)
+    keys = []
+    for step in steps:
+        if step.get("failed"):
+            continue
+        counts[ObservationSource(step.get("source") or ObservationSource.SIMULATOR)] += 1
+        if step.get("key"):
+            keys.append(step["key"])
+    return {
+        "world_hits": counts[ObservationSource.WORLD],
+        "simulator_calls": counts[ObservationSource.SIMULATOR],
+        "live_calls": counts[ObservationSource.LIVE],
+        "world_keys": keys,
+    }
