@@ -14,6 +14,7 @@ from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
 from occubench.fidelity import compare_simulators as compare
 from occubench.fidelity import comparison_tables, gold_audit
+from occubench.play import HUMAN_PROVIDER
 from occubench.results import read_runs
 
 
@@ -33,7 +34,7 @@ def compare_simulators(
         typer.Option(
             help="A gold world: each simulator's agreement with it (`audit --gold`) is shown "
             "as the 'against gold' row (--dataset, --protocol, --state-mode, --date as the "
-            "gold was written)."
+            "gold was written; people, human/NAME, are not audited)."
         ),
     ] = None,
     **chosen: Any,
@@ -46,8 +47,8 @@ def compare_simulators(
         comparison = compare(read_runs(logs))
         if gold is not None:
             run = ResolvedRun.of(RunConfig.model_validate(chosen))
-            models = [resilient(get_model(name)) for name in comparison.simulators]
-            audited = gold_audit(gold, models, run)
+            machines = [s for s in comparison.simulators if not s.startswith(f"{HUMAN_PROVIDER}/")]
+            audited = gold_audit(gold, [resilient(get_model(name)) for name in machines], run)
             comparison.against_gold = {
                 g.simulator: g.agreement for g in audited.groups if g.env_name is None
             }
