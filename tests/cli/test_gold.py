@@ -181,7 +181,7 @@ def _args(world):
     ]
 
 
-def test_compare_simulators_shows_each_simulator_against_gold(gold, tmp_path):
+def test_compare_simulators_and_the_report_show_each_simulator_against_gold(gold, tmp_path):
     world, _ = gold
     for simulator in ("canned", "inconsistent"):
         command = [
@@ -209,3 +209,13 @@ def test_compare_simulators_shows_each_simulator_against_gold(gold, tmp_path):
     comparison = SimulatorComparison.model_validate_json(out.read_text())
     assert comparison.against_gold["occubench/canned"].mean == 1.0
     assert comparison.against_gold["occubench/inconsistent"].mean < 1.0
+
+    report = tmp_path / "report"
+    command = ["report", str(tmp_path / "canned"), str(tmp_path / "inconsistent")]
+    command += ["--gold", str(world), *SETTINGS, "--out", str(report), "--format", "json"]
+    result = runner.invoke(app, command, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "Simulators against gold" in result.output
+    written = json.loads(next(report.rglob("*.json")).read_text())
+    found = {g["simulator"]: g["mean"] for g in written["against_gold"]}
+    assert found["occubench/canned"] == 1.0 and found["occubench/inconsistent"] < 1.0
