@@ -195,3 +195,10 @@ def test_the_agent_runs_the_task_on_the_observations_the_person_writes(tmp_path)
     assert result.tool_calls == len(writer.turns) >= 3
     assert [len(t.history) for t in writer.turns] == list(range(len(writer.turns)))
     assert all('"methane_pct": 0.62' in e.observation for e in writer.turns[-1].history)
+
+
+def test_an_observation_typed_past_the_bound_is_read_to_its_end_and_refused():
+    chunk = '"' + "x" * 40_000 + '",'
+    person, out = desk('{"a": [\n' + f"{chunk}\n" * 3 + '"end"]}\n\n{"ok": 1}\n')
+    assert json.loads(anyio.run(person.write, turn())) == {"ok": 1}
+    assert "longer than 100000 characters" in out.getvalue()

@@ -265,17 +265,18 @@ class TerminalSimDesk(TerminalDesk):
 
         An empty line ends it too; what is typed past the bounds is read and dropped.
         """
-        lines, size = [first], len(first)
-        while observation_problems("\n".join(lines)) and not _complete("\n".join(lines)):
+        lines, size, over = [first], len(first), False
+        closes = first.rstrip().endswith(("}", "]"))  # only such a line can complete a value
+        while over or not closes or not _complete("\n".join(lines)):
             line = self.read(">")
             if not line.strip():
                 break
             size += len(line) + 1
-            if size <= MAX_OBSERVATION_CHARS and len(lines) < MAX_OBSERVATION_LINES:
+            over = over or size > MAX_OBSERVATION_CHARS or len(lines) >= MAX_OBSERVATION_LINES
+            if not over:
                 lines.append(line)
-            else:
-                lines = ["x" * (MAX_OBSERVATION_CHARS + 1)]
-        return "\n".join(lines)
+            closes = line.rstrip().endswith(("}", "]"))
+        return "x" * (MAX_OBSERVATION_CHARS + 1) if over else "\n".join(lines)
 
 
 def _complete(text: str) -> bool:
