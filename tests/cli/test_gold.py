@@ -154,9 +154,14 @@ def test_bad_gold_input_is_one_line_and_exit_2(gold, tmp_path):
     for options, message in [
         (["--world-mode", "replay"], "--world-mode record"),
         (["--simulator-model", "occubench/canned"], "leave out --simulator-model"),
+        (["--ui", "browser"], "played in the terminal"),
+        (["--draft-model", "no-such/model"], "no-such/model"),  # the preflight tries the draft
     ]:
         result = runner.invoke(app, [*_args(world), *options], input="")
         assert result.exit_code == 2 and message in result.output, result.output
+    agent = ["play", "--name", "gail", "--as", "agent", "--simulator-model", "occubench/canned"]
+    result = runner.invoke(app, [*agent, *_args(world)[9:], "--draft-model", "x/y"])
+    assert result.exit_code == 2 and "only with --as simulator" in result.output, result.output
     assert again.exit_code == 0 and "Verdict: PASSED" in again.output, again.output
     assert "[observation" not in again.output
     assert fresh.exit_code == 3 and "ERROR" in fresh.output, fresh.output

@@ -211,13 +211,12 @@ def play(
             agent_model=agent_model,
         )
         info = setup.info()
-    machines = {Role.SIMULATOR: simulator_model} if seat is Seat.AGENT else {}
+    machine = simulator_model if seat is Seat.AGENT else draft_model  # the draft stands in
     if preflight:
         check_models(
             {
-                **machines,
+                **({Role.SIMULATOR: machine} if machine else {}),
                 **({Role.VERIFIER: verifier_model} if verifier_model else {}),
-                **({Role.SIMULATOR_FALLBACK: draft_model} if draft_model else {}),
             }
         )
     with stop_signals() as stop:
