@@ -56,7 +56,13 @@ from occubench.analysis._sim_validity import (
     invalid_rates,
     suspect_impact,
 )
-from occubench.analysis._stats import BASELINE_MODE, cohen_kappa, robustness, wilson_interval
+from occubench.analysis._stats import (
+    BASELINE_MODE,
+    bootstrap_interval,
+    cohen_kappa,
+    robustness,
+    wilson_interval,
+)
 from occubench.analysis._variance import (
     LEVELS,
     Component,
@@ -145,6 +151,7 @@ __all__ = [
     "fault_settings",
     "headline_mode",
     "wilson_interval",
+    "bootstrap_interval",
     "WORLD_DIMENSIONS",
     "SharedPaths",
     "WorldUse",

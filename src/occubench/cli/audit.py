@@ -13,7 +13,7 @@ from inspect_ai.model import get_model
 from occubench.calls import resilient
 from occubench.cli._common import console, dataset_dir, from_options, user_errors
 from occubench.cli._settings import with_settings
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import load_dataset
 from occubench.defaults import (
     DEFAULT_AUDIT_CONCURRENCY,
@@ -22,7 +22,16 @@ from occubench.defaults import (
     DEFAULT_DATE,
     DEFAULT_SEED,
 )
-from occubench.fidelity import NO_VERIFIER, AuditWorld, audit_tables, run_audit
+from occubench.errors import UsageError
+from occubench.fidelity import (
+    NO_VERIFIER,
+    AuditWorld,
+    GoldReport,
+    audit_tables,
+    gold_audit,
+    gold_table,
+    run_audit,
+)
 
 
 def audit_world(chosen: dict[str, Any]) -> AuditWorld | None:
@@ -47,7 +56,10 @@ def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str
     return f"logs/occubench-audit-{hashlib.sha256(what.encode()).hexdigest()[:10]}"
 
 
-@with_settings(RunConfig, only=("dataset", "world", "world_mode", "world_variant"))
+@with_settings(
+    RunConfig,
+    only=("dataset", "protocol", "state_mode", "world", "world_mode", "world_variant"),
+)
 def audit(
     simulator_model: Annotated[
         list[str],
@@ -68,6 +80,14 @@ def audit(
     max_concurrency: Annotated[
         int, typer.Option(help="Probe trajectories and verifier calls at once.")
     ] = DEFAULT_AUDIT_CONCURRENCY,
+    gold: Annotated[
+        Path | None,
+        typer.Option(
+            help="A gold world (answers people wrote, `play --as simulator`): replay each of "
+            "its paths and score each simulator's answers against the person's instead of "
+            "probing (--dataset, --protocol, --state-mode and --date as it was written)."
+        ),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Write the full audit (JSON) to this file.")
     ] = None,
@@ -87,6 +107,14 @@ def audit(
         models = [resilient(get_model(name)) for name in simulator_model]
         judge = resilient(get_model(verifier_model)) if verifier_model else None
         world = audit_world(chosen)
+    if gold is not None:
+        with user_errors():
+            if world is not None:
+                raise UsageError("--gold replays the gold world itself: leave out --world")
+            run = ResolvedRun.of(from_options(RunConfig, {**chosen, "date": date}))
+            found = gold_audit(gold, models, run, verifier=judge, concurrency=max_concurrency)
+        _print_gold(found, out)
+        return
     settings: dict[str, Any] = dict(
         rule_checks=sample_rule_checks, date=date, seed=seed, max_plans=plans_per_env
     )
@@ -125,6 +153,29 @@ def audit(
                 highlight=False,
                 markup=False,
             )
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(report.model_dump_json(indent=2))
+        console.print(f"Full audit: {out}", highlight=False)
+
+
+def _print_gold(report: GoldReport, out: Path | None) -> None:
+    """The tables of an audit against gold, its notes, and the JSON report if asked."""
+    console.print(gold_table(report))
+    console.print(gold_table(report, by_env=True))
+    console.print(
+        f"Gold world {report.world} (digest {report.world_digest[:16]}...). Against gold = "
+        "mean over entries of their parts' mean. Parts: JSON object; keys (key-path Jaccard); "
+        "complete (the gold's values present); grounded (no value the gold lacks); ids and "
+        "numbers (exact), text (normalised); consistent (online checks against the initial "
+        "state and the path); realism (the verifier's verdict).",
+        highlight=False,
+        markup=False,
+    )
+    if report.verifier_model is None:
+        console.print(f"Realism {NO_VERIFIER}.", highlight=False)
+    for line in [*report.notes, *report.errors[:5]]:
+        console.print(f"note: {line}", highlight=False, markup=False)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(report.model_dump_json(indent=2))

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from inspect_ai.model import get_model
 
 from occubench.analysis import DIMENSIONS, comparable_groups
-from occubench.cli._common import console, user_errors
+from occubench.calls import resilient
+from occubench.cli._common import console, from_options, user_errors
+from occubench.cli._settings import with_settings
+from occubench.config import ResolvedRun, RunConfig
 from occubench.costs import load_prices
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.fidelity import gold_audit
+from occubench.play import HUMAN_PROVIDER
 from occubench.published import PublishedTable, load_published, published_lines, side_by_side
 from occubench.report import (
+    GoldAgreement,
     Report,
     ReportFormat,
     build_report,
@@ -35,6 +42,7 @@ def _reviews(path: Path) -> list[Review]:
     return read_reviews(path) if is_database(path) else load_reviews(path)
 
 
+@with_settings(RunConfig, only=("dataset", "protocol", "state_mode", "date"))
 def report(
     logs: Annotated[list[str], typer.Argument(help="Inspect log files or folders (recursive).")],
     formats: Annotated[
@@ -94,6 +102,15 @@ def report(
             "in its format.",
         ),
     ] = None,
+    gold: Annotated[
+        Path | None,
+        typer.Option(
+            help="A gold world: each simulator's agreement with it (`audit --gold`) as a table "
+            "of the report (--dataset, --protocol, --state-mode, --date as the gold was "
+            "written; people, human/NAME, are not audited)."
+        ),
+    ] = None,
+    **chosen: Any,
 ) -> None:
     """Report completion rates, robustness R, comparisons and cost of runs, with 95% CIs.
 
@@ -122,6 +139,13 @@ def report(
             )
             for g in groups
         ]
+        if gold is not None:
+            agreements = _against_gold(
+                gold, chosen, sorted({r.simulator_model or "" for r in rows})
+            )
+            for result in results:
+                mine = set(result.simulators)
+                result.against_gold = [a for a in agreements if a.simulator in mine]
     if len(groups) > 1:
         console.print(
             f"{len(groups)} groups of runs that are not compared with each other (they ran "
@@ -183,3 +207,30 @@ def left_out(result: Report) -> list[str]:
             where = f" at {rob.setting}" if rob.setting else ""
             lines.append(f"R of {rob.agent} @ {rob.simulator}{where}: {rob.r_note}")
     return lines
+
+
+def _against_gold(
+    world: Path, chosen: dict[str, Any], simulators: list[str]
+) -> list[GoldAgreement]:
+    """Each simulator's agreement with the gold world (people are not audited).
+
+    Raises:
+        UsageError: not a world, or no entry of a person that the dataset given matches.
+    """
+    machines = [s for s in simulators if s and not s.startswith(f"{HUMAN_PROVIDER}/")]
+    if not machines:
+        return []
+    run = ResolvedRun.of(from_options(RunConfig, chosen))
+    audited = gold_audit(world, [resilient(get_model(name)) for name in machines], run)
+    return [
+        GoldAgreement(
+            simulator=g.simulator,
+            world=str(world),
+            entries=g.entries,
+            mean=g.agreement.mean,
+            low=g.agreement.low,
+            high=g.agreement.high,
+        )
+        for g in audited.groups
+        if g.env_name is None
+    ]

@@ -3,7 +3,7 @@
 from occubench.report._contrast import contrast_ratio, heat, text_colour
 from occubench.report._files import ReportFormat, write_report
 from occubench.report._html import content_security_policy, render_html
-from occubench.report._report import Report, build_report
+from occubench.report._report import GoldAgreement, Report, build_report
 from occubench.report._summary import (
     comparison_table,
     cost_table,
@@ -23,6 +23,7 @@ from occubench.report._tables import (
 )
 
 __all__ = [
+    "GoldAgreement",
     "contrast_ratio",
     "heat",
     "text_colour",

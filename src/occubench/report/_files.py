@@ -62,6 +62,7 @@ CSV_TABLES = (
     "generations",
     "suspect_impact",
     "invalid_rates",
+    "against_gold",
     "world_use",
     "shared_paths",
 )

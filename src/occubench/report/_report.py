@@ -58,6 +58,17 @@ from occubench.results import SampleRow
 from occubench.review import Review, ReviewReport, review_report
 
 
+class GoldAgreement(BaseModel):
+    """A simulator's agreement with a gold world (``occubench audit --gold``; ``report --gold``)."""
+
+    simulator: str = Field(description="Simulator model.")
+    world: str = Field(description="The gold world.")
+    entries: int = Field(description="Gold entries the simulator answered.")
+    mean: float | None = Field(description="Mean over entries of their parts' mean (1: agrees).")
+    low: float | None = Field(default=None, description="Bootstrap 95% interval, low end.")
+    high: float | None = Field(default=None, description="Bootstrap 95% interval, high end.")
+
+
 class Report(BaseModel):
     """All metrics of a set of runs (what ``occubench report`` shows and writes).
 
@@ -105,6 +116,10 @@ class Report(BaseModel):
     )
     variance: VarianceReport | None = Field(
         default=None, description="Variance components and MDDs (report --variance)."
+    )
+    against_gold: list[GoldAgreement] = Field(
+        default_factory=list,
+        description="Each simulator's agreement with a gold world (report --gold), if given.",
     )
     world_use: list[WorldUse] = Field(
         default_factory=list,

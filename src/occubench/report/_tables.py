@@ -421,6 +421,8 @@ def report_tables(
         tables += [suspect_table(report), invalid_rate_table(report)]
     if report.variance is not None:
         tables.append(variance_table(report))
+    if report.against_gold:
+        tables.append(gold_agreement_table(report))
     if report.world_use:
         tables.append(world_use_table(report))
     if report.shared_paths:
@@ -482,6 +484,27 @@ def invalid_rate_table(report: Report) -> TextTable:
                 pct(r.rate),
                 interval(r.low, r.high),
                 *(str(r.failures.get(k, 0)) for k in kinds),
+            ]
+        )
+    return table
+
+
+def gold_agreement_table(report: Report) -> TextTable:
+    """Each simulator's agreement with a gold world, with its bootstrap 95% interval."""
+    table = TextTable(
+        title="Simulators against gold: agreement with the answers people wrote (1 = agrees; "
+        "bootstrap 95% CI; parts in occubench audit --gold)",
+        columns=["simulator", "gold world", "entries", "against gold", "95% CI"],
+    )
+    for g in report.against_gold:
+        known = g.low is not None and g.high is not None
+        table.rows.append(
+            [
+                g.simulator,
+                g.world,
+                str(g.entries),
+                "-" if g.mean is None else f"{g.mean:.2f}",
+                f"[{g.low:.2f}, {g.high:.2f}]" if known else "-",
             ]
         )
     return table
