@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from inspect_ai.model import get_model
 
-from occubench.calls import resilient
 from occubench.cli._common import console, dataset_dir, user_errors
 from occubench.cli._settings import with_settings
 from occubench.config import RunConfig
@@ -22,7 +20,6 @@ from occubench.defaults import (
     DEFAULT_DATE,
     DEFAULT_SEED,
 )
-from occubench.fidelity import NO_VERIFIER, audit_tables, run_audit
 
 
 def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str, Any]) -> str:
@@ -66,6 +63,11 @@ def audit(
     Parts: fabrication, omission, determinism, schema conformity, unknown-id handling
     and, with a verifier, rule invention.
     """
+    from inspect_ai.model import get_model
+
+    from occubench.calls import resilient
+    from occubench.fidelity import NO_VERIFIER, audit_tables, run_audit
+
     with user_errors():
         data = load_dataset(dataset_dir(chosen["dataset"]))
         models = [resilient(get_model(name)) for name in simulator_model]

@@ -8,9 +8,6 @@ from typing import Annotated
 import typer
 
 from occubench.cli._common import console, user_errors
-from occubench.fidelity import compare_simulators as compare
-from occubench.fidelity import comparison_tables
-from occubench.results import read_runs
 
 
 def compare_simulators(
@@ -28,6 +25,10 @@ def compare_simulators(
 
     Runs are grouped by env mode, simulator model and agent model.
     """
+    from occubench.fidelity import compare_simulators as compare
+    from occubench.fidelity import comparison_tables
+    from occubench.results import read_runs
+
     with user_errors():
         comparison = compare(read_runs(logs))
     for table in comparison_tables(comparison):

@@ -14,7 +14,7 @@ import secrets
 from contextlib import ExitStack
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -32,19 +32,11 @@ from occubench.defaults import (
     DEFAULT_PLAY_LOG_ROOT,
 )
 from occubench.errors import ExitCode
-from occubench.play import (
-    HandOff,
-    PlayResult,
-    PlaySetup,
-    TerminalDesk,
-    create_play_app,
-    pick_task,
-    run_play,
-    served,
-)
 from occubench.roles import Role
-from occubench.scale import stop_signals
 from occubench.text import terminal_plain
+
+if TYPE_CHECKING:
+    from occubench.play import PlayResult, PlaySetup
 
 
 class Interface(str, Enum):
@@ -155,6 +147,9 @@ def play(
     sample whose agent is human/NAME. Exit codes: 0 graded, 2 bad input, 3 the session
     ended in an infrastructure error, 130 interrupted.
     """
+    from occubench.play import PlaySetup, TerminalDesk, pick_task, run_play
+    from occubench.scale import stop_signals
+
     with user_errors():
         base = RunConfig.model_validate(settings)
         base = base.model_copy(update={"dataset": str(base.dataset_dir().resolve())})
@@ -203,6 +198,8 @@ def _in_browser(
     setup: PlaySetup, hosts: list[str], host: str, port: int, url_file: Path | None
 ) -> PlayResult:
     """Serve the session's page, run the session, show the verdict until the page closes it."""
+    from occubench.play import HandOff, create_play_app, run_play, served
+
     warn_if_exposed(host, "other machines can reach the page; they still need the link's key.")
     desk = HandOff()
     key = secrets.token_urlsafe(24)
