@@ -31,7 +31,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rich.markup import escape
 
-
 _ESCAPES = re.compile(
     r"""
     \x1b\[[0-?]*[ -/]*[@-~]                 # CSI: ESC [ params intermediates final
