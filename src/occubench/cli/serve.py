@@ -29,11 +29,8 @@ from occubench.cli._settings import with_settings
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
 from occubench.defaults import DEFAULT_SERVE_PORT
 from occubench.errors import ExitCode, UsageError
-from occubench.report import summary_tables
-from occubench.results import read_runs
 from occubench.roles import Role
-from occubench.scale import absolute_location, run_eval
-from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, serve_token
+from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted
 
 SERVE_TASK = "occubench/serve"
 """Registry name of the serving task (``occubench.task.serve``)."""
@@ -107,6 +104,11 @@ def serve(
     'Authorization: Bearer TOKEN': set TOKEN in $OCCUBENCH_SERVE_TOKEN, or use the one
     printed at start.
     """
+    from occubench.report import summary_tables
+    from occubench.results import read_runs
+    from occubench.scale import absolute_location, run_eval
+    from occubench.serving import serve_token
+
     with user_errors():
         if transport is Transport.HTTP:
             serve_token()  # a bad one is refused before anything starts
