@@ -13,10 +13,13 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import version
+from typing import TYPE_CHECKING
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
+
+if TYPE_CHECKING:  # typer's own click (typer 0.26+), which its groups are typed with
+    from typer._click import Command, Context, HelpFormatter
 
 
 def _bundle_limits() -> str:
@@ -155,7 +158,7 @@ COMMANDS: dict[str, LazyCommand] = {
 """Every command, in the order ``occubench --help`` lists them."""
 
 
-def load_command(name: str) -> click.Command:
+def load_command(name: str) -> Command:
     """Import a command's module and build the command as typer would have on the root.
 
     Raises:
@@ -175,11 +178,11 @@ def load_command(name: str) -> click.Command:
 class LazyCommands(TyperGroup):
     """The root group: ``COMMANDS`` listed from their declarations, loaded when looked up."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Context) -> list[str]:
         """Every command's name, without importing any."""
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         """The command ``cmd_name``, its module imported now (None: no such command)."""
         if cmd_name not in COMMANDS:
             return None
@@ -187,11 +190,11 @@ class LazyCommands(TyperGroup):
             self.commands[cmd_name] = load_command(cmd_name)
         return self.commands[cmd_name]
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         """The list of commands with their summaries, shortened as click shortens help."""
         limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
         rows = [
-            (name, click.Command(name, help=spec.summary).get_short_help_str(limit))
+            (name, TyperCommand(name, help=spec.summary).get_short_help_str(limit))
             for name, spec in COMMANDS.items()
         ]
         with formatter.section("Commands"):

@@ -3,34 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from occubench.analysis import DIMENSIONS, comparable_groups
+from occubench.analysis import DIMENSIONS
 from occubench.cli._common import console, user_errors
-from occubench.costs import load_prices
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
-from occubench.published import PublishedTable, load_published, published_lines, side_by_side
-from occubench.report import (
-    Report,
-    ReportFormat,
-    build_report,
-    markdown_table,
-    report_tables,
-    rich_table,
-    write_report,
-)
-from occubench.results import read_runs
-from occubench.review import Review, load_reviews
+from occubench.report import ReportFormat
 from occubench.text import markdown_cell, terminal_text
+
+if TYPE_CHECKING:
+    from occubench.published import PublishedTable
+    from occubench.report import Report
+    from occubench.review import Review
 
 BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
 
 
 def _reviews(path: Path) -> list[Review]:
     """Reviews from a review database or an export (JSON or CSV)."""
-    from occubench.review import is_database, read_reviews
+    from occubench.review import is_database, load_reviews, read_reviews
 
     return read_reviews(path) if is_database(path) else load_reviews(path)
 
@@ -104,6 +97,12 @@ def report(
     graded by different verifiers (a regraded log apart from its source) are reported
     apart, never ranked together; R needs E0-E3 on the same tasks.
     """
+    from occubench.analysis import comparable_groups
+    from occubench.costs import load_prices
+    from occubench.published import load_published, published_lines, side_by_side
+    from occubench.report import build_report, report_tables, rich_table, write_report
+    from occubench.results import read_runs
+
     by = by or ["industry", "difficulty"]
     with user_errors():
         unknown = [d for d in by if d not in DIMENSIONS]
@@ -162,6 +161,9 @@ def report(
 
 def write_published(result: Report, stated: PublishedTable, folder: Path) -> Path:
     """``published.md``: the measured and published rows side by side, and why apart."""
+    from occubench.published import published_lines, side_by_side
+    from occubench.report import markdown_table
+
     path = folder / "published.md"
     lines = "\n".join(f"> {markdown_cell(line)}" for line in published_lines(stated))
     path.write_text(markdown_table(side_by_side(result, stated)) + "\n" + lines + "\n")
