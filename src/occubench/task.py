@@ -33,7 +33,7 @@ from occubench.errors import UsageError
 from occubench.fidelity import AuditWorld, audit_task
 from occubench.grading import needs_state, occubench_scorer
 from occubench.protocols import MessageStyle
-from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, agent_program, mcp_session
+from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted
 from occubench.simulator import StateMode
 from occubench.worlds import WORLD_METADATA, WorldMode
 
@@ -81,6 +81,8 @@ def agent_solver(run: ResolvedRun) -> Solver:
     sample it cannot pay for does not start.
     """
     if run.config.agent_command:
+        from occubench.serving import agent_program  # MCP and the SDK's types: only here
+
         agent = agent_program(run)
     elif run.config.agent:
         agent = inspect_agent(run)
@@ -253,6 +255,8 @@ def serve(
     or the one printed at start) and address one of the loopback names, ``host`` or
     ``allowed_hosts``.
     """
+    from occubench.serving import mcp_session  # the MCP server: only for this task
+
     run = ResolvedRun.of(run_config("serve", config))
     served = benchmark_task(
         run,

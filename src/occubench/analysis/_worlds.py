@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 
 from pydantic import Field
 
-from occubench.analysis._metrics import ALL, MetricRow, agent_name, group
+from occubench.analysis._dimensions import ALL
+from occubench.analysis._metrics import MetricRow, agent_name, group
 from occubench.results import SampleRow
 
 WORLD_DIMENSIONS: dict[str, Callable[[SampleRow], str]] = {

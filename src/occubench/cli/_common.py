@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
@@ -25,10 +25,12 @@ from rich.table import Column, Table
 from occubench.dataset import DatasetError, resolve_dataset_dir
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import ExitCode
-from occubench.results import SampleRow
 from occubench.roles import Role
-from occubench.scale import Interruption, LogFolderError, preflight
 from occubench.text import terminal_text
+
+if TYPE_CHECKING:
+    from occubench.results import SampleRow
+    from occubench.scale import Interruption
 
 
 def folded(renderable: Any, console: Console | None = None) -> Any:
@@ -112,7 +114,12 @@ def user_errors() -> Iterator[None]:
     except (ValueError, FileNotFoundError) as e:
         err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
         exit_with(ExitCode.BAD_INPUT)
-    except LogFolderError as e:  # not bad input: the folder is busy, read-only or full
+    except RuntimeError as e:
+        from occubench.scale import LogFolderError  # loaded already by whatever raised it
+
+        if not isinstance(e, LogFolderError):
+            raise
+        # not bad input: the folder is busy, read-only or full
         err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
         exit_with(ExitCode.INCOMPLETE)
 
@@ -185,6 +192,8 @@ def check_models(models: Mapping[Role, str] | Iterable[tuple[Role, str]]) -> Non
 
     Nothing has started when it fails: no log folder, no sample.
     """
+    from occubench.scale import preflight  # the model providers: when models are checked
+
     failures = preflight(models)
     for failure in failures:
         err_console.print(

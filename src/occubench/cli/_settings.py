@@ -35,6 +35,20 @@ from occubench.config import aliases, cli_of, default_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+EXECUTORS = ("local", "ray")
+"""The values of ``occubench.scale.Executor``, for ``--executor`` (the runner loads when used)."""
+
+
+def executor_named(value: str) -> str:
+    """``--executor``'s value as one of ``EXECUTORS`` (any case), as a setting's choice is read.
+
+    Raises:
+        ValueError: not one of them.
+    """
+    if value.lower() not in EXECUTORS:
+        raise ValueError(f"executor: {value!r} is not one of {', '.join(EXECUTORS)}")
+    return value.lower()
+
 
 def _dashed(name: str) -> str:
     return "--" + name.replace("_", "-")

@@ -5,12 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from inspect_ai.model import get_model
 
-from occubench.calls import resilient
 from occubench.cli._common import console, dataset_dir, from_options, user_errors
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
@@ -23,15 +21,9 @@ from occubench.defaults import (
     DEFAULT_SEED,
 )
 from occubench.errors import UsageError
-from occubench.fidelity import (
-    NO_VERIFIER,
-    AuditWorld,
-    GoldReport,
-    audit_tables,
-    gold_audit,
-    gold_table,
-    run_audit,
-)
+
+if TYPE_CHECKING:
+    from occubench.fidelity import AuditWorld, GoldReport
 
 
 def audit_world(chosen: dict[str, Any]) -> AuditWorld | None:
@@ -40,6 +32,8 @@ def audit_world(chosen: dict[str, Any]) -> AuditWorld | None:
     Raises:
         UsageError: a mode or variant that is not one.
     """
+    from occubench.fidelity import AuditWorld
+
     config = from_options(RunConfig, chosen)
     if config.world is None:
         return None
@@ -102,6 +96,11 @@ def audit(
     Parts: fabrication, omission, determinism, schema conformity, unknown-id handling
     and, with a verifier, rule invention.
     """
+    from inspect_ai.model import get_model
+
+    from occubench.calls import resilient
+    from occubench.fidelity import NO_VERIFIER, audit_tables, gold_audit, run_audit
+
     with user_errors():
         data = load_dataset(dataset_dir(chosen["dataset"]))
         models = [resilient(get_model(name)) for name in simulator_model]
@@ -161,6 +160,8 @@ def audit(
 
 def _print_gold(report: GoldReport, out: Path | None) -> None:
     """The tables of an audit against gold, its notes, and the JSON report if asked."""
+    from occubench.fidelity import NO_VERIFIER, gold_table
+
     console.print(gold_table(report))
     console.print(gold_table(report, by_env=True))
     console.print(

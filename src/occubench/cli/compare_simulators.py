@@ -6,16 +6,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from inspect_ai.model import get_model
 
-from occubench.calls import resilient
 from occubench.cli._common import console, user_errors
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
-from occubench.fidelity import compare_simulators as compare
-from occubench.fidelity import comparison_tables, gold_audit
-from occubench.play import HUMAN_PROVIDER
-from occubench.results import read_runs
 
 
 @with_settings(RunConfig, only=("dataset", "protocol", "state_mode", "date"))
@@ -43,6 +37,14 @@ def compare_simulators(
 
     Runs are grouped by env mode, simulator model and agent model.
     """
+    from inspect_ai.model import get_model
+
+    from occubench.calls import resilient
+    from occubench.fidelity import compare_simulators as compare
+    from occubench.fidelity import comparison_tables, gold_audit
+    from occubench.play import HUMAN_PROVIDER
+    from occubench.results import read_runs
+
     with user_errors():
         comparison = compare(read_runs(logs))
         if gold is not None:

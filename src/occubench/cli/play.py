@@ -14,10 +14,9 @@ import secrets
 from contextlib import ExitStack
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from inspect_ai.model import get_model
 
 from occubench.cli._common import (
     check_models,
@@ -33,23 +32,12 @@ from occubench.defaults import (
     DEFAULT_PLAY_LOG_ROOT,
 )
 from occubench.errors import ExitCode, UsageError
-from occubench.play import (
-    HUMAN_PROVIDER,
-    HandOff,
-    PlayResult,
-    PlaySetup,
-    TerminalDesk,
-    TerminalSimDesk,
-    create_play_app,
-    pick_task,
-    run_play,
-    run_simulate,
-    served,
-)
 from occubench.roles import Role
-from occubench.scale import stop_signals
 from occubench.text import terminal_plain
 from occubench.worlds import WorldMode
+
+if TYPE_CHECKING:
+    from occubench.play import PlayResult, PlaySetup
 
 
 class Interface(str, Enum):
@@ -186,6 +174,18 @@ def play(
     sample whose agent is human/NAME. Exit codes: 0 graded, 2 bad input, 3 the session
     ended in an infrastructure error, 130 interrupted.
     """
+    from inspect_ai.model import get_model
+
+    from occubench.play import (
+        PlaySetup,
+        TerminalDesk,
+        TerminalSimDesk,
+        pick_task,
+        run_play,
+        run_simulate,
+    )
+    from occubench.scale import stop_signals
+
     with user_errors():
         simulator_model, agent_model = _seated(seat, name, simulator_model, agent_model)
         if draft_model is not None and seat is not Seat.SIMULATOR:
@@ -248,6 +248,8 @@ def _seated(
     Raises:
         UsageError: a model missing for the seat, or one given for the person's own seat.
     """
+    from occubench.play import HUMAN_PROVIDER
+
     if seat is Seat.AGENT:
         if simulator is None:
             raise UsageError("--simulator-model is required (the person makes the moves)")
@@ -270,6 +272,8 @@ def _in_browser(
     setup: PlaySetup, hosts: list[str], host: str, port: int, url_file: Path | None
 ) -> PlayResult:
     """Serve the session's page, run the session, show the verdict until the page closes it."""
+    from occubench.play import HandOff, create_play_app, run_play, served
+
     warn_if_exposed(host, "other machines can reach the page; they still need the link's key.")
     desk = HandOff()
     key = secrets.token_urlsafe(24)

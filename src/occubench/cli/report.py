@@ -3,41 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from inspect_ai.model import get_model
 
-from occubench.analysis import DIMENSIONS, comparable_groups
-from occubench.calls import resilient
+from occubench.analysis import DIMENSIONS
 from occubench.cli._common import console, from_options, user_errors
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
-from occubench.costs import load_prices
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
-from occubench.fidelity import gold_audit
-from occubench.play import HUMAN_PROVIDER
-from occubench.published import PublishedTable, load_published, published_lines, side_by_side
-from occubench.report import (
-    GoldAgreement,
-    Report,
-    ReportFormat,
-    build_report,
-    markdown_table,
-    report_tables,
-    rich_table,
-    write_report,
-)
-from occubench.results import read_runs
-from occubench.review import Review, load_reviews
+from occubench.report import ReportFormat
 from occubench.text import markdown_cell, terminal_text
+
+if TYPE_CHECKING:
+    from occubench.published import PublishedTable
+    from occubench.report import GoldAgreement, Report
+    from occubench.review import Review
 
 BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
 
 
 def _reviews(path: Path) -> list[Review]:
     """Reviews from a review database or an export (JSON or CSV)."""
-    from occubench.review import is_database, read_reviews
+    from occubench.review import is_database, load_reviews, read_reviews
 
     return read_reviews(path) if is_database(path) else load_reviews(path)
 
@@ -121,6 +109,12 @@ def report(
     graded by different verifiers (a regraded log apart from its source) are reported
     apart, never ranked together; R needs E0-E3 on the same tasks.
     """
+    from occubench.analysis import comparable_groups
+    from occubench.costs import load_prices
+    from occubench.published import load_published, published_lines, side_by_side
+    from occubench.report import build_report, report_tables, rich_table, write_report
+    from occubench.results import read_runs
+
     by = by or ["industry", "difficulty"]
     with user_errors():
         unknown = [d for d in by if d not in DIMENSIONS]
@@ -186,6 +180,9 @@ def report(
 
 def write_published(result: Report, stated: PublishedTable, folder: Path) -> Path:
     """``published.md``: the measured and published rows side by side, and why apart."""
+    from occubench.published import published_lines, side_by_side
+    from occubench.report import markdown_table
+
     path = folder / "published.md"
     lines = "\n".join(f"> {markdown_cell(line)}" for line in published_lines(stated))
     path.write_text(markdown_table(side_by_side(result, stated)) + "\n" + lines + "\n")
@@ -217,6 +214,13 @@ def _against_gold(
     Raises:
         UsageError: not a world, or no entry of a person that the dataset given matches.
     """
+    from inspect_ai.model import get_model
+
+    from occubench.calls import resilient
+    from occubench.fidelity import gold_audit
+    from occubench.play import HUMAN_PROVIDER
+    from occubench.report import GoldAgreement
+
     machines = [s for s in simulators if s and not s.startswith(f"{HUMAN_PROVIDER}/")]
     if not machines:
         return []

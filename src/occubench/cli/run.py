@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from occubench.agent import open_run_world
 from occubench.cli._common import (
     check_models,
     console,
@@ -27,7 +26,7 @@ from occubench.cli._common import (
     terminal_rows,
     user_errors,
 )
-from occubench.cli._settings import with_settings
+from occubench.cli._settings import EXECUTORS, executor_named, with_settings
 from occubench.config import (
     NO_AGENT_MODEL,
     EvalOptions,
@@ -37,32 +36,14 @@ from occubench.config import (
     protocol_points,
     role_values,
 )
-from occubench.costs import PriceTable, Spend, combined, estimate_run, load_prices
 from occubench.defaults import DEFAULT_LOG_ROOT, DEFAULT_SHARD_MIN_SAMPLES
 from occubench.errors import ErrorSource, ExitCode, UsageError
-from occubench.report import estimate_table, summary_tables
 from occubench.roles import Role
-from occubench.scale import (
-    Executor,
-    Interruption,
-    RunSpec,
-    ShardResult,
-    absolute_location,
-    check_executor,
-    execute,
-    hold_log_folder,
-    merged_rows,
-    missing_root,
-    plan_shards,
-    read_shard_counts,
-    remove_unstarted,
-    run_shard,
-    selected_task_ids,
-    shard_count,
-    stop_signals,
-    whole_run,
-)
 from occubench.text import terminal_text
+
+if TYPE_CHECKING:
+    from occubench.costs import PriceTable, Spend
+    from occubench.scale import Interruption, RunSpec, ShardResult
 
 
 def run_log_dir(spec: RunSpec, shards: int, root: str | None) -> str:
@@ -210,9 +191,9 @@ def run(
         f"{DEFAULT_SHARD_MIN_SAMPLES} samples, else the machine's cores; at most one per "
         "task; 1 = one in-process eval).",
     ),
-    executor: Executor = typer.Option(  # noqa: B008 - an enum default is immutable
-        Executor.LOCAL,
-        case_sensitive=False,
+    executor: str = typer.Option(
+        "local",
+        metavar="<" + "|".join(EXECUTORS) + ">",
         help="Where shards run: local processes, or Ray tasks (ray extra).",
     ),
     ray_address: str | None = typer.Option(
@@ -231,6 +212,8 @@ def run(
     given: dict[str, Any] = dict(locals())
     given.update(given.pop("settings"))  # every option by name: the command's and the settings'
     command = invoked_command(ctx, given)
+    from occubench.scale import stop_signals  # the runner, with Inspect: now the run starts
+
     with stop_signals() as stop:
         try:
             _run(given, stop, command)
@@ -240,13 +223,32 @@ def run(
 
 def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
     """The body of ``run`` (inside ``stop_signals``)."""
+    from occubench.costs import estimate_run, load_prices
+    from occubench.report import estimate_table
+    from occubench.scale import (
+        Executor,
+        RunSpec,
+        absolute_location,
+        check_executor,
+        execute,
+        hold_log_folder,
+        missing_root,
+        plan_shards,
+        read_shard_counts,
+        remove_unstarted,
+        run_shard,
+        selected_task_ids,
+        shard_count,
+        whole_run,
+    )
+
     agent_model = given["agent_model"]
     with user_errors():
         settings, max_tokens = generation_settings(given)
         config = from_options(RunConfig, {**given, **max_tokens})
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
         options = from_options(EvalOptions, given)
-        executor = check_executor(given["executor"])
+        executor = check_executor(executor_named(given["executor"]))
         resources = json.loads(given["ray_resources"]) if given["ray_resources"] else {}
         selected = selected_task_ids(config)  # loaded once: the shard planner reuses it
         if given["limit"]:
@@ -259,6 +261,8 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                 update={"world": str(Path(config.world).expanduser().resolve())}
             )
         resolved = ResolvedRun.of(config)  # a clone that lacks a prompt is bad input: said now
+        from occubench.agent import open_run_world
+
         open_run_world(config)  # a world that cannot be used as asked is bad input: said now
         prices = given["prices"]
         price_table = load_prices(prices) if prices else None
@@ -357,6 +361,10 @@ def _summary(
     results: list[ShardResult], price_table: PriceTable | None, budget: float | None
 ) -> None:
     """The run's summary tables and closing lines; the exit code of a run that is not OK."""
+    from occubench.costs import combined
+    from occubench.report import summary_tables
+    from occubench.scale import merged_rows
+
     for failed in (r for r in results if not r.success):
         console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
     rows = merged_rows(results)

@@ -18,7 +18,6 @@ from typing import Any
 
 import typer
 
-from occubench.agent import open_run_world
 from occubench.cli._common import (
     err_console,
     exit_with,
@@ -31,11 +30,8 @@ from occubench.cli._settings import with_settings
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
 from occubench.defaults import DEFAULT_SERVE_PORT
 from occubench.errors import ExitCode, UsageError
-from occubench.report import summary_tables
-from occubench.results import read_runs
 from occubench.roles import Role
-from occubench.scale import absolute_location, run_eval
-from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, serve_token
+from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted
 
 SERVE_TASK = "occubench/serve"
 """Registry name of the serving task (``occubench.task.serve``)."""
@@ -109,6 +105,11 @@ def serve(
     'Authorization: Bearer TOKEN': set TOKEN in $OCCUBENCH_SERVE_TOKEN, or use the one
     printed at start.
     """
+    from occubench.report import summary_tables
+    from occubench.results import read_runs
+    from occubench.scale import absolute_location, run_eval
+    from occubench.serving import serve_token
+
     with user_errors():
         if transport is Transport.HTTP:
             serve_token()  # a bad one is refused before anything starts
@@ -120,6 +121,8 @@ def serve(
             config = config.model_copy(
                 update={"world": str(Path(config.world).expanduser().resolve())}
             )
+        from occubench.agent import open_run_world
+
         open_run_world(config)  # a world that cannot be used as asked: said now
     if transport is Transport.HTTP:
         warn_if_exposed(

@@ -7,7 +7,8 @@ it survives a flaky endpoint, not its results; they are left out of a run's iden
 
 from __future__ import annotations
 
-from inspect_ai.model import GenerateConfig
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.defaults import (
@@ -21,6 +22,9 @@ from occubench.defaults import (
     DEFAULT_TIMEOUT,
 )
 from occubench.roles import Role
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig
 
 
 def _share(total: int, count: int) -> int:
@@ -109,6 +113,8 @@ class EvalOptions(BaseModel):
         The verifier gets ``votes`` times the connections: the k votes of a sample run at
         once, so a judge round of ``max_connections`` samples is one round of latency.
         """
+        from inspect_ai.model import GenerateConfig  # Inspect: when a run starts, not for --help
+
         connections = self.max_connections * (votes if role is Role.VERIFIER else 1)
         return GenerateConfig(
             max_connections=_share(connections, shards),

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from inspect_ai.model import GenerateConfig
-
 from occubench.roles import Role
 
 T = TypeVar("T")
@@ -29,6 +27,8 @@ def checked_generate(value: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: a field GenerateConfig does not have, or a value it refuses.
     """
+    from inspect_ai.model import GenerateConfig  # Inspect: when a value is checked
+
     unknown = sorted(set(value) - set(GenerateConfig.model_fields))
     if unknown:
         raise ValueError(f"unknown generation settings: {', '.join(unknown)}")

@@ -9,13 +9,15 @@ every keyword lost so that no constraint disappears unnoticed.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
-from inspect_ai.tool import ToolDef, ToolInfo, ToolParams
 from pydantic import ValidationError
 
 from occubench.dataset._models import ToolSpec
+
+if TYPE_CHECKING:
+    from inspect_ai.tool import ToolInfo, ToolParams
 
 JSON_SCHEMA_KEYWORDS = frozenset(jsonschema.Draft7Validator.META_SCHEMA["properties"]) | {
     "$ref",
@@ -52,6 +54,8 @@ def fill_descriptions(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]
 
 def tool_params(spec: ToolSpec) -> ToolParams:
     """The Inspect parameters of a tool (descriptions filled, see ``fill_descriptions``)."""
+    from inspect_ai.tool import ToolParams
+
     filled, _ = fill_descriptions(spec.parameters)
     return ToolParams.model_validate(filled)
 
@@ -78,6 +82,8 @@ def check_tool(spec: ToolSpec) -> tuple[list[tuple[str, str]], list[str]]:
         ``errors`` as (field, message) pairs, relative to the tool, and ``lost``,
         the keyword paths Inspect would drop (a warning, not an error).
     """
+    from inspect_ai.tool import ToolDef, ToolParams
+
     errors: list[tuple[str, str]] = []
     schema = spec.parameters
     try:
@@ -147,6 +153,8 @@ def tool_info(spec: ToolSpec, *, fill: bool = True) -> ToolInfo:
     Inspect tools need); without it the tool goes out as the env defines it (the
     release sends ``action_set_definitions`` unchanged: a missing description is "").
     """
+    from inspect_ai.tool import ToolInfo, ToolParams
+
     parameters = fill_descriptions(spec.parameters)[0] if fill else spec.parameters
     return ToolInfo(
         name=spec.name,

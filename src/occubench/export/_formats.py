@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from occubench.export._records import ExportedMessage, ExportedTrajectory
-from occubench.redaction import known_secrets, redact_strings
 
 STEM = "trajectories"
 """File stem of every export file."""
@@ -186,6 +185,8 @@ def write_export(
     Raises:
         ValueError: Parquet without pyarrow installed.
     """
+    from occubench.redaction import known_secrets, redact_strings
+
     out.mkdir(parents=True, exist_ok=True)
     secrets = known_secrets()
     trajectories = [
