@@ -5,6 +5,9 @@ answer is retried at the call like a 5xx, and a restarted sample replays the cal
 earlier attempt already paid for. ``CallCounts`` (in each sample's store) counts both.
 ``ask`` is the generate, parse, re-ask loop every role uses; ``approx_tokens`` and its
 kin count tokens roughly (the scripted models' usage, the estimate before a run).
+``AdaptiveLimit`` is the window of requests in flight to one model that follows the
+endpoint (grows with answers, halves on 429s, waits out Retry-After); ``limit_for``
+gives the process's one per model and ``concurrency_report`` what each reached.
 """
 
 from occubench.calls._answers import (
@@ -17,22 +20,36 @@ from occubench.calls._answers import (
     watch_answers,
 )
 from occubench.calls._asking import Asked, ask
+from occubench.calls._concurrency import (
+    AdaptiveLimit,
+    Attempt,
+    ModelConcurrency,
+    concurrency_report,
+    limit_for,
+    reset_concurrency,
+)
 from occubench.calls._model import ResilientModel, resilient
 from occubench.calls._replay import AttemptChain, ReplayHooks, current_chain, request_key
 from occubench.calls._tokens import approx_tokens, message_tokens, prompt_tokens, reply_tokens
 
 __all__ = [
+    "AdaptiveLimit",
+    "Attempt",
     "AttemptChain",
     "CallCounts",
+    "ModelConcurrency",
     "ReplayHooks",
     "ResilientModel",
     "UnreadableAnswer",
     "answer_problem",
     "check_answer",
+    "concurrency_report",
     "count_unreadable",
     "current_chain",
     "is_unreadable",
+    "limit_for",
     "request_key",
+    "reset_concurrency",
     "resilient",
     "watch_answers",
     "approx_tokens",
