@@ -91,6 +91,20 @@ sample errors and is retried as a whole, see DEFAULT_SAMPLE_RETRIES)."""
 DEFAULT_ATTEMPT_TIMEOUT = 600
 """Seconds one attempt of a model call may take: a hung request is abandoned and retried."""
 
+DEFAULT_RATE_LIMIT_RETRIES = 10
+"""Rate-limited (429) attempts of one call the lean path retries itself, each after the
+answer's Retry-After (or the SDK's backoff) and under the model's adaptive limit, before
+Inspect's retry takes over (``occubench.providers``)."""
+
+DEFAULT_MAX_RETRY_AFTER = 120.0
+"""The longest Retry-After (seconds) a model's attempts wait for on the lean path; a longer
+one is cut to this (an endpoint's answer is input: it cannot stall a run for days)."""
+
+DEFAULT_FAST_PATH = True
+"""OpenAI-compatible models (``openai-api/...``, ``vllm/...``) post their chat requests
+through occubench's lean path (``occubench.providers``: the same bytes as the OpenAI SDK,
+about half the CPU, an adaptive limit of requests in flight); off: Inspect's own path."""
+
 DEFAULT_BOOTSTRAP_RESAMPLES = 2000
 """Bootstrap resamples for the intervals of R and of rate differences in reports."""
 

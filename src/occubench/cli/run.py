@@ -41,6 +41,7 @@ from occubench.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
     DEFAULT_DATE,
     DEFAULT_ENV_MODE,
+    DEFAULT_FAST_PATH,
     DEFAULT_FAULT_COUNT,
     DEFAULT_FAULT_DURATION,
     DEFAULT_FAULT_LATENCY,
@@ -70,6 +71,7 @@ from occubench.scale import (
     check_executor,
     execute,
     hold_log_folder,
+    merged_concurrency,
     merged_rows,
     missing_root,
     plan_shards,
@@ -296,7 +298,9 @@ def run(
     epochs: int = typer.Option(1, min=1, help="Runs of each task."),
     max_connections: int = typer.Option(
         DEFAULT_MAX_CONNECTIONS,
-        help="Concurrent requests per model: agent and simulator (the verifier gets this x votes).",
+        help="Concurrent requests per model at most: agent and simulator (the verifier gets "
+        "this x votes); on the fast path the number in flight adapts below it to the "
+        "endpoint's rate limits.",
     ),
     max_samples: int | None = typer.Option(
         None,
@@ -328,6 +332,12 @@ def run(
     timeout: int = typer.Option(DEFAULT_TIMEOUT, help="Seconds for a model call and its retries."),
     attempt_timeout: int = typer.Option(
         DEFAULT_ATTEMPT_TIMEOUT, help="Seconds for one attempt of a model call before a retry."
+    ),
+    fast_path: bool = typer.Option(
+        DEFAULT_FAST_PATH,
+        help="Send OpenAI-compatible models' requests (openai-api, vllm) on occubench's lean "
+        "path: the same bytes, about half the CPU, requests in flight adapted to the "
+        "endpoint's rate limits (--no-fast-path: Inspect's own path through the SDK).",
     ),
     prices: Path | None = typer.Option(
         None, help="Price table (YAML/JSON): adds cost per run, per task and per solved task."
@@ -492,6 +502,8 @@ def _summary(
     rows = merged_rows(results)
     for table in summary_tables(terminal_rows(rows), price_table):
         console.print(table)
+    for reached in merged_concurrency(results):
+        console.print(terminal_text(f"Requests in flight, {reached.line()}"), highlight=False)
     refused = sum(r.error_source is ErrorSource.BUDGET for r in rows)
     errors = sum(r.error is not None for r in rows) - refused
     if errors:

@@ -30,6 +30,7 @@ from occubench.scale._progress import ProgressView, ShardCounts, ShardState, rea
 from occubench.scale._ray import import_ray, run_ray
 from occubench.scale._runner import BENCHMARK_TASK, EvalOutcome, run_eval, run_shard
 from occubench.scale._shards import (
+    merged_concurrency,
     merged_rows,
     plan_shards,
     selected_task_ids,
@@ -95,6 +96,7 @@ __all__ = [
     "labelled",
     "load_sweep",
     "load_sweeps",
+    "merged_concurrency",
     "merged_rows",
     "missing_root",
     "move_aside_unreadable_logs",

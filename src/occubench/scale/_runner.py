@@ -22,9 +22,10 @@ from inspect_ai.hooks import Hooks, SampleEnd, hooks
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
 
-from occubench.calls import resilient
+from occubench.calls import ModelConcurrency, concurrency_report, reset_concurrency, resilient
 from occubench.config import EvalOptions
 from occubench.costs import SpendGuard, estimate_run, spending_limit, usage_cost
+from occubench.providers import fast_path
 from occubench.redaction import (
     model_secrets,
     redact_log_folder,
@@ -80,17 +81,28 @@ class EvalOutcome(BaseModel):
         default_factory=list,
         description="What taking the log folder did: a stale lock taken over, logs moved aside.",
     )
+    concurrency: list[ModelConcurrency] = Field(
+        default_factory=list,
+        description="Per model on the fast path: the requests in flight it reached, its "
+        "rate-limited answers and Retry-After pauses.",
+    )
 
 
-def _model(value: str | Model, config: GenerateConfig, replay: bool) -> Model:
+def _model(value: str | Model, config: GenerateConfig, replay: bool, fast: bool) -> Model:
     """A model built afresh from its name (not memoized) or as given, made resilient.
 
     Resilient (``occubench.calls``): unreadable answers retried at the call, restarted
     samples replaying the calls they paid for. Not memoized: each run reads the
     provider's base URL and key from the environment afresh, and a model never outlives
-    the endpoint a test served it from.
+    the endpoint a test served it from. A model built here from an ``openai-api`` or
+    ``vllm`` name goes on the lean path when ``fast`` (``occubench.providers.fast_path``);
+    a model given built is used as it is.
     """
-    built = value if isinstance(value, Model) else get_model(value, config=config, memoize=False)
+    if isinstance(value, Model):
+        return resilient(value, replay=replay)
+    built = get_model(value, config=config, memoize=False)
+    if fast:
+        fast_path(built)
     return resilient(built, replay=replay)
 
 
@@ -159,14 +171,18 @@ def run_eval(
         lean_inspect(),
         spending_limit(budget),
     ):
-        main = _model(model, settings(Role.AGENT), replay)
-        role_models = {role.value: _model(m, settings(role), replay) for role, m in roles.items()}
+        fast = options.fast_path
+        main = _model(model, settings(Role.AGENT), replay, fast)
+        role_models = {
+            role.value: _model(m, settings(role), replay, fast) for role, m in roles.items()
+        }
         for built in (main, *role_models.values()):
             register_secrets(model_secrets(built))
         register_secrets(secrets_of_settings(dict(task_args)))
         redact_log_records()
         for note in held.notes:
             logger.warning(note)
+        reset_concurrency()  # each eval's limits start at their ceilings
         try:
             success, logs = eval_set(
                 tasks=task,
@@ -200,7 +216,13 @@ def run_eval(
             mark_unfinished(
                 locations, f"budget reached: {budget.spend.refused} sample start(s) refused"
             )
-    return EvalOutcome(success=success, interrupted=interrupted, logs=locations, notes=held.notes)
+    return EvalOutcome(
+        success=success,
+        interrupted=interrupted,
+        logs=locations,
+        notes=held.notes,
+        concurrency=concurrency_report(),
+    )
 
 
 def shard_budget(spec: ShardSpec) -> SpendGuard | None:
@@ -269,6 +291,7 @@ def run_shard(
         interrupted=outcome.interrupted,
         logs=outcome.logs,
         rows=rows,
+        concurrency=outcome.concurrency,
         error=None
         if outcome.success
         else "interrupted"

@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 from functools import cache
 
+from occubench.calls import ModelConcurrency
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SHARD_MIN_SAMPLES
 from occubench.results import SampleRow
@@ -88,3 +89,30 @@ def whole_run(run: RunSpec) -> ShardSpec:
 def merged_rows(results: Sequence[ShardResult]) -> list[SampleRow]:
     """Every sample of the shards, in shard order."""
     return [row for result in results for row in result.rows]
+
+
+def merged_concurrency(results: Sequence[ShardResult]) -> list[ModelConcurrency]:
+    """Each model's adaptive limits over the shards, as one run's (counts and bounds summed).
+
+    Shards run at once, each with its share of ``--max-connections``: the run's ceiling,
+    peak and final window of a model are the sums of its shards', its lowest window the
+    smallest sum a shard's low could make (each shard's lowest, summed), pauses the
+    longest shard's.
+    """
+    by_model: dict[str, list[ModelConcurrency]] = {}
+    for result in results:
+        for found in result.concurrency:
+            by_model.setdefault(found.model, []).append(found)
+    return [
+        ModelConcurrency(
+            model=model,
+            ceiling=sum(s.ceiling for s in shards),
+            peak_in_flight=sum(s.peak_in_flight for s in shards),
+            window=sum(s.window for s in shards),
+            lowest_window=sum(s.lowest_window for s in shards),
+            answers=sum(s.answers for s in shards),
+            rate_limited=sum(s.rate_limited for s in shards),
+            paused_seconds=max(s.paused_seconds for s in shards),
+        )
+        for model, shards in sorted(by_model.items())
+    ]
