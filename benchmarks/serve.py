@@ -18,6 +18,10 @@ answer's own work is hidden inside it, as at a real endpoint.
 ``--record`` appends each completion request to a file as it arrives (one JSON line:
 ``t``, the arrival time, and ``body``, the raw request body), for the bare client
 (``bare_client.py``) to replay.
+
+``/stats`` also gives the timeline of the requests (wall-clock times): ``first_arrival``
+and ``last_done`` of the run's requests, and the same of the preflight's
+(``preflight``: requests whose last message is the preflight's prompt).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import IO, Any
 import uvicorn
 
 from occubench.scale._interpreter import tuned_gc
+from occubench.scale._preflight import PREFLIGHT_PROMPT
 from occubench.testing._openai_server import ServerStats, answer_async, completion_body
 
 LISTEN_BACKLOG = 2048
@@ -48,6 +53,22 @@ class ScriptedApp:
         self.latency = latency
         self.stats = ServerStats()
         self.record = record
+        self.spans: dict[str, list[float]] = {}
+        """Per kind of request (``run``, ``preflight``): the first arrival, the last answer."""
+
+    def span(self, kind: str, arrived: float, done: float) -> None:
+        """Widen the kind's span to cover one request (wall-clock seconds)."""
+        first, last = self.spans.get(kind, [arrived, done])
+        self.spans[kind] = [min(first, arrived), max(last, done)]
+
+    def timeline(self) -> dict[str, Any]:
+        """The run's and the preflight's first arrival and last answer."""
+        run = self.spans.get("run", [None, None])
+        return {
+            "first_arrival": run[0],
+            "last_done": run[1],
+            "preflight": self.spans.get("preflight"),
+        }
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -57,14 +78,14 @@ class ScriptedApp:
             return
         path = scope["path"].rstrip("/")
         if scope["method"] == "GET" and path.endswith("/stats"):
-            await respond(send, 200, self.stats.snapshot())
+            await respond(send, 200, {**self.stats.snapshot(), **self.timeline()})
         elif scope["method"] == "POST" and path.endswith("/chat/completions"):
             await self.complete(receive, send)
         else:
             await respond(send, 404, {"error": {"message": f"no route {scope['path']}"}})
 
     async def complete(self, receive: Receive, send: Send) -> None:
-        arrived = asyncio.get_running_loop().time()
+        arrived, arrived_wall = asyncio.get_running_loop().time(), time.time()
         try:
             raw = await read_body(receive)
             if self.record is not None:
@@ -84,6 +105,13 @@ class ScriptedApp:
             await respond(send, 200, completion_body(model, reply, prompt_tokens))
         finally:
             self.stats.leave()
+        self.span(kind_of(body), arrived_wall, time.time())
+
+
+def kind_of(body: dict[str, Any]) -> str:
+    """``preflight`` for the preflight's tiny request, else ``run``."""
+    messages = body.get("messages") or [{}]
+    return "preflight" if messages[-1].get("content") == PREFLIGHT_PROMPT else "run"
 
 
 async def read_body(receive: Receive) -> bytes:

@@ -169,11 +169,15 @@ def server(latency: float, record: Path | None = None) -> Iterator[Server]:
         s.stop()
 
 
-def tree_cpu(root: int) -> float:
-    """CPU seconds of a process and all its descendants so far (Linux /proc).
+WORKER = "occubench.scale.worker"
+"""What a shard worker's command line holds."""
+
+
+def process_tree(root: int) -> tuple[float, list[int]]:
+    """CPU seconds of a process and all its descendants so far, and those descendants.
 
     A live process counts its own time; one that ended counts in its parent's time of
-    waited-for children, so each second is counted once.
+    waited-for children, so each second is counted once (Linux /proc).
     """
     parent: dict[int, int] = {}
     cpu: dict[int, float] = {}
@@ -186,29 +190,55 @@ def tree_cpu(root: int) -> float:
         pid = int(stat.parent.name)
         parent[pid] = int(fields[1])
         cpu[pid] = sum(int(f) for f in fields[11:15]) / tick
-    total, stack = 0.0, [root]
+    total, stack, seen = 0.0, [root], []
     children: dict[int, list[int]] = {}
     for pid, ppid in parent.items():
         children.setdefault(ppid, []).append(pid)
     while stack:
         pid = stack.pop()
+        seen.append(pid)
         total += cpu.get(pid, 0.0)
         stack += children.get(pid, [])
-    return total
+    return total, seen[1:]
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds of a process and all its descendants so far (``process_tree``)."""
+    return process_tree(root)[0]
 
 
 class CpuSampler(threading.Thread):
-    """Samples ``tree_cpu`` of a process every 0.1 s, to split startup from steady CPU."""
+    """Samples the CPU of a process tree every 0.1 s, to split startup from steady CPU.
+
+    It also notes when each shard worker of the tree was first and last seen.
+    """
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
         self.pid = pid
         self.samples: list[tuple[float, float]] = []
+        self.workers: dict[int, list[float]] = {}
+        """Shard worker pid -> [first seen, last seen] (wall-clock seconds)."""
         self.stopped = threading.Event()
 
     def run(self) -> None:
+        others: set[int] = set()
         while not self.stopped.wait(0.1):
-            self.samples.append((time.time(), tree_cpu(self.pid)))
+            cpu, descendants = process_tree(self.pid)
+            now = time.time()
+            self.samples.append((now, cpu))
+            for pid in descendants:
+                if pid in self.workers:
+                    self.workers[pid][1] = now
+                elif pid not in others:
+                    try:
+                        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+                    except OSError:
+                        continue
+                    if WORKER.encode() in command:
+                        self.workers[pid] = [now, now]
+                    else:
+                        others.add(pid)
 
     def at(self, when: float) -> float:
         """CPU seconds of the tree at time ``when`` (linear between samples)."""
@@ -235,6 +265,8 @@ class Run:
     prefix: PrefixShare = field(default_factory=PrefixShare)
     peak_rss_mb: float = 0.0
     sampler: CpuSampler | None = None
+    lines: list[tuple[float, str]] = field(default_factory=list)
+    """The command's output lines, each with the time it was read."""
 
     def steady_cpu(self) -> float:
         """CPU seconds of the harness between its first and its last model call."""
@@ -266,24 +298,26 @@ def harness(
             *command,
         ]
     started, start = time.time(), time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
-        sampler = CpuSampler(proc.pid)
-        sampler.start()
-        try:
-            _, status, usage = _wait4(proc.pid, timeout)
-        except TimeoutError:
-            proc.kill()
-            proc.wait()
-            raise
-        finally:
-            sampler.stopped.set()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - start
-        if proc.returncode != 0:
-            out.seek(0)
-            sys.stderr.write(out.read()[-8000:])
-            raise RuntimeError(f"occubench run exited with {proc.returncode}")
+    lines: list[tuple[float, str]] = []
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    reader = threading.Thread(target=_read_lines, args=(proc, lines), daemon=True)
+    reader.start()
+    sampler = CpuSampler(proc.pid)
+    sampler.start()
+    try:
+        _, status, usage = _wait4(proc.pid, timeout)
+    except TimeoutError:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        sampler.stopped.set()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    reader.join(timeout=10)
+    if proc.returncode != 0:
+        sys.stderr.write("\n".join(line for _, line in lines)[-8000:])
+        raise RuntimeError(f"occubench run exited with {proc.returncode}")
     return Run(
         wall=wall,
         cpu=usage.ru_utime + usage.ru_stime,
@@ -291,7 +325,15 @@ def harness(
         ended=started + wall,
         peak_rss_mb=usage.ru_maxrss / 1024,
         sampler=sampler,
+        lines=lines,
     )
+
+
+def _read_lines(proc: subprocess.Popen[bytes], lines: list[tuple[float, str]]) -> None:
+    """Read the command's output, noting when each line came."""
+    assert proc.stdout is not None
+    for raw in proc.stdout:
+        lines.append((time.time(), raw.decode(errors="replace").rstrip()))
 
 
 def _wait4(pid: int, timeout: float) -> tuple[int, int, resource.struct_rusage]:
@@ -558,6 +600,7 @@ def report(
             f"ratio wall/bound {run.wall / bound:.2f} "
             f"(calls span / bound {(run.last_call - run.first_call) / bound:.2f})"
         )
+    report_timeline(run, stats, bound)
     cores = os.cpu_count() or 1
     steady = run.steady_cpu()
     print(
@@ -572,6 +615,49 @@ def report(
         f"simulator prefix share {100 * p.share:.1f}% ({p.exact_pairs}/{p.pairs} consecutive "
         f"prompts are exact prefixes of the next)"
     )
+
+
+def timeline(run: Run, stats: dict[str, Any]) -> list[tuple[float, str]]:
+    """The run's moments from outside: the command's output, its shards, the server's view.
+
+    Times are wall-clock seconds, sorted; the server's are request arrivals and answers,
+    the shards' are when the process tree sampler (every 0.1 s) first and last saw them.
+    """
+    marks = [(run.started, "launch")]
+    if stats.get("preflight"):
+        first, last = stats["preflight"]
+        marks += [(first, "preflight: first request"), (last, "preflight: last answer")]
+    logs = next((t for t, line in run.lines if line.startswith("Logs:")), None)
+    if logs is not None:
+        marks.append((logs, "estimate printed, eval starts ('Logs:' line)"))
+    workers = sorted(run.sampler.workers.values()) if run.sampler else []
+    if workers:
+        marks.append((workers[0][0], f"first of {len(workers)} shard processes seen"))
+        marks.append((max(w[1] for w in workers), "last shard process gone"))
+    if stats.get("first_arrival"):
+        marks.append((stats["first_arrival"], "first request of the run (server)"))
+        marks.append((stats["last_done"], "last answer of the run (server)"))
+    marks.append((run.ended, "exit"))
+    return sorted(marks)
+
+
+def report_timeline(run: Run, stats: dict[str, Any], bound: float) -> None:
+    """Print the timeline, and what lies outside the calls' span."""
+    marks = timeline(run, stats)
+    print("timeline (s from launch, +s since the previous mark):")
+    previous = run.started
+    for when, what in marks:
+        print(f"  {when - run.started:7.2f}  +{when - previous:6.2f}  {what}")
+        previous = when
+    first, last = stats.get("first_arrival"), stats.get("last_done")
+    if first and last:
+        span = last - first
+        print(
+            f"before the first request {first - run.started:.2f} s, requests' span "
+            f"{span:.2f} s"
+            + (f" ({span / bound:.2f} x the bound)" if bound else "")
+            + f", after the last answer {run.ended - last:.2f} s"
+        )
 
 
 def report_floor(run: Run, floor: Floor, total: int, latency: float) -> None:
