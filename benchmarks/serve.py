@@ -21,7 +21,8 @@ answer's own work is hidden inside it, as at a real endpoint.
 
 ``/stats`` also gives the timeline of the requests (wall-clock times): ``first_arrival``
 and ``last_done`` of the run's requests, and the same of the preflight's
-(``preflight``: requests whose last message is the preflight's prompt).
+(``preflight``: requests whose last message is the preflight's prompt). ``POST
+/v1/stats/reset`` starts the counts and the timeline again (the next run's).
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ class ScriptedApp:
         path = scope["path"].rstrip("/")
         if scope["method"] == "GET" and path.endswith("/stats"):
             await respond(send, 200, {**self.stats.snapshot(), **self.timeline()})
+        elif scope["method"] == "POST" and path.endswith("/stats/reset"):
+            self.stats, self.spans = ServerStats(), {}
+            await respond(send, 200, {})
         elif scope["method"] == "POST" and path.endswith("/chat/completions"):
             await self.complete(receive, send)
         else:

@@ -67,8 +67,10 @@ SAMPLE_DIR = Path(
 SERVICE = "local"
 MODELS = {"agent": "steps-agent", "simulator": "echo-simulator", "verifier": "scripted-judge"}
 ROLES = tuple(MODELS)
-PROVIDER = "occubench-openai"
-"""Provider of the three models (``openai-api`` for Inspect's, through the OpenAI SDK)."""
+PROVIDER = "openai-api"
+"""Provider of the three models: Inspect's ``openai-api``, as users name an endpoint (on
+occubench's fast path by default; ``-- --no-fast-path`` for Inspect's own path through the
+OpenAI SDK; ``occubench-openai`` for the lean provider by name)."""
 BIN = Path(sys.executable).parent
 
 
@@ -146,6 +148,12 @@ class Server:
         with urllib.request.urlopen(f"{self.base_url}/stats", timeout=10) as r:
             return json.loads(r.read())
 
+    def reset(self) -> None:
+        """Start the counts and the timeline again (before another harness's run)."""
+        request = urllib.request.Request(f"{self.base_url}/stats/reset", data=b"", method="POST")
+        with urllib.request.urlopen(request, timeout=10):
+            pass
+
     def cpu_seconds(self) -> float:
         """CPU time the server process has used so far (Linux /proc)."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
@@ -167,10 +175,6 @@ def server(latency: float, record: Path | None = None) -> Iterator[Server]:
         yield s
     finally:
         s.stop()
-
-
-WORKER = "occubench.scale.worker"
-"""What a shard worker's command line holds."""
 
 
 def process_tree(root: int) -> tuple[float, list[int]]:
@@ -210,7 +214,8 @@ def tree_cpu(root: int) -> float:
 class CpuSampler(threading.Thread):
     """Samples the CPU of a process tree every 0.1 s, to split startup from steady CPU.
 
-    It also notes when each shard worker of the tree was first and last seen.
+    It also notes when each process the harness started (its shard workers) was first
+    and last seen.
     """
 
     def __init__(self, pid: int) -> None:
@@ -218,27 +223,16 @@ class CpuSampler(threading.Thread):
         self.pid = pid
         self.samples: list[tuple[float, float]] = []
         self.workers: dict[int, list[float]] = {}
-        """Shard worker pid -> [first seen, last seen] (wall-clock seconds)."""
+        """Descendant pid -> [first seen, last seen] (wall-clock seconds)."""
         self.stopped = threading.Event()
 
     def run(self) -> None:
-        others: set[int] = set()
         while not self.stopped.wait(0.1):
             cpu, descendants = process_tree(self.pid)
             now = time.time()
             self.samples.append((now, cpu))
-            for pid in descendants:
-                if pid in self.workers:
-                    self.workers[pid][1] = now
-                elif pid not in others:
-                    try:
-                        command = Path(f"/proc/{pid}/cmdline").read_bytes()
-                    except OSError:
-                        continue
-                    if WORKER.encode() in command:
-                        self.workers[pid] = [now, now]
-                    else:
-                        others.add(pid)
+            for pid in descendants:  # spawned or forked, every process it started
+                self.workers.setdefault(pid, [now, now])[1] = now
 
     def at(self, when: float) -> float:
         """CPU seconds of the tree at time ``when`` (linear between samples)."""
@@ -276,10 +270,14 @@ class Run:
 
 
 def harness(
-    args: list[str], env: dict[str, str], timeout: float, profile: Path | None = None
+    args: list[str],
+    env: dict[str, str],
+    timeout: float,
+    profile: Path | None = None,
+    program: Path = BIN / "occubench",
 ) -> Run:
-    """Run ``occubench run ARGS`` as a child process (bounded by ``timeout``)."""
-    command = [str(BIN / "occubench"), "run", *args]
+    """Run ``PROGRAM run ARGS`` as a child process (bounded by ``timeout``)."""
+    command = [str(program), "run", *args]
     if profile is not None:
         spy = shutil.which("py-spy", path=str(BIN)) or shutil.which("py-spy")
         if spy is None:
@@ -454,8 +452,8 @@ class Floor:
     span: float
 
 
-def bare_client(srv: Server, count: int) -> Floor:
-    """Replay the first ``count`` requests the server recorded with the bare client."""
+def bare_client(srv: Server, count: int, skip: int = 0) -> Floor:
+    """Replay the first ``count`` requests the server recorded (the first ``skip`` left out)."""
     assert srv.record is not None
     command = [
         sys.executable,
@@ -465,6 +463,8 @@ def bare_client(srv: Server, count: int) -> Floor:
         srv.base_url,
         "--count",
         str(count),
+        "--skip",
+        str(skip),
         "--judge",
         MODELS["verifier"],
     ]
@@ -517,6 +517,12 @@ def main() -> None:
     parser.add_argument(
         "--no-floor", action="store_true", help="skip the bare client's replay of the requests"
     )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        help="another occubench command (e.g. a checkout's .venv/bin/occubench) run first, "
+        "with the same arguments on the same server: both timelines and a side-by-side table",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("extra", nargs="*", help="options for occubench run (after --)")
     opts = parser.parse_args()
@@ -543,12 +549,20 @@ def main() -> None:
             )
             calls_per_task = 2 * opts.tool_calls + 1 + opts.votes
             timeout = 600 + 20 * opts.tasks * calls_per_task * max(latency, 0.01)
-            run = harness([*common, "--log-dir", str(work / "logs-1")], env, timeout)
-            stats, server_cpu = srv.stats(), srv.cpu_seconds()
-            report(opts, latency, analyse(run, work / "logs-1", opts.votes), stats, server_cpu)
+            side: list[tuple[str, Run, dict[str, Any]]] = []
+            if opts.compare:  # the other harness first, on the same server and dataset
+                print(f"--- before: {opts.compare} (load {load_average()})")
+                before = run_once(opts, latency, srv, env, common, timeout, work, opts.compare)
+                side.append(("before", *before))
+                print(f"--- after: {BIN / 'occubench'} (load {load_average()})")
+            run, stats = run_once(opts, latency, srv, env, common, timeout, work)
+            side.append(("after", run, stats))
+            if len(side) > 1:
+                report_side_by_side(side, latency)
             total = sum(stats["requests"].values())
             if not opts.no_floor:
-                report_floor(run, bare_client(srv, total), total, latency)
+                floor_at = total if not opts.compare else side[0][2]["total_requests"] + total
+                report_floor(run, bare_client(srv, floor_at, skip=floor_at - total), total, latency)
                 stats = srv.stats()  # the bare client's requests are not the re-run's
             if opts.cache_rerun:
                 again = harness([*common, "--log-dir", str(work / "logs-2")], env, timeout)
@@ -563,6 +577,66 @@ def main() -> None:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def run_once(
+    opts: argparse.Namespace,
+    latency: float,
+    srv: Server,
+    env: dict[str, str],
+    common: list[str],
+    timeout: float,
+    work: Path,
+    program: Path = BIN / "occubench",
+) -> tuple[Run, dict[str, Any]]:
+    """One harness run from a fresh server count: reported, with the server's stats."""
+    srv.reset()
+    cpu_before = srv.cpu_seconds()
+    logs = Path(tempfile.mkdtemp(prefix="logs-", dir=work))
+    run = harness([*common, "--log-dir", str(logs)], env, timeout, program=program)
+    stats = srv.stats()
+    stats["server_cpu"] = srv.cpu_seconds() - cpu_before
+    stats["total_requests"] = sum(stats["requests"].values())
+    report(opts, latency, analyse(run, logs, opts.votes), stats, stats["server_cpu"])
+    return run, stats
+
+
+def report_side_by_side(side: list[tuple[str, Run, dict[str, Any]]], latency: float) -> None:
+    """The runs next to each other: wall/critical, the timeline's parts, CPU per call."""
+    rows: list[tuple[str, list[str]]] = []
+    for name, run, stats in side:
+        total = max(stats["total_requests"], 1)
+        bound = run.chain * latency
+        first, last = stats.get("first_arrival") or math.nan, stats.get("last_done") or math.nan
+        rows.append(
+            (
+                name,
+                [
+                    f"{run.wall:.1f}",
+                    f"{run.wall / bound:.2f}" if bound else "-",
+                    f"{first - run.started:.2f}",
+                    f"{last - first:.1f}",
+                    f"{run.ended - last:.2f}",
+                    f"{1000 * run.cpu / total:.2f}",
+                    f"{1000 * run.steady_cpu() / total:.2f}",
+                    f"{run.peak_rss_mb:.0f}",
+                ],
+            )
+        )
+    heads = [
+        "wall (s)",
+        "wall/critical",
+        "to first request (s)",
+        "requests' span (s)",
+        "after last answer (s)",
+        "CPU/call (ms)",
+        "steady CPU/call (ms)",
+        "peak RSS (MB)",
+    ]
+    print("| run | " + " | ".join(heads) + " |")
+    print("|---" * (len(heads) + 1) + "|")
+    for name, cells in rows:
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 def report(
@@ -629,7 +703,7 @@ def timeline(run: Run, stats: dict[str, Any]) -> list[tuple[float, str]]:
         marks += [(first, "preflight: first request"), (last, "preflight: last answer")]
     logs = next((t for t, line in run.lines if line.startswith("Logs:")), None)
     if logs is not None:
-        marks.append((logs, "estimate printed, eval starts ('Logs:' line)"))
+        marks.append((logs, "'Logs:' printed (the shards are given their tasks)"))
     workers = sorted(run.sampler.workers.values()) if run.sampler else []
     if workers:
         marks.append((workers[0][0], f"first of {len(workers)} shard processes seen"))

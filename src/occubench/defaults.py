@@ -204,6 +204,16 @@ DEFAULT_SHARD_MIN_SAMPLES = 40
 """Samples from which ``occubench run`` splits a run into shards by default (one per
 core); below it one process is faster (``benchmarks/shard_break_even.py``)."""
 
+DEFAULT_SHARD_MIN_IN_FLIGHT = 25
+"""Samples in flight each default shard has at least: a shard is a process (a start, a few
+hundred MB), not worth it for fewer (100 samples in flight: at most 4 shards)."""
+
+DEFAULT_SHARD_CALLS_PER_SECOND = 50
+"""Model calls a second one shard is given by default (``occubench.scale.shards_for_latency``):
+at about 5 ms of harness CPU per call on the fast path, a quarter of a core, so that answers
+arriving together are not kept waiting. 100 samples in flight at 1 s per call: 2 shards; at
+10 s per call: 1."""
+
 DEFAULT_PREFLIGHT_TIMEOUT = 60.0
 """Seconds each model of a run has to answer the preflight's tiny request."""
 

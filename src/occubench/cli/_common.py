@@ -27,7 +27,7 @@ from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import ExitCode
 from occubench.results import SampleRow
 from occubench.roles import Role
-from occubench.scale import Interruption, LogFolderError, preflight
+from occubench.scale import Interruption, LogFolderError, Preflight
 from occubench.text import terminal_text
 
 
@@ -177,12 +177,16 @@ def split_names(value: str | None) -> list[str] | None:
     return names or None
 
 
-def check_models(models: Mapping[Role, str] | Iterable[tuple[Role, str]]) -> None:
-    """The preflight (``occubench.scale.preflight``): one line per unusable model, exit 2.
+def check_models(
+    models: Mapping[Role, str] | Iterable[tuple[Role, str]] | Preflight,
+) -> float | None:
+    """The preflight (``occubench.scale.Preflight``): one line per unusable model, exit 2.
 
-    Nothing has started when it fails: no log folder, no sample.
+    Nothing has started when it fails: no log folder, no sample. Returns the seconds the
+    fastest model took to answer (None when none was asked).
     """
-    failures = preflight(models)
+    report = (models if isinstance(models, Preflight) else Preflight(models)).check()
+    failures = report.failures
     for failure in failures:
         err_console.print(
             f"Preflight failed: {terminal_text(failure.line())}",
@@ -192,6 +196,7 @@ def check_models(models: Mapping[Role, str] | Iterable[tuple[Role, str]]) -> Non
         )
     if failures:
         exit_with(ExitCode.BAD_INPUT)
+    return report.latency
 
 
 def _option_text(param: Any, value: Any) -> list[str]:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import rich
 from inspect_ai import eval_set
-from inspect_ai.hooks import Hooks, SampleEnd, hooks
+from inspect_ai.hooks import Hooks, RunStart, SampleEnd, hooks
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
 
@@ -35,7 +36,13 @@ from occubench.redaction import (
 )
 from occubench.results import read_runs
 from occubench.roles import Role
-from occubench.scale._interpreter import gc_tuned, lean_inspect, sample_finished, tuned_gc
+from occubench.scale._interpreter import (
+    gc_tuned,
+    lean_inspect,
+    quiet_inspect_logging,
+    sample_finished,
+    tuned_gc,
+)
 from occubench.scale._log_folder import (
     LogFolderError,
     check_logs_written,
@@ -49,6 +56,8 @@ logger = logging.getLogger(__name__)
 
 BENCHMARK_TASK = "occubench/occubench"
 """Registry name of the benchmark task (``occubench.task.occubench``)."""
+CTL_SERVER_ENV = "INSPECT_EVAL_CTL_SERVER"
+"""Inspect's setting of its control-channel server (``inspect ctl``), honoured when set."""
 
 
 @hooks(
@@ -65,6 +74,10 @@ class FinishedSamples(Hooks):
     async def on_sample_end(self, data: SampleEnd) -> None:
         """A sample ended: maybe collect (see ``occubench.scale._interpreter``)."""
         sample_finished()
+
+    async def on_run_start(self, data: RunStart) -> None:
+        """An eval starts (Inspect's log handler exists): no record nothing writes."""
+        quiet_inspect_logging()
 
 
 class EvalOutcome(BaseModel):
@@ -198,6 +211,9 @@ def run_eval(
                 retry_on_error=options.retry_on_error,
                 fail_on_error=False,
                 display=display,  # type: ignore[arg-type]
+                # Inspect's control server (an HTTP app for `inspect ctl`) costs each eval
+                # about half a second to start; off unless the environment asks for it
+                ctl_server=None if CTL_SERVER_ENV in os.environ else False,
             )
         except Exception as e:  # a log write that failed on the disk: one clear line
             problem = log_folder_error(e, log_dir)
@@ -285,7 +301,10 @@ def run_shard(
             )
         except LogFolderError as e:  # busy, read-only, full: the shard did not run
             return spec.result(False, error=str(e))
-        rows = read_runs(outcome.logs)  # while the eval's objects are still about
+        # the logs are still in the page cache; the results store (Parquet beside each
+        # log) is left to the first report: building it here would import pyarrow and
+        # pandas at the end of every run
+        rows = read_runs(outcome.logs, cache=False)
     return spec.result(
         outcome.success,
         interrupted=outcome.interrupted,
