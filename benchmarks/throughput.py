@@ -116,7 +116,7 @@ def free_port() -> int:
 class Server:
     """The scripted OpenAI-compatible server, in its own process."""
 
-    def __init__(self, latency: float, record: Path | None = None) -> None:
+    def __init__(self, latency: float, record: Path | None = None, *limits: str) -> None:
         self.port = free_port()
         self.record = record
         self.proc = subprocess.Popen(
@@ -130,6 +130,7 @@ class Server:
                 "--latency",
                 str(latency),
                 *(["--record", str(record)] if record else []),
+                *limits,
             ],
             stdout=subprocess.PIPE,
             text=True,
@@ -169,8 +170,9 @@ class Server:
 
 
 @contextmanager
-def server(latency: float, record: Path | None = None) -> Iterator[Server]:
-    s = Server(latency, record)
+def server(latency: float, record: Path | None = None, *limits: str) -> Iterator[Server]:
+    """The benchmark server (``serve.py``); ``limits``: its ``--rpm``/``--tpm`` options."""
+    s = Server(latency, record, *limits)
     try:
         yield s
     finally:
