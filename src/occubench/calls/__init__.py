@@ -4,7 +4,8 @@
 answer is retried at the call like a 5xx, and a restarted sample replays the calls its
 earlier attempt already paid for. ``CallCounts`` (in each sample's store) counts both.
 ``ask`` is the generate, parse, re-ask loop every role uses; ``approx_tokens`` and its
-kin count tokens roughly (the scripted models' usage, the estimate before a run).
+kin count tokens roughly (the scripted models' usage, the estimate before a run);
+``gated_calls`` puts a gate before every call (the spending limit's).
 ``AdaptiveLimit`` is the window of requests in flight to one model that follows the
 endpoint (grows with answers, halves on 429s, waits out Retry-After); ``limit_for``
 gives the process's one per model and ``concurrency_report`` what each reached.
@@ -28,15 +29,22 @@ from occubench.calls._concurrency import (
     limit_for,
     reset_concurrency,
 )
-from occubench.calls._model import ResilientModel, resilient
+from occubench.calls._model import CallGate, ResilientModel, gated_calls, resilient
 from occubench.calls._replay import AttemptChain, ReplayHooks, current_chain, request_key
-from occubench.calls._tokens import approx_tokens, message_tokens, prompt_tokens, reply_tokens
+from occubench.calls._tokens import (
+    approx_tokens,
+    message_tokens,
+    prompt_tokens,
+    prompt_tokens_ceiling,
+    reply_tokens,
+)
 
 __all__ = [
     "AdaptiveLimit",
     "Attempt",
     "AttemptChain",
     "CallCounts",
+    "CallGate",
     "ModelConcurrency",
     "ReplayHooks",
     "ResilientModel",
@@ -46,6 +54,7 @@ __all__ = [
     "concurrency_report",
     "count_unreadable",
     "current_chain",
+    "gated_calls",
     "is_unreadable",
     "limit_for",
     "request_key",
@@ -58,4 +67,5 @@ __all__ = [
     "reply_tokens",
     "ask",
     "Asked",
+    "prompt_tokens_ceiling",
 ]

@@ -26,7 +26,7 @@ from occubench.defaults import (
 from occubench.results import SampleRow
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
 
-_SELECTION = ("dataset", "task_ids", "categories", "domains", "difficulty")
+_SELECTION = ("dataset", "task_ids", "industries", "domains", "difficulty")
 MIN_LATENCY = 0.001
 """Seconds a measured latency is taken to be at least (a local endpoint answers in less)."""
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.calls import ModelConcurrency
 from occubench.config import EvalOptions, RunConfig
-from occubench.costs import PriceTable
+from occubench.costs import PriceTable, Spend
 from occubench.defaults import DEFAULT_RAY_NUM_CPUS
 from occubench.results import SampleRow
 from occubench.roles import Role
@@ -189,4 +189,7 @@ class ShardResult(BaseModel):
         default_factory=list,
         description="Per model on the fast path: the requests in flight the shard reached, "
         "its rate-limited answers and Retry-After pauses.",
+    )
+    spend: Spend | None = Field(
+        default=None, description="What the shard spent against its budget (None: no budget)."
     )
