@@ -121,8 +121,10 @@ def main() -> None:
     try:
         dataset = make_dataset(work / "dataset", opts.tasks, opts.tool_calls)
         args = run_args(dataset, opts.votes, *opts.extra)
+        # the summary's lines unwrapped: each model's "Requests in flight" on one line
+        base_env = {**os.environ, "LOCAL_API_KEY": "benchmark", "COLUMNS": "400"}
         with server(latency) as srv:
-            env = {**os.environ, "LOCAL_BASE_URL": srv.base_url, "LOCAL_API_KEY": "benchmark"}
+            env = {**base_env, "LOCAL_BASE_URL": srv.base_url}
             free = run("no limit", srv, env, args, work / "free", opts.tasks, opts.timeout)
         calls, tokens = free.calls / free.samples, free.tokens / free.samples
         rate = opts.samples_per_minute
@@ -138,7 +140,7 @@ def main() -> None:
         rows: list[tuple[str, Outcome, str]] = []
         for label, limit in limits.items():
             with server(latency, None, *limit) as srv:
-                env = {**os.environ, "LOCAL_BASE_URL": srv.base_url, "LOCAL_API_KEY": "benchmark"}
+                env = {**base_env, "LOCAL_BASE_URL": srv.base_url}
                 for name, more in PATHS:
                     outcome = run(
                         name,
