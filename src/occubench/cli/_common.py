@@ -30,7 +30,7 @@ from occubench.text import terminal_text
 
 if TYPE_CHECKING:
     from occubench.results import SampleRow
-    from occubench.scale import Interruption
+    from occubench.scale import Interruption, Preflight
 
 
 def folded(renderable: Any, console: Console | None = None) -> Any:
@@ -187,14 +187,18 @@ def split_names(value: str | None) -> list[str] | None:
     return names or None
 
 
-def check_models(models: Mapping[Role, str] | Iterable[tuple[Role, str]]) -> None:
-    """The preflight (``occubench.scale.preflight``): one line per unusable model, exit 2.
+def check_models(
+    models: Mapping[Role, str] | Iterable[tuple[Role, str]] | Preflight,
+) -> float | None:
+    """The preflight (``occubench.scale.Preflight``): one line per unusable model, exit 2.
 
-    Nothing has started when it fails: no log folder, no sample.
+    Nothing has started when it fails: no log folder, no sample. Returns the seconds the
+    fastest model took to answer (None when none was asked).
     """
-    from occubench.scale import preflight  # the model providers: when models are checked
+    from occubench.scale import Preflight  # the model providers: when models are checked
 
-    failures = preflight(models)
+    report = (models if isinstance(models, Preflight) else Preflight(models)).check()
+    failures = report.failures
     for failure in failures:
         err_console.print(
             f"Preflight failed: {terminal_text(failure.line())}",
@@ -204,6 +208,7 @@ def check_models(models: Mapping[Role, str] | Iterable[tuple[Role, str]]) -> Non
         )
     if failures:
         exit_with(ExitCode.BAD_INPUT)
+    return report.latency
 
 
 def _option_text(param: Any, value: Any) -> list[str]:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
+    DEFAULT_FAST_PATH,
     DEFAULT_LOG_MODEL_API,
     DEFAULT_LOG_REALTIME,
     DEFAULT_MAX_CONNECTIONS,
@@ -40,8 +41,9 @@ class EvalOptions(BaseModel):
     max_connections: int = Field(
         default=DEFAULT_MAX_CONNECTIONS,
         ge=1,
-        description="Concurrent requests per model: agent and simulator (the verifier gets "
-        "this x votes).",
+        description="Concurrent requests per model at most: agent and simulator (the verifier "
+        "gets this x votes); on the fast path the number in flight adapts below it to the "
+        "endpoint's rate limits.",
     )
     max_samples: int | None = Field(
         default=None,
@@ -83,6 +85,12 @@ class EvalOptions(BaseModel):
         default=DEFAULT_ATTEMPT_TIMEOUT,
         ge=1,
         description="Seconds for one attempt of a model call before a retry.",
+    )
+    fast_path: bool = Field(
+        default=DEFAULT_FAST_PATH,
+        description="Send OpenAI-compatible models' requests (openai-api, vllm) on "
+        "occubench's lean path: the same bytes, about half the CPU, requests in flight "
+        "adapted to the endpoint's rate limits (off: Inspect's own path through the SDK).",
     )
     budget: float | None = Field(
         default=None,

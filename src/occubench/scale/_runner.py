@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import rich
 from inspect_ai import eval_set
-from inspect_ai.hooks import Hooks, SampleEnd, hooks
+from inspect_ai.hooks import Hooks, RunStart, SampleEnd, hooks
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
 
-from occubench.calls import resilient
+from occubench.calls import ModelConcurrency, concurrency_report, reset_concurrency, resilient
 from occubench.config import EvalOptions, ResolvedRun
 from occubench.costs import Spend, SpendGuard, estimate_run, spending_limit, usage_cost
+from occubench.providers import fast_path
 from occubench.redaction import (
     model_secrets,
     redact_log_folder,
@@ -34,7 +36,13 @@ from occubench.redaction import (
 )
 from occubench.results import read_runs
 from occubench.roles import Role
-from occubench.scale._interpreter import gc_tuned, lean_inspect, sample_finished, tuned_gc
+from occubench.scale._interpreter import (
+    gc_tuned,
+    lean_inspect,
+    quiet_inspect_logging,
+    sample_finished,
+    tuned_gc,
+)
 from occubench.scale._log_folder import (
     LogFolderError,
     check_logs_written,
@@ -49,6 +57,8 @@ logger = logging.getLogger(__name__)
 
 BENCHMARK_TASK = "occubench/occubench"
 """Registry name of the benchmark task (``occubench.task.occubench``)."""
+CTL_SERVER_ENV = "INSPECT_EVAL_CTL_SERVER"
+"""Inspect's setting of its control-channel server (``inspect ctl``), honoured when set."""
 
 
 @hooks(
@@ -66,6 +76,10 @@ class FinishedSamples(Hooks):
         """A sample ended: maybe collect (see ``occubench.scale._interpreter``)."""
         sample_finished()
 
+    async def on_run_start(self, data: RunStart) -> None:
+        """An eval starts (Inspect's log handler exists): no record nothing writes."""
+        quiet_inspect_logging()
+
 
 class EvalOutcome(BaseModel):
     """What one eval set gave."""
@@ -81,20 +95,31 @@ class EvalOutcome(BaseModel):
         default_factory=list,
         description="What taking the log folder did: a stale lock taken over, logs moved aside.",
     )
+    concurrency: list[ModelConcurrency] = Field(
+        default_factory=list,
+        description="Per model on the fast path: the requests in flight it reached, its "
+        "rate-limited answers and Retry-After pauses.",
+    )
     spend: Spend | None = Field(
         default=None, description="What the eval spent against its budget (None: no budget)."
     )
 
 
-def _model(value: str | Model, config: GenerateConfig, replay: bool) -> Model:
+def _model(value: str | Model, config: GenerateConfig, replay: bool, fast: bool) -> Model:
     """A model built afresh from its name (not memoized) or as given, made resilient.
 
     Resilient (``occubench.calls``): unreadable answers retried at the call, restarted
     samples replaying the calls they paid for. Not memoized: each run reads the
     provider's base URL and key from the environment afresh, and a model never outlives
-    the endpoint a test served it from.
+    the endpoint a test served it from. A model built here from an ``openai-api`` or
+    ``vllm`` name goes on the lean path when ``fast`` (``occubench.providers.fast_path``);
+    a model given built is used as it is.
     """
-    built = value if isinstance(value, Model) else get_model(value, config=config, memoize=False)
+    if isinstance(value, Model):
+        return resilient(value, replay=replay)
+    built = get_model(value, config=config, memoize=False)
+    if fast:
+        fast_path(built)
     return resilient(built, replay=replay)
 
 
@@ -164,14 +189,18 @@ def run_eval(
         lean_inspect(),
         spending_limit(budget),
     ):
-        main = _model(model, settings(Role.AGENT), replay)
-        role_models = {role.value: _model(m, settings(role), replay) for role, m in roles.items()}
+        fast = options.fast_path
+        main = _model(model, settings(Role.AGENT), replay, fast)
+        role_models = {
+            role.value: _model(m, settings(role), replay, fast) for role, m in roles.items()
+        }
         for built in (main, *role_models.values()):
             register_secrets(model_secrets(built))
         register_secrets(secrets_of_settings(dict(task_args)))
         redact_log_records()
         for note in held.notes:
             logger.warning(note)
+        reset_concurrency()  # each eval's limits start at their ceilings
         try:
             success, logs = eval_set(
                 tasks=task,
@@ -187,6 +216,9 @@ def run_eval(
                 retry_on_error=options.retry_on_error,
                 fail_on_error=False,
                 display=display,  # type: ignore[arg-type]
+                # Inspect's control server (an HTTP app for `inspect ctl`) costs each eval
+                # about half a second to start; off unless the environment asks for it
+                ctl_server=None if CTL_SERVER_ENV in os.environ else False,
             )
         except Exception as e:  # a log write that failed on the disk: one clear line
             problem = log_folder_error(e, log_dir)
@@ -211,7 +243,12 @@ def run_eval(
                 "stopped by a model call it could not cover",
             )
     return EvalOutcome(
-        success=success, interrupted=interrupted, logs=locations, notes=held.notes, spend=spend
+        success=success,
+        interrupted=interrupted,
+        logs=locations,
+        notes=held.notes,
+        concurrency=concurrency_report(),
+        spend=spend,
     )
 
 
@@ -275,7 +312,10 @@ def run_shard(
             )
         except LogFolderError as e:  # busy, read-only, full: the shard did not run
             return spec.result(False, error=str(e))
-        rows = read_runs(outcome.logs)  # while the eval's objects are still about
+        # the logs are still in the page cache; the results store (Parquet beside each
+        # log) is left to the first report: building it here would import pyarrow and
+        # pandas at the end of every run
+        rows = read_runs(outcome.logs, cache=False)
     if outcome.success:
         error = None
     elif outcome.interrupted:
@@ -289,6 +329,7 @@ def run_shard(
         interrupted=outcome.interrupted,
         logs=outcome.logs,
         rows=rows,
+        concurrency=outcome.concurrency,
         error=error,
         spend=outcome.spend,
     )

@@ -16,6 +16,7 @@ from typing import Any
 from inspect_ai.model import GenerateConfig
 from pydantic import BaseModel, ConfigDict, Field
 
+from occubench.calls import ModelConcurrency
 from occubench.config import EvalOptions, RunConfig
 from occubench.costs import PriceTable, Spend
 from occubench.defaults import DEFAULT_RAY_NUM_CPUS
@@ -191,6 +192,11 @@ class ShardResult(BaseModel):
         description="The shard's samples, read from its logs by the shard (for the summary).",
     )
     error: str | None = Field(default=None, description="Why the shard did not finish.")
+    concurrency: list[ModelConcurrency] = Field(
+        default_factory=list,
+        description="Per model on the fast path: the requests in flight the shard reached, "
+        "its rate-limited answers and Retry-After pauses.",
+    )
     spend: Spend | None = Field(
         default=None, description="What the shard spent against its budget (None: no budget)."
     )
