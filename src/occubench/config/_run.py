@@ -322,6 +322,15 @@ class RunConfig(ProtocolOverrides, _RunFields):
             update["world_variant"] = defaults.world_variant
         return self.model_copy(update=update)
 
+    def asks_simulator(self) -> bool:
+        """Whether a sample may ask the simulator model: not in a world's replay.
+
+        A replay answers every call from the world; only a semantic fault, which the
+        simulator writes, still asks it.
+        """
+        replay = self.world is not None and self.world_mode is WorldMode.REPLAY
+        return not replay or FaultFamily.SEMANTIC in self.faults
+
     def simulator_places_faults(self) -> bool:
         """Whether the simulator is told to make E1-E3 faults (the prompt engine, events on)."""
         engine = self.fault_engine or PRESETS[self.protocol].fault_engine
