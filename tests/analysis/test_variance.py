@@ -155,3 +155,66 @@ def test_plan_command_prints_designs(tmp_path, monkeypatch):
     header = (out / "variance.csv").read_text().splitlines()[0]
     assert "task_variance" in header and "mdd" in header
     assert "Noise floor" in (out / "report.md").read_text()
+
+
+def _pair_rows(verdicts, agent, **fields):
+    """Rows of one agent from {task: [verdict of epoch 1, 2, ...]}."""
+    return [
+        sample_row(agent_model=agent, task_id=t, epoch=e, passed=bool(v), **fields)
+        for t, epochs in verdicts.items()
+        for e, v in enumerate(epochs, start=1)
+    ]
+
+
+# A - B per task and epoch: task 1 [1, 1, 0], task 2 [-1, -1, -1], task 3 [1, 0, -1]
+PAIR_A = {1: [1, 1, 0], 2: [0, 0, 0], 3: [1, 1, 0]}
+PAIR_B = {1: [0, 0, 0], 2: [1, 1, 1], 3: [0, 1, 1]}
+
+
+def test_the_paired_difference_splits_into_task_and_within_task_variance():
+    from occubench.analysis import paired_difference
+
+    pair = paired_difference(_pair_rows(PAIR_A, "a/one"), _pair_rows(PAIR_B, "a/two"))
+    parts = by_level(pair.components)
+    # within: pooled epoch-to-epoch variance, (2 x 1/3 + 2 x 0 + 2 x 1) / 6 = 4/9;
+    # task means 2/3, -1, 0 have sample variance 19/27, less within / 3 each: 15/27
+    assert parts["within"].variance == pytest.approx(4 / 9)
+    assert parts["task"].variance == pytest.approx(5 / 9)
+    assert pair.difference == pytest.approx(-1 / 9)
+    assert (pair.tasks, pair.epochs, pair.pairs) == (3, 3, 9)
+    assert pair.variance == pytest.approx(5 / 27 + 4 / 81)  # = 19/81, the task means' s2 / 3
+    assert pair.mdd == pytest.approx(mdd_factor() * math.sqrt(19) / 9)
+    assert pair.mdd_low <= pair.mdd <= pair.mdd_high
+
+
+def test_only_the_epochs_both_agents_ran_are_paired():
+    from occubench.analysis import paired_difference
+
+    b = [r for r in _pair_rows(PAIR_B, "a/two") if (r.task_id, r.epoch) != (1, 3)]
+    pair = paired_difference(_pair_rows(PAIR_A, "a/one"), b)
+    parts = by_level(pair.components)
+    # task 1 keeps [1, 1]: within (0 + 0 + 2) / 5; task means 1, -1, 0 have s2 1, less
+    # within x the mean of 1/2, 1/3, 1/3 (7/18)
+    assert pair.pairs == 8
+    assert parts["within"].variance == pytest.approx(2 / 5)
+    assert parts["task"].variance == pytest.approx(1 - 7 / 45)
+    assert pair.variance == pytest.approx(1 / 3)
+    assert paired_difference(b, _pair_rows({9: [1]}, "a/one")) is None  # nothing shared
+
+
+def test_a_simulator_both_agents_meet_alike_cancels_in_their_difference():
+    rng = np.random.default_rng(5)
+    draws = {t: list(rng.integers(0, 2, 4)) for t in range(1, 21)}  # the shared simulator
+    rows = _pair_rows(draws, "a/one") + _pair_rows(draws, "a/two")
+    report = variance_report(rows, n_resamples=100)
+    (pair,) = report.pairs
+    assert (pair.agent_a, pair.agent_b) == ("a/one", "a/two")
+    assert pair.mdd == 0 and by_level(pair.components)["within"].variance == 0
+    assert pair.unpaired_mdd > 0.2  # apart, each agent's simulator noise counts
+    tables = {t.title.split(":")[0]: t for t in report_tables(build_report(rows, variance=True))}
+    assert tables["Paired differences"].rows[0][:6] == ["a/one", "a/two", "E0", "20", "4", "+0.0"]
+
+
+def test_agents_of_different_modes_are_not_paired():
+    rows = _pair_rows(PAIR_A, "a/one") + _pair_rows(PAIR_B, "a/two", env_mode="E1")
+    assert variance_report(rows, n_resamples=20).pairs == []

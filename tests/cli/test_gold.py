@@ -99,7 +99,6 @@ def test_a_run_replays_the_gold_world_without_a_simulator(gold, tmp_path):
         str(world),
         "--world-mode",
         "replay",
-        "--no-preflight",  # a person is never asked in a replay; their model cannot be tried
         "--log-dir",
         str(tmp_path),
     ]

@@ -82,3 +82,52 @@ def test_eval_options_are_run_options_of_the_same_name_and_default():
     for name, field in EvalOptions.model_fields.items():
         assert name in parameters, f"occubench run has no --{name.replace('_', '-')}"
         assert parameters[name].default.default == field.default, name
+
+
+def test_a_replay_does_not_preflight_the_simulator_it_never_asks(tmp_path, monkeypatch):
+    """A world recorded through a local endpoint replays once the endpoint is gone."""
+    from occubench.testing._openai_server import ScriptedOpenAIServer
+
+    simulator = "openai-api/local/canned"
+    world = tmp_path / "world"
+    monkeypatch.setenv("LOCAL_API_KEY", "sk-replay-0123456789")
+
+    def run(mode, logs):
+        args = [
+            "run",
+            "--agent-model",
+            "occubench/careful",
+            "--simulator-model",
+            simulator,
+            "--verifier-model",
+            "occubench/scripted-judge",
+            "--dataset",
+            "reference",
+            "--protocol",
+            "occubench",
+            "--with-plan",
+            "--tasks",
+            "1001",
+            "--world",
+            str(world),
+            "--world-mode",
+            mode,
+            "--display",
+            "none",
+            "--log-dir",
+            str(tmp_path / logs),
+        ]
+        return runner.invoke(app, args, terminal_width=200)
+
+    with ScriptedOpenAIServer() as server:
+        monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
+        recorded = run("record", "record")
+        assert recorded.exit_code == 0, recorded.output
+        assert server.stats.snapshot()["requests"]["canned"] > 1  # the preflight, the calls
+    # the endpoint is gone: the simulator's test request would fail
+    replayed = run("replay", "replay")
+    assert replayed.exit_code == 0, replayed.output
+    assert "Preflight failed" not in replayed.output
+    again = run("record", "again")
+    assert again.exit_code == 2
+    assert f"Preflight failed: simulator model {simulator}" in again.output

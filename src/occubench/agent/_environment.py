@@ -57,11 +57,14 @@ def simulator_prompt(run: ResolvedRun, env: EnvConfig) -> str:
     return simulator_layout(run).system_prompt(env, date=config.date, rules=contracts + rules)
 
 
-def environment_simulator(run: ResolvedRun, env: EnvConfig, simulator: Model) -> Simulator:
+def environment_simulator(
+    run: ResolvedRun, env: EnvConfig, simulator: Model, epoch: int = 1
+) -> Simulator:
     """The simulator of one env as the run asks it (no episode, no faults).
 
     Its prompt (``simulator_prompt``), layout, re-asks, state mode, online checks and
-    generate settings are the run's.
+    generate settings are the run's; its seed is the epoch's
+    (``RunConfig.epoch_simulator_seed``).
     """
     config, points = run.config, run.points
     explicit = config.state_mode is StateMode.EXPLICIT
@@ -77,7 +80,8 @@ def environment_simulator(run: ResolvedRun, env: EnvConfig, simulator: Model) ->
         checker=ObservationChecker(env) if checks else None,
         check_model=check_model() if checks else None,
         config=GenerateConfig(
-            max_tokens=points.simulator_max_tokens or None, seed=config.simulator_seed
+            max_tokens=points.simulator_max_tokens or None,
+            seed=config.epoch_simulator_seed(epoch),
         ),
     )
 
@@ -120,7 +124,7 @@ def open_environment(
         cache=config.cache,
         error_hints=points.error_hints,
     )
-    sim = environment_simulator(run, env, simulator)
+    sim = environment_simulator(run, env, simulator, epoch)
     use_run_world(run, sim, env, task, epoch)
     episode.state = sim.state
     if session is not None:

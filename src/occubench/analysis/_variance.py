@@ -35,6 +35,18 @@ is at least (z_{1-alpha/2} + z_{1-beta}) sqrt(V_A + V_B). For a Bernoulli outcom
 structure (one epoch, one replicate) this is the two-proportion formula
 (z_{1-alpha/2} + z_{1-beta}) sqrt(2 p (1 - p) / n). The run's own variance uses its actual
 design (the H coefficients of the mean of means).
+
+Paired differences. Two agents run on the same tasks and epochs are compared sample by
+sample: d = A - B per task and epoch (the mean verdict of each agent's samples of that task
+and epoch, over its simulator replicates). The differences follow the same model with two
+levels, d = delta + task + within: ``task`` is the between-task variance of the mean
+difference (agents whose strengths differ by task), ``within`` the epoch-to-epoch variance
+of a task's difference (the simulator's sampling, the agents' and the verifier's noise).
+What both agents met alike cancels in d: with one shared world (``--world-variant epoch``)
+both see the same simulator sample in an epoch, and the simulator's part of ``within``
+shrinks to what their diverging paths still draw apart. The mean difference (the mean of
+task means) has variance V_d = task / T + within x mean(1 / E_t) / T, and its MDD is
+(z_{1-alpha/2} + z_{1-beta}) sqrt(V_d).
 """
 
 from __future__ import annotations
@@ -58,6 +70,9 @@ from occubench.results import SampleRow
 
 LEVELS = ("task", "simulator", "agent", "judge")
 """The variance components, outermost first."""
+
+PAIR_LEVELS = ("task", "within")
+"""The variance components of a paired difference, outermost first."""
 
 _NAN = float("nan")
 
@@ -173,6 +188,29 @@ class VarianceRow(MetricRow):
     mdd_high: float = Field(description="Bootstrap 95% interval of the MDD, high end.")
 
 
+class PairRow(MetricRow):
+    """The paired difference of two agents on the same tasks and epochs (module doc)."""
+
+    agent_a: str = Field(description="First agent (the difference is A - B).")
+    agent_b: str = Field(description="Second agent.")
+    env_mode: str = Field(description="E0..E3.")
+    faults: str = Field(description="Fault setting (count, duration, engine) of E1-E3.")
+    tasks: int = Field(description="Tasks both agents have a scored sample of.")
+    epochs: int = Field(description="Most epochs of a task that both agents ran.")
+    pairs: int = Field(description="(task, epoch) pairs: the differences.")
+    difference: float = Field(description="Mean of task means of A - B (rate scale).")
+    components: list[Component] = Field(description="task, within (the difference's).")
+    variance: float = Field(description="Variance of the mean difference of this design.")
+    mdd: float = Field(description="MDD of the paired difference (rate scale).")
+    mdd_low: float = Field(description="Bootstrap 95% interval of the MDD, low end.")
+    mdd_high: float = Field(description="Bootstrap 95% interval of the MDD, high end.")
+    unpaired_mdd: float | None = Field(
+        default=None,
+        description="The MDD of the two agents' CRs taken apart (their rows' variances): "
+        "what pairing gains.",
+    )
+
+
 class VarianceReport(MetricRow):
     """Variance components and minimum detectable differences of a set of runs."""
 
@@ -180,6 +218,10 @@ class VarianceReport(MetricRow):
     alpha: float = Field(description="Two-sided level of the MDD's test.")
     resamples: int = Field(description="Task bootstrap resamples behind every interval.")
     rows: list[VarianceRow]
+    pairs: list[PairRow] = Field(
+        default_factory=list,
+        description="Paired differences of two agents on the same tasks and epochs.",
+    )
 
 
 def mdd_factor(power: float = DEFAULT_MDD_POWER, alpha: float = DEFAULT_MDD_ALPHA) -> float:
@@ -334,7 +376,96 @@ def variance_report(
                 mdd_high=float(high),
             )
         )
-    return VarianceReport(power=power, alpha=alpha, resamples=n_resamples, rows=out)
+    pairs = paired_rows(rows, out, power=power, alpha=alpha, n_resamples=n_resamples, seed=seed)
+    return VarianceReport(power=power, alpha=alpha, resamples=n_resamples, rows=out, pairs=pairs)
+
+
+def _epoch_means(rows: Sequence[SampleRow]) -> dict[str, dict[int, float]]:
+    """Mean verdict per task and epoch (over simulator replicates)."""
+    out: dict[str, dict[int, float]] = {}
+    for (task, epoch), members in group(rows, lambda r: (str(r.task_id), r.epoch)).items():
+        out.setdefault(task, {})[epoch] = sum(bool(r.passed) for r in members) / len(members)
+    return out
+
+
+def paired_difference(
+    rows_a: Sequence[SampleRow],
+    rows_b: Sequence[SampleRow],
+    *,
+    power: float = DEFAULT_MDD_POWER,
+    alpha: float = DEFAULT_MDD_ALPHA,
+    n_resamples: int = DEFAULT_VARIANCE_RESAMPLES,
+    seed: int = DEFAULT_BOOTSTRAP_SEED,
+) -> PairRow | None:
+    """The paired difference of two agents' scored samples of one env mode (module doc).
+
+    Only the (task, epoch) pairs both have count. None when they share none.
+    """
+    a, b = _epoch_means(rows_a), _epoch_means(rows_b)
+    trees: list[Tree] = []
+    for task in sorted(set(a) & set(b)):
+        shared = sorted(set(a[task]) & set(b[task]))
+        if shared:
+            trees.append([a[task][e] - b[task][e] for e in shared])
+    if not trees:
+        return None
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(len(trees), [1 / len(trees)] * len(trees), n_resamples)
+    parts, point, boot = _components(trees, PAIR_LEVELS, weights)
+    coefficients = _task_sums(trees, 2).h.mean(axis=0) / len(trees)
+    coefficients[1] = 1.0 / len(trees)
+    variance = float(_design_variance(point, coefficients))
+    factor = mdd_factor(power, alpha)
+    low, high = np.quantile(factor * np.sqrt(_design_variance(boot, coefficients)), [0.025, 0.975])
+    return PairRow(
+        agent_a=rows_a[0].agent_model,
+        agent_b=rows_b[0].agent_model,
+        env_mode=rows_a[0].env_mode,
+        faults=_key(rows_a[0])[2],
+        tasks=len(trees),
+        epochs=max(len(t) for t in trees),
+        pairs=sum(len(t) for t in trees),
+        difference=float(np.mean([np.mean(t) for t in trees])),
+        components=parts,
+        variance=variance,
+        mdd=factor * math.sqrt(variance),
+        mdd_low=float(low),
+        mdd_high=float(high),
+    )
+
+
+def paired_rows(
+    rows: Sequence[SampleRow],
+    singles: Sequence[VarianceRow] = (),
+    *,
+    power: float = DEFAULT_MDD_POWER,
+    alpha: float = DEFAULT_MDD_ALPHA,
+    n_resamples: int = DEFAULT_VARIANCE_RESAMPLES,
+    seed: int = DEFAULT_BOOTSTRAP_SEED,
+) -> list[PairRow]:
+    """Every pair of agents of one env mode and fault setting that share (task, epoch)s.
+
+    Agents are paired in name order (A before B); ``singles`` (the per-agent rows) give
+    each pair's unpaired MDD.
+    """
+    scored = [r for r in rows if r.passed is not None]
+    by_key = group(scored, _key)
+    apart = {(r.agent, r.env_mode, r.faults): r.cr_variance for r in singles}
+    out = []
+    for (agent_a, mode, faults), rows_a in sorted(by_key.items()):
+        for (agent_b, mode_b, faults_b), rows_b in sorted(by_key.items()):
+            if (mode_b, faults_b) != (mode, faults) or agent_b <= agent_a:
+                continue
+            pair = paired_difference(
+                rows_a, rows_b, power=power, alpha=alpha, n_resamples=n_resamples, seed=seed
+            )
+            if pair is None:
+                continue
+            va, vb = apart.get((agent_a, mode, faults)), apart.get((agent_b, mode, faults))
+            if va is not None and vb is not None:
+                pair = pair.model_copy(update={"unpaired_mdd": mdd(va, vb, power, alpha)})
+            out.append(pair)
+    return out
 
 
 class PlanRow(MetricRow):

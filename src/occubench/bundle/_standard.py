@@ -47,6 +47,7 @@ STANDARD_SETTINGS = (
     "agent_args",
     "agent_command",
     "simulator_seed",
+    "simulator_seed_by_epoch",
 )
 """Run configuration fields a standard run leaves at their defaults (after ``normalized``:
 fault settings count only where faults are injected)."""

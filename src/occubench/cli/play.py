@@ -213,11 +213,16 @@ def play(
         info = setup.info()
     machine = simulator_model if seat is Seat.AGENT else draft_model  # the draft stands in
     if preflight:
+        from occubench.scale import preflight_models
+
         check_models(
-            {
-                **({Role.SIMULATOR: machine} if machine else {}),
-                **({Role.VERIFIER: verifier_model} if verifier_model else {}),
-            }
+            preflight_models(
+                {
+                    **({Role.SIMULATOR: machine} if machine else {}),
+                    **({Role.VERIFIER: verifier_model} if verifier_model else {}),
+                },
+                config,
+            )
         )
     with stop_signals() as stop:
         try:

@@ -236,6 +236,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         hold_log_folder,
         missing_root,
         plan_shards,
+        preflight_models,
         read_shard_counts,
         remove_unstarted,
         run_shard,
@@ -338,7 +339,8 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         try:
             with user_errors():
                 held = stack.enter_context(hold_log_folder(absolute_location(probe)))
-            checks = Preflight({Role.AGENT: agent, **roles}) if given["preflight"] else None
+            asked = preflight_models({Role.AGENT: agent, **roles}, config)
+            checks = Preflight(asked) if given["preflight"] else None
             pool = stack.enter_context(start_workers(most)) if local and most > 1 else None
             latency = check_models(checks) if checks is not None else None
         except typer.Exit:

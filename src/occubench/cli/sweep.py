@@ -158,6 +158,7 @@ def sweep(
         merged_rows,
         override,
         placeholders,
+        preflight_models,
         read_shard_counts,
         stop_signals,
         sweep_runs,
@@ -210,7 +211,9 @@ def sweep(
         check_models(
             (role, model)
             for run, _ in runs
-            for role, model in {Role.AGENT: run.agent, **run.roles}.items()
+            for role, model in preflight_models(
+                {Role.AGENT: run.agent, **run.roles}, run.config
+            ).items()
         )
     root = Path(runs[0][0].log_dir).parent
     console.print(

@@ -182,6 +182,12 @@ class _RunFields(FaultSettings):
         description="Seed the simulator generates with, for providers that take one "
         "(None: unseeded); runs with several seeds measure the simulator's variance.",
     )
+    simulator_seed_by_epoch: bool = Field(
+        default=False,
+        description="Each epoch's simulator generates with its own seed (simulator_seed, "
+        "or 0, plus the epoch less one): each epoch is an independent simulator sample, "
+        "for providers that take a seed.",
+    )
     world: str | None = Field(
         default=None,
         description="A world (a folder, made when missing, or a packed file): recorded paths "
@@ -321,6 +327,21 @@ class RunConfig(ProtocolOverrides, _RunFields):
             update["world_mode"] = defaults.world_mode
             update["world_variant"] = defaults.world_variant
         return self.model_copy(update=update)
+
+    def epoch_simulator_seed(self, epoch: int) -> int | None:
+        """The seed the simulator generates with in an epoch (1 for the first)."""
+        if not self.simulator_seed_by_epoch:
+            return self.simulator_seed
+        return (self.simulator_seed or 0) + max(epoch - 1, 0)
+
+    def asks_simulator(self) -> bool:
+        """Whether a sample may ask the simulator model: not in a world's replay.
+
+        A replay answers every call from the world; only a semantic fault, which the
+        simulator writes, still asks it.
+        """
+        replay = self.world is not None and self.world_mode is WorldMode.REPLAY
+        return not replay or FaultFamily.SEMANTIC in self.faults
 
     def simulator_places_faults(self) -> bool:
         """Whether the simulator is told to make E1-E3 faults (the prompt engine, events on)."""

@@ -6,8 +6,8 @@ Files:
 
 - ``md``: ``report.md`` (every table, charts linked);
 - ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ..., ``variance.csv``
-  with ``--variance``), the tidy sample table ``samples.csv``, and with reviews
-  ``human_rates.csv``, ``realism.csv`` and ``disagreements.csv``;
+  and ``variance_pairs.csv`` with ``--variance``), the tidy sample table ``samples.csv``,
+  and with reviews ``human_rates.csv``, ``realism.csv`` and ``disagreements.csv``;
 - ``json``: ``report.json`` (the `Report`) and ``samples.jsonl`` (one row per sample);
 - ``html``: ``report.html``, one self-contained page (trajectories of at most
   ``DEFAULT_REPORT_TRAJECTORIES`` samples);
@@ -24,7 +24,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel
 
-from occubench.analysis import VarianceRow
+from occubench.analysis import PairRow, VarianceRow
 from occubench.defaults import DEFAULT_REPORT_TRAJECTORIES
 from occubench.redaction import redact, redact_model
 from occubench.report._choices import ReportFormat
@@ -85,10 +85,13 @@ def sample_record(row: SampleRow) -> dict[str, Any]:
     return flat(record)
 
 
-def variance_record(row: VarianceRow) -> dict[str, Any]:
-    """A variance row as a flat CSV row: one set of columns per component."""
+def variance_record(row: VarianceRow | PairRow) -> dict[str, Any]:
+    """A variance or pair row as a flat CSV row: one set of columns per component."""
     record = flat(row.model_dump(exclude={"components", "verdict_components"}))
-    for prefix, parts in (("", row.components), ("verdict_", row.verdict_components)):
+    groups = [("", row.components)]
+    if isinstance(row, VarianceRow):
+        groups.append(("verdict_", row.verdict_components))
+    for prefix, parts in groups:
         for c in parts:
             for name in ("variance", "low", "high", "share"):
                 record[f"{prefix}{c.level}_{name}"] = getattr(c, name)
@@ -227,6 +230,9 @@ def write_report(
             if report.variance is not None:
                 records = [variance_record(r) for r in report.variance.rows]
                 written.append(write_csv(out / "variance.csv", records))
+                if report.variance.pairs:
+                    pairs = [variance_record(r) for r in report.variance.pairs]
+                    written.append(write_csv(out / "variance_pairs.csv", pairs))
         elif fmt is ReportFormat.JSON:
             path = write_text(out / "report.json", report.model_dump_json(indent=2))
             samples = write_text(

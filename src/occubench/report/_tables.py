@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from rich.table import Table
 
-from occubench.analysis import ALL, DIMENSIONS, LEVELS, Component, GroupRate
+from occubench.analysis import ALL, DIMENSIONS, LEVELS, PAIR_LEVELS, Component, GroupRate
 from occubench.report._report import Report
 from occubench.simchecks import SimCheckKind
 from occubench.text import markdown_cell, terminal_text
@@ -421,6 +421,8 @@ def report_tables(
         tables += [suspect_table(report), invalid_rate_table(report)]
     if report.variance is not None:
         tables.append(variance_table(report))
+        if report.variance.pairs:
+            tables.append(paired_table(report))
     if report.against_gold:
         tables.append(gold_agreement_table(report))
     if report.world_use:
@@ -601,6 +603,46 @@ def variance_table(report: Report) -> TextTable:
                 pct(row.rate),
                 pct(row.mdd),
                 interval(row.mdd_low, row.mdd_high),
+            ]
+        )
+    return table
+
+
+def paired_table(report: Report) -> TextTable:
+    """The paired difference of each two agents on the same tasks and epochs."""
+    noise = report.variance
+    assert noise is not None
+    table = TextTable(
+        title="Paired differences: A - B per task and epoch, its task and within-task "
+        "(epoch to epoch: simulator sampling, agent and verifier noise) variance, and the "
+        f"minimum detectable difference ({100 * noise.power:.0f}% power, "
+        f"{100 * noise.alpha:g}% two-sided) paired and taken apart",
+        columns=[
+            "agent A",
+            "agent B",
+            "mode",
+            "tasks",
+            "epochs",
+            "A - B pp",
+            *(f"{level} var" for level in PAIR_LEVELS),
+            "MDD pp",
+            "MDD 95% CI",
+            "unpaired MDD pp",
+        ],
+    )
+    for row in noise.pairs:
+        table.rows.append(
+            [
+                row.agent_a,
+                row.agent_b,
+                f"{row.env_mode} {row.faults}".strip(),
+                str(row.tasks),
+                str(row.epochs),
+                f"{100 * row.difference:+.1f}",
+                *(_component(c) for c in row.components),
+                pct(row.mdd),
+                interval(row.mdd_low, row.mdd_high),
+                "-" if row.unpaired_mdd is None else pct(row.unpaired_mdd),
             ]
         )
     return table

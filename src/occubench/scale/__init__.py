@@ -32,7 +32,13 @@ from occubench.scale._log_folder import (
     remove_unstarted,
 )
 from occubench.scale._log_housekeeping import move_aside_unreadable_logs, remove_superseded_logs
-from occubench.scale._preflight import Preflight, PreflightFailure, PreflightReport, preflight
+from occubench.scale._preflight import (
+    Preflight,
+    PreflightFailure,
+    PreflightReport,
+    preflight,
+    preflight_models,
+)
 from occubench.scale._progress import ProgressView, ShardCounts, ShardState, read_shard_counts
 from occubench.scale._ray import import_ray, run_ray
 from occubench.scale._runner import BENCHMARK_TASK, EvalOutcome, run_eval, run_shard
@@ -115,6 +121,7 @@ __all__ = [
     "override",
     "placeholders",
     "preflight",
+    "preflight_models",
     "plan_shards",
     "read_shard_counts",
     "remove_superseded_logs",
