@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from release_layout import RELEASE_IDS, write_release_dataset
 
@@ -50,8 +51,19 @@ HTTP_MODEL_ARGS = [
     "openai-api/local/scripted-judge",
 ]
 """The same models through the local OpenAI-compatible test server (``LOCAL_*`` env)."""
+HANG_BOUND = 300
+"""Seconds after which a wait that should have ended fails: a bound on a hang, never a margin
+that a test's outcome depends on (tests wait for counts and pids, not for durations)."""
 
 __all__ = ["RELEASE_IDS"]
+
+settings.register_profile(
+    "suite",
+    deadline=None,  # no time limit per example: a busy machine runs one slowly
+    database=None,  # no example database: each run of the suite starts afresh
+    suppress_health_check=[HealthCheck.too_slow],  # nor on generating them
+)
+settings.load_profile("suite")
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,11 @@ from occubench.cli import app
 from occubench.providers import PROVIDER
 from occubench.testing._openai_server import TRANSIENT_KINDS, Flakiness, ScriptedOpenAIServer
 
-FLAKY = Flakiness(rate=0.15, seed=1, hang=1.5)
-"""With this seed every failure kind occurs in the fixture run."""
+ATTEMPT_TIMEOUT = "20"
+"""``--attempt-timeout`` of the flaky run: reached by the hang alone, however busy the machine."""
+FLAKY = Flakiness(rate=0.15, seed=19, hang=300)
+"""With this seed every failure kind occurs in the fixture run, the timeout once: the server
+hangs until the client gives up (300 s bound a client that never does)."""
 
 
 def models(provider: str) -> list[str]:
@@ -115,9 +118,10 @@ def test_a_flaky_endpoint_gives_the_clean_results_without_sample_reruns(run, mon
         run(PROVIDER, "clean")
     with ScriptedOpenAIServer(flaky=FLAKY) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        run(PROVIDER, "flaky", "--attempt-timeout", "1")
+        run(PROVIDER, "flaky", "--attempt-timeout", ATTEMPT_TIMEOUT)
         stats = server.stats.snapshot()
     assert set(stats["failures"]) == {k.value for k in TRANSIENT_KINDS}
+    assert stats["abandoned"] == stats["failures"]["timeout"]  # the client ended each hang
     assert stats["retries"] == sum(stats["failures"].values())
     expected, _ = outcome(tmp_path / "clean")
     got, log = outcome(tmp_path / "flaky")

@@ -8,6 +8,7 @@ from occubench.testing._openai_server import (
     FailureKind,
     Flakiness,
     HardFailure,
+    Hold,
     ScriptedOpenAIServer,
     ServerStats,
 )
@@ -17,6 +18,7 @@ __all__ = [
     "FailureKind",
     "Flakiness",
     "HardFailure",
+    "Hold",
     "ScriptedOpenAIServer",
     "ServerStats",
 ]
