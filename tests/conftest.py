@@ -5,26 +5,27 @@ from the project's own reference suite (``release_layout.py``), so a bare clone'
 command needs nothing beside it. Compatibility tests on the public OccuBench sample take
 the ``public_sample`` fixture: it is ``$OCCUBENCH_SAMPLE`` or ``../shared/occubench-sample``
 when present, and those tests are skipped, saying so, otherwise.
+
+The suite holds on a busy machine and leaves nothing behind: waits are bounded by
+``HANG_BOUND``, never timed; the session fails when the checkout gained files.
 """
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from release_layout import RELEASE_IDS, write_release_dataset
+from release_layout import RELEASE_IDS, fixture_release_dir, write_release_dataset
 
-_FIXTURE_ROOT = Path(tempfile.mkdtemp(prefix="occubench-release-"))
-atexit.register(shutil.rmtree, _FIXTURE_ROOT, ignore_errors=True)
-RELEASE_DIR = write_release_dataset(_FIXTURE_ROOT / "dataset")
-"""The fixture dataset (release layout), written once per test session."""
+RELEASE_DIR = fixture_release_dir()
+"""The fixture dataset (release layout), written once per test process."""
 
 PUBLIC_SAMPLE_DIR = Path(
     os.environ.get(
@@ -64,6 +65,78 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],  # nor on generating them
 )
 settings.load_profile("suite")
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+CACHES = {"__pycache__", ".pytest_cache"}
+"""Folders Python and pytest keep beside the code: not written by a test."""
+_LEFT_BEFORE = pytest.StashKey[set[str] | None]()
+_LEFT_NEW = pytest.StashKey[list[str]]()
+
+
+def checkout_leftovers() -> set[str] | None:
+    """Untracked and ignored paths of the checkout (caches aside); None outside a git clone.
+
+    Untracked files are listed one by one; ignored ones by their topmost ignored folder.
+    """
+
+    def listed(*args: str) -> list[str] | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=CHECKOUT, capture_output=True, check=False)
+        except OSError:
+            return None
+        return done.stdout.decode().split("\0") if done.returncode == 0 else None
+
+    untracked = listed("ls-files", "-z", "--others", "--exclude-standard")
+    ignored = listed("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+    if untracked is None or ignored is None:
+        return None
+    return {p for p in untracked + ignored if p and not CACHES.intersection(Path(p).parts)}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """What the tools keep between runs goes to a tmp folder, removed at the process's end.
+
+    Inspect's per-user data (traces, sample buffers: ``~/.local/share``) and Hypothesis's
+    folder (``.hypothesis/`` in the current folder), for this process and the commands it
+    starts.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="occubench-test-state-"))
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_DATA_HOME", str(folder / "data"))
+    patch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(folder / "hypothesis"))
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    config.add_cleanup(patch.undo)
+
+
+def _controller(config: pytest.Config) -> bool:
+    """Whether this process runs the session (not one of its parallel workers)."""
+    return not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _controller(session.config):
+        session.config.stash[_LEFT_BEFORE] = checkout_leftovers()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the session when the tests left files in the checkout (they write to tmp folders)."""
+    before = session.config.stash.get(_LEFT_BEFORE, None)
+    after = checkout_leftovers() if before is not None else None
+    new = sorted(after - before) if before is not None and after is not None else []
+    session.config.stash[_LEFT_NEW] = new
+    if new:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    new = config.stash.get(_LEFT_NEW, [])
+    if new:
+        terminalreporter.section("files left in the checkout", red=True)
+        terminalreporter.write_line(
+            "The tests wrote these outside their tmp folders (give the command a tmp_path):"
+        )
+        for path in new:
+            terminalreporter.write_line(f"  {path}")
 
 
 @pytest.fixture(scope="session")
