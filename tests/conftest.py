@@ -6,17 +6,20 @@ command needs nothing beside it. Compatibility tests on the public OccuBench sam
 the ``public_sample`` fixture: it is ``$OCCUBENCH_SAMPLE`` or ``../shared/occubench-sample``
 when present, and those tests are skipped, saying so, otherwise.
 
-The suite holds on a busy machine and leaves nothing behind: waits are bounded by
-``HANG_BOUND``, never timed; the session fails when the checkout gained files.
+The suite holds on a busy machine and leaves nothing behind (CONTRIBUTING.md, "Tests that
+hold under load"): waits are bounded by ``HANG_BOUND``, never timed; the session fails when
+the checkout gained files; logs that several files read are built once (``shared_folder``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -152,6 +155,47 @@ def public_sample() -> Path:
         reason = f"public OccuBench sample not found at {PUBLIC_SAMPLE_DIR}"
         pytest.skip(reason=f"{reason} (set OCCUBENCH_SAMPLE to its folder)")
     return PUBLIC_SAMPLE_DIR
+
+
+def shared_folder(
+    factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """A folder of this session's tmp folder, built once for all its parallel workers.
+
+    The first worker to ask builds it (``build(folder)``) while it holds a lock; the others
+    wait on the lock, then find it built. It is read-only by convention: a test that
+    changes it copies it first.
+    """
+    base = factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the session's
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.done"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            build(folder)
+            done.touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def demo_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The logs of ``occubench demo``: three reference agents, ten tasks, E0-E3 (120 samples).
+
+    Run once per session, whatever the number of workers; their rows are read once (the
+    tables cached beside the logs), so that the tests only read the folder.
+    """
+    from typer.testing import CliRunner
+
+    from occubench.cli import app
+    from occubench.results import read_runs
+
+    def build(folder: Path) -> None:
+        result = CliRunner().invoke(app, ["demo", "--log-dir", str(folder)], terminal_width=200)
+        assert result.exit_code == 0, result.output
+        assert len(read_runs([folder])) == 120
+
+    return shared_folder(tmp_path_factory, "demo", build)
 
 
 @pytest.fixture
