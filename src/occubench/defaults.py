@@ -311,3 +311,33 @@ DEFAULT_MIN_FREE_MB = 64
 
 DEFAULT_LOCK_FILE = ".occubench.lock"
 """The lock file of a log folder: one run at a time writes into it."""
+
+DEFAULT_BUNDLE_MAX_BYTES = 4 * 2**30
+"""Bytes a bundle file may have (4 GiB; a paper-sized grid of 15 agents x E0-E3 over 382
+tasks is about 400 MB of logs): a larger one is refused before it is opened."""
+
+DEFAULT_BUNDLE_MAX_UNPACKED_BYTES = 8 * 2**30
+"""Bytes a bundle's files may add up to (checked from its member headers first)."""
+
+DEFAULT_BUNDLE_MAX_MEMBERS = 10_000
+"""Files and folders a bundle may hold (its logs, manifest, summary and prices)."""
+
+DEFAULT_BUNDLE_MAX_LOG_MEMBERS = 200_000
+"""Members one log in a bundle may hold (a sample per task and epoch, and a few more)."""
+
+DEFAULT_BUNDLE_MAX_LOG_MEMBER_BYTES = 512 * 2**20
+"""Bytes one member of a log in a bundle may decompress to (a sample of a long trajectory
+is a few MB)."""
+
+DEFAULT_BUNDLE_MAX_LOG_BYTES = 32 * 2**30
+"""Bytes all the members of one log in a bundle may decompress to."""
+
+DEFAULT_BUNDLE_MAX_JSON_BYTES = 256 * 2**20
+"""Bytes the bundle's own JSON files (manifest, summary, prices) may have."""
+
+DEFAULT_BUNDLE_MAX_JSON_DEPTH = 4 * DEFAULT_MAX_JSON_DEPTH
+"""Deepest JSON nesting in a bundle, measured before parsing (logs nest about a dozen levels
+around the data they quote, which is bounded where it enters at DEFAULT_MAX_JSON_DEPTH)."""
+
+DEFAULT_PLAY_LOG_ROOT = "logs/play"
+"""Where ``occubench play`` sessions log, each to a new folder under it."""

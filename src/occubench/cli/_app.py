@@ -7,16 +7,21 @@ from importlib.metadata import version
 
 import typer
 
+from occubench.bundle import BUNDLE_LIMITS
 from occubench.cli import (
     audit,
+    bundle,
     compare_simulators,
     data,
     demo,
     diagnose,
+    env,
     estimate,
     export,
+    leaderboard,
     list_cmd,
     plan,
+    play,
     regrade,
     report,
     review,
@@ -110,8 +115,13 @@ app.command(name="export")(export.export)
 app.command(name="plan")(plan.plan)
 app.command(name="estimate")(estimate.estimate)
 app.command(name="diagnose")(diagnose.diagnose)
+app.command(name="bundle")(bundle.bundle)
+app.command(name="verify", epilog=BUNDLE_LIMITS.describe())(bundle.verify)
+app.command(name="leaderboard")(leaderboard.leaderboard)
 app.add_typer(data.app, name="data")
 app.add_typer(world.app, name="world")
+app.command(name="play")(play.play)
+app.add_typer(env.app, name="env")
 
 
 def main() -> None:

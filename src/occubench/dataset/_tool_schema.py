@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 import jsonschema
-from inspect_ai.tool import ToolInfo, ToolParams
+from inspect_ai.tool import ToolDef, ToolInfo, ToolParams
 from pydantic import ValidationError
 
 from occubench.dataset._models import ToolSpec
@@ -72,7 +72,7 @@ def lost_keywords(original: Any, kept: Any, path: str = "$") -> list[str]:
 
 
 def check_tool(spec: ToolSpec) -> tuple[list[tuple[str, str]], list[str]]:
-    """Validate one tool's parameter schema.
+    """Validate one tool's parameter schema: JSON Schema, then the tool Inspect builds of it.
 
     Returns:
         ``errors`` as (field, message) pairs, relative to the tool, and ``lost``,
@@ -97,8 +97,19 @@ def check_tool(spec: ToolSpec) -> tuple[list[tuple[str, str]], list[str]]:
             where = ".".join(str(p) for p in err["loc"])
             errors.append((f"parameters.{where}", f"not usable as a tool schema: {err['msg']}"))
         return errors, []
+    try:  # the tool as a run builds it: bound to the tool layer, and as the agent is shown it
+        ToolDef(_never_called, spec.name, spec.description or spec.name, params, max_output=0)
+        tool_info(spec, fill=False)
+    except (ValueError, TypeError) as e:  # pydantic's ValidationError is a ValueError
+        errors.append(("parameters", f"Inspect cannot make a tool of it: {e}"))
+        return errors, []
     kept = params.model_dump(exclude_none=True)
     return errors, lost_keywords(filled, kept)
+
+
+async def _never_called(**arguments: Any) -> str:
+    """The callable of a tool built only to see that Inspect accepts it."""
+    raise NotImplementedError
 
 
 def example_value(name: str, schema: dict[str, Any]) -> Any:

@@ -40,7 +40,7 @@ from inspect_ai.util import LimitExceededError, collect
 from occubench.agent import Episode
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
-from occubench.errors import ErrorSource, InfrastructureError
+from occubench.errors import BudgetExhausted, ErrorSource, InfrastructureError
 from occubench.grading._checks import run_checks
 from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
 from occubench.grading._prompt import (
@@ -121,13 +121,14 @@ async def paper_vote(
     """One paper-style vote: one call, read greedily; any failure is a False vote.
 
     A failed API call (after the provider's and Inspect's retries) also counts as a
-    False vote, as the release counts it.
+    False vote, as the release counts it; a call the spending limit refused errors the
+    sample instead.
     """
     try:
         output = await model.generate(
             [ChatMessageUser(content=request)], cache=_vote_cache(index, cache), config=config
         )
-    except LimitExceededError:
+    except (LimitExceededError, BudgetExhausted):  # a limit: the sample errors, no vote
         raise
     except Exception as e:
         return Vote(is_correct=False, feedback=f"Verification error: {type(e).__name__}")

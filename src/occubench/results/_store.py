@@ -40,6 +40,7 @@ import json
 import sys
 import zipfile
 from collections.abc import Callable, Collection, Iterator, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -159,8 +160,9 @@ def rows_table(rows: Sequence[SampleRow], metadata: dict[bytes, bytes] | None = 
         record["task_id_is_int"] = isinstance(row.task_id, int)
         record["task_id"] = str(row.task_id)
         record["faults"] = orjson.dumps(row.faults).decode()
-        if row.error_source is not None:
-            record["error_source"] = row.error_source.value
+        for name, value in record.items():  # choices (env mode, protocol, ...) as their values
+            if isinstance(value, Enum):
+                record[name] = value.value
         for name in MAP_COLUMNS:
             record[name] = list(record[name].items())
         for name, values in columns.items():

@@ -20,7 +20,7 @@ from occubench.defaults import DEFAULT_SHARD_MIN_SAMPLES
 from occubench.results import SampleRow
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
 
-_SELECTION = ("dataset", "task_ids", "categories", "domains", "difficulty")
+_SELECTION = ("dataset", "task_ids", "industries", "domains", "difficulty")
 
 
 @cache

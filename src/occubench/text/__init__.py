@@ -1,6 +1,8 @@
-"""Text that can be written and shown: surrogates escaped, terminal text, table cells.
+"""Text in and out: what can be written and shown, and untrusted text read within bounds.
 
-And JSON text measured before it is parsed (``json_nesting``).
+Written and shown: surrogates escaped, terminal text, Markdown and CSV cells. Read: JSON
+measured before it is parsed (``json_nesting``), YAML composed within bounds
+(``bounded_yaml``).
 """
 
 from occubench.text._codepoints import clean_json, clean_output, escape_invalid, json_text, loads
@@ -10,11 +12,14 @@ from occubench.text._sanitize import (
     from_spreadsheet_cell,
     markdown_cell,
     strip_controls,
+    terminal_plain,
     terminal_text,
 )
+from occubench.text._yaml import YamlBoundError, bounded_yaml
 
 __all__ = [
     "strip_controls",
+    "terminal_plain",
     "terminal_text",
     "clean_json",
     "escape_invalid",
@@ -26,4 +31,6 @@ __all__ = [
     "from_spreadsheet_cell",
     "json_nesting",
     "nests_deeper",
+    "YamlBoundError",
+    "bounded_yaml",
 ]
