@@ -13,6 +13,7 @@ the checkout gained files; logs that several files read are built once (``shared
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import os
@@ -109,6 +110,9 @@ def pytest_configure(config: pytest.Config) -> None:
     patch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(folder / "hypothesis"))
     config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
     config.add_cleanup(patch.undo)
+    # and again at exit: Inspect's exit handlers (registered later, so run earlier) make
+    # its folders anew there
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
 
 
 def _controller(config: pytest.Config) -> bool:
