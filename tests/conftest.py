@@ -59,6 +59,10 @@ HTTP_MODEL_ARGS = [
 HANG_BOUND = 300
 """Seconds after which a wait that should have ended fails: a bound on a hang, never a margin
 that a test's outcome depends on (tests wait for counts and pids, not for durations)."""
+HANG_LIMIT = 60
+"""``--attempt-timeout`` of a run whose server hangs on purpose, where the client must give
+up: far beyond any answer of the local server however busy the machine (20 s was reached
+once, at a load of 20 on two cores). A run without a hang takes ``HANG_BOUND``."""
 
 __all__ = ["RELEASE_IDS"]
 
@@ -69,6 +73,26 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],  # nor on generating them
 )
 settings.load_profile("suite")
+
+PARALLEL = 4
+"""Parallel workers of the default run: most tests wait on subprocesses and local servers,
+so more workers than cores pay (four on two cores)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Run in parallel by default: ``PARALLEL`` workers, each file whole on one worker.
+
+    Unless ``-n`` is given (``-n 0``: in this process), pytest-xdist is left out
+    (``-p no:xdist``) or absent, or ``--pdb`` asks for one process.
+    """
+    if not config.pluginmanager.has_plugin("xdist") or hasattr(config, "workerinput"):
+        return
+    if config.option.numprocesses is None and not config.getoption("usepdb", False):
+        config.option.numprocesses = PARALLEL
+        if config.option.dist == "no":
+            config.option.dist = "loadfile"
+
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 CACHES = {"__pycache__", ".pytest_cache"}
