@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 from inspect_ai.log import read_eval_log
 
-from conftest import RELEASE_IDS
+from conftest import HANG_BOUND, HANG_LIMIT, RELEASE_IDS
 from occubench.testing._openai_server import (
     TRANSIENT_KINDS,
     FailureKind,
@@ -24,15 +24,15 @@ from occubench.testing._openai_server import (
     request_key,
 )
 
-HANG_BOUND = 300
-"""Seconds after which a wait that should have ended fails (a bound on a hang, not a margin)."""
-ATTEMPT_TIMEOUT = "20"
-"""``--attempt-timeout`` of the flaky runs: far beyond any answer of the local server, so
-that only a hang reaches it, however busy the machine (a slow answer asked again would be
-billed twice)."""
 FLAKY = Flakiness(rate=0.15, seed=5, hang=HANG_BOUND)
 """With this seed every failure kind occurs in the fixture run, the timeout once: the
-server hangs until the client gives up at ``ATTEMPT_TIMEOUT``."""
+server hangs until the client gives up at ``HANG_LIMIT``."""
+
+
+def attempt_timeout(flaky: Flakiness) -> str:
+    """``--attempt-timeout`` of a flaky run: reached by a hang alone, however busy the machine
+    (a slow answer given up on would be asked again and billed twice, its count lost)."""
+    return str(HANG_LIMIT if FailureKind.TIMEOUT in flaky.kinds else HANG_BOUND)
 
 
 def post(
@@ -174,7 +174,7 @@ def test_flaky_provider_run_matches_a_clean_run(occubench_run, monkeypatch, tmp_
             "--log-dir",
             str(tmp_path / "flaky"),
             "--attempt-timeout",
-            ATTEMPT_TIMEOUT,
+            attempt_timeout(flaky),
             "--no-preflight",
         )
         stats = server.stats.snapshot()
