@@ -5,25 +5,31 @@ from the project's own reference suite (``release_layout.py``), so a bare clone'
 command needs nothing beside it. Compatibility tests on the public OccuBench sample take
 the ``public_sample`` fixture: it is ``$OCCUBENCH_SAMPLE`` or ``../shared/occubench-sample``
 when present, and those tests are skipped, saying so, otherwise.
+
+The suite holds on a busy machine and leaves nothing behind (CONTRIBUTING.md, "Tests that
+hold under load"): waits are bounded by ``HANG_BOUND``, never timed; the session fails when
+the checkout gained files; logs that several files read are built once (``shared_folder``).
 """
 
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
 import os
 import shutil
+import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
-from release_layout import RELEASE_IDS, write_release_dataset
+from release_layout import RELEASE_IDS, fixture_release_dir, write_release_dataset
 
-_FIXTURE_ROOT = Path(tempfile.mkdtemp(prefix="occubench-release-"))
-atexit.register(shutil.rmtree, _FIXTURE_ROOT, ignore_errors=True)
-RELEASE_DIR = write_release_dataset(_FIXTURE_ROOT / "dataset")
-"""The fixture dataset (release layout), written once per test session."""
+RELEASE_DIR = fixture_release_dir()
+"""The fixture dataset (release layout), written once per test process."""
 
 PUBLIC_SAMPLE_DIR = Path(
     os.environ.get(
@@ -50,8 +56,118 @@ HTTP_MODEL_ARGS = [
     "openai-api/local/scripted-judge",
 ]
 """The same models through the local OpenAI-compatible test server (``LOCAL_*`` env)."""
+HANG_BOUND = 300
+"""Seconds after which a wait that should have ended fails: a bound on a hang, never a margin
+that a test's outcome depends on (tests wait for counts and pids, not for durations)."""
+HANG_LIMIT = 60
+"""``--attempt-timeout`` of a run whose server hangs on purpose, where the client must give
+up: far beyond any answer of the local server however busy the machine (20 s was reached
+once, at a load of 20 on two cores). A run without a hang takes ``HANG_BOUND``."""
 
 __all__ = ["RELEASE_IDS"]
+
+settings.register_profile(
+    "suite",
+    deadline=None,  # no time limit per example: a busy machine runs one slowly
+    database=None,  # no example database: each run of the suite starts afresh
+    suppress_health_check=[HealthCheck.too_slow],  # nor on generating them
+)
+settings.load_profile("suite")
+
+PARALLEL = 4
+"""Parallel workers of the default run: most tests wait on subprocesses and local servers,
+so more workers than cores pay (four on two cores)."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Run in parallel by default: ``PARALLEL`` workers, each file whole on one worker.
+
+    Unless ``-n`` is given (``-n 0``: in this process), pytest-xdist is left out
+    (``-p no:xdist``) or absent, or ``--pdb`` asks for one process.
+    """
+    if not config.pluginmanager.has_plugin("xdist") or hasattr(config, "workerinput"):
+        return
+    if config.option.numprocesses is None and not config.getoption("usepdb", False):
+        config.option.numprocesses = PARALLEL
+        if config.option.dist == "no":
+            config.option.dist = "loadfile"
+
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+CACHES = {"__pycache__", ".pytest_cache"}
+"""Folders Python and pytest keep beside the code: not written by a test."""
+_LEFT_BEFORE = pytest.StashKey[set[str] | None]()
+_LEFT_NEW = pytest.StashKey[list[str]]()
+
+
+def checkout_leftovers() -> set[str] | None:
+    """Untracked and ignored paths of the checkout (caches aside); None outside a git clone.
+
+    Untracked files are listed one by one; ignored ones by their topmost ignored folder.
+    """
+
+    def listed(*args: str) -> list[str] | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=CHECKOUT, capture_output=True, check=False)
+        except OSError:
+            return None
+        return done.stdout.decode().split("\0") if done.returncode == 0 else None
+
+    untracked = listed("ls-files", "-z", "--others", "--exclude-standard")
+    ignored = listed("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+    if untracked is None or ignored is None:
+        return None
+    return {p for p in untracked + ignored if p and not CACHES.intersection(Path(p).parts)}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """What the tools keep between runs goes to a tmp folder, removed at the process's end.
+
+    Inspect's per-user data (traces, sample buffers: ``~/.local/share``) and Hypothesis's
+    folder (``.hypothesis/`` in the current folder), for this process and the commands it
+    starts.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="occubench-test-state-"))
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_DATA_HOME", str(folder / "data"))
+    patch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(folder / "hypothesis"))
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    config.add_cleanup(patch.undo)
+    # and again at exit: Inspect's exit handlers (registered later, so run earlier) make
+    # its folders anew there
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+
+
+def _controller(config: pytest.Config) -> bool:
+    """Whether this process runs the session (not one of its parallel workers)."""
+    return not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _controller(session.config):
+        session.config.stash[_LEFT_BEFORE] = checkout_leftovers()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the session when the tests left files in the checkout (they write to tmp folders)."""
+    before = session.config.stash.get(_LEFT_BEFORE, None)
+    after = checkout_leftovers() if before is not None else None
+    new = sorted(after - before) if before is not None and after is not None else []
+    session.config.stash[_LEFT_NEW] = new
+    if new:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    new = config.stash.get(_LEFT_NEW, [])
+    if new:
+        terminalreporter.section("files left in the checkout", red=True)
+        terminalreporter.write_line(
+            "The tests wrote these outside their tmp folders (give the command a tmp_path):"
+        )
+        for path in new:
+            terminalreporter.write_line(f"  {path}")
 
 
 @pytest.fixture(scope="session")
@@ -67,6 +183,47 @@ def public_sample() -> Path:
         reason = f"public OccuBench sample not found at {PUBLIC_SAMPLE_DIR}"
         pytest.skip(reason=f"{reason} (set OCCUBENCH_SAMPLE to its folder)")
     return PUBLIC_SAMPLE_DIR
+
+
+def shared_folder(
+    factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """A folder of this session's tmp folder, built once for all its parallel workers.
+
+    The first worker to ask builds it (``build(folder)``) while it holds a lock; the others
+    wait on the lock, then find it built. It is read-only by convention: a test that
+    changes it copies it first.
+    """
+    base = factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the session's
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.done"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            build(folder)
+            done.touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def demo_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The logs of ``occubench demo``: three reference agents, ten tasks, E0-E3 (120 samples).
+
+    Run once per session, whatever the number of workers; their rows are read once (the
+    tables cached beside the logs), so that the tests only read the folder.
+    """
+    from typer.testing import CliRunner
+
+    from occubench.cli import app
+    from occubench.results import read_runs
+
+    def build(folder: Path) -> None:
+        result = CliRunner().invoke(app, ["demo", "--log-dir", str(folder)], terminal_width=200)
+        assert result.exit_code == 0, result.output
+        assert len(read_runs([folder])) == 120
+
+    return shared_folder(tmp_path_factory, "demo", build)
 
 
 @pytest.fixture

@@ -15,7 +15,11 @@ whichever of the two it runs on; their content is the reference suite's.
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import tempfile
+from functools import cache
 from pathlib import Path
 
 from occubench.dataset import (
@@ -99,3 +103,15 @@ def write_release_dataset(root: Path) -> Path:
     ]
     scenarios = [*suite.scenarios.values(), *SCENARIOS_WITHOUT_TASKS]
     return write_dataset(root, renumbered, envs, scenarios)
+
+
+@cache
+def fixture_release_dir() -> Path:
+    """This test process's fixture dataset: written once, in a temporary folder removed at exit.
+
+    Cached here rather than in ``conftest``, which is imported twice (by pytest as
+    ``tests.conftest`` and by the tests as ``conftest``): one dataset per process.
+    """
+    root = Path(tempfile.mkdtemp(prefix="occubench-release-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return write_release_dataset(root / "dataset")

@@ -23,6 +23,8 @@ def test_audit_prints_the_table_and_writes_the_report(tmp_path):
             "reference",
             "--out",
             str(out),
+            "--log-dir",
+            str(tmp_path / "logs"),
         ],
     )
     assert result.exit_code == 0, result.output

@@ -1,4 +1,4 @@
-from occubench.scale import run_demo
+from occubench.results import read_runs
 
 
 def rate(rows, agent, mode):
@@ -7,8 +7,8 @@ def rate(rows, agent, mode):
     return sum(r.passed for r in chosen) / len(chosen)
 
 
-def test_demo_orders_the_reference_agents(tmp_path):
-    rows = run_demo(tmp_path)
+def test_demo_orders_the_reference_agents(demo_logs):
+    rows = read_runs([demo_logs])
     for mode in ("E0", "E1", "E2", "E3"):
         assert rate(rows, "careful", mode) == 1.0
     for agent in ("no-retry", "trusting"):

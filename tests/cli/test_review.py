@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import socket
+import os
+import re
 import sqlite3
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
 from typer.testing import CliRunner
 
+from conftest import HANG_BOUND
 from occubench.cli import app
 from occubench.results import read_runs, read_trajectories
 from occubench.review import Review, ReviewStore, Verdict
@@ -49,32 +50,34 @@ def reviewed(logs, tmp_path):
     return store.path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def served_url(server: subprocess.Popen[str]) -> str:
+    """The URL the command prints once it listens (port 0: the port it was given)."""
+    said = ""
+    for line in server.stdout:
+        said += line
+        found = re.search(r"http://127\.0\.0\.1:\d+/", "".join(said.split()))
+        if found:
+            return found.group()
+    raise AssertionError(f"the app printed no URL: {said}")
 
 
 def test_review_serves_the_samples_of_the_logs_on_loopback(logs, tmp_path):
-    port = free_port()
     db = tmp_path / "served.sqlite"
     command = [sys.executable, "-m", "occubench", "review", str(logs), "--db", str(db)]
     server = subprocess.Popen(
-        [*command, "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        [*command, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
-        deadline, page = time.monotonic() + 90, None
-        while page is None:
-            assert server.poll() is None, server.stdout.read().decode()
-            assert time.monotonic() < deadline, "the app did not answer"
-            try:
-                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read()
-            except OSError:
-                time.sleep(0.3)
+        # listening once the URL is printed: the page comes when the app has started
+        page = urllib.request.urlopen(served_url(server), timeout=HANG_BOUND).read()
         assert b"12 sample(s) to review" in page
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        server.wait(timeout=HANG_BOUND)
     assert ReviewStore(db).sample_count() == 12  # kept for the next session
 
 

@@ -118,15 +118,6 @@ def wide_console():
         console.width = 200
 
 
-@pytest.fixture(scope="module")
-def demo_logs(tmp_path_factory) -> Path:
-    """The demo's logs: three reference agents, ten tasks, E0-E3 (120 samples)."""
-    folder = tmp_path_factory.mktemp("demo")
-    result = runner.invoke(app, ["demo", "--log-dir", str(folder)], terminal_width=200)
-    assert result.exit_code == 0, result.output
-    return folder
-
-
 def lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 

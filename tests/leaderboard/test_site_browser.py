@@ -15,7 +15,7 @@ import pytest
 from leaderboard.sites import make_site
 from occubench.bundle import BundleClass, Outcome
 from occubench.leaderboard import Board, BundleLine, Entry, SiteData, write_index
-from report.browser import WIDTH, chromium, needs_chromium, screenshot
+from report.browser import BOUND_MS, WIDTH, chromium, needs_chromium, screenshot
 
 pytestmark = needs_chromium
 PAYLOAD = (
@@ -37,6 +37,7 @@ def browser():
 
 def open_page(browser, path):
     context = browser.new_context(viewport={"width": WIDTH, "height": 900})
+    context.set_default_timeout(BOUND_MS)
     page = context.new_page()
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)

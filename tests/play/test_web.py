@@ -14,6 +14,7 @@ import anyio
 import pytest
 from fastapi.testclient import TestClient
 
+from conftest import HANG_BOUND
 from occubench.play import (
     MAX_PLAY_FORM_BYTES,
     Entry,
@@ -80,7 +81,7 @@ class Session:
         )
         thread.start()
         self.threads.append(thread)
-        assert self.desk.settled(60)
+        assert self.desk.settled(HANG_BOUND)
 
     def enter(self) -> str:
         """Open the start link; the form token of the page it leads to."""
@@ -89,7 +90,7 @@ class Session:
         return re.search(r'name="token" value="([^"]+)"', page.text).group(1)
 
     def handed(self) -> Move:
-        self.threads[-1].join(60)
+        self.threads[-1].join(HANG_BOUND)
         return self.moves[-1]
 
 
@@ -100,7 +101,7 @@ def session():
     yield s
     s.desk.close()
     for thread in s.threads:
-        thread.join(60)
+        thread.join(HANG_BOUND)
 
 
 def test_without_the_key_nothing_of_the_session_is_shown(session):
@@ -244,4 +245,4 @@ def test_the_verdict_then_the_end_of_the_session(session):
     assert "an error instead of the answer" in page.text and "/logs/x.eval" in page.text
     closed = session.client.post("/close", data={"token": token})
     assert closed.status_code == 200 and "Session ended" in closed.text
-    assert session.desk.wait_closed(1)
+    assert session.desk.wait_closed(HANG_BOUND)

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import HANG_BOUND
 from occubench.results import read_runs
-from report.browser import ARTIFACTS_ENV, WIDTH, chromium, needs_chromium, screenshot
+from report.browser import ARTIFACTS_ENV, BOUND_MS, WIDTH, chromium, needs_chromium, screenshot
 
 pytestmark = needs_chromium
-WAIT_MS = 300_000
-"""Upper bound on a page's wait for the environment (a hang fails; a busy machine does not)."""
 ANSWER = (
     "Heart rate 128, systolic BP 84; assign bed ED-11 (cleaned 6 minutes ago); "
     "ESI 2 allows 10 minutes."
@@ -106,11 +105,14 @@ def session(tmp_path):
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path
     )
     try:
-        while not link_file.exists():
+        ticks = threading.Event()
+        for _ in range(HANG_BOUND * 10):  # a bound on a hang: the link comes once it serves
+            if link_file.exists() and link_file.read_text().endswith("\n"):
+                break
             assert process.poll() is None, process.stdout.read()
-            threading.Event().wait(0.1)
-        while not link_file.read_text().endswith("\n"):
-            threading.Event().wait(0.05)
+            ticks.wait(0.1)
+        else:
+            pytest.fail(f"no link in {HANG_BOUND} s: the play command hangs")
         assert oct(link_file.stat().st_mode & 0o777) == "0o600"
         yield process, link_file.read_text().strip(), tmp_path / "play"
     finally:
@@ -120,7 +122,7 @@ def session(tmp_path):
 
 
 def at_turn(page, number: int) -> None:
-    page.wait_for_selector(f'main[data-turn="{number}"]', timeout=WAIT_MS)
+    page.wait_for_selector(f'main[data-turn="{number}"]', timeout=BOUND_MS)
 
 
 def call(page, tool: int, number: int, **fields: str) -> str:
@@ -144,6 +146,7 @@ def test_a_browser_session_from_the_link_to_the_verdict(session, attacker):
     base = link.split("/start")[0]
     with chromium() as browser:
         context = browser.new_context(viewport={"width": WIDTH, "height": 1000})
+        context.set_default_timeout(BOUND_MS)
         page = context.new_page()
         page.goto(link)
         at_turn(page, 1)
@@ -188,7 +191,7 @@ def test_a_browser_session_from_the_link_to_the_verdict(session, attacker):
 
         page.fill("#answer", ANSWER)
         page.click("#give-answer")
-        page.wait_for_selector("#verdict", timeout=WAIT_MS)
+        page.wait_for_selector("#verdict", timeout=BOUND_MS)
         assert page.inner_text("#verdict") == "PASSED"
         faults = page.inner_text("#faults")
         assert "service_unavailable" in faults or "connection_refused" in faults
@@ -196,7 +199,7 @@ def test_a_browser_session_from_the_link_to_the_verdict(session, attacker):
         page.click("#close")
         assert "Session ended" in page.inner_text("main")
         context.close()
-    out, _ = process.communicate(timeout=WAIT_MS / 1000)
+    out, _ = process.communicate(timeout=HANG_BOUND)
     assert process.returncode == 0, out
     assert "Verdict: PASSED" in out and "Faults you met (1):" in out
     (row,) = read_runs([next(logs.rglob("*.eval"))])

@@ -7,7 +7,7 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import read_eval_log
 from typer.testing import CliRunner
 
-from conftest import RELEASE_IDS
+from conftest import HANG_BOUND, HANG_LIMIT, RELEASE_IDS
 from occubench.cli import app
 from occubench.providers import PROVIDER, LeanOpenAIAPI
 from occubench.providers._lean_openai import RETRY_COUNT_HEADER
@@ -18,8 +18,9 @@ from occubench.testing._openai_server import (
     ScriptedOpenAIServer,
 )
 
-FLAKY = Flakiness(rate=0.15, seed=1, hang=1.5)
-"""With this seed every failure kind occurs in the fixture run."""
+FLAKY = Flakiness(rate=0.15, seed=19, hang=HANG_BOUND)
+"""With this seed every failure kind occurs in the fixture run, the timeout once: the server
+hangs until the client gives up at ``HANG_LIMIT`` (``HANG_BOUND`` bounds one that never does)."""
 
 
 def models(provider: str) -> list[str]:
@@ -190,9 +191,10 @@ def test_a_flaky_endpoint_gives_the_clean_results_without_sample_reruns(run, mon
         run(PROVIDER, "clean")
     with ScriptedOpenAIServer(flaky=FLAKY) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        run(PROVIDER, "flaky", "--attempt-timeout", "1")
+        run(PROVIDER, "flaky", "--attempt-timeout", str(HANG_LIMIT))
         stats = server.stats.snapshot()
     assert set(stats["failures"]) == {k.value for k in TRANSIENT_KINDS}
+    assert stats["abandoned"] == stats["failures"]["timeout"]  # the client ended each hang
     assert stats["retries"] == sum(stats["failures"].values())
     expected, _ = outcome(tmp_path / "clean")
     got, log = outcome(tmp_path / "flaky")

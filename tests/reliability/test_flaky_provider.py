@@ -8,13 +8,14 @@ with every sample scored and the very same trajectories and verdicts.
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 
 import pytest
 from inspect_ai.log import read_eval_log
 
-from conftest import RELEASE_IDS
+from conftest import HANG_BOUND, HANG_LIMIT, RELEASE_IDS
 from occubench.testing._openai_server import (
     TRANSIENT_KINDS,
     FailureKind,
@@ -23,11 +24,20 @@ from occubench.testing._openai_server import (
     request_key,
 )
 
-FLAKY = Flakiness(rate=0.15, seed=1, hang=1.5)
-"""With this seed every failure kind occurs in the fixture run; hang > --attempt-timeout."""
+FLAKY = Flakiness(rate=0.15, seed=5, hang=HANG_BOUND)
+"""With this seed every failure kind occurs in the fixture run, the timeout once: the
+server hangs until the client gives up at ``HANG_LIMIT``."""
 
 
-def post(base_url: str, body: dict, timeout: float = 5.0) -> tuple[int, dict[str, str], bytes]:
+def attempt_timeout(flaky: Flakiness) -> str:
+    """``--attempt-timeout`` of a flaky run: reached by a hang alone, however busy the machine
+    (a slow answer given up on would be asked again and billed twice, its count lost)."""
+    return str(HANG_LIMIT if FailureKind.TIMEOUT in flaky.kinds else HANG_BOUND)
+
+
+def post(
+    base_url: str, body: dict, timeout: float = HANG_BOUND
+) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(
         f"{base_url}/chat/completions",
         data=json.dumps(body).encode(),
@@ -57,11 +67,17 @@ def test_failure_plan_is_seeded_and_covers_the_rate():
 
 @pytest.mark.parametrize("kind", TRANSIENT_KINDS)
 def test_each_failure_kind_then_the_clean_answer(kind):
-    flaky = Flakiness(rate=1.0, kinds=[kind], hang=1.0, retry_after=0.25)
+    flaky = Flakiness(rate=1.0, kinds=[kind], hang=HANG_BOUND, retry_after=0.25)
     with ScriptedOpenAIServer(flaky=flaky) as server:
         if kind in (FailureKind.TIMEOUT, FailureKind.DISCONNECT):
             with pytest.raises(OSError):  # socket timeout, reset connection, URLError
                 post(server.base_url, body("hello"), timeout=0.5)
+            # the failure is counted before the request is asked again (a busy server may
+            # read the first request after the client gave up on it)
+            deadline = time.monotonic() + HANG_BOUND
+            while server.stats.snapshot()["failures"] != {kind.value: 1}:
+                assert time.monotonic() < deadline, "the server never read the request"
+                time.sleep(0.01)
         else:
             status, headers, data = post(server.base_url, body("hello"))
             if kind is FailureKind.RATE_LIMIT:
@@ -79,6 +95,7 @@ def test_each_failure_kind_then_the_clean_answer(kind):
         stats = server.stats.snapshot()
     assert stats["failures"] == {kind.value: 1}
     assert stats["retries"] == 1 and stats["distinct"] == 1
+    assert stats["abandoned"] == (1 if kind is FailureKind.TIMEOUT else 0)  # it gave up on the hang
 
 
 def test_identical_requests_share_one_failure():
@@ -153,16 +170,18 @@ def test_flaky_provider_run_matches_a_clean_run(occubench_run, monkeypatch, tmp_
     assert clean.exit_code == 0, clean.output
     with ScriptedOpenAIServer(flaky=flaky) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        # a short attempt timeout only where the server hangs: under load a slow answer
-        # would otherwise be asked again, and both answers billed
-        timeout = "1" if FailureKind.TIMEOUT in flaky.kinds else "30"
         run = occubench_run(
-            "--log-dir", str(tmp_path / "flaky"), "--attempt-timeout", timeout, "--no-preflight"
+            "--log-dir",
+            str(tmp_path / "flaky"),
+            "--attempt-timeout",
+            attempt_timeout(flaky),
+            "--no-preflight",
         )
         stats = server.stats.snapshot()
     assert run.exit_code == 0, run.output
     assert clean_stats["failures"] == {}
     assert set(stats["failures"]) == {k.value for k in flaky.kinds}
+    assert stats["abandoned"] == stats["failures"].get("timeout", 0)  # each hang: given up
     injected = sum(stats["failures"].values())
     assert stats["retries"] == injected  # every failed attempt asked again ...
     assert stats["distinct"] == clean_stats["distinct"]  # ... and nothing else was asked

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import HANG_BOUND
+
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
     "--headless",
@@ -21,6 +23,9 @@ FLAGS = [
     "--disable-sync",
 ]
 WIDTH = 1280
+BOUND_MS = HANG_BOUND * 1000
+"""Playwright's limit on each launch, navigation and action: a bound on a hang (its 30 s
+default is a margin that a busy machine can reach)."""
 ARTIFACTS_ENV = "OCCUBENCH_ARTIFACTS"
 """Folder where the browser tests leave their screenshots, when set."""
 
@@ -34,7 +39,9 @@ def chromium() -> Iterator[object]:
     """A Playwright browser on Debian's chromium (skips without Playwright)."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=FLAGS, timeout=BOUND_MS
+        )
         try:
             yield browser
         finally:

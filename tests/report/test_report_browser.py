@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SCRIPTED_ROLES, replay, run_task
+from conftest import HANG_BOUND, SCRIPTED_ROLES, replay, run_task
 from occubench.report import build_report, write_report
 from occubench.results import read_runs
 from report.browser import CHROMIUM, needs_chromium
@@ -33,7 +33,7 @@ def dump_dom(page: Path, workdir: Path) -> str:
         [str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_BOUND,
         env={"HOME": str(workdir)},
     )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -13,7 +13,14 @@ from conftest import sample_row
 from occubench.report import build_report, render_html
 from occubench.results import Trajectory
 from occubench.results._trajectory import Turn
-from report.browser import CONTRAST_JS, WIDTH, chromium, needs_chromium, screenshot
+from report.browser import (
+    BOUND_MS,
+    CONTRAST_JS,
+    WIDTH,
+    chromium,
+    needs_chromium,
+    screenshot,
+)
 
 pytestmark = needs_chromium
 INDUSTRIES = [f"Industry {i:02d}" for i in range(10)]
@@ -71,6 +78,7 @@ def browser():
 @pytest.fixture
 def page(browser, page_file):
     context = browser.new_context(viewport={"width": WIDTH, "height": 900})
+    context.set_default_timeout(BOUND_MS)
     page = context.new_page()
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)

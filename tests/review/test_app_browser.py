@@ -21,7 +21,14 @@ from rich.console import Console
 from occubench.report import build_report, report_tables, rich_table
 from occubench.results import read_runs, read_trajectories
 from occubench.review import ReviewStore, create_app, load_reviews
-from report.browser import ARTIFACTS_ENV, WIDTH, chromium, needs_chromium, screenshot
+from report.browser import (
+    ARTIFACTS_ENV,
+    BOUND_MS,
+    WIDTH,
+    chromium,
+    needs_chromium,
+    screenshot,
+)
 from review.review_logs import PAYLOAD, make_review_logs
 from review.server import served
 
@@ -54,6 +61,7 @@ def new_page(browser):
 
     def make():
         context = browser.new_context(viewport={"width": WIDTH, "height": 900})
+        context.set_default_timeout(BOUND_MS)
         contexts.append(context)
         return context.new_page()
 

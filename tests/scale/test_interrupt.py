@@ -1,10 +1,10 @@
 """Ctrl-C and SIGTERM: one behaviour for one worker and for shard workers.
 
-``occubench run`` is a child process against the scripted server (a latency per request,
-so samples take a while); once a sample is logged it gets SIGINT (one worker) or
-SIGTERM (two workers). It must exit 130, say how many samples were kept and the exact
-command that resumes, never say "successfully", leave no worker process and no
-temporary folder; the printed command then finishes the run.
+``occubench run`` is a child process against the scripted server, which lets one sample
+start and holds the others' first requests; once that sample is logged the run gets
+SIGINT (one worker) or SIGTERM (two workers). It must exit 130, say how many samples
+were kept and the exact command that resumes, never say "successfully", leave no worker
+process and no temporary folder; the printed command then finishes the run.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import HANG_BOUND
 from occubench.errors import ExitCode
 from occubench.results import read_runs
-from occubench.testing._openai_server import ScriptedOpenAIServer
+from occubench.testing._openai_server import Hold, ScriptedOpenAIServer
 
 BIN = Path(sys.executable).with_name("occubench")
 MODELS = [
@@ -72,8 +73,8 @@ def test_interrupt_keeps_samples_and_prints_the_resuming_command(tmp_path, worke
         "--with-plan",
         "--workers",
         workers,
-        "--max-connections",
-        "1",
+        "--max-samples",
+        "1",  # one at a time: a held request keeps its connection from the others
         "--log-buffer",
         "1",
         "--display",
@@ -81,7 +82,7 @@ def test_interrupt_keeps_samples_and_prints_the_resuming_command(tmp_path, worke
         "--log-dir",
         str(logs),
     ]
-    with ScriptedOpenAIServer(latency=0.1) as server:
+    with ScriptedOpenAIServer(hold=Hold(model="careful", samples=1)) as server:
         env = {
             **os.environ,
             "LOCAL_BASE_URL": server.base_url,
@@ -91,12 +92,13 @@ def test_interrupt_keeps_samples_and_prints_the_resuming_command(tmp_path, worke
         run = subprocess.Popen(
             command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
-        deadline = time.monotonic() + 120
-        while logged(logs) < 1 and run.poll() is None:
+        deadline = time.monotonic() + HANG_BOUND
+        while logged(logs) < 1:
+            assert run.poll() is None, "the run ended before it was interrupted"
             assert time.monotonic() < deadline, "no sample was logged"
             time.sleep(0.1)
         run.send_signal(sig)
-        out, _ = run.communicate(timeout=120)
+        out, _ = run.communicate(timeout=HANG_BOUND)
         text = out.decode()
         assert run.returncode == ExitCode.INTERRUPTED, text
         assert f"Interrupted ({sig.name}):" in text and "samples finished and are kept" in text
@@ -109,6 +111,7 @@ def test_interrupt_keeps_samples_and_prints_the_resuming_command(tmp_path, worke
         resume = next(
             line.strip() for line in text.splitlines() if line.strip().startswith("occubench run")
         )
+        server.release()
         again = subprocess.run(
             [str(BIN), *shlex.split(resume)[1:]],
             cwd=tmp_path,

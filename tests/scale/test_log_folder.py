@@ -7,17 +7,18 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from conftest import HTTP_MODEL_ARGS, RELEASE_IDS, SCRIPTED_MODEL_ARGS
+from conftest import HANG_BOUND, HTTP_MODEL_ARGS, RELEASE_IDS, SCRIPTED_MODEL_ARGS
 from occubench.defaults import DEFAULT_LOCK_FILE
 from occubench.results import read_runs
 from occubench.scale import LogFolderBusy, hold_log_folder
-from occubench.testing._openai_server import ScriptedOpenAIServer
+from occubench.testing._openai_server import Hold, ScriptedOpenAIServer
 
 OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
 
@@ -85,17 +86,29 @@ def test_a_stale_lock_is_taken_over_and_said(tmp_path):
 
 
 def test_two_identical_runs_at_once_one_runs_one_is_refused(release_dir, tmp_path):
-    """Started together: one run, one clear refusal naming the holder, one result per task."""
+    """Started together: one run, one clear refusal naming the holder, one result per task.
+
+    The server starts no sample until one of the two has ended, so the winner still holds
+    the folder when the other asks for it, however far apart a busy machine starts them.
+    """
     log_dir = tmp_path / "logs"
-    with ScriptedOpenAIServer(latency=0.02) as server:
+    with ScriptedOpenAIServer(hold=Hold(model="schema-agent", samples=0)) as server:
         env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "test-key"}
         run = command(release_dir, log_dir, "--workers", "2", models=HTTP_MODEL_ARGS)
-        procs = [
-            subprocess.Popen(run, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
-            for _ in range(2)
-        ]  # fmt: skip
-        outputs = [p.communicate(timeout=300)[0] for p in procs]
+        outs = [tmp_path / f"run-{i}.out" for i in range(2)]
+        procs = []
+        for out in outs:
+            with out.open("w") as sink:
+                procs.append(subprocess.Popen(run, cwd=tmp_path, env=env, stdout=sink,
+                                              stderr=subprocess.STDOUT))  # fmt: skip
+        deadline = time.monotonic() + HANG_BOUND
+        while all(p.poll() is None for p in procs):
+            assert time.monotonic() < deadline, "neither run ended: both took the folder?"
+            time.sleep(0.05)
+        server.release()
+        for p in procs:
+            p.wait(timeout=HANG_BOUND)
+    outputs = [out.read_text() for out in outs]
     codes = sorted(p.returncode for p in procs)
     assert codes == [0, 1], outputs
     refused = outputs[[p.returncode for p in procs].index(1)]
@@ -132,12 +145,12 @@ def test_an_unreadable_log_is_named_moved_aside_and_its_samples_run_again(releas
     assert sorted(s.id for s in samples) == [11, 24] and all(s.error is None for s in samples)
 
 
-def can_mount() -> str | None:
-    """Why a test cannot mount a small tmpfs here (None: it can)."""
+def can_mount(where: Path) -> str | None:
+    """Why a test cannot mount a small tmpfs in ``where`` (None: it can)."""
     if os.geteuid() != 0:
         return "mounting a tmpfs needs root"
-    probe = Path(f"/tmp/occubench-mount-probe-{os.getpid()}")
-    probe.mkdir(exist_ok=True)
+    probe = where / "mount-probe"
+    probe.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)],
                           capture_output=True)  # fmt: skip
     if done.returncode != 0:
@@ -151,7 +164,7 @@ def can_mount() -> str | None:
 @pytest.fixture
 def tmpfs(tmp_path):
     """Mount a small tmpfs: ``mount(size, read_only)`` -> its path; unmounted after."""
-    reason = can_mount()
+    reason = can_mount(tmp_path)
     if reason:
         pytest.skip(f"a small tmpfs cannot be mounted here: {reason}")
     mounted: list[Path] = []
@@ -191,9 +204,9 @@ def test_a_full_disk_is_one_line_before_the_run_and_during_it(
     before = subprocess.run(command(release_dir, small / "logs", "--workers", "1"), cwd=tmp_path,
                             text=True, capture_output=True)  # fmt: skip
     assert before.returncode == 1
-    line = " ".join(before.stderr.split())
-    assert f"the disk holding the log folder {small / 'logs'}/" in line  # its run's folder
-    assert "is full (1 MB free, 64 MB needed)" in line
+    line = flat(before.stderr)  # the console wraps a long tmp path anywhere
+    assert flat(f"the disk holding the log folder {small / 'logs'}/") in line  # its run's folder
+    assert flat("is full (1 MB free, 64 MB needed)") in line
     assert "Traceback" not in before.stdout + before.stderr
 
     # The disk fills up during the run (the free-space floor lowered to let it start).

@@ -5,16 +5,18 @@ must not run that package in its workers, local or Ray.
 """
 
 import os
+import shutil
 import signal
 import sys
 import tempfile
 import time
 from importlib.util import find_spec
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import RELEASE_DIR, RELEASE_IDS
+from conftest import HANG_BOUND, RELEASE_DIR, RELEASE_IDS
 from occubench.cli import app
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
 from occubench.results import read_runs
@@ -30,7 +32,7 @@ from occubench.scale import (
     shard_count,
     start_shard,
 )
-from occubench.testing._openai_server import ScriptedOpenAIServer
+from occubench.testing._openai_server import Hold, ScriptedOpenAIServer
 
 runner = CliRunner()
 # careful follows the plan and retries; canned answers from known observations; checks
@@ -158,7 +160,8 @@ def test_workers_do_not_import_an_occubench_package_in_the_current_folder(
 
 def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
     ids = [11, 24, 26, 32]
-    with ScriptedOpenAIServer(latency=0.1) as server:
+    # one sample may start: the victim is killed after it, before its second
+    with ScriptedOpenAIServer(hold=Hold(model="schema-agent", samples=1)) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
         monkeypatch.setenv("LOCAL_API_KEY", "test-key")  # inherited by the workers
         run = RunSpec(
@@ -173,14 +176,15 @@ def test_killed_shard_resumes_with_one_result_per_task(tmp_path, monkeypatch):
         )
         shards = plan_shards(run, 2)
         victim = start_shard(shards[0], tmp_path / "victim")
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG_BOUND
         while read_shard_counts(shards[0].log_dir).done < 1:
             assert victim.poll() is None, "the shard finished before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.05)
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait()
-        assert 1 <= read_shard_counts(shards[0].log_dir).done < shards[0].samples  # mid-run
+        assert read_shard_counts(shards[0].log_dir).done == 1 < shards[0].samples  # mid-run
+        server.release()
         results = execute(shards)  # the same shards again: resume
     assert [r.success for r in results] == [True, True], [r.error for r in results]
     rows = merged_rows(results)
@@ -208,7 +212,18 @@ needs_ray = pytest.mark.skipif(
 )
 
 
+@pytest.fixture
+def ray_temp(monkeypatch):
+    """Ray's session folders, which it keeps, in a temporary folder removed after the test
+    (a short path: Ray's socket paths are bounded)."""
+    folder = Path(tempfile.mkdtemp(prefix="ray-"))
+    monkeypatch.setenv("RAY_TMPDIR", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @needs_ray
+@pytest.mark.usefixtures("ray_temp")
 def test_ray_local_mode_gives_the_verdicts_of_the_local_executor(one_worker, tmp_path):
     import ray
 
@@ -228,6 +243,7 @@ def test_ray_local_mode_gives_the_verdicts_of_the_local_executor(one_worker, tmp
 
 
 @needs_ray
+@pytest.mark.usefixtures("ray_temp")
 def test_ray_workers_do_not_import_an_occubench_package_in_the_current_folder(
     one_worker, tmp_path, monkeypatch
 ):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -25,7 +26,9 @@ def review(
     host: Annotated[
         str, typer.Option(help="Address to serve on (the app has no password: keep it local).")
     ] = DEFAULT_HOST,
-    port: Annotated[int, typer.Option(help="Port to serve on.")] = DEFAULT_PORT,
+    port: Annotated[
+        int, typer.Option(help="Port to serve on (0: a free one, said in the URL printed).")
+    ] = DEFAULT_PORT,
     export: Annotated[
         Path | None,
         typer.Option(help="Write the reviews in DB to this file (.json or .csv) and exit."),
@@ -56,6 +59,7 @@ def review(
             raise ValueError(f"{db} holds no sample yet: give the logs to review")
         rows = read_runs(logs or [])
         added = store.add_samples(rows, read_trajectories(rows)) if rows else 0
+        listener = _listen(host, port)
     import uvicorn
 
     from occubench.review import create_app
@@ -63,9 +67,18 @@ def review(
     warn_if_exposed(host, "anyone who reaches it can review as anyone.")
     console.print(
         f"{store.sample_count()} sample(s) in {db} ({added} new). "
-        f"Open http://{host}:{port}/ (Ctrl-C stops).",
+        f"Open http://{host}:{listener.getsockname()[1]}/ (Ctrl-C stops).",
         markup=False,
         highlight=False,
     )
     app = create_app(store, hosts=sorted({host, *DEFAULT_ALLOWED_HOSTS}))
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` (port 0: a free one); ValueError if it cannot."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as e:
+        raise ValueError(f"cannot serve on {host}:{port}: {e.strerror or e}") from e

@@ -8,6 +8,7 @@ from occubench.testing._openai_server import (
     FailureKind,
     Flakiness,
     HardFailure,
+    Hold,
     ScriptedOpenAIServer,
     ServerStats,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "HardFailure",
     "RateLimiter",
     "RateLimits",
+    "Hold",
     "ScriptedOpenAIServer",
     "ServerStats",
 ]

@@ -19,6 +19,11 @@ that retries ends with exactly the answers of a clean run. With ``per_attempt=Tr
 every attempt fails with that probability instead, independently (a retry can fail
 again): the n-th attempt of a request fails or not by the seed, the body and n.
 
+With ``hold=Hold(...)`` a run stops part-way at a count of samples, however fast or slow
+the machine: the server answers the first request of that many samples, then leaves each
+later sample's first request unanswered until ``release()``. A test kills or interrupts
+the run there, by what was done rather than by how long it took.
+
 Run it alone with ``python -m occubench.testing.openai_server --port 8000``, then
 ``LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=x`` and models
 ``openai-api/local/schema-agent`` etc.
@@ -30,6 +35,8 @@ import asyncio
 import hashlib
 import ipaddress
 import json
+import select
+import socket
 import sys
 import threading
 import time
@@ -61,7 +68,8 @@ class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
     SERVER_ERROR = "server_error"
     """HTTP 500 with an error body."""
     TIMEOUT = "timeout"
-    """No answer for ``Flakiness.hang`` seconds, then the connection closes."""
+    """No answer until the client gives up (at most ``Flakiness.hang`` seconds), then the
+    connection closes."""
     DISCONNECT = "disconnect"
     """The connection closes at once, with no answer."""
     BAD_JSON = "bad_json"
@@ -100,7 +108,10 @@ class Flakiness(BaseModel):
         default=0.1, ge=0.0, description="Seconds sent in the Retry-After header of a 429."
     )
     hang: float = Field(
-        default=3.0, gt=0.0, description="Seconds a timeout holds the request (beyond the client)."
+        default=3.0,
+        gt=0.0,
+        description="Seconds a timeout holds the request at most: it ends sooner when the "
+        "client gives up (closes the connection).",
     )
 
     def planned(self, key: str) -> FailureKind | None:
@@ -109,6 +120,31 @@ class Flakiness(BaseModel):
         if int.from_bytes(digest[:8], "big") / 2**64 >= self.rate:
             return None
         return self.kinds[int.from_bytes(digest[8:16], "big") % len(self.kinds)]
+
+
+class Hold(BaseModel):
+    """Samples past a count wait: each later sample's first request is held, unanswered.
+
+    A sample's first request is the agent model's request with tools and no assistant
+    message yet. Those of the first ``samples`` distinct such requests are answered (a
+    retry of one is answered too); each later one stays open, unanswered, until
+    ``ScriptedOpenAIServer.release()``. Requests of samples already started, and of the
+    other models, are answered as usual. A held request keeps its client's connection:
+    where the client limits connections, run fewer samples at once than that limit
+    (one at a time is surest), or the started samples wait behind the held ones.
+    """
+
+    model: str = Field(description="The agent's model, as requests name it (its last part).")
+    samples: int = Field(ge=0, description="Samples whose first request is answered.")
+
+    def starts_sample(self, model: str, body: Mapping[str, Any]) -> bool:
+        """Whether this request is the first of a sample (by ``model``, with no answer yet)."""
+        messages = body.get("messages") or []
+        return (
+            model == self.model
+            and bool(body.get("tools"))
+            and not any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
+        )
 
 
 class HardFailure(BaseModel):
@@ -144,6 +180,11 @@ class ServerStats:
         self.failures: Counter[str] = Counter()
         self.in_flight = 0
         self.max_in_flight = 0
+        self.abandoned = 0
+        """Timeouts that the client ended itself (it closed the connection it waited on)."""
+        self.held = 0
+        """Requests held by ``Hold`` so far."""
+        self._started: set[str] = set()
         self._attempts: Counter[str] = Counter()
         self._failed: Counter[str] = Counter()
         self._keys: set[str] = set()
@@ -193,6 +234,23 @@ class ServerStats:
         """A request ended."""
         with self._lock:
             self.in_flight -= 1
+
+    def abandon(self) -> None:
+        """The client gave up on a request that timed out (closed its connection)."""
+        with self._lock:
+            self.abandoned += 1
+
+    def holds(self, hold: Hold | None, model: str, body: dict[str, Any]) -> bool:
+        """Whether ``hold`` keeps this request unanswered (counted in ``held`` if so)."""
+        if hold is None or not hold.starts_sample(model, body):
+            return False
+        key = request_key(body)
+        with self._lock:
+            if key in self._started or len(self._started) < hold.samples:
+                self._started.add(key)
+                return False
+            self.held += 1
+            return True
 
     def attempt(self, key: str, flaky: Flakiness | None) -> FailureKind | None:
         """Count one attempt of the request ``key``; the failure to inject, if any."""
@@ -245,6 +303,8 @@ class ServerStats:
                 "distinct": distinct,
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
+                "abandoned": self.abandoned,
+                "held": self.held,
             }
 
 
@@ -359,6 +419,8 @@ class _Handler(BaseHTTPRequestHandler):
             stats.leave()
             return
         try:
+            if stats.holds(self.server.hold, model, body):
+                self.server.released.wait()
             completion = completion_body(model, reply, prompt_tokens)
             if self.server.limiter is not None:
                 wait = self.server.limiter.admit(completion["usage"]["total_tokens"])
@@ -396,9 +458,19 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"message": f"Incorrect API key provided: {key}", "type": "invalid_api_key"}
             self._send(401, {"error": error})
         else:
-            if kind is FailureKind.TIMEOUT:
-                time.sleep(flaky.hang)
+            if kind is FailureKind.TIMEOUT and self._client_gave_up(flaky.hang):
+                self.server.stats.abandon()
             self.close_connection = True  # no status line: the client sees a dropped connection
+
+    def _client_gave_up(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the client to close the connection; whether it did."""
+        readable, _, _ = select.select([self.connection], [], [], seconds)
+        if not readable:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except ConnectionError:
+            return True
 
 
 class ScriptedOpenAIServer:
@@ -415,6 +487,8 @@ class ScriptedOpenAIServer:
         hard_failures: Requests refused for good with HTTP 400 (a forced sample error).
         rate_limits: Per-minute request and token limits, answered 429 with a Retry-After
             (``RateLimits``).
+        hold: Leave the first request of the samples past a count unanswered until
+            ``release()`` (see ``Hold``).
     """
 
     class _HTTPServer(ThreadingHTTPServer):
@@ -427,6 +501,8 @@ class ScriptedOpenAIServer:
         record_lock: threading.Lock
         hard_failures: list[HardFailure]
         limiter: RateLimiter | None
+        hold: Hold | None
+        released: threading.Event
 
         def handle_error(self, request: Any, client_address: Any) -> None:
             """A client that gave up (timeout, retry) is expected: no traceback on stderr."""
@@ -443,6 +519,7 @@ class ScriptedOpenAIServer:
         record: bool = False,
         hard_failures: list[HardFailure] | None = None,
         rate_limits: RateLimits | None = None,
+        hold: Hold | None = None,
     ) -> None:
         if not ipaddress.ip_address(host).is_loopback:
             raise ValueError(f"the test server binds to loopback only, not {host}")
@@ -455,6 +532,8 @@ class ScriptedOpenAIServer:
         self._server.record_lock = threading.Lock()
         self._server.hard_failures = list(hard_failures or [])
         self._server.limiter = RateLimiter(rate_limits) if rate_limits else None
+        self._server.hold = hold
+        self._server.released = threading.Event()
         self._thread: threading.Thread | None = None
 
     @property
@@ -485,8 +564,13 @@ class ScriptedOpenAIServer:
         self._thread.start()
         return self
 
+    def release(self) -> None:
+        """Answer the requests ``hold`` keeps, and every later one."""
+        self._server.released.set()
+
     def stop(self) -> None:
-        """Stop serving and release the port."""
+        """Stop serving and release the port (held requests are let go)."""
+        self.release()
         self._server.shutdown()
         self._server.server_close()
 

@@ -43,7 +43,7 @@ def main() -> None:
         "--flaky-hang",
         type=float,
         default=Flakiness().hang,
-        help="seconds a 'timeout' failure holds the request",
+        help="most seconds a 'timeout' failure holds the request (less if the client gives up)",
     )
     parser.add_argument(
         "--flaky-per-attempt",
