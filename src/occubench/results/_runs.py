@@ -83,7 +83,9 @@ def log_files(paths: Iterable[str | Path]) -> list[str]:
             continue
         p = Path(path)
         if p.is_dir():
-            found += [info.name for info in list_eval_logs(str(p), recursive=True)]
+            # a local log by its path, as a file given by name is (Inspect lists file:// URLs)
+            listed = (info.name for info in list_eval_logs(str(p), recursive=True))
+            found += [str(local_path(name) or name) for name in listed]
         elif p.is_file():
             found.append(str(p))
         else:
