@@ -16,6 +16,7 @@ from occubench.agent._state import Episode
 from occubench.agent._tool_layer import ToolLayer
 from occubench.config import ReleasePrompts, RunConfig
 from occubench.dataset import EnvConfig, TaskRecord
+from occubench.errors import UsageError
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
 from occubench.simchecks import ObservationChecker
@@ -102,7 +103,7 @@ def check_model() -> Model | None:
     """The ``simulator_fallback`` role, re-asked after a failed online check (None: unbound)."""
     chosen = model_roles().get(Role.SIMULATOR_FALLBACK.value)
     if isinstance(chosen, list):
-        raise ValueError(f"role {Role.SIMULATOR_FALLBACK.value!r} must be one model, not a list")
+        raise UsageError(f"role {Role.SIMULATOR_FALLBACK.value!r} must be one model, not a list")
     return chosen
 
 

@@ -30,6 +30,7 @@ from occubench.analysis._stats import (
 )
 from occubench.costs import PriceTable, cost_summary, row_cost
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.roles import Role
 
@@ -139,7 +140,7 @@ class GroupRate(RateRow):
 def rates(rows: Sequence[SampleRow], dimension: str = "overall") -> list[GroupRate]:
     """Completion rates per setup, env mode and group of ``dimension`` (Wilson 95%)."""
     if dimension not in DIMENSIONS:
-        raise ValueError(f"unknown dimension {dimension!r}; known: {', '.join(DIMENSIONS)}")
+        raise UsageError(f"unknown dimension {dimension!r}; known: {', '.join(DIMENSIONS)}")
     key = DIMENSIONS[dimension]
     out: list[GroupRate] = []
     for (agent, simulator, mode, name), members in group(

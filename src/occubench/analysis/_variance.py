@@ -54,6 +54,7 @@ from occubench.defaults import (
     DEFAULT_MDD_POWER,
     DEFAULT_VARIANCE_RESAMPLES,
 )
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 
 LEVELS = ("task", "simulator", "agent", "judge")
@@ -185,7 +186,7 @@ class VarianceReport(MetricRow):
 def mdd_factor(power: float = DEFAULT_MDD_POWER, alpha: float = DEFAULT_MDD_ALPHA) -> float:
     """z_{1-alpha/2} + z_{power}: the MDD is this times the standard error of a difference."""
     if not 0 < power < 1 or not 0 < alpha < 1:
-        raise ValueError(f"power and alpha must be in (0, 1), got {power}, {alpha}")
+        raise UsageError(f"power and alpha must be in (0, 1), got {power}, {alpha}")
     normal = NormalDist()
     return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
 

@@ -17,7 +17,7 @@ from occubench.calls._answers import (
     watch_answers,
 )
 from occubench.calls._asking import Asked, ask
-from occubench.calls._model import ResilientModel, resilient
+from occubench.calls._model import ResilientModel, named_model, resilient
 from occubench.calls._replay import AttemptChain, ReplayHooks, current_chain, request_key
 from occubench.calls._tokens import approx_tokens, message_tokens, prompt_tokens, reply_tokens
 
@@ -33,6 +33,7 @@ __all__ = [
     "current_chain",
     "is_unreadable",
     "request_key",
+    "named_model",
     "resilient",
     "watch_answers",
     "approx_tokens",

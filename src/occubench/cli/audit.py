@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from inspect_ai.model import get_model
 
-from occubench.calls import resilient
+from occubench.calls import named_model
 from occubench.cli._common import console, dataset_dir, user_errors
 from occubench.dataset import load_dataset
 from occubench.defaults import (
@@ -68,8 +67,8 @@ def audit(
     """
     with user_errors():
         data = load_dataset(dataset_dir(dataset))
-        models = [resilient(get_model(name)) for name in simulator_model]
-        judge = resilient(get_model(verifier_model)) if verifier_model else None
+        models = [named_model(name) for name in simulator_model]
+        judge = named_model(verifier_model) if verifier_model else None
     settings: dict[str, Any] = dict(
         rule_checks=sample_rule_checks, date=date, seed=seed, max_plans=plans_per_env
     )

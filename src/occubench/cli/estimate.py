@@ -18,6 +18,7 @@ from occubench.cli import run as run_command
 from occubench.cli._common import console, from_options, model_roles, user_errors
 from occubench.config import RunConfig
 from occubench.costs import Assumptions, compare_estimate, estimate_run, load_prices
+from occubench.errors import UsageError
 from occubench.report import comparison_table, estimate_table
 from occubench.results import read_runs
 
@@ -41,7 +42,7 @@ def estimate(**given: Any) -> None:
     """
     with user_errors():
         if given["agent_model"] is None:
-            raise ValueError("--agent-model (or --model) is required")
+            raise UsageError("--agent-model (or --model) is required")
         config = from_options(RunConfig, given)
         prices = load_prices(given["prices"]) if given["prices"] else None
         assumptions = Assumptions(

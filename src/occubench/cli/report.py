@@ -11,6 +11,7 @@ from occubench.analysis import DIMENSIONS, comparable_groups
 from occubench.cli._common import console, user_errors
 from occubench.costs import load_prices
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.errors import UsageError
 from occubench.report import (
     Report,
     ReportFormat,
@@ -97,12 +98,12 @@ def report(
     with user_errors():
         unknown = [d for d in by if d not in DIMENSIONS]
         if unknown:
-            raise ValueError(f"unknown breakdown {', '.join(unknown)}; use {', '.join(DIMENSIONS)}")
+            raise UsageError(f"unknown breakdown {', '.join(unknown)}; use {', '.join(DIMENSIONS)}")
         table = load_prices(prices) if prices is not None else None
         judged = _reviews(reviews) if reviews is not None else None
         rows = read_runs(logs)
         if not rows:
-            raise ValueError(f"no samples in {', '.join(logs)}")
+            raise UsageError(f"no samples in {', '.join(logs)}")
         groups = comparable_groups(rows)
         results = [
             build_report(

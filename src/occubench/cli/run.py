@@ -58,7 +58,7 @@ from occubench.defaults import (
     DEFAULT_TIMEOUT,
     DEFAULT_VERIFIER_VOTES,
 )
-from occubench.errors import ErrorSource, ExitCode
+from occubench.errors import ErrorSource, ExitCode, UsageError
 from occubench.report import estimate_table, summary_tables
 from occubench.roles import Role
 from occubench.scale import (
@@ -135,11 +135,11 @@ def generation_settings(given: dict[str, Any]) -> tuple[dict[Role, dict[str, Any
         try:
             checked_generate(values)
         except ValueError as e:
-            raise ValueError(f"{role.value}: {e}".splitlines()[0]) from None
+            raise UsageError(f"{role.value}: {e}".splitlines()[0]) from None
     max_tokens = {}
     for role, value in role_values("--max-tokens", given["max_tokens"], _count).items():
         if role not in _MAX_TOKENS_FIELDS:
-            raise ValueError(f"--max-tokens: the {role.value} role has no max_tokens setting")
+            raise UsageError(f"--max-tokens: the {role.value} role has no max_tokens setting")
         max_tokens[_MAX_TOKENS_FIELDS[role]] = value
     return settings, max_tokens
 
@@ -399,11 +399,11 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             selected = selected[: given["limit"]]
             config = config.model_copy(update={"task_ids": selected})
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
-            raise ValueError(f"no task in {config.dataset} matches the selection")
+            raise UsageError(f"no task in {config.dataset} matches the selection")
         prices = given["prices"]
         price_table = load_prices(prices) if prices else None
         if agent_model is None and not config.agent_command:
-            raise ValueError("--agent-model is required (optional only with --agent-command)")
+            raise UsageError("--agent-model is required (optional only with --agent-command)")
         roles = model_roles(given)
         agent = agent_model or NO_AGENT_MODEL
         budget = given["budget"]
@@ -414,7 +414,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                 if price_table is None or m not in price_table.models
             ]
             if missing:
-                raise ValueError(
+                raise UsageError(
                     "--budget needs --prices with a price for every model of the run; no "
                     f"price for {', '.join(missing)}"
                 )

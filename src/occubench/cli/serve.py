@@ -36,7 +36,7 @@ from occubench.defaults import (
     DEFAULT_SUBMIT_TOOL,
     DEFAULT_VERIFIER_VOTES,
 )
-from occubench.errors import ExitCode
+from occubench.errors import ExitCode, UsageError
 from occubench.report import summary_tables
 from occubench.results import read_runs
 from occubench.roles import Role
@@ -155,7 +155,7 @@ def serve(
         )
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
         if not config.load_tasks().tasks:
-            raise ValueError(f"no task {task_id} in {config.dataset}")
+            raise UsageError(f"no task {task_id} in {config.dataset}")
     if transport is Transport.HTTP:
         warn_if_exposed(
             host,

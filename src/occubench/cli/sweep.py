@@ -20,7 +20,7 @@ from occubench.cli._common import (
     user_errors,
 )
 from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
-from occubench.errors import ExitCode
+from occubench.errors import ExitCode, UsageError
 from occubench.report import ReportFormat, build_report, report_tables, rich_table, write_report
 from occubench.roles import Role
 from occubench.scale import (
@@ -183,7 +183,7 @@ def sweep(
     with user_errors():
         missing = sorted({name for s in chosen for name in placeholders(s)})
         if missing:
-            raise ValueError(
+            raise UsageError(
                 f"the sweep names placeholder models ({', '.join(missing)}): "
                 "replace them with --agents, --simulators, --verifiers or edit a "
                 "copy of the sweep file"

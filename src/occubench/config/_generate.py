@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from inspect_ai.model import GenerateConfig
 
+from occubench.errors import UsageError
 from occubench.roles import Role
 
 T = TypeVar("T")
@@ -31,7 +32,7 @@ def checked_generate(value: dict[str, Any]) -> dict[str, Any]:
     """
     unknown = sorted(set(value) - set(GenerateConfig.model_fields))
     if unknown:
-        raise ValueError(f"unknown generation settings: {', '.join(unknown)}")
+        raise UsageError(f"unknown generation settings: {', '.join(unknown)}")
     GenerateConfig(**value)  # validation: bad values are errors now, not at run time
     return value
 
@@ -50,15 +51,15 @@ def role_values(
         role_name, text = (name.strip().lower(), text) if sep else (Role.AGENT.value, item)
         roles = {r.value: r for r in GENERATE_ROLES}
         if role_name not in roles:
-            raise ValueError(
+            raise UsageError(
                 f"{option} {item!r}: unknown role {role_name!r}; use {', '.join(roles)} "
                 f"(e.g. {option} simulator=VALUE)"
             )
         role = roles[role_name]
         if role in chosen:
-            raise ValueError(f"{option} given twice for the {role.value}")
+            raise UsageError(f"{option} given twice for the {role.value}")
         try:
             chosen[role] = parse(text.strip())
         except ValueError as e:
-            raise ValueError(f"{option} {item!r}: {e}") from None
+            raise UsageError(f"{option} {item!r}: {e}") from None
     return chosen

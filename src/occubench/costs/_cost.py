@@ -31,13 +31,14 @@ import yaml
 from inspect_ai.model import ModelUsage
 from pydantic import BaseModel, Field, ValidationError
 
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.roles import Role
 
 PER_MTOK = 1_000_000
 
 
-class PriceError(ValueError):
+class PriceError(UsageError):
     """A price file could not be read; the message names the file and the fields."""
 
 

@@ -16,6 +16,7 @@ from occubench.dataset._fetch import (
 )
 from occubench.dataset._loader import TASKS_FILE
 from occubench.defaults import DEFAULT_DATASET_ENV
+from occubench.errors import UsageError
 
 REFERENCE_DATASET = "reference"
 """Dataset name that stands for the built-in suite (``--dataset reference``)."""
@@ -38,7 +39,7 @@ def resolve_dataset_dir(dataset: str | Path | None) -> Path:
     """
     chosen = dataset or os.environ.get(DEFAULT_DATASET_ENV)
     if not chosen:
-        raise ValueError(
+        raise UsageError(
             f"no dataset given: pass dataset=DIR (CLI: --dataset DIR) or set "
             f"{DEFAULT_DATASET_ENV}; --dataset {REFERENCE_DATASET} is the built-in suite"
         )

@@ -31,6 +31,7 @@ from occubench.defaults import (
     DEFAULT_SEED,
     DEFAULT_SIMULATOR_RETRIES,
 )
+from occubench.errors import UsageError
 from occubench.faults._events import FaultEvent, FaultPlan, Scope
 from occubench.faults._kinds import FaultFamily, FaultKind
 from occubench.faults._modes import EnvMode, FaultEngine
@@ -108,14 +109,14 @@ def make_fault_plan(
         mode = EnvMode(env_mode)
     except ValueError:
         valid = ", ".join(m.value for m in EnvMode)
-        raise ValueError(f"unknown env_mode {env_mode!r}; expected one of {valid}") from None
+        raise UsageError(f"unknown env_mode {env_mode!r}; expected one of {valid}") from None
     if fault_count < 0:
-        raise ValueError(f"fault_count must be >= 0, got {fault_count}")
+        raise UsageError(f"fault_count must be >= 0, got {fault_count}")
     if fault_duration < 1:
-        raise ValueError(f"fault_duration must be >= 1, got {fault_duration}")
+        raise UsageError(f"fault_duration must be >= 1, got {fault_duration}")
     calls = DEFAULT_EXPECTED_TOOL_CALLS if expected_calls is None else expected_calls
     if calls < 1:
-        raise ValueError(f"expected_calls must be >= 1, got {calls}")
+        raise UsageError(f"expected_calls must be >= 1, got {calls}")
     ctx = PlacementContext(
         seed=seed,
         task_id=task_id,

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from rich.table import Table
 
 from occubench.analysis import SimulatorAgreement, env_modes, group, rate_row, simulator_agreement
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 
 
@@ -90,7 +91,7 @@ def compare_simulators(rows: Sequence[SampleRow]) -> SimulatorComparison:
     simulators = sorted({r.simulator_model or "" for r in rows})
     if len(simulators) < 2:
         found = ", ".join(simulators) or "none"
-        raise ValueError(
+        raise UsageError(
             f"compare-simulators needs runs of the same agents under two or more "
             f"simulators; the logs hold {len(simulators)} ({found})"
         )

@@ -37,6 +37,7 @@ from occubench.defaults import (
     DEFAULT_FIDELITY_WEIGHTS,
     DEFAULT_SEED,
 )
+from occubench.errors import UsageError
 from occubench.fidelity._audit_eval import (
     AUDIT_SCORER,
     AuditGrade,
@@ -242,7 +243,7 @@ def run_audit(
         DatasetError: the dataset does not load.
     """
     if not simulators:
-        raise ValueError("give at least one simulator model")
+        raise UsageError("give at least one simulator model")
     root = dataset.root if isinstance(dataset, Dataset) else resolve_dataset_dir(dataset)
     data = dataset if isinstance(dataset, Dataset) else load_dataset(root)
     weight = {FidelityMetric(k): float(v) for k, v in (weights or DEFAULT_FIDELITY_WEIGHTS).items()}

@@ -46,6 +46,7 @@ from inspect_ai.model._providers.util.hooks import HttpxHooks
 from inspect_ai.tool import ToolChoice, ToolInfo
 from openai.types.chat import ChatCompletion
 
+from occubench.errors import UsageError
 from occubench.providers._http import (
     QuickRetry,
     read_completion,
@@ -90,7 +91,7 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
     ) -> None:
         refused = [name for name in UNSUPPORTED if model_args.get(name) not in (None, False)]
         if refused:
-            raise ValueError(
+            raise UsageError(
                 f"the {PROVIDER} provider does not support {', '.join(refused)}; "
                 "use openai-api/<service>/<model> for that"
             )

@@ -50,6 +50,7 @@ from occubench.analysis import (
 )
 from occubench.costs import PriceTable
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.review import Review, ReviewReport, review_report
 
@@ -137,7 +138,7 @@ def build_report(
 
     """
     if not rows:
-        raise ValueError("no samples in the logs given")
+        raise UsageError("no samples in the logs given")
     all_rates = [g for dim in DIMENSIONS for g in rates(rows, dim)]
     robust = robustness_scores(rows, n_resamples=n_resamples, seed=seed)
     cost_rows = costs(rows, prices)

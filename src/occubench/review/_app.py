@@ -37,6 +37,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from occubench.analysis import setup_of
+from occubench.errors import UsageError
 from occubench.review._reviews import Review, Verdict, automatic_verdict, reviews_csv, reviews_json
 from occubench.review._store import ReviewError, ReviewStore, SampleView
 
@@ -163,7 +164,7 @@ def _environment() -> Environment:
     )
 
 
-class FormError(ValueError):
+class FormError(UsageError):
     """A form that cannot be accepted (the message is shown to the reviewer)."""
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from occubench.analysis import setup_of
+from occubench.errors import UsageError
 from occubench.results import SampleRow, Trajectory
 from occubench.review._reviews import Review, Verdict, automatic_verdict
 
@@ -65,7 +66,7 @@ MAX_INTEGER = 2**63 - 1
 """Largest integer SQLite holds: a queue position beyond it is no position."""
 
 
-class ReviewError(ValueError):
+class ReviewError(UsageError):
     """A review or a name that cannot be stored (the message says why)."""
 
 

@@ -15,8 +15,10 @@ from typing import Any
 
 import yaml
 
+from occubench.errors import UsageError
 
-class YamlBoundError(ValueError):
+
+class YamlBoundError(UsageError):
     """A YAML document over a bound, or not YAML; the message names the file and line."""
 
 

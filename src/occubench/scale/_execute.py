@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from occubench.errors import UsageError
 from occubench.scale._local import run_local
 from occubench.scale._progress import ProgressView
 from occubench.scale._ray import run_ray
@@ -30,7 +31,7 @@ def check_executor(executor: Executor | str) -> Executor:
     """
     chosen = Executor(executor)
     if chosen is Executor.RAY and find_spec("ray") is None:
-        raise ValueError("--executor ray needs Ray: pip install 'occubench[ray]'")
+        raise UsageError("--executor ray needs Ray: pip install 'occubench[ray]'")
     return chosen
 
 

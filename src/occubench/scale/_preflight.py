@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from occubench.calls import resilient
 from occubench.defaults import DEFAULT_PREFLIGHT_RETRIES, DEFAULT_PREFLIGHT_TIMEOUT
+from occubench.errors import UsageError
 from occubench.redaction import redact
 from occubench.roles import Role
 
@@ -92,7 +93,7 @@ def diagnose(model: str, error: BaseException) -> tuple[str, str]:
         "connect" in lowered or "timed out" in lowered or "timeout" in lowered
     ):
         return "the endpoint did not answer", f"check that it is up and {url_var}"
-    if name == "ValueError" and _provider(model) == "occubench":
+    if isinstance(error, UsageError) and _provider(model) == "occubench":
         return "unknown scripted model", text.split("; ", 1)[-1]
     return f"the test request failed ({name}: {text[:160]})", "check the model and its endpoint"
 

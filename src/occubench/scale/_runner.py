@@ -19,12 +19,13 @@ from typing import Any
 import rich
 from inspect_ai import eval_set
 from inspect_ai.hooks import Hooks, SampleEnd, hooks
-from inspect_ai.model import GenerateConfig, Model, get_model
+from inspect_ai.model import GenerateConfig, Model
 from pydantic import BaseModel, Field
 
-from occubench.calls import resilient
+from occubench.calls import named_model, resilient
 from occubench.config import EvalOptions
 from occubench.costs import SpendGuard, estimate_run, spending_limit, usage_cost
+from occubench.errors import UsageError
 from occubench.redaction import (
     model_secrets,
     redact_log_folder,
@@ -90,8 +91,9 @@ def _model(value: str | Model, config: GenerateConfig, replay: bool) -> Model:
     provider's base URL and key from the environment afresh, and a model never outlives
     the endpoint a test served it from.
     """
-    built = value if isinstance(value, Model) else get_model(value, config=config, memoize=False)
-    return resilient(built, replay=replay)
+    if isinstance(value, Model):
+        return resilient(value, replay=replay)
+    return named_model(value, config, memoize=False, replay=replay)
 
 
 @contextlib.contextmanager
@@ -216,7 +218,7 @@ def shard_budget(spec: ShardSpec) -> SpendGuard | None:
         return None
     prices = spec.run.prices
     if prices is None:
-        raise ValueError("a budget needs a price table (--prices)")
+        raise UsageError("a budget needs a price table (--prices)")
     estimate = estimate_run(
         spec.config(),
         agent=spec.run.agent,

@@ -17,6 +17,7 @@ from functools import cache
 
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SHARD_MIN_SAMPLES
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
 
@@ -68,7 +69,7 @@ def plan_shards(run: RunSpec, count: int) -> list[ShardSpec]:
         raise ValueError(f"the number of shards must be at least 1 (got {count})")
     ids = selected_task_ids(run.config)
     if not ids:
-        raise ValueError("the task selection is empty: no shard to run")
+        raise UsageError("the task selection is empty: no shard to run")
     count = min(count, len(ids))
     return [
         ShardSpec(run=run, index=i + 1, count=count, task_ids=ids[i::count]) for i in range(count)

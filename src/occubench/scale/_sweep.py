@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from occubench.config import EvalOptions, RunConfig, checked_generate
 from occubench.dataset import REFERENCE_DATASET
 from occubench.defaults import DEFAULT_DATASET_ENV, DEFAULT_RAY_NUM_CPUS, DEFAULT_SWEEP_LOG_DIR
+from occubench.errors import UsageError
 from occubench.redaction import redact, redact_settings
 from occubench.roles import Role
 from occubench.scale._bounded_yaml import bounded_yaml
@@ -166,7 +167,7 @@ class Sweep(RunConfig):
                 "and durations are grid axes: grid: {fault_count: [...], fault_duration: [...]}"
             )
         if moved:
-            raise ValueError("older sweep format; " + "; ".join(moved))
+            raise UsageError("older sweep format; " + "; ".join(moved))
         return data
 
     @field_validator("agent_generate")
@@ -179,16 +180,16 @@ class Sweep(RunConfig):
         self._bounded()
         unknown = sorted(set(self.grid) - set(RunConfig.model_fields))
         if unknown:
-            raise ValueError(
+            raise UsageError(
                 f"grid axes must be run configuration fields; unknown: {', '.join(unknown)} "
                 f"(fields: {', '.join(RunConfig.model_fields)})"
             )
         empty = sorted(axis for axis, values in self.grid.items() if not values)
         if empty:
-            raise ValueError(f"grid axes need at least one value: {', '.join(empty)}")
+            raise UsageError(f"grid axes need at least one value: {', '.join(empty)}")
         self.configs()  # every point of the grid is a valid configuration, now (bounded)
         if self.options.budget is not None:
-            raise ValueError(
+            raise UsageError(
                 "options.budget: a sweep has no price table; give --budget and --prices to "
                 "occubench run"
             )
@@ -199,7 +200,7 @@ class Sweep(RunConfig):
         ):
             repeated = sorted({n for n in names if names.count(n) > 1})
             if repeated:
-                raise ValueError(
+                raise UsageError(
                     f"{what}s must differ; repeated: {', '.join(repeated)} "
                     "(give agents of one model a label or different generate options)"
                 )
@@ -217,7 +218,7 @@ class Sweep(RunConfig):
                     ["agents", "simulators", "verifiers", *self.grid], sizes + axes, strict=True
                 )
             )
-            raise ValueError(
+            raise UsageError(
                 f"grid: sweep {self.name} is {runs:,} runs ({shown}); a sweep holds at most "
                 f"{MAX_SWEEP_RUNS:,} runs: split it into several sweep files"
             )

@@ -41,6 +41,7 @@ from occubench.agent import StopReason
 from occubench.config import NO_AGENT_MODEL, RunConfig
 from occubench.defaults import DEFAULT_AGENT_EXIT_GRACE, DEFAULT_ALLOWED_HOSTS
 from occubench.env import EnvEpisode
+from occubench.errors import UsageError
 from occubench.redaction import redact_strings
 from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
 from occubench.serving._guard import Access, http_app
@@ -122,7 +123,7 @@ class ProgramInputs:
         """
         words = shlex.split(command)
         if not words:
-            raise ValueError("agent_command is empty")
+            raise UsageError("agent_command is empty")
         filled = []
         for word in words:
             for name, value in self.values.items():

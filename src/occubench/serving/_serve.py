@@ -34,6 +34,7 @@ from mcp.server.lowlevel import Server
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS, DEFAULT_SERVE_PORT, DEFAULT_SERVE_TOKEN_ENV
 from occubench.env import EnvEpisode, EpisodeStart
+from occubench.errors import UsageError
 from occubench.redaction import register_secrets
 from occubench.serving._guard import MCP_PATH, Access, http_app
 from occubench.serving._mcp import mcp_server
@@ -94,7 +95,7 @@ def serve_token(environ: Mapping[str, str] | None = None) -> str | None:
     if not value:
         return None
     if not _TOKEN.fullmatch(value):
-        raise ValueError(
+        raise UsageError(
             f"{DEFAULT_SERVE_TOKEN_ENV} must be 16 to 512 letters, digits or ._~+/=- "
             "(what a client can send as 'Authorization: Bearer <token>')"
         )

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 
 from occubench.costs import PriceTable
 from occubench.dataset import EnvConfig, Scenario, write_dataset
+from occubench.errors import UsageError
 from occubench.roles import Role
 from occubench.synthesis._artifacts import (
     ArtifactStore,
@@ -187,7 +188,7 @@ def check_spec(store: ArtifactStore, spec: SynthesisSpec) -> None:
         new = {**spec.models, **spec.settings.model_dump(exclude=NEUTRAL_SETTINGS)}
         changed = [f"{k}: {old.get(k)} -> {new.get(k)}" for k in new if old.get(k) != new[k]]
         if changed:
-            raise ValueError(
+            raise UsageError(
                 f"{store.root} holds the work of a run with other models or settings "
                 f"({'; '.join(changed)}): use another output folder, or delete "
                 f"{store.root} to start over"
@@ -597,7 +598,7 @@ def run_synthesis(
     slugs = [slugify(s.name) for s in scenarios]
     clashes = sorted({x for x in slugs if slugs.count(x) > 1})
     if clashes:
-        raise ValueError(f"scenario names map to the same folder name: {clashes}")
+        raise UsageError(f"scenario names map to the same folder name: {clashes}")
     settings = settings or SynthesisSettings()
     pipeline = _Pipeline(Path(out), models, settings, progress or NoProgress())
     check_spec(pipeline.store, SynthesisSpec(models=models.names(), settings=settings))

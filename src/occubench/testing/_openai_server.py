@@ -40,6 +40,7 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field
 
 from occubench.calls import prompt_tokens, reply_tokens
+from occubench.errors import UsageError
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
 
 
@@ -398,7 +399,7 @@ class ScriptedOpenAIServer:
         hard_failures: list[HardFailure] | None = None,
     ) -> None:
         if not ipaddress.ip_address(host).is_loopback:
-            raise ValueError(f"the test server binds to loopback only, not {host}")
+            raise UsageError(f"the test server binds to loopback only, not {host}")
         self._server = self._HTTPServer((host, port), _Handler)
         self._server.stats = ServerStats()
         self._server.latency = latency
