@@ -8,6 +8,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from conftest import run_task
 from occubench.config import RunConfig
+from occubench.dataset import PlanStep
 from occubench.faults import (
     FaultEvent,
     FaultFamily,
@@ -18,7 +19,11 @@ from occubench.faults import (
     make_fault_plan,
 )
 
-CRITICAL = [("get_a", {"id": "A"}), ("list_b", {}), ("get_c", {"id": "C"})]
+CRITICAL = [
+    PlanStep(tool="get_a", arguments={"id": "A"}),
+    PlanStep(tool="list_b"),
+    PlanStep(tool="get_c", arguments={"id": "C"}),
+]
 
 
 def context(**kw):
@@ -77,7 +82,7 @@ def test_family_events_are_seeded_and_shaped():
     assert events != make_family_events(families, context(seed=1))
     by = {f: [e for e in events if e.source == f.value] for f in families}
     (down,) = by[FaultFamily.PERSISTENT]
-    assert down.tool in {t for t, _ in CRITICAL} and down.duration is None
+    assert down.tool in {c.tool for c in CRITICAL} and down.duration is None
     assert len(by[FaultFamily.TARGETED]) == 2
     assert {e.kind.is_explicit for e in by[FaultFamily.TARGETED]} == {True, False}
     for family in (FaultFamily.CASCADING, FaultFamily.SEMANTIC, FaultFamily.LATENCY):

@@ -22,6 +22,7 @@ from typing import Any
 from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 
+from occubench.dataset import PlanStep
 from occubench.defaults import (
     DEFAULT_ENV_MODE,
     DEFAULT_EXPECTED_TOOL_CALLS,
@@ -72,7 +73,7 @@ def make_fault_plan(
     expected_calls: int | None = None,
     families: Sequence[FaultFamily] = (),
     tools: Sequence[str] = (),
-    critical_calls: Sequence[tuple[str, dict[str, Any]]] = (),
+    critical_calls: Sequence[PlanStep] = (),
     latency_seconds: float = DEFAULT_FAULT_LATENCY,
 ) -> FaultPlan:
     """Build the deterministic fault plan of one task.
@@ -200,7 +201,7 @@ class FaultSettings(BaseModel):
         key_fields: Sequence[str] = (),
         *,
         tools: Sequence[str] = (),
-        critical_calls: Sequence[tuple[str, dict[str, Any]]] = (),
+        critical_calls: Sequence[PlanStep] = (),
         simulator: Model | None = None,
         simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
         cache: bool = False,
