@@ -100,17 +100,16 @@ def _annotate(steps: list[TrajectoryStep], sample: EvalSample) -> None:
     reached = [s for s in steps if s.tool_error is None]
     episode = episode_in(sample.store)
     for fault in episode.fault_log:
-        index = fault.get("call_index", -1)
-        if 0 <= index < len(reached) and fault.get("applied", True):
-            how = "explicit error" if fault.get("explicit") else "degraded observation"
-            changes = "; ".join(fault.get("changes", []))
-            reached[index].fault = f"{how} ({fault.get('kind')}): {changes}"
+        index = fault.call_index
+        if 0 <= index < len(reached) and fault.applied:
+            how = "explicit error" if fault.explicit else "degraded observation"
+            changes = "; ".join(fault.changes)
+            reached[index].fault = f"{how} ({fault.kind}): {changes}"
     for index, step in enumerate(episode.steps):
-        check = step.get("check") or {}
-        if check.get("suspect") and index < len(reached):
-            kept = check.get("reask_failures") if check.get("kept") == "reask" else None
-            failures = kept or check.get("failures", [])
-            reached[index].sim_check = "; ".join(f"{f['kind']}: {f['detail']}" for f in failures)
+        check = step.check
+        if check is not None and check.suspect and index < len(reached):
+            failures = check.kept_failures()
+            reached[index].sim_check = "; ".join(f"{f.kind.value}: {f.detail}" for f in failures)
 
 
 def _grading(sample: EvalSample) -> tuple[list[str], list[str], str]:

@@ -38,22 +38,31 @@ from occubench.faults._kinds import FaultFamily, FaultKind
 from occubench.faults._modes import EnvMode, FaultEngine
 from occubench.faults._placement import PlacementContext
 from occubench.faults._prompt_rules import FaultRules, prompt_fault_rules
+from occubench.faults._record import NullsKept
 from occubench.faults._registry import Call, SimulatorAccess, fault_type
 from occubench.protocols import MessageStyle
 
 
-class InjectedFault(BaseModel):
-    """One fault as injected, for the log."""
+class InjectedFault(NullsKept):
+    """One fault as injected, for the log (``Episode.fault_log``).
+
+    ``kind`` is text, not a ``FaultKind``: a family's own fault (latency, semantic, ...)
+    is named by its entry in the fault registry, which is open (``register_fault_type``).
+    ``family`` is one of ``FaultFamily``: a fault only names a family run configurations
+    can select.
+    """
 
     call_index: int = Field(description="0-based index of the agent's tool call.")
     tool: str = Field(description="Tool the call went to.")
-    kind: str = Field(description="FaultKind value, or the family name for family faults.")
+    kind: str = Field(
+        description="FaultKind value, or the registry name of the family that made it."
+    )
     planned_kind: str | None = Field(
         default=None,
         description="The kind the plan drew, when it could not apply to this observation "
         "and ``kind`` was injected instead.",
     )
-    family: str | None = Field(default=None, description="Fault family, None for E1-E3.")
+    family: FaultFamily | None = Field(default=None, description="Fault family, None for E1-E3.")
     explicit: bool = Field(description="An error observation (True) or a changed one.")
     applied: bool = Field(description="False when the observation had nothing to change.")
     changes: list[str] = Field(description="What the agent's copy differs in.")
@@ -232,8 +241,9 @@ class FaultSettings(BaseModel):
         return FaultSession(plan, key_fields, simulator=access, error_hints=error_hints)
 
 
-def _family(event: FaultEvent) -> str | None:
-    return event.source if event.source in {f.value for f in FaultFamily} else None
+def _family(event: FaultEvent) -> FaultFamily | None:
+    """The family that placed the event (None: an env mode or an entry no run can select)."""
+    return next((f for f in FaultFamily if f.value == event.source), None)
 
 
 class FaultSession:
@@ -257,9 +267,9 @@ class FaultSession:
         self._hits = [0] * len(plan.events)
         self._active: dict[int, list[FaultEvent]] = {}
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> FaultPlan:
         """The plan as logged (``Episode.fault_plan``)."""
-        return self.plan.model_dump(mode="json")
+        return self.plan
 
     def _call(self, index: int, tool: str, arguments: dict[str, Any], previous: Any) -> Call:
         return Call(
@@ -373,8 +383,11 @@ class FaultSession:
             )
         )
 
-    def log(self) -> list[dict[str, Any]]:
-        """Every injected fault, with whether the agent called that tool again later."""
+    def log(self) -> list[InjectedFault]:
+        """Every injected fault, with whether the agent called that tool again later.
+
+        Copies: a log kept earlier is not changed by later calls.
+        """
         for fault in self.injected:
             fault.retried_later = fault.tool in self._calls[fault.call_index + 1 :]
-        return [f.model_dump(mode="json") for f in self.injected]
+        return [f.model_copy() for f in self.injected]

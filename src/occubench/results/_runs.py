@@ -20,6 +20,7 @@ from occubench.grading import SCORER_NAME, Grade
 from occubench.results._row import SampleRow
 from occubench.results._store import cached_rows, eval_sample_documents, local_path
 from occubench.roles import Role
+from occubench.simulator import SimStep
 
 UNREAD_FIELDS = {"events", "messages", "attachments"}
 """Sample fields a row does not need: skipping them makes reading a log ~3x cheaper."""
@@ -173,7 +174,7 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         error_source=error_source(error.get("traceback") or "") if error else None,
         stop_reason=episode["stop_reason"],
         tool_calls=episode["tool_calls"],
-        faults=list(episode["fault_log"]),
+        faults=episode["fault_log"],
         tokens={r: u.total_tokens for r, u in usage.items()},
         input_tokens={r: u.input_tokens for r, u in usage.items()},
         output_tokens={r: u.output_tokens for r, u in usage.items()},
@@ -240,10 +241,10 @@ def read_runs(paths: Iterable[str | Path], *, cache: bool = True) -> list[Sample
     return rows
 
 
-def _check_failures(steps: list[dict[str, Any]]) -> dict[str, int]:
+def _check_failures(steps: list[SimStep]) -> dict[str, int]:
     """Observations whose first answer failed each kind of online check (``SimStep.check``)."""
     counts: dict[str, int] = {}
     for step in steps:
-        for failure in (step.get("check") or {}).get("failures", []):
-            counts[failure["kind"]] = counts.get(failure["kind"], 0) + 1
+        for failure in step.check.failures if step.check is not None else []:
+            counts[failure.kind.value] = counts.get(failure.kind.value, 0) + 1
     return counts

@@ -154,10 +154,10 @@ def rows_table(rows: Sequence[SampleRow], metadata: dict[bytes, bytes] | None = 
     """Sample rows as an Arrow table with ``SCHEMA``."""
     columns: dict[str, list[Any]] = {f.name: [] for f in SCHEMA}
     for row in rows:
-        record = row.model_dump()
+        record = row.model_dump(exclude={"faults"})
         record["task_id_is_int"] = isinstance(row.task_id, int)
         record["task_id"] = str(row.task_id)
-        record["faults"] = orjson.dumps(row.faults).decode()
+        record["faults"] = orjson.dumps([f.model_dump(mode="json") for f in row.faults]).decode()
         if row.error_source is not None:
             record["error_source"] = row.error_source.value
         for name in MAP_COLUMNS:

@@ -95,6 +95,12 @@ class SimCheck(BaseModel):
     )
     suspect: bool = Field(description="The kept answer failed a check.")
 
+    def kept_failures(self) -> list[CheckFailure]:
+        """The checks the kept answer failed (the first answer's when the re-ask gave none)."""
+        if self.kept is KeptAnswer.REASK and self.reask_failures:
+            return self.reask_failures
+        return self.failures
+
 
 def _call_key(tool: str, arguments: dict[str, Any]) -> str:
     return json.dumps([tool, arguments], sort_keys=True, ensure_ascii=False, default=str)
