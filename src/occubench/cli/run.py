@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from inspect_ai.model import GenerateConfig
 
 from occubench.analysis import priced
 from occubench.cli._common import (
@@ -115,7 +116,9 @@ _MAX_TOKENS_FIELDS = {
 }
 
 
-def generation_settings(given: dict[str, Any]) -> tuple[dict[Role, dict[str, Any]], dict[str, int]]:
+def generation_settings(
+    given: dict[str, Any],
+) -> tuple[dict[Role, GenerateConfig], dict[str, int]]:
     """``--temperature``, ``--reasoning-effort`` (GenerateConfig per role) and ``--max-tokens``.
 
     Returns the settings per role and the ``RunConfig`` max-tokens fields to set (the
@@ -124,16 +127,17 @@ def generation_settings(given: dict[str, Any]) -> tuple[dict[Role, dict[str, Any
     Raises:
         ValueError: an unknown role or value.
     """
-    settings: dict[Role, dict[str, Any]] = {}
+    values: dict[Role, dict[str, Any]] = {}
     for option, field, parse in (
         ("--temperature", "temperature", _number),
         ("--reasoning-effort", "reasoning_effort", lambda v: v.lower()),
     ):
         for role, value in role_values(option, given[field], parse).items():
-            settings.setdefault(role, {})[field] = value
-    for role, values in settings.items():
+            values.setdefault(role, {})[field] = value
+    settings: dict[Role, GenerateConfig] = {}
+    for role, fields in values.items():
         try:
-            checked_generate(values)
+            settings[role] = checked_generate(fields)
         except ValueError as e:
             raise UsageError(f"{role.value}: {e}".splitlines()[0]) from None
     max_tokens = {}

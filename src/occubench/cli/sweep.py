@@ -25,7 +25,7 @@ from occubench.report import ReportFormat, build_report, report_tables, rich_tab
 from occubench.roles import Role
 from occubench.scale import (
     Executor,
-    RunSpec,
+    SweepRun,
     check_executor,
     execute,
     expand_sweep,
@@ -41,7 +41,7 @@ from occubench.scale import (
 )
 
 
-def runs_table(runs: Sequence[tuple[RunSpec, int]]) -> Table:
+def runs_table(runs: Sequence[SweepRun]) -> Table:
     """The expanded runs, one line each (``--dry-run``)."""
     table = Table(title=f"{len(runs)} runs")
     for name in (

@@ -10,7 +10,7 @@ the agent's), a sweep file as ``generate:`` of an agent, simulator or verifier (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from inspect_ai.model import GenerateConfig
@@ -24,17 +24,19 @@ GENERATE_ROLES = (Role.AGENT, Role.SIMULATOR, Role.VERIFIER, Role.SIMULATOR_FALL
 """The roles a run's generation settings may name."""
 
 
-def checked_generate(value: dict[str, Any]) -> dict[str, Any]:
-    """``value`` if it is valid ``GenerateConfig`` fields; unknown fields and bad values raise.
+def checked_generate(value: Mapping[str, Any]) -> GenerateConfig:
+    """The ``GenerateConfig`` of these fields; unknown fields and bad values raise.
+
+    Its set fields (``model_fields_set``) are the ones given.
 
     Raises:
-        ValueError: a field GenerateConfig does not have, or a value it refuses.
+        UsageError: a field GenerateConfig does not have.
+        ValidationError: a value it refuses.
     """
     unknown = sorted(set(value) - set(GenerateConfig.model_fields))
     if unknown:
         raise UsageError(f"unknown generation settings: {', '.join(unknown)}")
-    GenerateConfig(**value)  # validation: bad values are errors now, not at run time
-    return value
+    return GenerateConfig.model_validate(value)  # bad values are errors now, not at run time
 
 
 def role_values(

@@ -143,10 +143,10 @@ def fidelity_checks(date: str) -> Scorer:
                     checks.append(
                         FidelityCheck(
                             metric=FidelityMetric.RULE_INVENTION,
-                            value=verdict[0],
+                            value=verdict.value,
                             trajectory=sample.index,
                             step=result.steps.index(step),
-                            detail=f"{call_text(step)}: {verdict[1]}",
+                            detail=f"{call_text(step)}: {verdict.feedback}",
                         )
                     )
         grade = AuditGrade(checks=checks, judged=verifier is not None)

@@ -4,6 +4,7 @@ from occubench.simulator._layout import (
     LAYOUTS,
     OccubenchLayout,
     PaperLayout,
+    ParsedObservation,
     SimulatorLayout,
 )
 from occubench.simulator._parse import ObservationParseError, parse_observation
@@ -14,8 +15,20 @@ from occubench.simulator._prompt import (
     normalize_braces,
     render_system_prompt,
 )
-from occubench.simulator._simulator import Observation, SimStep, Simulator, SimulatorError
-from occubench.simulator._state import STATE_CONTRACT, PatchError, StateMode, apply_reply_patch
+from occubench.simulator._simulator import (
+    Observation,
+    Reading,
+    SimStep,
+    Simulator,
+    SimulatorError,
+)
+from occubench.simulator._state import (
+    STATE_CONTRACT,
+    PatchedState,
+    PatchError,
+    StateMode,
+    apply_reply_patch,
+)
 
 __all__ = [
     "LAYOUTS",
@@ -23,6 +36,9 @@ __all__ = [
     "Observation",
     "OccubenchLayout",
     "PaperLayout",
+    "ParsedObservation",
+    "PatchedState",
+    "Reading",
     "SimulatorLayout",
     "embeds_state",
     "failed_observation",

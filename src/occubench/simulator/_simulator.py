@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, GenerateConfig, Model
 from pydantic import BaseModel, Field
@@ -68,9 +68,28 @@ class SimStep(BaseModel):
     )
 
 
-Reading = tuple[Any, str, list[dict[str, Any]] | None, Any]
-"""A parsed reply: the observation's value and text, and in explicit state mode the patch
-and the new state."""
+class Reading(NamedTuple):
+    """A usable reply, read: its observation, and in explicit state mode its state patch."""
+
+    value: Any
+    """The observation's JSON value."""
+    text: str
+    """The observation as the agent sees it."""
+    patch: list[dict[str, Any]] | None = None
+    """Explicit state mode: the reply's JSON Patch (None: history mode)."""
+    state: dict[str, Any] | None = None
+    """Explicit state mode: the state after the patch (None: history mode)."""
+
+
+class _Checked(NamedTuple):
+    """What the online checks made of an answer (``Simulator._checked``)."""
+
+    reading: Reading
+    """The answer kept: the first, or the re-ask's."""
+    check: SimCheck | None
+    """The record of the checks (None: every check passed)."""
+    reasks: int
+    """Model calls the re-ask took."""
 
 
 def _checkable(value: Any) -> dict[str, Any]:
@@ -148,9 +167,8 @@ class Simulator:
         def read(text: str) -> Reading:
             value, shown = self.layout.read(text)
             if self.state is None:
-                return value, shown, None, None
-            patch, new_state = apply_reply_patch(text, self.state)
-            return value, shown, patch, new_state
+                return Reading(value, shown)
+            return Reading(value, shown, *apply_reply_patch(text, self.state))
 
         layout = self.layout
         asked = await ask(
@@ -185,10 +203,10 @@ class Simulator:
                 action,
             )
             return found
-        reading, check, extra = asked.value, None, 0
+        checked = _Checked(asked.value, None, 0)
         if self.checker is not None:
-            reading, check, extra = await self._checked(tool, arguments, action, asked, read)
-        value, shown, patch, new_state = reading
+            checked = await self._checked(tool, arguments, action, asked, read)
+        value, shown, patch, new_state = checked.reading
         if new_state is not None:
             self.state = new_state
         self._append(
@@ -198,10 +216,10 @@ class Simulator:
                 raw_arguments=raw_arguments,
                 observation=value,
                 text=shown,
-                attempts=asked.attempts + extra,
+                attempts=asked.attempts + checked.reasks,
                 patch=patch,
                 state=new_state,
-                check=check,
+                check=checked.check,
             ),
             action,
         )
@@ -214,19 +232,15 @@ class Simulator:
         action: str,
         asked: Asked[Reading],
         read: Callable[[str], Reading],
-    ) -> tuple[Reading, SimCheck | None, int]:
-        """Check the answer; on a failure re-ask once with the problem named.
-
-        Returns the reading kept, the check record (None when every check passed) and
-        the model calls the re-ask took.
-        """
+    ) -> _Checked:
+        """Check the answer; on a failure re-ask once with the problem named."""
         assert self.checker is not None and asked.value is not None
         first = asked.value
         self.checked += 1
-        failures = self.checker.check(tool, arguments, _checkable(first[0]))
+        failures = self.checker.check(tool, arguments, _checkable(first.value))
         if not failures:
-            self.checker.record(tool, arguments, _checkable(first[0]))
-            return first, None, 0
+            self.checker.record(tool, arguments, _checkable(first.value))
+            return _Checked(first, None, 0)
         model = self.check_model or self.model
         layout = self.layout
         again = await ask(
@@ -247,22 +261,22 @@ class Simulator:
         retried = (
             None
             if again.value is None
-            else self.checker.check(tool, arguments, _checkable(again.value[0]))
+            else self.checker.check(tool, arguments, _checkable(again.value.value))
         )
         reask_kept = again.value is not None and retried is not None
         reask_kept = reask_kept and len(retried or []) <= len(failures)
         kept, rejected = (again.value, first) if reask_kept else (first, again.value)
         assert kept is not None
-        self.checker.record(tool, arguments, _checkable(kept[0]))
+        self.checker.record(tool, arguments, _checkable(kept.value))
         check = SimCheck(
             failures=failures,
             reask_model=str(model),
             reask_failures=retried,
             kept=KeptAnswer.REASK if reask_kept else KeptAnswer.FIRST,
-            rejected=None if rejected is None else _checkable(rejected[0]),
+            rejected=None if rejected is None else _checkable(rejected.value),
             suspect=bool(retried) if reask_kept else True,
         )
-        return kept, check, again.attempts
+        return _Checked(kept, check, again.attempts)
 
     def record_failure(
         self,
