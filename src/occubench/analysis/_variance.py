@@ -43,6 +43,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any, TypeAlias
 
 import numpy as np
 from pydantic import Field
@@ -62,7 +63,7 @@ LEVELS = ("task", "simulator", "agent", "judge")
 
 _NAN = float("nan")
 
-Tree = list
+Tree: TypeAlias = list[Any]
 """A nested design: a list of children (lists), down to leaf outcomes (floats)."""
 
 
@@ -77,7 +78,9 @@ class _TaskSums:
     c: np.ndarray  # (T, L, L) df-weighted mean child coefficients: c[t, j, k] for k > j
 
 
-def _summarise(node: Tree | float, level: int, depth: int, out: dict) -> tuple[float, np.ndarray]:
+def _summarise(
+    node: Tree | float, level: int, depth: int, out: dict[str, np.ndarray]
+) -> tuple[float, np.ndarray]:
     """Mean and H coefficients (indexed by level) of a node; accumulate a, b, c in ``out``."""
     if level == depth:
         return float(node), np.zeros(depth + 1)  # type: ignore[arg-type]
@@ -191,7 +194,9 @@ def mdd_factor(power: float = DEFAULT_MDD_POWER, alpha: float = DEFAULT_MDD_ALPH
     return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
 
 
-def cr_variance(task: float, simulator: float, agent: float, tasks: int, sims: int, epochs: int):
+def cr_variance(
+    task: float, simulator: float, agent: float, tasks: int, sims: int, epochs: int
+) -> float:
     """Variance of the CR of a balanced design (module doc)."""
     if min(tasks, sims, epochs) < 1:
         raise ValueError("tasks, simulators and epochs must be at least 1")
@@ -281,7 +286,8 @@ def _design_coefficients(trees: Sequence[Tree]) -> np.ndarray:
 
 def _design_variance(components: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
     """The CR variance for raw components (one row per resample, or one vector)."""
-    return np.nan_to_num(np.clip(components, 0, None)) @ coefficients
+    variance: np.ndarray = np.nan_to_num(np.clip(components, 0, None)) @ coefficients
+    return variance
 
 
 def variance_report(

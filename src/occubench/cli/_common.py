@@ -128,7 +128,8 @@ def error_line(err: Mapping[str, Any]) -> str:
     where = ".".join(str(p) for p in err["loc"])
     value = err.get("input")
     shown = repr(value) if not isinstance(value, dict | list) and len(repr(value)) <= 80 else ""
-    return (f"{where}: " if where else "") + err["msg"] + (f" (got {shown})" if shown else "")
+    message = str(err["msg"])
+    return (f"{where}: " if where else "") + message + (f" (got {shown})" if shown else "")
 
 
 _NAMES = ("scenario", "industry", "domain")

@@ -250,7 +250,13 @@ class _Play:
         self.roles = {Role.AGENT.value: RoleTokens(), Role.SIMULATOR.value: RoleTokens()}
 
     def call(
-        self, index: int, tool: str, arguments: dict[str, Any], result: dict, *, failed: bool
+        self,
+        index: int,
+        tool: str,
+        arguments: dict[str, Any],
+        result: dict[str, Any],
+        *,
+        failed: bool,
     ) -> None:
         """One tool call: the agent's turn, the simulator's answer (unless it failed)."""
         agent = self.roles[Role.AGENT.value]

@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -169,7 +170,8 @@ class ReviewStore:
                     for row, t in zip(rows, trajectories, strict=True)
                 ],
             )
-            return db.execute("SELECT COUNT(*) FROM samples").fetchone()[0] - before
+            added: int = db.execute("SELECT COUNT(*) FROM samples").fetchone()[0] - before
+            return added
 
     def sample_count(self) -> int:
         """Samples in the database."""
@@ -245,7 +247,9 @@ class ReviewStore:
                 ),
             )
 
-    def _reviews(self, db: sqlite3.Connection, where: str = "", args: tuple = ()) -> list[Review]:
+    def _reviews(
+        self, db: sqlite3.Connection, where: str = "", args: tuple[Any, ...] = ()
+    ) -> list[Review]:
         query = (
             "SELECT r.sample_key, r.reviewer, r.verdict, r.scenario_realism, r.rubric_realism, "
             "r.comment, r.saved_at, s.row_json FROM reviews r JOIN samples s USING (sample_key) "

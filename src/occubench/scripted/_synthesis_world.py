@@ -148,7 +148,7 @@ def _call(tool: str) -> dict[str, Any]:
     return {"tool": tool, "arguments": arguments}
 
 
-def _task(level: int, title: str, calls: list[str], checks: list[dict[str, Any]]) -> dict:
+def _task(level: int, title: str, calls: list[str], checks: list[dict[str, Any]]) -> dict[str, Any]:
     steps = [_call(t) for t in calls]
     plan = "\n".join(
         f"{n}. Call {s['tool']} with {json.dumps(s['arguments'])}." for n, s in enumerate(steps, 1)

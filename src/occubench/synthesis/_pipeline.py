@@ -26,7 +26,7 @@ import shutil
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from inspect_ai.model import Model
 from pydantic import BaseModel
@@ -68,6 +68,7 @@ DATASET_DIR = "dataset"
 MAX_REASON_CHARS = 400
 
 T = TypeVar("T")
+S = TypeVar("S", bound="StageResult[Any]")
 
 STAGE_SUBTOPICS = "sub-topics"
 STAGE_ENVS = "environments"
@@ -228,9 +229,7 @@ class _Pipeline:
 
         await asyncio.gather(*(one(item) for item in items))
 
-    async def stored(
-        self, key: str, kind: type[StageResult], make: Callable[[], Awaitable[StageResult]]
-    ) -> StageResult:
+    async def stored(self, key: str, kind: type[S], make: Callable[[], Awaitable[S]]) -> S:
         """A stage result from the store, or made and stored; its tokens are counted."""
         result = await self.store.cached(key, kind, make)
         self.spent.append(result.usage)
