@@ -4,7 +4,7 @@ import json
 import zipfile
 
 from inspect_ai.util import Store
-from pydantic_core import to_jsonable_python
+from pydantic_core import to_json, to_jsonable_python
 
 from conftest import run_task
 from occubench.agent import Episode, episode_in
@@ -43,7 +43,7 @@ FAULTS = [
         explicit=False,
         applied=True,
         changes=["cut $.items to 1"],
-        seen_by_agent={"items": [1]},
+        seen_by_agent={"items": [1], "rate": float("nan")},
     ),
 ]
 STEPS = [
@@ -51,7 +51,7 @@ STEPS = [
     SimStep(
         tool="read",
         arguments={"id": "A-1"},
-        observation={"items": [1, 2], "note": None},
+        observation={"items": [1, 2], "note": None, "high": float("inf"), "low": float("nan")},
         text='{"items": [1, 2], "note": null}',
         attempts=2,
         check=SimCheck(
@@ -59,6 +59,7 @@ STEPS = [
             reask_model="occubench/canned",
             reask_failures=[],
             kept=KeptAnswer.REASK,
+            rejected={"items": [], "low": float("-inf")},
             suspect=False,
         ),
     ),
@@ -73,7 +74,7 @@ DUMPS = {
 
 def logged(store):
     """A store as Inspect writes it to the log (None fields of models left out)."""
-    return json.dumps(to_jsonable_python(store, exclude_none=True))
+    return to_json(to_jsonable_python(store, exclude_none=True), exclude_none=True).decode()
 
 
 def test_typed_records_are_logged_as_their_dumps_were():
@@ -82,14 +83,21 @@ def test_typed_records_are_logged_as_their_dumps_were():
     typed = {key: episode.store.get(key) for key in DUMPS}
     assert isinstance(typed["Episode:fault_plan"], FaultPlan)
     assert logged(typed) == logged(DUMPS)
-    event = json.loads(logged(typed))["Episode:fault_plan"]["events"][0]
+    written = json.loads(logged(typed))
+    event = written["Episode:fault_plan"]["events"][0]
     assert "tool" in event and event["tool"] is None  # a plan's nulls are kept, as dumped
+    observation = written["Episode:steps"][1]["observation"]
+    assert observation["high"] == float("inf") and observation["low"] != observation["low"]
+    assert written["Episode:steps"][1]["check"]["rejected"]["low"] == float("-inf")
+    assert written["Episode:fault_log"][1]["seen_by_agent"]["rate"] is None  # as dumped
 
 
 def test_a_store_logged_before_reads_as_typed_records():
     store = json.loads(logged(DUMPS))  # as a log written with dumps is read back
     episode = episode_in(store)
-    assert episode.steps == STEPS and episode.fault_plan == PLAN and episode.fault_log == FAULTS
+    assert [s.model_dump_json() for s in episode.steps] == [s.model_dump_json() for s in STEPS]
+    assert episode.fault_plan == PLAN  # NaN: the dumps wrote null, read back as None
+    assert [f.model_dump(mode="json") for f in episode.fault_log] == DUMPS["Episode:fault_log"]
     assert episode.fault_log[1].family is FaultFamily.TARGETED
     check = episode.steps[1].check
     assert check is not None and check.kept is KeptAnswer.REASK

@@ -12,8 +12,8 @@ class NullsKept(BaseModel):
 
     Inspect writes a sample's store leaving out None fields (``exclude_none``). A fault
     plan and the fault log went into the store as their JSON dumps, None fields as
-    null, before the store held them typed; records of this class keep their nulls, so
-    the log holds the same JSON.
+    null (and NaN too, pydantic's default), before the store held them typed; records
+    of this class keep their nulls, so the log holds the same JSON.
     """
 
     @model_serializer(mode="wrap")

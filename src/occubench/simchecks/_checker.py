@@ -30,7 +30,7 @@ import json
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.dataset import EnvConfig
 from occubench.defaults import DEFAULT_SIM_CHECK_MIN_SCHEMA
@@ -82,7 +82,12 @@ class KeptAnswer(str, Enum):  # noqa: UP042 - the project's str-Enum style
 
 
 class SimCheck(BaseModel):
-    """The online checks of one observation whose first answer failed (``SimStep.check``)."""
+    """The online checks of one observation whose first answer failed (``SimStep.check``).
+
+    NaN and Infinity in the rejected answer are logged as JSON's constants, as ``SimStep``'s.
+    """
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
 
     failures: list[CheckFailure] = Field(description="Checks the first answer failed.")
     reask_model: str = Field(description="Model re-asked: the simulator or its fallback.")

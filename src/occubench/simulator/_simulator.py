@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, GenerateConfig, Model
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.calls import Asked, ask
 from occubench.defaults import DEFAULT_SIMULATOR_RETRIES
@@ -41,7 +41,13 @@ class Observation(BaseModel):
 
 
 class SimStep(BaseModel):
-    """One action and what the simulator's history holds for it."""
+    """One action and what the simulator's history holds for it (``Episode.steps``).
+
+    A simulator may answer NaN or Infinity; the log writes them as JSON's extension
+    constants (``NaN``), as it does in a plain dict, not as null.
+    """
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
 
     tool: str = Field(description="Action name.")
     arguments: dict[str, Any] = Field(description="Action arguments (parsed).")
