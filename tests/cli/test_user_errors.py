@@ -63,3 +63,27 @@ def test_the_command_prints_a_bugs_traceback_and_bad_inputs_line(tmp_path, error
     else:
         assert "Traceback (most recent call last)" in done.stderr
         assert done.stderr.strip().endswith("ValueError: a bug: 1/0")
+
+
+@pytest.mark.parametrize(("name", "text"), [("x.eval", "not a zip"), ("y.json", '{"version": 2')])
+def test_a_log_that_cannot_be_read_is_bad_input_naming_it(tmp_path, name, text):
+    log = tmp_path / name
+    log.write_text(text)
+    result = runner.invoke(app, ["report", str(log)])
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert result.output.startswith(f"Error: {log} is not a readable log")
+
+
+def test_a_bug_after_the_log_is_read_is_not_bad_input(monkeypatch, tmp_path):
+    import occubench.results._runs
+    from conftest import run_task
+
+    log = run_task(tmp_path / "logs", task_ids="11")
+
+    def broken_row(run, sample):
+        raise ValueError("a bug in making a row")
+
+    monkeypatch.setattr(occubench.results._runs, "sample_row", broken_row)
+    result = runner.invoke(app, ["report", log.location])
+    assert result.exit_code != ExitCode.BAD_INPUT
+    assert isinstance(result.exception, ValueError) and "a bug" in str(result.exception)

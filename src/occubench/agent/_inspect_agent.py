@@ -45,7 +45,7 @@ def create_agent(name: str, tools: Sequence[ToolDef], arguments: dict[str, Any])
     """An Inspect agent by registry name (``react``) or ``module:function``, given the tools.
 
     Raises:
-        ValueError: the agent cannot be found, or does not take ``tools`` and the
+        UsageError: the agent cannot be found, or does not take ``tools`` and the
             arguments given.
     """
     factory: Any

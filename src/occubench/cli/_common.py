@@ -265,7 +265,7 @@ def model_roles(given: Mapping[str, Any]) -> dict[Role, str]:
     ``--model-role ROLE=MODEL`` (repeatable) is Inspect's spelling of the same thing.
 
     Raises:
-        ValueError: an unknown role, a role named twice with two models, no simulator.
+        UsageError: an unknown role, a role named twice with two models, no simulator.
     """
     roles = {role: given[name] for role, name in _ROLE_OPTIONS.items() if given.get(name)}
     for item in given.get("model_role") or []:

@@ -125,7 +125,7 @@ def generation_settings(
     protocol points that decide max_tokens).
 
     Raises:
-        ValueError: an unknown role or value.
+        UsageError: an unknown role or value.
     """
     values: dict[Role, dict[str, Any]] = {}
     for option, field, parse in (
@@ -397,7 +397,10 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             ReleasePrompts.read(config.prompts_from)
         options = from_options(EvalOptions, given)
         executor = check_executor(given["executor"])
-        resources = json.loads(given["ray_resources"]) if given["ray_resources"] else {}
+        try:
+            resources = json.loads(given["ray_resources"]) if given["ray_resources"] else {}
+        except json.JSONDecodeError as e:
+            raise UsageError(f"--ray-resources is not JSON: {e}") from None
         selected = selected_task_ids(config)  # loaded once: the shard planner reuses it
         if given["limit"]:
             selected = selected[: given["limit"]]

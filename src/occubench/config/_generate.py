@@ -45,7 +45,7 @@ def role_values(
     """Values per role of a repeatable ``ROLE=VALUE`` option (a bare ``VALUE``: the agent).
 
     Raises:
-        ValueError: an unknown role, a value ``parse`` refuses, a role given twice.
+        UsageError: an unknown role, a value ``parse`` refuses, a role given twice.
     """
     chosen: dict[Role, T] = {}
     for item in given or []:

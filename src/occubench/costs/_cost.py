@@ -74,9 +74,11 @@ def load_prices(path: str | Path) -> PriceTable:
     """
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise PriceError(f"price file {path}: cannot read it ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
+        raise PriceError(f"price file {path}: not UTF-8 text ({e})") from None
     try:
         data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:

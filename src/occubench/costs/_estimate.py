@@ -395,7 +395,7 @@ def estimate_run(
 
     Raises:
         DatasetError: the dataset is malformed or a filter names what it lacks.
-        ValueError: no dataset is named.
+        UsageError: no dataset is named.
     """
     chosen = assumptions or Assumptions()
     loaded = config.load_tasks()

@@ -34,7 +34,7 @@ def resolve_dataset_dir(dataset: str | Path | None) -> Path:
     public release in the cache, fetched (with a message on stderr) on first use.
 
     Raises:
-        ValueError: no dataset is named.
+        UsageError: no dataset is named.
         FetchError: the release is not cached and could not be fetched.
     """
     chosen = dataset or os.environ.get(DEFAULT_DATASET_ENV)

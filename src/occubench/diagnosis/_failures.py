@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_samples
+from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ModelConfig
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from occubench.agent import StopReason, episode_in
 from occubench.config import CONFIG_METADATA, RunConfig
 from occubench.grading import SCORER_NAME, Grade
-from occubench.results import log_files
+from occubench.results import log_files, log_header, log_samples
 from occubench.roles import Role
 
 
@@ -138,12 +138,12 @@ def read_failures(paths: Iterable[str | Path]) -> list[FailedTrajectory]:
     """Every failed trajectory of the occubench logs under ``paths`` (module doc)."""
     out = []
     for file in log_files(paths):
-        header = read_eval_log(file, header_only=True)
+        header = log_header(file)
         if header.eval.task_registry_name not in (None, "occubench/occubench"):
             continue
         simulator = (header.eval.model_roles or {}).get(Role.SIMULATOR.value)
         config = RunConfig.model_validate((header.eval.metadata or {}).get(CONFIG_METADATA, {}))
-        for sample in read_eval_log_samples(file, all_samples_required=False):
+        for sample in log_samples(file):
             if not _failed(sample):
                 continue
             md = sample.metadata or {}

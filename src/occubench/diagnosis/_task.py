@@ -100,7 +100,7 @@ def diagnose(
     """Classify every failed trajectory of ``logs`` (files or folders) with k verifier votes.
 
     Raises:
-        ValueError: the logs hold no failed trajectory.
+        UsageError: the logs hold no failed trajectory.
     """
     paths = split_list(logs) or []
     failures = read_failures(paths)

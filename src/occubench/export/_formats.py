@@ -185,7 +185,7 @@ def write_export(
     model or a provider error quoted never reaches training data).
 
     Raises:
-        ValueError: Parquet without pyarrow installed.
+        UsageError: Parquet without pyarrow installed.
     """
     out.mkdir(parents=True, exist_ok=True)
     secrets = known_secrets()

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalSample, read_eval_log_samples
+from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from pydantic import BaseModel, Field
 
@@ -21,7 +21,7 @@ from occubench.export._records import (
     Verdict,
 )
 from occubench.faults import InjectedFault
-from occubench.results import SampleRow, read_runs
+from occubench.results import SampleRow, log_samples, read_runs
 
 
 class ExportFilter(BaseModel):
@@ -147,7 +147,7 @@ def read_exports(
         by_log.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = row
     found: dict[str, ExportedTrajectory] = {}
     for log, wanted in by_log.items():
-        for sample in read_eval_log_samples(log, all_samples_required=False):
+        for sample in log_samples(log):
             kept = wanted.get((str(sample.id), sample.epoch))
             if kept is not None:
                 record = _record(kept, sample)

@@ -114,7 +114,7 @@ def prompt_fault_rules(
         The rules text, or ``""`` for E0 or a zero fault count.
 
     Raises:
-        ValueError: On an unknown env mode, a negative count or a duration below 1.
+        UsageError: On an unknown env mode, a negative count or a duration below 1.
 
     """
     mode = EnvMode(env_mode)

@@ -112,7 +112,7 @@ def make_fault_plan(
         The plan; the same arguments give the same plan on any machine.
 
     Raises:
-        ValueError: On an unknown env mode or an out-of-range count.
+        UsageError: On an unknown env mode or an out-of-range count.
 
     """
     try:

@@ -86,7 +86,7 @@ def compare_simulators(rows: Sequence[SampleRow]) -> SimulatorComparison:
     """Agreement and compression between the simulators of ``rows`` (module doc).
 
     Raises:
-        ValueError: when the rows hold runs under fewer than two simulators.
+        UsageError: when the rows hold runs under fewer than two simulators.
     """
     simulators = sorted({r.simulator_model or "" for r in rows})
     if len(simulators) < 2:

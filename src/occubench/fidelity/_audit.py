@@ -239,7 +239,7 @@ def run_audit(
         log_dir: Folder of the audit's logs (default: a temporary folder).
 
     Raises:
-        ValueError: no simulator given, or a model name Inspect does not know.
+        UsageError: no simulator given, or a model name Inspect does not know.
         DatasetError: the dataset does not load.
     """
     if not simulators:

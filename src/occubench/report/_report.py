@@ -134,7 +134,7 @@ def build_report(
             difference is below the pair's MDD.
 
     Raises:
-        ValueError: when ``rows`` is empty.
+        UsageError: when ``rows`` is empty.
 
     """
     if not rows:

@@ -2,7 +2,13 @@
 
 from occubench.results._row import SampleRow
 from occubench.results._runs import log_files, read_runs
-from occubench.results._store import EXPORT_FILE, write_parquet
+from occubench.results._store import (
+    EXPORT_FILE,
+    LogReadError,
+    log_header,
+    log_samples,
+    write_parquet,
+)
 from occubench.results._trajectory import Trajectory, read_trajectories
 
 __all__ = [
@@ -12,5 +18,8 @@ __all__ = [
     "log_files",
     "read_runs",
     "EXPORT_FILE",
+    "LogReadError",
+    "log_header",
+    "log_samples",
     "write_parquet",
 ]

@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, read_eval_log_samples
+from inspect_ai.log import EvalLog, list_eval_logs
 from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import CORRECT
 from pydantic import TypeAdapter
@@ -18,7 +18,13 @@ from occubench.config import CONFIG_METADATA, POINTS_METADATA, ProtocolPoints, R
 from occubench.errors import error_source
 from occubench.grading import SCORER_NAME, Grade
 from occubench.results._row import SampleRow
-from occubench.results._store import cached_rows, eval_sample_documents, local_path
+from occubench.results._store import (
+    cached_rows,
+    eval_sample_documents,
+    local_path,
+    log_header,
+    log_samples,
+)
 from occubench.roles import Role
 from occubench.simulator import SimStep
 
@@ -213,7 +219,7 @@ def read_log_rows(file: str) -> list[SampleRow]:
     events and messages included, but never validated as a whole ``EvalSample``);
     any other log goes through Inspect's sample reader, without events and messages.
     """
-    header = read_eval_log(file, header_only=True)
+    header = log_header(file)
     run = run_fields(file, header)
     path = local_path(file)
     if path is not None and path.is_file() and zipfile.is_zipfile(path):
@@ -221,9 +227,7 @@ def read_log_rows(file: str) -> list[SampleRow]:
         return in_dataset_order(header, (sample_row(run, doc) for doc in documents))
     return [
         sample_row(run, sample.model_dump(include=ROW_FIELDS))
-        for sample in read_eval_log_samples(
-            file, all_samples_required=False, exclude_fields=UNREAD_FIELDS
-        )
+        for sample in log_samples(file, exclude_fields=UNREAD_FIELDS)
     ]
 
 

@@ -9,7 +9,7 @@ import json
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from inspect_ai.log import EvalSample, read_eval_log_samples
+from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
 from occubench.grading import SCORER_NAME, Grade
 from occubench.results._row import SampleRow
-from occubench.results._store import read_log_samples
+from occubench.results._store import log_samples, read_log_samples
 
 TRAJECTORY_FIELDS = ("id", "epoch", "input", "target", "messages", "scores", "metadata")
 """Sample fields a trajectory is made of (the rest of a logged sample is not validated)."""
@@ -111,7 +111,7 @@ def read_trajectories(
                 for doc in documents.values()
             )
         else:
-            samples = read_eval_log_samples(log, all_samples_required=False)
+            samples = log_samples(log)
         for sample in samples:
             index = positions.get((str(sample.id), sample.epoch))
             if index is not None:

@@ -26,10 +26,14 @@ def check_executor(executor: Executor | str) -> Executor:
     """The executor, if it can run here.
 
     Raises:
-        ValueError: for an unknown name, or ``ray`` when Ray is not installed.
+        UsageError: for an unknown name, or ``ray`` when Ray is not installed.
 
     """
-    chosen = Executor(executor)
+    try:
+        chosen = Executor(executor)
+    except ValueError:
+        known = ", ".join(e.value for e in Executor)
+        raise UsageError(f"unknown executor {executor!r}; use {known}") from None
     if chosen is Executor.RAY and find_spec("ray") is None:
         raise UsageError("--executor ray needs Ray: pip install 'occubench[ray]'")
     return chosen

@@ -211,7 +211,7 @@ def shard_budget(spec: ShardSpec) -> SpendGuard | None:
     The expected cost of a sample before any finishes is the run's estimate of it.
 
     Raises:
-        ValueError: a budget without prices.
+        UsageError: a budget without prices.
     """
     limit = spec.budget()
     if limit is None:

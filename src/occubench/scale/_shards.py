@@ -62,7 +62,8 @@ def plan_shards(run: RunSpec, count: int) -> list[ShardSpec]:
     connections and samples at once are split over the shards (``ShardSpec.generate_config``).
 
     Raises:
-        ValueError: when the selection is empty or ``count`` is below 1.
+        UsageError: when the selection is empty.
+        ValueError: when ``count`` is below 1.
 
     """
     if count < 1:
@@ -80,7 +81,7 @@ def whole_run(run: RunSpec) -> ShardSpec:
     """The run as one shard that logs in the run's own folder (a run in this process).
 
     Raises:
-        ValueError: when the selection is empty.
+        UsageError: when the selection is empty.
     """
     (shard,) = plan_shards(run, 1)
     return shard.model_copy(update={"whole": True})

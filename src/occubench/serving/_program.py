@@ -119,9 +119,12 @@ class ProgramInputs:
         """The command split into words, each with its placeholders filled.
 
         Raises:
-            ValueError: the command is empty or its quoting is unbalanced.
+            UsageError: the command is empty or its quoting is unbalanced.
         """
-        words = shlex.split(command)
+        try:
+            words = shlex.split(command)
+        except ValueError as e:  # unbalanced quoting
+            raise UsageError(f"agent_command: {e}") from None
         if not words:
             raise UsageError("agent_command is empty")
         filled = []

@@ -88,7 +88,7 @@ def serve_token(environ: Mapping[str, str] | None = None) -> str | None:
     """The token ``$OCCUBENCH_SERVE_TOKEN`` sets for ``occubench serve`` over HTTP (None: unset).
 
     Raises:
-        ValueError: it is set but is not 16 to 512 letters, digits or ``._~+/=-``
+        UsageError: it is set but is not 16 to 512 letters, digits or ``._~+/=-``
             (the message does not repeat it).
     """
     value = (os.environ if environ is None else environ).get(DEFAULT_SERVE_TOKEN_ENV, "")

@@ -181,7 +181,7 @@ def check_spec(store: ArtifactStore, spec: SynthesisSpec) -> None:
     """Record the run's spec, or refuse to resume artifacts made with another one.
 
     Raises:
-        ValueError: the stored spec differs (models or settings other than neutral ones).
+        UsageError: the stored spec differs (models or settings other than neutral ones).
     """
     stored = store.load(SPEC_KEY, SynthesisSpec)
     if stored is not None:
