@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from conftest import RELEASE_IDS, run_task
 from occubench.agent import episode_in
 
@@ -59,3 +61,19 @@ def test_inspect_cli_entry_point(tmp_path):
     (info,) = list_eval_logs(str(tmp_path))
     log = read_eval_log(info.name)
     assert log.status == "success" and sorted(s.id for s in log.samples) == [26, 51]
+
+
+def test_an_unknown_task_parameter_is_refused(tmp_path):
+    """Inspect hands a name that is no parameter on to the task, which refuses it."""
+    from inspect_ai import eval as inspect_eval
+
+    from occubench.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"no parameter env_mod \(did you mean env_mode\?\)"):
+        inspect_eval(
+            "occubench/occubench",
+            model="occubench/schema-agent",
+            task_args={"dataset": "reference", "env_mod": "E1"},
+            display="none",
+            log_dir=str(tmp_path),
+        )

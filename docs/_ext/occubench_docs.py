@@ -8,9 +8,10 @@ Two directives:
   of its own, which sphinx-click does not recognise, so the tree is walked here through
   the API both share (``list_commands``, ``get_command``, ``params``, ``get_help_record``).
 - ``occubench-settings`` renders the fields of a pydantic model (``RunConfig``,
-  ``EvalOptions``, ``ProtocolPoints``) from ``model_fields``: name, type, default and
-  description; with ``:presets:`` (a dict of preset name to model instance) one column
-  per preset takes the place of the default.
+  ``EvalOptions``, ``ProtocolPoints``) from ``model_fields`` (``settings_rows``): name
+  (with the older names it still accepts), type, default and description; with
+  ``:presets:`` (a dict of preset name to model instance) one column per preset takes
+  the place of the default.
 
 And two link rules for the Markdown files at the repository's root, which GitHub shows as
 they are: ``ARCHITECTURE.md`` and ``CONTRIBUTING.md`` are included into pages of the site,
@@ -100,6 +101,46 @@ def _imported(path: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def command_reference(app: Any, prog: str | None = None) -> list[str]:
+    """Every command of a typer application as reStructuredText lines (``occubench-commands``).
+
+    The options are read from the commands as typer builds them, so an option generated
+    from a setting's field is in the reference without another edit.
+    """
+    root = typer.main.get_command(app)
+    name = prog or root.name or "occubench"
+    lines: list[str] = []
+    _command(root, root.context_class(root, info_name=name), name, lines, depth=0)
+    return lines
+
+
+def _command(command: Any, ctx: Any, path: str, lines: list[str], depth: int) -> None:
+    """Append one command's section (a heading, unless the root) and its subcommands'."""
+    if depth:
+        title = f"``{path}``"
+        lines += [title, "-~^"[min(depth - 1, 2)] * len(title), ""]
+    usage = " ".join([path, *command.collect_usage_pieces(ctx)])
+    lines += [".. code-block:: text", "", f"   {usage}", ""]
+    if command.help:
+        lines += [*_paragraphs(command.help), ""]
+    options = [p for p in command.params if not getattr(p, "hidden", False)]
+    if options:
+        lines += [f".. program:: {path}", ""]
+    for param in options:
+        # click gives an argument no help record; typer gives it one
+        names, help_text = param.get_help_record(ctx) or (param.human_readable_name, "")
+        lines += [f".. option:: {names}", ""]
+        if help_text:
+            lines += [*_paragraphs(help_text, indent="   "), ""]
+    if hasattr(command, "list_commands"):
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            if sub is None or getattr(sub, "hidden", False):
+                continue
+            sub_ctx = sub.context_class(sub, info_name=name, parent=ctx)
+            _command(sub, sub_ctx, f"{path} {name}", lines, depth + 1)
+
+
 class CommandsDirective(SphinxDirective):
     """Every command of a typer application, with its options, as sections."""
 
@@ -108,38 +149,8 @@ class CommandsDirective(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         """Render the command tree of the application named by the argument."""
-        app = _imported(self.arguments[0])
-        root = typer.main.get_command(app)
-        prog = self.options.get("prog", root.name or "occubench")
-        lines: list[str] = []
-        self._command(root, root.context_class(root, info_name=prog), prog, lines, depth=0)
+        lines = command_reference(_imported(self.arguments[0]), self.options.get("prog"))
         return _parsed(self, lines)
-
-    def _command(self, command: Any, ctx: Any, path: str, lines: list[str], depth: int) -> None:
-        """Append one command's section (a heading, unless the root) and its subcommands'."""
-        if depth:
-            title = f"``{path}``"
-            lines += [title, "-~^"[min(depth - 1, 2)] * len(title), ""]
-        usage = " ".join([path, *command.collect_usage_pieces(ctx)])
-        lines += [".. code-block:: text", "", f"   {usage}", ""]
-        if command.help:
-            lines += [*_paragraphs(command.help), ""]
-        options = [p for p in command.params if not getattr(p, "hidden", False)]
-        if options:
-            lines += [f".. program:: {path}", ""]
-        for param in options:
-            # click gives an argument no help record; typer gives it one
-            names, help_text = param.get_help_record(ctx) or (param.human_readable_name, "")
-            lines += [f".. option:: {names}", ""]
-            if help_text:
-                lines += [*_paragraphs(help_text, indent="   "), ""]
-        if hasattr(command, "list_commands"):
-            for name in command.list_commands(ctx):
-                sub = command.get_command(ctx, name)
-                if sub is None or getattr(sub, "hidden", False):
-                    continue
-                sub_ctx = sub.context_class(sub, info_name=name, parent=ctx)
-                self._command(sub, sub_ctx, f"{path} {name}", lines, depth + 1)
 
 
 def _type_text(annotation: Any) -> str:
@@ -182,6 +193,44 @@ def _value_text(value: Any) -> str:
     return str(value)
 
 
+def _names(name: str, field: Any) -> str:
+    """A setting's name, and the older names it still accepts (its validation aliases)."""
+    alias = field.validation_alias
+    choices = getattr(alias, "choices", [alias] if alias else [])
+    older = [c for c in choices if isinstance(c, str) and c != name]
+    return f"``{name}``" + "".join(f" (also ``{o}``)" for o in older)
+
+
+def settings_rows(
+    model: type[BaseModel], presets: dict[Any, BaseModel] | None = None
+) -> list[list[str]]:
+    """A model's settings table as reStructuredText cells: its header row, then one per field.
+
+    Every field shows, with nothing but the model to read: a field added to the model is a
+    row of the reference without another edit.
+    """
+    presets = presets or {}
+    columns = ["setting", "type"]
+    columns += [f"``{_value_text(name)}``" for name in presets] or ["default"]
+    columns.append("description")
+    rows = [columns]
+    for name, field in model.model_fields.items():
+        kind = _type_text(field.annotation)
+        bounds = _bounds(field.metadata)
+        row = [_names(name, field), _escaped(kind + (f" ({bounds})" if bounds else ""))]
+        if presets:
+            row += [_escaped(_value_text(getattr(p, name))) for p in presets.values()]
+        elif field.default is not PydanticUndefined:
+            row.append(_escaped(_value_text(field.default)))
+        elif field.default_factory is not None:
+            row.append(_escaped(_value_text(field.default_factory())))
+        else:
+            row.append("required")
+        row.append(_escaped(field.description or ""))
+        rows.append(row)
+    return rows
+
+
 class SettingsDirective(SphinxDirective):
     """The fields of a pydantic model as a table: name, type, default, description."""
 
@@ -196,26 +245,8 @@ class SettingsDirective(SphinxDirective):
         presets: dict[Any, BaseModel] = {}
         if "presets" in self.options:
             presets = _imported(self.options["presets"])
-        columns = ["setting", "type"]
-        columns += [f"``{_value_text(name)}``" for name in presets] or ["default"]
-        columns.append("description")
-        rows = []
-        for name, field in model.model_fields.items():
-            kind = _type_text(field.annotation)
-            bounds = _bounds(field.metadata)
-            row = [f"``{name}``", _escaped(kind + (f" ({bounds})" if bounds else ""))]
-            if presets:
-                row += [_escaped(_value_text(getattr(p, name))) for p in presets.values()]
-            elif field.default is not PydanticUndefined:
-                row.append(_escaped(_value_text(field.default)))
-            elif field.default_factory is not None:
-                row.append(_escaped(_value_text(field.default_factory())))
-            else:
-                row.append("required")
-            row.append(_escaped(field.description or ""))
-            rows.append(row)
         lines = [".. list-table::", "   :header-rows: 1", ""]
-        for row in [columns, *rows]:
+        for row in settings_rows(model, presets):
             lines.append(f"   * - {row[0]}")
             lines += [f"     - {cell}" for cell in row[1:]]
         return _parsed(self, lines)

@@ -4,7 +4,7 @@ Tasks: ``occubench/occubench`` (the benchmark), ``occubench/fidelity_audit``,
 ``occubench/serve`` (one task's environment over MCP) and ``occubench/diagnose`` (why
 agents failed). Models: ``occubench/<name>``, the offline scripted models;
 ``occubench-openai/<service>/<model>``, the lean OpenAI-compatible provider
-(``occubench.providers``).
+(``occubench.providers``); ``human/<name>``, a person playing the agent (``occubench play``).
 """
 
 from inspect_ai.model import modelapi
@@ -29,4 +29,20 @@ def lean_openai() -> type:
     return LeanOpenAIAPI
 
 
-__all__ = ["diagnose", "fidelity_audit", "lean_openai", "occubench", "scripted_models", "serve"]
+@modelapi(name="human")
+def human_players() -> type:
+    """A person as the agent (``human/<name>``), answering at ``occubench play``'s desk."""
+    from occubench.play import HumanAPI
+
+    return HumanAPI
+
+
+__all__ = [
+    "diagnose",
+    "fidelity_audit",
+    "human_players",
+    "lean_openai",
+    "occubench",
+    "scripted_models",
+    "serve",
+]

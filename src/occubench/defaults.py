@@ -45,6 +45,10 @@ DEFAULT_MAX_DATASET_FILE_BYTES = 256 * 2**20
 """Bytes a dataset file may hold (256 MiB; the release's tasks file is about 1 MB, a
 config about 20 KB): a larger one is reported, not read."""
 
+DEFAULT_MAX_REGRADE_LOG_BYTES = 2**30
+"""Bytes a log may unpack to for ``occubench regrade``, which holds one log in memory at a
+time (1 GiB): a larger one is refused before it is read (a run in shards has smaller logs)."""
+
 DEFAULT_DATE = "2025-06-16"
 """Fixed date given to the agent and the simulator: no wall clock in prompts."""
 
@@ -259,6 +263,27 @@ Deeper is answered with a JSON-RPC error before it is parsed."""
 DEFAULT_MAX_BRIDGE_BYTES = 64 * 2**20
 """Bytes of one request to an agent program's OpenAI-compatible endpoint (64 MiB: a
 whole conversation of a long-context model, several times over)."""
+
+DEFAULT_MAX_WORLD_LINE_BYTES = 16 * 2**20
+"""Bytes of one line of a world (an entry, a context; 16 MiB): an entry holds its path's
+arguments, the observation and, in explicit state mode, the state (at most
+``DEFAULT_MAX_STATE_SIZE`` characters) and its patch. A longer line is not read."""
+
+DEFAULT_MAX_WORLD_LINE_DEPTH = DEFAULT_MAX_JSON_DEPTH + 3
+"""Deepest nesting of one line of a world: a value as deep as ``DEFAULT_MAX_JSON_DEPTH``
+(arguments, an observation, a state) inside the entry around it (the entry, its path,
+a step). Deeper is refused before it is parsed."""
+
+DEFAULT_MAX_WORLD_ENTRIES = 1_000_000
+"""Entries (and, apart, contexts) read from one world: its index holds a location per
+entry (a few hundred bytes each), never the entries themselves."""
+
+DEFAULT_MAX_WORLD_SEGMENTS = 10_000
+"""Segment files of one world folder or packed world (one per writer process)."""
+
+DEFAULT_MAX_WORLD_UNPACKED_BYTES = 8 * 2**30
+"""Bytes the files of a packed world may add up to once decompressed (8 GiB): checked
+from the archive's listing, then again while each member is decompressed."""
 DEFAULT_SIM_CHECK_MIN_SCHEMA = 0.5
 """Online simulator checks: an observation sharing less than this share (Jaccard index) of
 its key paths with the tool's ``example_output`` fails the schema check."""
@@ -286,3 +311,33 @@ DEFAULT_MIN_FREE_MB = 64
 
 DEFAULT_LOCK_FILE = ".occubench.lock"
 """The lock file of a log folder: one run at a time writes into it."""
+
+DEFAULT_BUNDLE_MAX_BYTES = 4 * 2**30
+"""Bytes a bundle file may have (4 GiB; a paper-sized grid of 15 agents x E0-E3 over 382
+tasks is about 400 MB of logs): a larger one is refused before it is opened."""
+
+DEFAULT_BUNDLE_MAX_UNPACKED_BYTES = 8 * 2**30
+"""Bytes a bundle's files may add up to (checked from its member headers first)."""
+
+DEFAULT_BUNDLE_MAX_MEMBERS = 10_000
+"""Files and folders a bundle may hold (its logs, manifest, summary and prices)."""
+
+DEFAULT_BUNDLE_MAX_LOG_MEMBERS = 200_000
+"""Members one log in a bundle may hold (a sample per task and epoch, and a few more)."""
+
+DEFAULT_BUNDLE_MAX_LOG_MEMBER_BYTES = 512 * 2**20
+"""Bytes one member of a log in a bundle may decompress to (a sample of a long trajectory
+is a few MB)."""
+
+DEFAULT_BUNDLE_MAX_LOG_BYTES = 32 * 2**30
+"""Bytes all the members of one log in a bundle may decompress to."""
+
+DEFAULT_BUNDLE_MAX_JSON_BYTES = 256 * 2**20
+"""Bytes the bundle's own JSON files (manifest, summary, prices) may have."""
+
+DEFAULT_BUNDLE_MAX_JSON_DEPTH = 4 * DEFAULT_MAX_JSON_DEPTH
+"""Deepest JSON nesting in a bundle, measured before parsing (logs nest about a dozen levels
+around the data they quote, which is bounded where it enters at DEFAULT_MAX_JSON_DEPTH)."""
+
+DEFAULT_PLAY_LOG_ROOT = "logs/play"
+"""Where ``occubench play`` sessions log, each to a new folder under it."""

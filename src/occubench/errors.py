@@ -32,7 +32,8 @@ class ErrorSource(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """The agent system under test broke down: an agent program that crashed or ran past
     its time limit without an answer (counted apart, like the others, not as a failure)."""
     BUDGET = "budget"
-    """The sample was not started: the run's spending limit (``--budget``) was reached."""
+    """The run's spending limit (``--budget``) was reached: the sample was not started, or
+    a model call it needed was not made."""
 
 
 class ExitCode(IntEnum):
@@ -76,6 +77,15 @@ class InfrastructureError(SourcedError, RuntimeError):
     """A failure of the harness's parts, never the agent's: see ``ErrorSource``."""
 
     source: ClassVar[ErrorSource] = ErrorSource.HARNESS
+
+
+class BudgetExhausted(InfrastructureError):
+    """A sample was not started, or a model call not made: the spending limit could be passed.
+
+    The limit is the run's ``--budget``.
+    """
+
+    source = ErrorSource.BUDGET
 
 
 PROVIDER_MODULES = (

@@ -1,14 +1,15 @@
 """The names of the protocols and of the message styles (their presets are in ``config``).
 
 Base module: every room may use these enums without depending on the configuration.
+Both are ``StrEnum``s: a member is shown as its value (``paper``) wherever it is printed.
 """
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Protocol(str, Enum):  # noqa: UP042 - the project's str-Enum style
+class Protocol(StrEnum):
     """A named preset of every protocol point (``occubench.config.PRESETS``)."""
 
     PAPER = "paper"
@@ -17,7 +18,7 @@ class Protocol(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """Our hardened measurement: code-placed logged faults, validation, errors apart."""
 
 
-class MessageStyle(str, Enum):  # noqa: UP042 - the project's str-Enum style
+class MessageStyle(StrEnum):
     """Whose message layout and wording a role's prompts follow."""
 
     PAPER = "paper"

@@ -22,7 +22,9 @@ Where it is applied: Inspect's log records (display, log file, trace files, the 
 transcript) through a filter on Inspect's log handler (``RedactionHooks`` installs it
 when an eval starts); a run's log folder once its eval set ends (``redact_log_folder``:
 the ``.eval`` members and ``logs.json``); report and export files as they are written;
-error text shown in the terminal; a sweep agent's label (``redact_settings``).
+error text shown in the terminal; a sweep agent's label (``redact_settings``). A bundle
+(``occubench bundle``) is not redacted but scanned (``holds_secret``): every member of
+every log and every file it adds; a hit refuses the bundle, naming the member.
 """
 
 from __future__ import annotations
@@ -199,6 +201,11 @@ def redact(text: str, secrets: frozenset[str] | None = None) -> str:
         if any(hint in text for hint in hints):
             text = rule.sub(replacement, text)
     return text
+
+
+def holds_secret(text: str, secrets: frozenset[str] | None = None) -> bool:
+    """Whether ``redact`` would change ``text``: it holds a known or secret-shaped value."""
+    return redact(text, secrets) != text
 
 
 def redact_strings(value: Any, secrets: frozenset[str] | None = None) -> Any:

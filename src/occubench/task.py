@@ -1,44 +1,35 @@
 """The occubench @task: a dataset in the release layout, run by an agent in the LES.
 
 The task only wires: its keyword arguments are validated into a ``RunConfig`` (the one
-declaration of a run's settings), which selects the samples and configures the agent
-loop and the scorer.
+declaration of a run's settings; the task's signature is generated from its fields),
+resolved once into a ``ResolvedRun``, which selects the samples and configures the
+agent, the environment and the scorer.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Solver, chain
 
 from occubench.agent import agent_input, inspect_agent, occubench_agent
-from occubench.config import (
-    CONFIG_METADATA,
-    POINTS_METADATA,
-    RELEASE_METADATA,
-    ReleasePrompts,
-    RunConfig,
-)
+from occubench.config import ResolvedRun, RunConfig, keyword_parameters, setting_names
 from occubench.costs import admission
 from occubench.dataset import Dataset, TaskRecord
 from occubench.defaults import (
-    DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_AUDIT_PLANS_PER_ENV,
     DEFAULT_AUDIT_RULE_CHECKS,
     DEFAULT_DATE,
-    DEFAULT_ENV_MODE,
-    DEFAULT_FAULT_COUNT,
-    DEFAULT_FAULT_DURATION,
-    DEFAULT_FAULT_LATENCY,
     DEFAULT_MESSAGE_LIMIT,
-    DEFAULT_PROTOCOL,
     DEFAULT_SEED,
     DEFAULT_SERVE_PORT,
-    DEFAULT_SUBMIT_TOOL,
-    DEFAULT_VERIFIER_VOTES,
 )
+from occubench.errors import UsageError
 from occubench.fidelity import audit_task
 from occubench.grading import needs_state, occubench_scorer
 from occubench.protocols import MessageStyle
@@ -46,6 +37,8 @@ from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, agent_prog
 from occubench.simulator import StateMode
 
 TASK_VERSION = "0.1.0"
+
+T = TypeVar("T", bound=Callable[..., Task])
 
 
 def record_to_sample(
@@ -80,124 +73,114 @@ def record_to_sample(
     )
 
 
-def agent_solver(config: RunConfig) -> Solver:
+def agent_solver(run: ResolvedRun) -> Solver:
     """The agent under test: an agent program over MCP, an Inspect agent, or the built-in loop.
 
     Each is preceded by the run's admission step: with a spending limit (``--budget``) a
     sample it cannot pay for does not start.
     """
-    if config.agent_command:
-        agent = agent_program(config)
-    elif config.agent:
-        agent = inspect_agent(config)
+    if run.config.agent_command:
+        agent = agent_program(run)
+    elif run.config.agent:
+        agent = inspect_agent(run)
     else:
-        agent = occubench_agent(config)
+        agent = occubench_agent(run)
     return chain(admission(), agent)
 
 
-def benchmark_task(config: RunConfig, solver: Solver | None = None) -> Task:
-    """The Inspect task of a run configuration (its agent, unless ``solver`` is given).
+def benchmark_task(run: ResolvedRun, solver: Solver | None = None) -> Task:
+    """The Inspect task of a resolved run (its agent, unless ``solver`` is given).
 
     Raises:
         DatasetError: the dataset is malformed or a filter names what it lacks.
-        ValueError: no dataset is named, or tasks with ``state_equals`` checks are run
+        UsageError: no dataset is named, or tasks with ``state_equals`` checks are run
             without explicit state.
     """
+    config, points = run.config, run.points
     loaded = config.load_tasks()
     stateful = [r.task_id for r in loaded.tasks if needs_state(r.checks)]
     if stateful and config.state_mode is not StateMode.EXPLICIT:
-        raise ValueError(
+        raise UsageError(
             f"tasks {stateful} have state_equals checks: run them with state_mode=explicit"
         )
-    points = config.points()
-    release = ReleasePrompts.read(config.prompts_from) if config.prompts_from else None
     samples = [
         record_to_sample(loaded, r, with_plan=config.with_plan, style=points.agent_messages)
         for r in loaded.tasks
     ]
     return Task(
         dataset=MemoryDataset(samples, name=loaded.root.name, location=str(loaded.root)),
-        solver=solver or agent_solver(config),
+        solver=solver or agent_solver(run),
         scorer=occubench_scorer(
             votes=config.votes,
             cache=config.cache,
             style=points.verifier_messages,
             max_tokens=points.verifier_max_tokens or None,
-            template=release.verifier if release is not None else None,
+            template=run.release.verifier if run.release is not None else None,
         ),
         message_limit=None if points.max_turns else DEFAULT_MESSAGE_LIMIT,
         fail_on_error=False,
         version=TASK_VERSION,
-        metadata={
-            CONFIG_METADATA: config.model_dump(mode="json"),
-            POINTS_METADATA: points.model_dump(mode="json"),
-            **({RELEASE_METADATA: release.files} if release is not None else {}),
-        },
+        metadata=run.metadata(),
     )
 
 
+def run_config(task_name: str, given: Mapping[str, Any]) -> RunConfig:
+    """The run configuration of a task's keyword arguments (``-T name=value``).
+
+    Raises:
+        UsageError: a name that is no setting (with the nearest setting's name, if one
+            is close), or a value a setting refuses.
+    """
+    names = setting_names(RunConfig)
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        said = []
+        for name in unknown:
+            near = difflib.get_close_matches(name, list(names), n=1)
+            said.append(f"{name} (did you mean {near[0]}?)" if near else name)
+        raise UsageError(
+            f"the {task_name} task has no parameter {', '.join(said)}; its parameters are "
+            "the run settings (RunConfig's fields)"
+        )
+    return RunConfig.model_validate(dict(given))
+
+
+def takes_run_config(task_function: T) -> T:
+    """Give a task that takes ``**config`` a signature with every ``RunConfig`` field.
+
+    Inspect reads a task's parameters from its signature: the listing of task
+    parameters and ``-T`` see each field with its default, after the task's own
+    parameters. ``**config`` stays in it, so that Inspect passes a name that is no
+    parameter on to the task, which refuses it (``run_config``) instead of dropping it.
+    """
+    declared = list(inspect.signature(task_function).parameters.values())
+    own = [p for p in declared if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    rest = [p for p in declared if p.kind is inspect.Parameter.VAR_KEYWORD]
+    parameters = [*own, *keyword_parameters(RunConfig), *rest]
+    task_function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    return task_function
+
+
 @task
-def occubench(
-    dataset: str | None = None,
-    task_ids: str | list[int] | None = None,
-    categories: str | list[str] | None = None,
-    domains: str | list[str] | None = None,
-    difficulty: str | list[int] | None = None,
-    env_mode: str = DEFAULT_ENV_MODE,
-    fault_count: int = DEFAULT_FAULT_COUNT,
-    fault_duration: int = DEFAULT_FAULT_DURATION,
-    fault_engine: str | None = None,
-    faults: str | list[str] | None = None,
-    fault_latency: float = DEFAULT_FAULT_LATENCY,
-    seed: int = DEFAULT_SEED,
-    with_plan: bool = False,
-    state_mode: str = StateMode.HISTORY.value,
-    votes: int = DEFAULT_VERIFIER_VOTES,
-    date: str = DEFAULT_DATE,
-    cache: bool = False,
-    protocol: str = DEFAULT_PROTOCOL,
-    validate_tool_args: bool | None = None,
-    max_turns: int | None = None,
-    max_tool_calls: int | None = None,
-    stop_on_finish: bool | None = None,
-    carry_reasoning: bool | None = None,
-    agent_errors_end_loop: bool | None = None,
-    agent_max_tokens: int | None = None,
-    simulator_max_tokens: int | None = None,
-    verifier_max_tokens: int | None = None,
-    simulator_retries: int | None = None,
-    pass_raw_observation: bool | None = None,
-    agent_messages: str | None = None,
-    simulator_messages: str | None = None,
-    verifier_messages: str | None = None,
-    error_hints: bool | None = None,
-    errors_count_as_failures: bool | None = None,
-    prompts_from: str | None = None,
-    agent: str | None = None,
-    agent_args: str | dict[str, Any] | None = None,
-    agent_command: str | None = None,
-    agent_time_limit: float = DEFAULT_AGENT_TIME_LIMIT,
-    submit_tool: str = DEFAULT_SUBMIT_TOOL,
-    sim_checks: bool | None = None,
-    simulator_seed: int | None = None,
-) -> Task:
+@takes_run_config
+def occubench(**config: Any) -> Task:
     """OccuBench: professional tasks in Language Environment Simulators.
 
-    Every argument is a ``RunConfig`` field (see ``occubench.config``, whose field
-    descriptions document them; lists also come comma-separated, as ``-T`` gives them):
-    the dataset (a folder or ``reference``) and its filters (``task_ids``,
-    ``categories``, ``domains``, ``difficulty``); the env mode (E0-E3) with its fault
-    count, duration, engine, extra fault families (``faults``), latency and seed;
-    ``with_plan``; ``state_mode``; the judge's ``votes``; the fixed ``date``; ``cache``;
-    the ``protocol`` (``paper``, the default, or ``occubench``) and its single points
-    (None: the protocol's value); ``prompts_from``, a clone of the release to take its
-    prompt wording from; and the agent under test when it is not the built-in loop: an
-    Inspect ``agent`` (with ``agent_args``) or an ``agent_command`` reaching each
-    sample's environment over MCP (with ``agent_time_limit`` and ``submit_tool``). The
-    online simulator checks (``sim_checks``, a protocol point) re-ask the
-    ``simulator_fallback`` role when it is bound; ``simulator_seed`` seeds the simulator.
+    Every argument is a ``RunConfig`` field (the settings reference documents each; lists
+    also come comma-separated, as ``-T`` gives them): the dataset (a folder or
+    ``reference``) and its filters (``task_ids``, ``industries``, ``domains``,
+    ``difficulty``); the env mode (E0-E3) with its fault count, duration, engine, extra
+    fault families (``faults``), latency and seed; ``with_plan``; ``state_mode``; the
+    verifier's ``votes``; the fixed ``date``; ``cache``; the ``protocol`` (``paper``, the
+    default, or ``occubench``) and its single points (None: the protocol's value);
+    ``prompts_from``, a clone of the release to take its prompt wording from; and the
+    agent under test when it is not the built-in loop: an Inspect ``agent`` (with
+    ``agent_args``) or an ``agent_command`` reaching each sample's environment over MCP
+    (with ``agent_time_limit`` and ``submit_tool``). The online simulator checks
+    (``sim_checks``, a protocol point) re-ask the ``simulator_fallback`` role when it is
+    bound; ``simulator_seed`` seeds the simulator. A name that is no setting is refused.
     """
-    return benchmark_task(RunConfig.model_validate(dict(locals())))
+    return benchmark_task(ResolvedRun.of(run_config("occubench", config)))
 
 
 @task
@@ -219,6 +202,7 @@ def fidelity_audit(
 
 
 @task
+@takes_run_config
 def serve(
     transport: str = Transport.STDIO.value,
     host: str = "127.0.0.1",
@@ -240,7 +224,7 @@ def serve(
     or the one printed at start) and address one of the loopback names, ``host`` or
     ``allowed_hosts``.
     """
-    run = RunConfig.model_validate(config)
+    run = ResolvedRun.of(run_config("serve", config))
     served = benchmark_task(
         run,
         solver=mcp_session(
@@ -255,5 +239,5 @@ def serve(
         ),
     )
     if len(served.dataset) != 1:
-        raise ValueError(f"serve takes one task; the selection has {len(served.dataset)}")
+        raise UsageError(f"serve takes one task; the selection has {len(served.dataset)}")
     return served

@@ -1,4 +1,5 @@
-"""The agent loop's tool-call budget holds inside one assistant message."""
+"""The agent loop: its tool-call budget holds inside one assistant message; a call the
+spending limit refused errors the sample."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from inspect_ai.tool import ToolCall
 
 from conftest import SCRIPTED_ROLES, make_dataset, run_task, tool
 from occubench.agent import episode_in
+from occubench.errors import BudgetExhausted, ErrorSource, error_source
 from occubench.scripted import BEHAVIOURS
 from occubench.scripted._provider import to_output
 
@@ -71,3 +73,16 @@ def test_thirty_calls_in_one_message_under_a_cap_of_five(tmp_path):
     assert all(m.error is not None and m.error.type == "limit" for m in results[5:])
     assert "budget exhausted (5 calls)" in results[5].error.message
     assert episode.stop_reason == "tool_call_limit"
+
+
+def test_a_call_the_budget_refused_errors_the_sample_even_under_the_paper_rule(tmp_path):
+    """The paper ends the loop on an agent API failure and grades it; a refusal is no failure."""
+
+    def refused(input, tools, tool_choice, config):
+        raise BudgetExhausted("call not made: the budget is spent")
+
+    agent = get_model("mockllm/model", custom_outputs=refused, memoize=False)
+    log = run_task(tmp_path / "logs", agent=agent, protocol="paper")
+    (sample,) = log.samples[:1]
+    assert sample.error is not None and error_source(sample.error.traceback) is ErrorSource.BUDGET
+    assert not sample.scores and episode_in(sample.store).stop_reason != "agent_error"

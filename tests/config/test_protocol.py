@@ -3,7 +3,7 @@
 import pytest
 
 from conftest import run_task
-from occubench.config import POINTS_METADATA, PRESETS, ProtocolPoints, RunConfig
+from occubench.config import POINTS_METADATA, PRESETS, ProtocolPoints, ResolvedRun, RunConfig
 from occubench.faults import FaultEngine
 from occubench.protocols import MessageStyle, Protocol
 
@@ -13,7 +13,7 @@ def test_every_point_has_a_value_in_each_preset(protocol):
     preset = PRESETS[protocol]
     assert set(preset.model_dump()) == set(ProtocolPoints.model_fields)
     assert all(value is not None for value in preset.model_dump().values())
-    assert RunConfig(protocol=protocol).points() == preset
+    assert ResolvedRun.of(RunConfig(protocol=protocol)).points == preset
 
 
 def test_every_point_can_be_overridden_from_the_run_configuration():
@@ -43,11 +43,12 @@ def test_the_presets_differ_where_the_paper_and_occubench_differ():
 
 def test_paper_is_the_default_and_overrides_win():
     assert RunConfig().protocol is Protocol.PAPER
-    points = RunConfig(fault_engine="code", max_turns=5, verifier_messages="occubench").points()
+    config = RunConfig(fault_engine="code", max_turns=5, verifier_messages="occubench")
+    points = ResolvedRun.of(config).points
     assert points.fault_engine is FaultEngine.CODE and points.max_turns == 5
     assert points.verifier_messages is MessageStyle.OCCUBENCH
     assert points.agent_messages is MessageStyle.PAPER  # the rest stays the paper's
-    assert RunConfig(protocol="OCCUBENCH", error_hints=True).points().error_hints
+    assert ResolvedRun.of(RunConfig(protocol="OCCUBENCH", error_hints=True)).points.error_hints
 
 
 def test_the_log_records_the_preset_and_every_resolved_point(tmp_path):
@@ -55,3 +56,12 @@ def test_the_log_records_the_preset_and_every_resolved_point(tmp_path):
     assert log.eval.metadata["config"]["protocol"] == "paper"
     points = ProtocolPoints.model_validate(log.eval.metadata[POINTS_METADATA])
     assert points == PRESETS[Protocol.PAPER].model_copy(update={"fault_engine": FaultEngine.CODE})
+
+
+def test_a_resolved_run_holds_its_points_and_fault_engine_once():
+    run = ResolvedRun.of(RunConfig(protocol="paper", env_mode="E1"))
+    assert run.config.fault_engine is None  # the configuration as given, for the log
+    assert run.points.fault_engine is FaultEngine.PROMPT
+    assert run.fault_settings.fault_engine is FaultEngine.PROMPT
+    assert run.points.sim_checks is False  # left to the protocol, off under simulator faults
+    assert run.release is None and "release" not in run.model_dump()

@@ -89,6 +89,29 @@ def test_a_missing_constant_or_other_placeholders_are_clear_errors(tmp_path, rep
         ReleasePrompts.read(tmp_path / "nowhere")
 
 
+def test_a_run_reads_the_clone_and_resolves_its_points_once(tmp_path, monkeypatch):
+    """The task resolves the run; the agent, environment and scorer of every sample share it."""
+    from occubench.config import _resolved
+
+    counts = {"read": 0, "resolve": 0}
+    read, resolve = ReleasePrompts.read.__func__, _resolved.resolve_points
+
+    def counted_read(cls, root):
+        counts["read"] += 1
+        return read(cls, root)
+
+    def counted_resolve(*args, **kwargs):
+        counts["resolve"] += 1
+        return resolve(*args, **kwargs)
+
+    monkeypatch.setattr(ReleasePrompts, "read", classmethod(counted_read))
+    monkeypatch.setattr(_resolved, "resolve_points", counted_resolve)
+    release = write_release(tmp_path / "clone")
+    log = run_task(tmp_path / "logs", task_ids="26,51", protocol="paper", prompts_from=str(release))
+    assert log.status == "success" and len(log.samples) == 2
+    assert counts == {"read": 1, "resolve": 1}
+
+
 def test_a_paper_run_uses_the_release_wording_and_records_the_files(tmp_path):
     release = write_release(tmp_path / "clone")
     log = run_task(

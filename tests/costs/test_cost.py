@@ -124,3 +124,16 @@ def test_load_prices_errors_name_file_and_field(tmp_path, text, expected):
 def test_load_prices_missing_file(tmp_path):
     with pytest.raises(PriceError, match="nowhere.yaml"):
         load_prices(tmp_path / "nowhere.yaml")
+
+
+def test_a_price_file_of_aliases_or_deep_json_is_refused_before_it_is_built(tmp_path):
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 8)]
+    laughs = tmp_path / "prices.yaml"
+    laughs.write_text("\n".join(levels) + "\n")
+    with pytest.raises(PriceError, match="YAML values"):
+        load_prices(laughs)
+    deep = tmp_path / "prices.json"
+    deep.write_text("[" * 10_000 + "]" * 10_000)
+    with pytest.raises(PriceError, match="nested deeper"):
+        load_prices(deep)

@@ -4,7 +4,7 @@ import pytest
 from inspect_ai.model import get_model
 
 from conftest import RELEASE_DIR, run_task
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.costs import Assumptions, PriceTable, compare_estimate, estimate_run
 from occubench.dataset import reference_suite_dir
 from occubench.results import read_runs
@@ -73,7 +73,7 @@ def test_the_estimate_is_within_25_percent_of_the_measured_tokens(tmp_path, rele
         **args,
     )
     estimate = estimate_run(
-        RunConfig(dataset=dataset, **args),
+        ResolvedRun.of(RunConfig(dataset=dataset, **args)),
         agent=f"occubench/{agent}",
         roles=roles,
         assumptions=Assumptions(**assumed),
@@ -87,7 +87,7 @@ def test_the_estimate_is_within_25_percent_of_the_measured_tokens(tmp_path, rele
 
 
 def test_epochs_and_prices_scale_the_estimate():
-    config = RunConfig(dataset=REFERENCE, with_plan=True, task_ids=[1001, 1002])
+    config = ResolvedRun.of(RunConfig(dataset=REFERENCE, with_plan=True, task_ids=[1001, 1002]))
     roles = {Role.SIMULATOR: "s/sim"}
     one = estimate_run(config, agent="a/agent", roles=roles)
     prices = PriceTable.model_validate(
@@ -106,14 +106,16 @@ def test_epochs_and_prices_scale_the_estimate():
 
 def test_a_judge_is_estimated_only_when_one_runs():
     reference = RunConfig(dataset=REFERENCE, with_plan=True)
-    checks_only = estimate_run(reference, agent="a", roles={Role.SIMULATOR: "s"})
+    checks_only = estimate_run(ResolvedRun.of(reference), agent="a", roles={Role.SIMULATOR: "s"})
     assert set(checks_only.tokens()) == {"agent", "simulator"}
     assert not any(t.judged for t in checks_only.per_task)
-    judged = estimate_run(reference, agent="a", roles={Role.SIMULATOR: "s", Role.VERIFIER: "v"})
+    judged = estimate_run(
+        ResolvedRun.of(reference), agent="a", roles={Role.SIMULATOR: "s", Role.VERIFIER: "v"}
+    )
     assert judged.tokens()["verifier"].calls == 10 * reference.votes
 
 
 def test_the_estimate_says_what_it_leaves_out():
     config = RunConfig(dataset=REFERENCE, env_mode="E2", fault_engine="prompt")
-    estimate = estimate_run(config, agent="a", roles={Role.SIMULATOR: "s"})
+    estimate = estimate_run(ResolvedRun.of(config), agent="a", roles={Role.SIMULATOR: "s"})
     assert any("told to make" in note for note in estimate.notes)

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import occubench.archives as archives_module
 import occubench.dataset._fetch as fetch_module
 from occubench.cli import _common, app
 from occubench.dataset import (
@@ -35,6 +36,7 @@ from occubench.dataset import (
     SOURCE_FILE,
     TASKS_FILE,
     FetchLimits,
+    content_digest,
     load_dataset,
 )
 from occubench.errors import ExitCode
@@ -266,6 +268,16 @@ def test_fetch_checks_and_unpacks(server, archives, tmp_path):
     assert again.exit_code == ExitCode.OK  # a checked copy is kept, not fetched again
 
 
+def test_a_cached_release_hashes_to_its_archives_digest(server, serve, release, tmp_path):
+    body = release_with(release, lambda tar: add(tar, f"{PREFIX}/LICENSE", data=b"Apache-2.0\n"))
+    path = serve("/licensed.tar.gz", body)
+    target = tmp_path / "cache" / "release"
+    result = fetch("--url", f"{server}{path}", "--sha256", sha(body), "--to", str(target))
+    assert result.exit_code == ExitCode.OK, result.output
+    assert (target / "LICENSE").read_text() == "Apache-2.0\n"  # the license travels with it
+    assert content_digest(target) == content_digest(release)  # but is not in the digest
+
+
 @pytest.mark.parametrize(
     ("path", "digest", "message"),
     [
@@ -333,13 +345,13 @@ def untouched(folder: Path) -> bool:
 def writes(monkeypatch) -> list[str]:
     """Names of the members the fetch wrote (recorded as each batch is written)."""
     written: list[str] = []
-    write = fetch_module._write_members
+    write = archives_module.write_members
 
     def recording(tar, members) -> None:
         written.extend(member.name for member, _ in members)
         write(tar, members)
 
-    monkeypatch.setattr(fetch_module, "_write_members", recording)
+    monkeypatch.setattr(archives_module, "write_members", recording)
     return written
 
 

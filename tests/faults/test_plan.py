@@ -14,6 +14,7 @@ from occubench.faults import (
     FaultEvent,
     FaultKind,
     FaultPlan,
+    FaultSettings,
     make_fault_plan,
 )
 
@@ -33,10 +34,11 @@ plan_args = st.fixed_dictionaries(
 
 
 def plan_for(task_id, seed=0, mode="E3", fc=2, fd=2, expected=None):
+    """The plan of one task; the mode is text, validated as a run's setting is."""
     return make_fault_plan(
         seed=seed,
         task_id=task_id,
-        env_mode=mode,
+        env_mode=FaultSettings(env_mode=mode).env_mode,
         fault_count=fc,
         fault_duration=fd,
         expected_calls=expected,
@@ -97,7 +99,8 @@ def test_golden_plans_are_pinned():
 def test_plans_do_not_depend_on_python_hash_randomisation():
     code = (
         "from occubench.faults import make_fault_plan;"
-        "print(make_fault_plan(seed=7, task_id='task-x', env_mode='E3', fault_count=3,"
+        "from occubench.faults import EnvMode;"
+        "print(make_fault_plan(seed=7, task_id='task-x', env_mode=EnvMode.E3, fault_count=3,"
         " fault_duration=2).model_dump_json())"
     )
     outputs = set()

@@ -7,12 +7,12 @@ from occubench.faults import EnvMode, prompt_fault_rules
 
 @pytest.mark.parametrize("mode", ["E0", EnvMode.E0])
 def test_e0_adds_no_rules(mode):
-    assert prompt_fault_rules(mode, 2, 2) == ""
+    assert prompt_fault_rules(EnvMode(mode), 2, 2) == ""
 
 
 @pytest.mark.parametrize("mode", ["E1", "E2", "E3"])
 def test_zero_faults_add_no_rules(mode):
-    assert prompt_fault_rules(mode, 0, 2) == ""
+    assert prompt_fault_rules(EnvMode(mode), 0, 2) == ""
 
 
 @given(
@@ -21,7 +21,7 @@ def test_zero_faults_add_no_rules(mode):
     st.integers(min_value=1, max_value=9),
 )
 def test_rules_state_count_and_duration(mode, fc, fd):
-    text = prompt_fault_rules(mode, fc, fd)
+    text = prompt_fault_rules(EnvMode(mode), fc, fd)
     assert f"exactly {fc} fault event" in text
     assert f"lasts {fd} " in text
     assert "transient" in text
@@ -30,7 +30,7 @@ def test_rules_state_count_and_duration(mode, fc, fd):
 
 
 def test_rules_match_the_mode():
-    e1, e2, e3 = (prompt_fault_rules(m, 2, 2) for m in ("E1", "E2", "E3"))
+    e1, e2, e3 = (prompt_fault_rules(EnvMode(m), 2, 2) for m in ("E1", "E2", "E3"))
     assert "Explicit faults" in e1 and "Implicit faults" not in e1
     assert "Implicit faults" in e2 and "Explicit faults" not in e2
     assert "Explicit faults" in e3 and "Implicit faults" in e3 and "half" in e3
@@ -39,9 +39,9 @@ def test_rules_match_the_mode():
 
 
 def test_plural_forms():
-    text = prompt_fault_rules("E1", 1, 1)
+    text = prompt_fault_rules(EnvMode.E1, 1, 1)
     assert "exactly 1 fault event " in text and "lasts 1 tool call." in text
-    assert "consecutive tool calls" in prompt_fault_rules("E1", 1, 3)
+    assert "consecutive tool calls" in prompt_fault_rules(EnvMode.E1, 1, 3)
 
 
 @pytest.mark.parametrize(
@@ -49,5 +49,6 @@ def test_plural_forms():
     [(("E9", 1, 1), "E9"), (("E1", -1, 1), "fault_count"), (("E1", 1, 0), "fault_duration")],
 )
 def test_invalid_arguments_raise(args, message):
+    mode, count, duration = args
     with pytest.raises(ValueError, match=message):
-        prompt_fault_rules(*args)
+        prompt_fault_rules(EnvMode(mode), count, duration)

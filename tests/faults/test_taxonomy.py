@@ -11,6 +11,7 @@ from occubench.agent import episode_in
 from occubench.config import RunConfig
 from occubench.dataset import PlanStep
 from occubench.faults import (
+    EnvMode,
     FaultEvent,
     FaultFamily,
     FaultSession,
@@ -31,7 +32,7 @@ def context(**kw):
     base = dict(
         seed=0,
         task_id=7,
-        env_mode="E0",
+        env_mode=EnvMode.E0,
         fault_count=2,
         fault_duration=2,
         expected_calls=8,
@@ -61,7 +62,7 @@ def simulator_model(rewrite):
 
 
 def session(*events, corrupter=None):
-    plan = make_fault_plan(seed=0, task_id=7, env_mode="E0", fault_count=0, fault_duration=1)
+    plan = make_fault_plan(seed=0, task_id=7, env_mode=EnvMode.E0, fault_count=0, fault_duration=1)
     plan = plan.model_copy(update={"events": list(events)})
     return FaultSession(plan, simulator=corrupter)
 

@@ -113,7 +113,7 @@ HAND_CASES = {
     "binary second line": (line(TASK) + b"\x80\x81\n", None, TASKS_FILE, 2, None, "not UTF-8"),
     "binary config": (None, b'{\n"a": "\xff"}', CONFIG_FILE, 2, None, "not UTF-8"),
     "empty config": (None, b"", CONFIG_FILE, 1, None, "bad JSON"),
-    "config is a JSON list": (None, b"[1, 2]", CONFIG_FILE, None, None, "valid dictionary"),
+    "config is a JSON list": (None, b"[1, 2]", CONFIG_FILE, 1, None, "valid dictionary"),
     "task line is a list": (b"[1]\n", None, TASKS_FILE, 1, None, "JSON object"),
     "task not JSON": (b'{"task_id": 1,\n', None, TASKS_FILE, 1, None, "bad JSON"),
     "deep task line": (

@@ -22,11 +22,11 @@ from occubench.serving._guard import (
     bearer_matches,
     host_allowed,
     leading_id,
-    nesting,
     origin_allowed,
     too_deep,
 )
 from occubench.serving._transports import _PipeLines
+from occubench.text import json_nesting
 
 TOKEN = "t0ken-of-this-sample-1234567890"
 
@@ -45,18 +45,9 @@ def nested(depth: int) -> bytes:
     return b'{"a":' * depth + b"1" + b"}" * depth
 
 
-def test_nesting_counts_brackets_outside_strings_only():
-    assert nesting(b'{"a": [1, {"b": "[[[{{ \\" ]]"}]}') == 3
-    assert nesting(b'["\\\\", ["\\\\\\"[["]]') == 2  # escaped backslashes, then a quote
-    assert nesting(b"[[[[") == 4  # unclosed brackets count
-    assert nesting(b'["[[[[') == 1  # an unclosed string hides the rest
-    assert nesting(b"]]]][") == 0  # closers first: no depth
-    assert nesting(b"") == 0
-
-
 def test_a_tool_call_with_arguments_as_deep_as_the_rule_passes_and_one_more_does_not():
     deepest = call(1, nested(DEFAULT_MAX_JSON_DEPTH))
-    assert nesting(deepest) == DEFAULT_MAX_MESSAGE_DEPTH
+    assert json_nesting(deepest) == DEFAULT_MAX_MESSAGE_DEPTH
     assert too_deep(deepest, DEFAULT_MAX_MESSAGE_DEPTH) is None
     error = too_deep(call(1, nested(DEFAULT_MAX_JSON_DEPTH + 1)), DEFAULT_MAX_MESSAGE_DEPTH)
     assert error is not None and error.id == 1 and error.error.code == -32600

@@ -5,7 +5,7 @@ from inspect_ai.model import get_model
 
 from conftest import run_task
 from occubench.agent import episode_in
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import reference_suite_dir
 from occubench.report import build_report, report_tables
 from occubench.results import read_runs
@@ -104,11 +104,11 @@ def test_checks_off_leave_no_mark(tmp_path, protocol, sim_checks):
 def test_the_occubench_protocol_checks_by_default(tmp_path):
     log = checked_run(tmp_path, "occubench/fabricating", sim_checks=None, task_ids="1001")
     assert episode_in(log.samples[0].store).simulator_suspect is True
-    assert RunConfig(protocol="occubench").points().sim_checks
-    assert not RunConfig(protocol="paper").points().sim_checks
+    assert ResolvedRun.of(RunConfig(protocol="occubench")).points.sim_checks
+    assert not ResolvedRun.of(RunConfig(protocol="paper")).points.sim_checks
     # left to the protocol, the checks give way to faults the simulator is told to make
     prompt_faults = RunConfig(protocol="occubench", env_mode="E1", fault_engine="prompt")
-    assert not prompt_faults.points().sim_checks
+    assert not ResolvedRun.of(prompt_faults).points.sim_checks
 
 
 def test_checks_refuse_faults_the_simulator_makes():

@@ -267,8 +267,8 @@ def test_invalid_yaml_names_file_and_line(tmp_path: Path) -> None:
         load_catalog(user)
     message = str(info.value)
     assert str(user) in message
-    assert "invalid YAML at line " in message
-    line = int(message.split("line ")[1].split(",")[0])
+    assert "not valid YAML" in message
+    line = int(message.split("line ")[1].split(":")[0])
     assert 4 <= line <= 6
 
 
@@ -354,3 +354,12 @@ def test_select_unknown_industry_or_domain_error(builtin: Catalog) -> None:
 def test_select_rejects_a_bare_string(builtin: Catalog) -> None:
     with pytest.raises(TypeError):
         builtin.select(names="Emergency Department Triage")  # type: ignore[arg-type]
+
+
+def test_a_catalog_of_aliases_is_refused_before_it_is_built(tmp_path: Path) -> None:
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 8)]
+    user = write_yaml(tmp_path / "laughs.yaml", "\n".join(levels) + "\n")
+    with pytest.raises(CatalogError) as info:
+        load_catalog(user, builtin=False)
+    assert str(user) in str(info.value) and "YAML values" in str(info.value)

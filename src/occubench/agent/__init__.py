@@ -10,9 +10,11 @@ from occubench.agent._arguments import (
 )
 from occubench.agent._environment import (
     critical_calls,
+    environment_simulator,
     expected_calls,
     open_environment,
     simulator_layout,
+    simulator_prompt,
 )
 from occubench.agent._inspect_agent import (
     ToolCallLimitReached,
@@ -50,6 +52,7 @@ __all__ = [
     "checked_arguments",
     "create_agent",
     "critical_calls",
+    "environment_simulator",
     "episode_in",
     "expected_calls",
     "inspect_agent",
@@ -60,5 +63,6 @@ __all__ = [
     "open_environment",
     "run_system_prompt",
     "simulator_layout",
+    "simulator_prompt",
     "tool_schema",
 ]

@@ -13,7 +13,7 @@ from inspect_ai.model import GenerateConfig, Model, model_roles
 
 from occubench.agent._state import Episode
 from occubench.agent._tool_layer import ToolLayer
-from occubench.config import ReleasePrompts, RunConfig
+from occubench.config import ResolvedRun
 from occubench.dataset import EnvConfig, PlanStep, TaskRecord
 from occubench.errors import UsageError
 from occubench.protocols import MessageStyle
@@ -30,58 +30,44 @@ from occubench.simulator import (
 )
 
 
-def simulator_layout(config: RunConfig, release: ReleasePrompts | None = None) -> SimulatorLayout:
-    """The layout the protocol asks the simulator in (the release's words with ``release``)."""
-    style = config.points().simulator_messages
+def simulator_layout(run: ResolvedRun) -> SimulatorLayout:
+    """The layout the protocol asks the simulator in (the release's words, if the run read them)."""
+    style, release = run.points.simulator_messages, run.release
     if style is MessageStyle.PAPER and release is not None:
         return PaperLayout(release.simulator_format, release.simulator_reminder)
     return LAYOUTS[style]()
 
 
-def open_environment(
-    config: RunConfig,
-    task: TaskRecord,
-    env: EnvConfig,
-    simulator: Model,
-    episode: Episode,
-    release: ReleasePrompts | None = None,
-) -> ToolLayer:
-    """The tool layer of one task's environment, its episode record started.
+def simulator_prompt(run: ResolvedRun, env: EnvConfig) -> str:
+    """The simulator's system prompt for ``env`` as the run sends it.
 
-    Args:
-        config: The run's configuration (protocol, faults, state mode, date, cache, the
-            online simulator checks, the simulator's seed). With the checks on, the
-            ``simulator_fallback`` role (if bound) answers their re-asks.
-        task: The task record (its id, plan and expected calls place the faults).
-        env: The task's env config.
-        simulator: The simulator role's model (also used by semantic faults).
-        episode: The episode record to keep (a sample's store, or a store of its own).
-        release: The release's own prompt wording (``prompts_from``), if the run uses it.
+    The protocol's layout with the run's date, the state contract (explicit state mode),
+    the online checks' contract, and the fault rules the simulator is given.
     """
-    points = config.points()
-    faults = config.fault_settings()
+    config, points, release = run.config, run.points, run.release
     explicit = config.state_mode is StateMode.EXPLICIT
-    session = faults.session(
-        task.task_id,
-        expected_calls(task),
-        (env.fault_hints or {}).get("key_fields", []),
-        tools=[t.name for t in env.action_set_definitions],
-        critical_calls=critical_calls(task),
-        simulator=simulator,
-        simulator_retries=points.simulator_retries,
-        cache=config.cache,
-        error_hints=points.error_hints,
-    )
-    rules = faults.simulator_rules(
+    rules = run.fault_settings.simulator_rules(
         points.simulator_messages, release.fault_rules if release else None
     )
-    layout = simulator_layout(config, release)
+    contracts = (STATE_CONTRACT if explicit else "") + (
+        SIM_CHECK_CONTRACT if points.sim_checks else ""
+    )
+    return simulator_layout(run).system_prompt(env, date=config.date, rules=contracts + rules)
+
+
+def environment_simulator(run: ResolvedRun, env: EnvConfig, simulator: Model) -> Simulator:
+    """The simulator of one env as the run asks it (no episode, no faults).
+
+    Its prompt (``simulator_prompt``), layout, re-asks, state mode, online checks and
+    generate settings are the run's.
+    """
+    config, points = run.config, run.points
+    explicit = config.state_mode is StateMode.EXPLICIT
     checks = points.sim_checks
-    contracts = (STATE_CONTRACT if explicit else "") + (SIM_CHECK_CONTRACT if checks else "")
-    sim = Simulator(
+    return Simulator(
         simulator,
-        layout.system_prompt(env, date=config.date, rules=contracts + rules),
-        layout=layout,
+        simulator_prompt(run, env),
+        layout=simulator_layout(run),
         max_retries=points.simulator_retries,
         pass_raw=points.pass_raw_observation,
         cache=config.cache,
@@ -92,6 +78,40 @@ def open_environment(
             max_tokens=points.simulator_max_tokens or None, seed=config.simulator_seed
         ),
     )
+
+
+def open_environment(
+    run: ResolvedRun,
+    task: TaskRecord,
+    env: EnvConfig,
+    simulator: Model,
+    episode: Episode,
+) -> ToolLayer:
+    """The tool layer of one task's environment, its episode record started.
+
+    Args:
+        run: The resolved run (protocol points, faults, state mode, date, cache, the
+            online simulator checks, the simulator's seed, the release's own prompt
+            wording if read). With the checks on, the ``simulator_fallback`` role (if
+            bound) answers their re-asks.
+        task: The task record (its id, plan and expected calls place the faults).
+        env: The task's env config.
+        simulator: The simulator role's model (also used by semantic faults).
+        episode: The episode record to keep (a sample's store, or a store of its own).
+    """
+    config, points = run.config, run.points
+    session = run.fault_settings.session(
+        task.task_id,
+        expected_calls(task),
+        (env.fault_hints or {}).get("key_fields", []),
+        tools=[t.name for t in env.action_set_definitions],
+        critical_calls=critical_calls(task),
+        simulator=simulator,
+        simulator_retries=points.simulator_retries,
+        cache=config.cache,
+        error_hints=points.error_hints,
+    )
+    sim = environment_simulator(run, env, simulator)
     episode.state = sim.state
     if session is not None:
         episode.fault_plan = session.record()

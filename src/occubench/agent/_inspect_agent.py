@@ -23,7 +23,7 @@ from occubench.agent._environment import open_environment
 from occubench.agent._prompt import run_system_prompt
 from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
-from occubench.config import ReleasePrompts, RunConfig
+from occubench.config import ResolvedRun
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.errors import UsageError
 from occubench.roles import Role
@@ -113,28 +113,26 @@ def as_answer(output: ModelOutput) -> ModelOutput:
 
 
 @solver
-def inspect_agent(config: RunConfig) -> Solver:
-    """Run the Inspect agent ``config.agent`` in the sample's simulated environment.
+def inspect_agent(run: ResolvedRun) -> Solver:
+    """Run the Inspect agent ``run.config.agent`` in the sample's simulated environment.
 
     It gets the built-in loop's system prompt (scenario, fixed date) and instruction, the
-    env's tools through the tool layer (faults applied and logged), and at most
-    ``config.max_tool_calls`` tool calls.
+    env's tools through the tool layer (faults applied and logged), and at most the
+    protocol's ``max_tool_calls`` tool calls.
     """
-    if not config.agent:
+    if not run.config.agent:
         raise ValueError("inspect_agent needs config.agent")
-    name, arguments = config.agent, dict(config.agent_args)
-    points = config.points()
-    release = ReleasePrompts.read(config.prompts_from) if config.prompts_from else None
-    limit = points.max_tool_calls or None
+    name, arguments = run.config.agent, dict(run.config.agent_args)
+    limit = run.points.max_tool_calls or None
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = TaskRecord.model_validate(state.metadata["task"])
         env = EnvConfig.model_validate(state.metadata["env"])
         episode = state.store_as(Episode)
         layer = open_environment(
-            config, task, env, get_model(role=Role.SIMULATOR.value, required=True), episode, release
+            run, task, env, get_model(role=Role.SIMULATOR.value, required=True), episode
         )
-        system = run_system_prompt(config, task.task_scenario_name, release)
+        system = run_system_prompt(run, task.task_scenario_name)
         state.messages.insert(0, ChatMessageSystem(content=system))
         agent = create_agent(name, limited_tools(layer, env, limit), arguments)
         agent_state = AgentState(messages=state.messages)

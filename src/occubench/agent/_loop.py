@@ -16,7 +16,7 @@ One loop for both protocols; the protocol's points decide:
   tool calls (the release rebuilds them so);
 - agent failures: with ``agent_errors_end_loop`` an agent API failure (after Inspect's
   retries) ends the loop and the trajectory so far is graded; otherwise it errors the
-  sample.
+  sample. A call the spending limit refused always errors the sample (``budget``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
 from occubench.config import ProtocolPoints
 from occubench.dataset import ToolSpec
+from occubench.errors import BudgetExhausted
 from occubench.text import clean_output, escape_invalid
 
 _RAW_ARGUMENTS = re.compile(
@@ -134,7 +135,7 @@ class AgentLoop:
             output = await self.model.generate(
                 state.messages, tools=list(self.tools.values()), config=self.config
             )
-        except LimitExceededError:
+        except (LimitExceededError, BudgetExhausted):  # a limit, not the agent's failure
             raise
         except Exception as e:
             if not self.points.agent_errors_end_loop:

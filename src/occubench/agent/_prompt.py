@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from occubench.config import ReleasePrompts, RunConfig
+from occubench.config import ResolvedRun
 from occubench.protocols import MessageStyle
 
 AGENT_SYSTEM_PROMPT = """\
@@ -82,13 +82,11 @@ def agent_system_prompt(
     return PAPER_SYSTEM_PROMPT.format(scenario=scenario, date=paper_date(date))
 
 
-def run_system_prompt(
-    config: RunConfig, scenario: str, release: ReleasePrompts | None = None
-) -> str:
+def run_system_prompt(run: ResolvedRun, scenario: str) -> str:
     """The agent's system prompt in a run: its protocol's style, the release's words if read."""
-    style = config.points().agent_messages
+    style, release = run.points.agent_messages, run.release
     template = release.agent_system if release is not None and style is MessageStyle.PAPER else None
-    return agent_system_prompt(scenario, config.date, style, template)
+    return agent_system_prompt(scenario, run.config.date, style, template)
 
 
 def agent_input(

@@ -9,32 +9,31 @@ from occubench.agent._environment import open_environment
 from occubench.agent._loop import AgentLoop
 from occubench.agent._prompt import run_system_prompt
 from occubench.agent._state import Episode
-from occubench.config import ReleasePrompts, RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import EnvConfig, TaskRecord, tool_info
 from occubench.roles import Role
 
 
 @solver
-def occubench_agent(config: RunConfig | None = None) -> Solver:
+def occubench_agent(run: ResolvedRun | None = None) -> Solver:
     """Run the agent under test in the sample's simulated environment.
 
     The sample's metadata carries its task record and env config. The agent gets a
     system prompt (scenario, fixed date) and the instruction in its protocol's style
     and the env's tools, and works until a stop rule of the protocol ends the loop
     (``AgentLoop``). The environment (simulator layout, faults, state mode, online
-    simulator checks) is opened by ``open_environment``.
+    simulator checks) is opened by ``open_environment``. Without ``run``: the defaults.
     """
-    settings = config or RunConfig()
-    points = settings.points()
-    release = ReleasePrompts.read(settings.prompts_from) if settings.prompts_from else None
+    chosen = run or ResolvedRun.of(RunConfig())
+    points = chosen.points
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = TaskRecord.model_validate(state.metadata["task"])
         env = EnvConfig.model_validate(state.metadata["env"])
         episode = state.store_as(Episode)
         model = get_model(role=Role.SIMULATOR.value, required=True)
-        layer = open_environment(settings, task, env, model, episode, release)
-        system = run_system_prompt(settings, task.task_scenario_name, release)
+        layer = open_environment(chosen, task, env, model, episode)
+        system = run_system_prompt(chosen, task.task_scenario_name)
         state.messages.insert(0, ChatMessageSystem(content=system))
         tools = [
             tool_info(spec, fill=points.validate_tool_args) for spec in env.action_set_definitions

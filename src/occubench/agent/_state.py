@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from inspect_ai.util import Store, StoreModel
@@ -12,8 +12,8 @@ from occubench.faults import FaultPlan, InjectedFault
 from occubench.simulator import SimStep
 
 
-class StopReason(str, Enum):
-    """Why the agent loop ended."""
+class StopReason(StrEnum):
+    """Why the agent loop ended (a ``StrEnum``: shown as its value in reports)."""
 
     ANSWERED = "answered"
     """The agent replied without a tool call: its final answer."""

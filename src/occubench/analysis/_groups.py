@@ -1,16 +1,19 @@
-"""Comparable groups of runs: a report compares only runs on the same tasks and protocol.
+"""Comparable groups of runs: a report compares only runs on the same tasks, protocol and judge.
 
 A *run* here is one setup (agent, simulator) in one env mode at one fault setting under
-one protocol, whatever logs or shards its samples came from; its *task set* is the set
-of tasks it has samples of. Completion rates of runs on different task sets, or under
-different protocols, measure different things: a report puts runs into groups of equal
-(task set, protocol) and reports each group on its own, never pooling or ranking across
-groups. Within a group R is computed per fault setting, from E0-E3 on the same tasks.
+one protocol, graded by one verifier, whatever logs or shards its samples came from; its
+*task set* is the set of tasks it has samples of. Completion rates of runs on different
+task sets, under different protocols, or graded by different verifiers (a regraded log
+is graded apart from the log it came from, whatever its judge) measure different things: a
+report puts runs into groups of equal (task set, protocol, grading) and reports each
+group on its own, never pooling or ranking across groups. Within a group R is computed
+per fault setting, from E0-E3 on the same tasks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -23,19 +26,42 @@ TaskKey = tuple[str, str]
 
 
 class RunGroup(BaseModel):
-    """Runs that share a task set and a protocol: comparable with each other."""
+    """Runs that share a task set, a protocol and a grading: comparable with each other."""
 
-    label: str = Field(description="What the group is: its task count, ids and protocol.")
+    label: str = Field(
+        description="What the group is: its task count, ids and protocol (and verifier, "
+        "when the rows were graded by more than one)."
+    )
     protocol: str = Field(description="The protocol every run of the group followed.")
     tasks: int = Field(description="Tasks in the group's task set.")
     runs: list[str] = Field(description="The group's runs (setup, mode, fault setting).")
+    verifier: str | None = Field(
+        default=None,
+        description="The verifier that graded the group (None: none was bound; the checks "
+        "or the simulator judged).",
+    )
+    regraded: bool = Field(default=False, description="Graded again from other logs' samples.")
     rows: list[SampleRow] = Field(description="The group's samples.", exclude=True)
 
 
-def _run_key(row: SampleRow) -> tuple[str, str, str, str, str]:
+Grading = tuple[str, bool]
+"""Who graded a run: its verifier ("" when none was bound) and whether it was regraded."""
+
+
+def _grading(row: SampleRow) -> Grading:
+    return row.verifier_model or "", row.regraded_from is not None
+
+
+def _grading_label(grading: Grading) -> str:
+    verifier, regraded = grading
+    judged = f"verifier {verifier}" if verifier else "no verifier bound"
+    return judged + (" (regraded)" if regraded else "")
+
+
+def _run_key(row: SampleRow) -> tuple[str, str, str, str, str, Grading]:
     agent, simulator = setup_of(row)
     setting = "" if row.env_mode == BASELINE_MODE else fault_setting(row)
-    return agent, simulator, row.env_mode, setting, row.protocol
+    return agent, simulator, row.env_mode, setting, row.protocol, _grading(row)
 
 
 def _ids(tasks: frozenset[TaskKey]) -> str:
@@ -48,27 +74,36 @@ def _ids(tasks: frozenset[TaskKey]) -> str:
 
 
 def comparable_groups(rows: Sequence[SampleRow]) -> list[RunGroup]:
-    """The rows' runs in groups of equal task set and protocol, the largest group first."""
+    """The rows' runs in groups of equal task set, protocol and grading.
+
+    The largest group comes first (of equal ones, a grading made when the runs ran before
+    a regrading of them); a group's label names its verifier when the rows were graded
+    by more than one.
+    """
     runs = group(rows, _run_key)
-    by_group: dict[tuple[frozenset[TaskKey], str], list[tuple[str, ...]]] = {}
+    by_group: dict[tuple[frozenset[TaskKey], str, Grading], list[tuple[Any, ...]]] = {}
     for key, members in runs.items():
         tasks = frozenset((str(r.task_id), r.env_name) for r in members)
-        by_group.setdefault((tasks, key[4]), []).append(key)
+        by_group.setdefault((tasks, key[4], key[5]), []).append(key)
+    graders = len({grading for _, _, grading in by_group})
     out = []
-    for (tasks, protocol), keys in by_group.items():
+    for (tasks, protocol, grading), keys in by_group.items():
         chosen = {k for k in keys}
         members = [r for r in rows if _run_key(r) in chosen]
         names = [
             f"{agent} @ {simulator} {mode}" + (f" ({setting.rsplit(' ', 1)[0]})" if setting else "")
-            for agent, simulator, mode, setting, _ in keys
+            for agent, simulator, mode, setting, _, _ in keys
         ]
+        judged = f", {_grading_label(grading)}" if graders > 1 else ""
         out.append(
             RunGroup(
-                label=f"{len(tasks)} tasks ({_ids(tasks)}), {protocol} protocol",
+                label=f"{len(tasks)} tasks ({_ids(tasks)}), {protocol} protocol{judged}",
                 protocol=protocol,
                 tasks=len(tasks),
                 runs=names,
+                verifier=grading[0] or None,
+                regraded=grading[1],
                 rows=members,
             )
         )
-    return sorted(out, key=lambda g: (-len(g.rows), g.label))
+    return sorted(out, key=lambda g: (-len(g.rows), g.regraded, g.label))

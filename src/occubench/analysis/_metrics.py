@@ -229,7 +229,7 @@ def robustness_scores(
             chosen = baseline + runs
             outcomes = {
                 mode: [bool(r.passed) for r in ms]
-                for mode, ms in group(_scored(chosen), lambda r: r.env_mode).items()
+                for mode, ms in group(_scored(chosen), lambda r: r.env_mode.value).items()
             }
             mode_rates = {m: sum(o) / len(o) for m, o in outcomes.items()}
             note = robustness_note(mode_rates) or task_set_note(chosen)

@@ -4,7 +4,8 @@
 answer is retried at the call like a 5xx, and a restarted sample replays the calls its
 earlier attempt already paid for. ``CallCounts`` (in each sample's store) counts both.
 ``ask`` is the generate, parse, re-ask loop every role uses; ``approx_tokens`` and its
-kin count tokens roughly (the scripted models' usage, the estimate before a run).
+kin count tokens roughly (the scripted models' usage, the estimate before a run);
+``gated_calls`` puts a gate before every call (the spending limit's).
 """
 
 from occubench.calls._answers import (
@@ -17,13 +18,26 @@ from occubench.calls._answers import (
     watch_answers,
 )
 from occubench.calls._asking import Asked, ask
-from occubench.calls._model import ResilientModel, named_model, resilient
+from occubench.calls._model import (
+    CallGate,
+    ResilientModel,
+    gated_calls,
+    named_model,
+    resilient,
+)
 from occubench.calls._replay import AttemptChain, ReplayHooks, current_chain, request_key
-from occubench.calls._tokens import approx_tokens, message_tokens, prompt_tokens, reply_tokens
+from occubench.calls._tokens import (
+    approx_tokens,
+    message_tokens,
+    prompt_tokens,
+    prompt_tokens_ceiling,
+    reply_tokens,
+)
 
 __all__ = [
     "AttemptChain",
     "CallCounts",
+    "CallGate",
     "ReplayHooks",
     "ResilientModel",
     "UnreadableAnswer",
@@ -31,6 +45,7 @@ __all__ = [
     "check_answer",
     "count_unreadable",
     "current_chain",
+    "gated_calls",
     "is_unreadable",
     "request_key",
     "named_model",
@@ -42,4 +57,5 @@ __all__ = [
     "reply_tokens",
     "ask",
     "Asked",
+    "prompt_tokens_ceiling",
 ]

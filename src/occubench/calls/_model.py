@@ -8,7 +8,8 @@ with two additions, both at the call:
   ``max_retries`` and ``timeout`` as a 5xx (``occubench.calls._answers``);
 - ``generate``: inside a sample, answered from the record of the sample's earlier
   attempt when the same request was made there, else asked and recorded
-  (``occubench.calls._replay``).
+  (``occubench.calls._replay``); else made once it passes the gate installed for
+  the run, if any (``gated_calls``: the spending limit's).
 
 ``resilient`` makes one from any model; every model occubench builds or is given for a
 run goes through it (the runner, the gym API, synthesis, the audit). ``named_model``
@@ -19,13 +20,15 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from typing import Any, TypeGuard
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
     CachePolicy,
     ChatMessage,
+    ChatMessageUser,
     GenerateConfig,
     Model,
     ModelOutput,
@@ -36,11 +39,37 @@ from inspect_ai.tool import Tool, ToolChoice, ToolDef, ToolInfo, ToolSource
 from inspect_ai.util import store_as
 
 from occubench.calls._answers import CallCounts, count_unreadable, is_unreadable, watch_answers
-from occubench.calls._replay import current_chain, request_key
+from occubench.calls._replay import current_chain, request_key, tool_info
 from occubench.errors import UsageError
 
 NOT_GIVEN: Any = inspect.signature(Model.generate).parameters["cache"].default
 """Inspect's "not given" default of ``cache`` (its sentinel, taken from its signature)."""
+
+CallGate = Callable[
+    [Model, list[ChatMessage], list[ToolInfo], GenerateConfig], AbstractAsyncContextManager[None]
+]
+"""What a call passes before it is made: given the model, the messages, the tools'
+definitions and the call's settings, it is entered before the request and left after
+it (it may wait, or raise to refuse the call)."""
+
+_gate: CallGate | None = None
+
+
+@contextmanager
+def gated_calls(gate: CallGate) -> Iterator[None]:
+    """Every call of a ``ResilientModel`` passes ``gate`` while the block runs (one at a time).
+
+    Raises:
+        RuntimeError: a gate is installed already.
+    """
+    global _gate
+    if _gate is not None:
+        raise RuntimeError("the model calls of this process are gated already")
+    _gate = gate
+    try:
+        yield
+    finally:
+        _gate = None
 
 
 class ResilientModel(Model):
@@ -90,7 +119,8 @@ class ResilientModel(Model):
                 )
                 return recorded
         try:
-            output = await super().generate(input, tools, tool_choice, config, cache, on_stream)
+            async with self._gated(input, tools, config):
+                output = await super().generate(input, tools, tool_choice, config, cache, on_stream)
         except Exception:
             if chain is not None:
                 chain.call_failed = True
@@ -98,6 +128,50 @@ class ResilientModel(Model):
         if chain is not None and key is not None:
             chain.put(key, output)
         return output
+
+    @asynccontextmanager
+    async def _gated(
+        self,
+        input: str | list[ChatMessage],
+        tools: Sequence[Tool | ToolDef | ToolInfo | ToolSource] | ToolSource,
+        config: GenerateConfig,
+    ) -> AsyncIterator[None]:
+        """The installed gate around the call (none: the call is made at once)."""
+        gate = _gate
+        if gate is None:
+            yield
+            return
+        messages: list[ChatMessage] = (
+            [ChatMessageUser(content=input)] if isinstance(input, str) else input
+        )
+        async with gate(self, messages, await _described(tools), config):
+            yield
+
+
+async def _described(
+    tools: Sequence[Tool | ToolDef | ToolInfo | ToolSource] | ToolSource,
+) -> list[ToolInfo]:
+    """The definitions of a call's tools (a tool source is asked for its tools).
+
+    Raises:
+        TypeError: a tool that has no definition (Inspect refuses the call too).
+    """
+    infos = []
+    for item in tools if isinstance(tools, Sequence) else [tools]:
+        listed = await item.tools() if _is_source(item) else [item]
+        for tool in listed:
+            info = tool_info(tool)
+            if info is None:
+                raise TypeError(f"the tool {tool!r} has no definition")
+            infos.append(info)
+    return infos
+
+
+def _is_source(item: object) -> TypeGuard[ToolSource]:
+    """Whether a tools entry is a tool source (not a tool, its definition or its info)."""
+    return (
+        not isinstance(item, ToolInfo | ToolDef) and not callable(item) and hasattr(item, "tools")
+    )
 
 
 def resilient(model: Model, replay: bool = True) -> ResilientModel:

@@ -81,7 +81,8 @@ def current_chain() -> AttemptChain | None:
     return _current.get()
 
 
-def _tool_info(tool: Any) -> ToolInfo | None:
+def tool_info(tool: Any) -> ToolInfo | None:
+    """The definition a provider is sent for a tool (None when it cannot be made)."""
     if isinstance(tool, ToolInfo):
         return tool
     try:
@@ -117,7 +118,7 @@ def request_key(
             digest.update(text.encode("utf-8", errors="surrogatepass"))
             digest.update(b"\x00")
     for tool in tools if isinstance(tools, list | tuple) else [tools]:
-        info = _tool_info(tool)
+        info = tool_info(tool)
         if info is None:
             return None
         digest.update(info.model_dump_json().encode())

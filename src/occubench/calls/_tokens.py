@@ -6,6 +6,12 @@ JSON) and the tool definitions sent with it (as JSON), as a provider bills them.
 scripted models report this usage, and the cost estimate (``occubench estimate``) predicts
 it from the prompts a run will send; real tokenizers differ from it by a share that
 depends on the language and on how much of the text is JSON.
+
+``prompt_tokens_ceiling`` is no estimate but an upper bound, for the spending limit: a
+token of the tokenizers providers use (byte-level BPE, SentencePiece with byte fallback)
+stands for at least one byte of text, so a prompt is billed for no more tokens than the
+UTF-8 bytes of its messages and tool definitions, written out as JSON (every field, so
+more than any provider sends), plus ``PROMPT_OVERHEAD_TOKENS`` of the provider's own.
 """
 
 from __future__ import annotations
@@ -18,6 +24,10 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant
 from inspect_ai.tool import ToolInfo
 
 from occubench.defaults import DEFAULT_CHARS_PER_TOKEN
+
+PROMPT_OVERHEAD_TOKENS = 1024
+"""Tokens a provider may add to a prompt of its own: its chat template's markers and a
+hidden system prompt for tool use (a few hundred tokens where providers document one)."""
 
 
 def approx_tokens(text: str) -> int:
@@ -53,3 +63,12 @@ def prompt_tokens(messages: Sequence[ChatMessage], tools: Sequence[ToolInfo] = (
 def reply_tokens(content: str, calls: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:
     """Output tokens of one reply: its text and its tool calls."""
     return approx_tokens(content + (calls_text(calls) if calls else ""))
+
+
+def prompt_tokens_ceiling(messages: Sequence[ChatMessage], tools: Sequence[ToolInfo] = ()) -> int:
+    """At most the input tokens one model call is billed for (module doc)."""
+    parts = [*messages, *tools]
+    size = sum(
+        len(p.model_dump_json(exclude_none=True).encode(errors="surrogatepass")) for p in parts
+    )
+    return size + PROMPT_OVERHEAD_TOKENS

@@ -7,22 +7,29 @@ from importlib.metadata import version
 
 import typer
 
+from occubench.bundle import BUNDLE_LIMITS
 from occubench.cli import (
     audit,
+    bundle,
     compare_simulators,
     data,
     demo,
     diagnose,
+    env,
     estimate,
     export,
+    leaderboard,
     list_cmd,
     plan,
+    play,
+    regrade,
     report,
     review,
     run,
     serve,
     sweep,
     synth,
+    world,
 )
 from occubench.cli._common import err_console
 from occubench.scale import exit_now
@@ -97,6 +104,7 @@ app.command(name="run")(run.run)
 app.command(name="list")(list_cmd.list_tasks)
 app.command(name="demo")(demo.demo)
 app.command(name="report")(report.report)
+app.command(name="regrade")(regrade.regrade)
 app.command(name="synth")(synth.synth)
 app.command(name="audit")(audit.audit)
 app.command(name="compare-simulators")(compare_simulators.compare_simulators)
@@ -107,7 +115,13 @@ app.command(name="export")(export.export)
 app.command(name="plan")(plan.plan)
 app.command(name="estimate")(estimate.estimate)
 app.command(name="diagnose")(diagnose.diagnose)
+app.command(name="bundle")(bundle.bundle)
+app.command(name="verify", epilog=BUNDLE_LIMITS.describe())(bundle.verify)
+app.command(name="leaderboard")(leaderboard.leaderboard)
 app.add_typer(data.app, name="data")
+app.add_typer(world.app, name="world")
+app.command(name="play")(play.play)
+app.add_typer(env.app, name="env")
 
 
 def main() -> None:

@@ -174,8 +174,11 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def from_options(model: type[M], options: Mapping[str, Any]) -> M:
-    """A model (``RunConfig``, ``EvalOptions``) from the command's options of its field names."""
-    return model.model_validate({name: options[name] for name in model.model_fields})
+    """A model (``RunConfig``, ``EvalOptions``) from the command's options of its field names.
+
+    Fields the command has no option for keep their defaults.
+    """
+    return model.model_validate({n: options[n] for n in model.model_fields if n in options})
 
 
 def split_names(value: str | None) -> list[str] | None:

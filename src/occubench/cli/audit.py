@@ -11,6 +11,8 @@ import typer
 
 from occubench.calls import named_model
 from occubench.cli._common import console, dataset_dir, user_errors
+from occubench.cli._settings import with_settings
+from occubench.config import RunConfig
 from occubench.dataset import load_dataset
 from occubench.defaults import (
     DEFAULT_AUDIT_CONCURRENCY,
@@ -28,21 +30,18 @@ def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str
     return f"logs/occubench-audit-{hashlib.sha256(what.encode()).hexdigest()[:10]}"
 
 
+@with_settings(RunConfig, only=("dataset",))
 def audit(
     simulator_model: Annotated[
         list[str],
         typer.Option(help="Simulator model to audit; repeat the option to compare several."),
     ],
-    dataset: Annotated[
-        Path | None,
-        typer.Option(help="Dataset folder, or 'reference' (default: $OCCUBENCH_DATASET)."),
-    ] = None,
     verifier_model: Annotated[
         str | None,
-        typer.Option(help="Judge of rule invention (without one, that part is not measured)."),
+        typer.Option(help="Verifier of rule invention (without one, that part is not measured)."),
     ] = None,
     sample_rule_checks: Annotated[
-        int, typer.Option(help="Observations per simulator the judge checks for invented rules.")
+        int, typer.Option(help="Observations per simulator the verifier checks for invented rules.")
     ] = DEFAULT_AUDIT_RULE_CHECKS,
     plans_per_env: Annotated[
         int, typer.Option(help="Task plans replayed per environment.")
@@ -50,7 +49,7 @@ def audit(
     seed: Annotated[int, typer.Option(help="Seed of the rule-invention sample.")] = DEFAULT_SEED,
     date: Annotated[str, typer.Option(help="Date given to the simulators.")] = DEFAULT_DATE,
     max_concurrency: Annotated[
-        int, typer.Option(help="Probe trajectories and judge calls at once.")
+        int, typer.Option(help="Probe trajectories and verifier calls at once.")
     ] = DEFAULT_AUDIT_CONCURRENCY,
     out: Annotated[
         Path | None, typer.Option(help="Write the full audit (JSON) to this file.")
@@ -59,6 +58,7 @@ def audit(
         str | None,
         typer.Option(help="Log folder (default: logs/occubench-audit-<hash of the arguments>)."),
     ] = None,
+    **chosen: Any,
 ) -> None:
     """Score each simulator's fidelity and flag the environments it fails in.
 
@@ -66,7 +66,7 @@ def audit(
     and, with a verifier, rule invention.
     """
     with user_errors():
-        data = load_dataset(dataset_dir(dataset))
+        data = load_dataset(dataset_dir(chosen["dataset"]))
         models = [named_model(name) for name in simulator_model]
         judge = named_model(verifier_model) if verifier_model else None
     settings: dict[str, Any] = dict(

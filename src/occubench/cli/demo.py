@@ -17,39 +17,30 @@ from occubench.cli._common import (
     invoked_command,
     user_errors,
 )
-from occubench.defaults import (
-    DEFAULT_DEMO_LOG_DIR,
-    DEFAULT_FAULT_COUNT,
-    DEFAULT_FAULT_DURATION,
-    DEFAULT_SEED,
-)
+from occubench.cli._settings import with_settings
+from occubench.config import RunConfig
+from occubench.defaults import DEFAULT_DEMO_LOG_DIR
 from occubench.faults import EnvMode
 from occubench.roles import Role
 from occubench.scale import RunSpec, ShardResult, demo_sweep, run_demo, stop_signals
 
 
+@with_settings(RunConfig, only=("fault_count", "fault_duration", "seed"))
 def demo(
     ctx: typer.Context,
-    fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
-    fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
-    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plans."),
     log_dir: Path = typer.Option(
         DEFAULT_DEMO_LOG_DIR,
         help="Folder of the demo's logs (kept: occubench report and inspect view read them; "
         "the same command again reuses them).",
     ),
+    **settings: Any,
 ) -> None:
     """Run the reference agents on the built-in suite under E0-E3 (no API key, no network).
 
     careful retries errors and re-reads until data is complete and consistent; no-retry
     gives up at the first error; trusting retries errors but believes degraded data.
     """
-    settings: dict[str, Any] = {
-        "fault_count": fault_count,
-        "fault_duration": fault_duration,
-        "seed": seed,
-    }
-    command = invoked_command(ctx, dict(locals()))
+    command = invoked_command(ctx, {"log_dir": log_dir, **settings})
     start = time.monotonic()
 
     def progress(i: int, count: int, run: RunSpec, result: ShardResult) -> None:
@@ -82,8 +73,8 @@ def demo(
         kept = sum(r.error is None for r in rows)
         interrupted(stop, kept, 120, str(log_dir), command)
     table = Table(
-        title=f"Reference agents on the reference suite (fc={fault_count}, "
-        f"fd={fault_duration}, seed={seed}): completion rate %"
+        title=f"Reference agents on the reference suite (fc={settings['fault_count']}, "
+        f"fd={settings['fault_duration']}, seed={settings['seed']}): completion rate %"
     )
     table.add_column("agent")
     for mode in EnvMode:

@@ -1,4 +1,4 @@
-"""``occubench diagnose``: why agents failed, each failed trajectory classified by a judge."""
+"""``occubench diagnose``: why agents failed, each failed trajectory classified by a verifier."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from occubench.results import log_files
 
 def diagnose(
     logs: Annotated[list[str], typer.Argument(help="Logs of occubench runs (files or folders).")],
-    verifier_model: Annotated[str, typer.Option(help="Judge that classifies (an Inspect model).")],
+    verifier_model: Annotated[
+        str, typer.Option(help="Verifier that classifies (an Inspect model).")
+    ],
     votes: Annotated[int, typer.Option(min=1, help="k votes per failed trajectory.")] = (
         DEFAULT_VERIFIER_VOTES
     ),
@@ -27,12 +29,12 @@ def diagnose(
         str | None,
         typer.Option(help="Log folder of the diagnosis (default: logs/diagnose-<hash>)."),
     ] = None,
-    cache: Annotated[bool, typer.Option(help="Cache the judge's responses.")] = False,
-    max_connections: Annotated[int, typer.Option(min=1, help="Concurrent judge requests.")] = 32,
+    cache: Annotated[bool, typer.Option(help="Cache the verifier's responses.")] = False,
+    max_connections: Annotated[int, typer.Option(min=1, help="Concurrent verifier requests.")] = 32,
     out: Annotated[Path | None, typer.Option(help="Write the whole diagnosis (JSON).")] = None,
     display: Annotated[str, typer.Option(help="Inspect display.")] = "none",
 ) -> None:
-    """Classify every failed trajectory (taxonomy below) with k votes of the judge.
+    """Classify every failed trajectory (taxonomy below) with k votes of the verifier.
 
     Classes: skipped_check, wrong_order, violated_constraint, degraded_value,
     abandoned_after_error, gave_up_early, tool_misuse, wrong_answer, and

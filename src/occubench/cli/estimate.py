@@ -1,9 +1,10 @@
 """``occubench estimate``: tokens and dollars per role of a run, before it runs.
 
 It takes ``occubench run``'s options of what the run computes (the ``RunConfig`` fields,
-the models, the epochs and the price table: the same parameters, taken from ``run``'s
-signature, so the two commands cannot drift apart), plus the estimate's assumptions and
-``--compare LOGS`` to set the estimate against the tokens a finished run measured.
+generated from them, the models, the epochs and the price table: the same parameters,
+taken from ``run``'s signature, so the two commands cannot drift apart), plus the
+estimate's assumptions and ``--compare LOGS`` to set the estimate against the tokens a
+finished run measured.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import typer
 
 from occubench.cli import run as run_command
 from occubench.cli._common import console, from_options, model_roles, user_errors
-from occubench.config import RunConfig
+from occubench.cli._settings import own_parameters, set_signature
+from occubench.config import ResolvedRun, RunConfig
 from occubench.costs import Assumptions, compare_estimate, estimate_run, load_prices
 from occubench.errors import UsageError
 from occubench.report import comparison_table, estimate_table
@@ -33,30 +35,40 @@ RUN_OPTIONS = (*MODEL_OPTIONS, *RunConfig.model_fields, "epochs", "prices")
 """``occubench run``'s options that ``estimate`` takes too."""
 
 
-def estimate(**given: Any) -> None:
+def estimate(
+    agent_retries: bool = typer.Option(
+        True, help="Assume the agent makes a call that failed (explicit fault) again."
+    ),
+    calls_per_step: int = typer.Option(
+        1, min=1, help="Times the agent makes each planned call (re-reads to confirm)."
+    ),
+    compare: list[str] | None = typer.Option(
+        None, help="Logs of a finished run: show its measured tokens per role too."
+    ),
+    out: Path | None = typer.Option(None, help="Write the whole estimate (JSON) to this file."),
+    **given: Any,
+) -> None:
     """Estimate the tokens and cost of a run per role (agent, simulator, verifier).
 
     Each task is played through with the prompts the run would send: its planned calls
     (reference plan, else its expected calls over the env's tools), the fault plan's
-    explicit errors, the simulator's growing history, and the judge's k votes.
+    explicit errors, the simulator's growing history, and the verifier's k votes.
     """
     with user_errors():
         if given["agent_model"] is None:
             raise UsageError("--agent-model (or --model) is required")
-        config = from_options(RunConfig, given)
+        run = ResolvedRun.of(from_options(RunConfig, given))
         prices = load_prices(given["prices"]) if given["prices"] else None
-        assumptions = Assumptions(
-            agent_retries=given["agent_retries"], calls_per_step=given["calls_per_step"]
-        )
+        assumptions = Assumptions(agent_retries=agent_retries, calls_per_step=calls_per_step)
         result = estimate_run(
-            config,
+            run,
             agent=given["agent_model"],
             roles=model_roles(given),
             epochs=given["epochs"],
             prices=prices,
             assumptions=assumptions,
         )
-        measured = read_runs(given["compare"]) if given["compare"] else None
+        measured = read_runs(compare) if compare else None
     console.print(estimate_table(result))
     for note in result.notes:
         console.print(f"Not counted: {note}.", highlight=False)
@@ -64,47 +76,14 @@ def estimate(**given: Any) -> None:
         console.print(f"No price for: {', '.join(result.unpriced_models)}", markup=False)
     if measured is not None:
         console.print(comparison_table(compare_estimate(result, measured)))
-    if given["out"] is not None:
-        given["out"].write_text(result.model_dump_json(indent=2))
+    if out is not None:
+        out.write_text(result.model_dump_json(indent=2))
 
 
-def _signature() -> inspect.Signature:
+def _run_parameters() -> list[inspect.Parameter]:
+    """``occubench run``'s options that ``estimate`` takes too (the very same options)."""
     taken = inspect.signature(run_command.run, eval_str=True).parameters
-    extra = [
-        inspect.Parameter(
-            "agent_retries",
-            inspect.Parameter.KEYWORD_ONLY,
-            default=typer.Option(
-                True, help="Assume the agent makes a call that failed (explicit fault) again."
-            ),
-            annotation=bool,
-        ),
-        inspect.Parameter(
-            "calls_per_step",
-            inspect.Parameter.KEYWORD_ONLY,
-            default=typer.Option(
-                1, min=1, help="Times the agent makes each planned call (re-reads to confirm)."
-            ),
-            annotation=int,
-        ),
-        inspect.Parameter(
-            "compare",
-            inspect.Parameter.KEYWORD_ONLY,
-            default=typer.Option(
-                None, help="Logs of a finished run: show its measured tokens per role too."
-            ),
-            annotation=list[str] | None,
-        ),
-        inspect.Parameter(
-            "out",
-            inspect.Parameter.KEYWORD_ONLY,
-            default=typer.Option(None, help="Write the whole estimate (JSON) to this file."),
-            annotation=Path | None,
-        ),
-    ]
-    params = [taken[name].replace(kind=inspect.Parameter.KEYWORD_ONLY) for name in RUN_OPTIONS]
-    return inspect.Signature([*params, *extra])
+    return [taken[name] for name in RUN_OPTIONS]
 
 
-estimate.__signature__ = _signature()  # type: ignore[attr-defined]
-estimate.__annotations__ = {p.name: p.annotation for p in _signature().parameters.values()}
+set_signature(estimate, [*_run_parameters(), *own_parameters(estimate)])

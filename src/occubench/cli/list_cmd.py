@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
 
 from occubench.cli._common import console, dataset_dir, user_errors
+from occubench.cli._settings import with_settings
+from occubench.config import RunConfig
 from occubench.dataset import first_few, load_dataset
 from occubench.text import terminal_text
 
 
+@with_settings(RunConfig, only=("dataset",))
 def list_tasks(
-    dataset: Path | None = typer.Option(None, help="Dataset folder (default: $OCCUBENCH_DATASET)."),
     scenarios: bool = typer.Option(
         False, "--scenarios", help="List scenarios, not just industries."
     ),
+    **settings: Any,
 ) -> None:
     """Show the dataset's industries, domains, scenarios and task counts."""
     with user_errors():
-        loaded = load_dataset(dataset_dir(dataset))
+        loaded = load_dataset(dataset_dir(settings["dataset"]))
     counts: dict[tuple[str, str, str], list[int]] = {}
     for task in loaded.tasks:
         key = (loaded.industry(task), loaded.domain(task), task.task_scenario_name)

@@ -12,17 +12,19 @@ from occubench.cli._common import console, user_errors
 from occubench.costs import load_prices
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import UsageError
+from occubench.published import PublishedTable, load_published, published_lines, side_by_side
 from occubench.report import (
     Report,
     ReportFormat,
     build_report,
+    markdown_table,
     report_tables,
     rich_table,
     write_report,
 )
 from occubench.results import read_runs
 from occubench.review import Review, load_reviews
-from occubench.text import terminal_text
+from occubench.text import markdown_cell, terminal_text
 
 BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
 
@@ -85,14 +87,23 @@ def report(
             "detectable difference; mark leaderboard lines closer than it.",
         ),
     ] = False,
+    published: Annotated[
+        str | None,
+        typer.Option(
+            help="Show a publication's stated results beside the measured ones, marked and "
+            "never ranked with them: 'paper' (the OccuBench paper, shipped) or a JSON file "
+            "in its format.",
+        ),
+    ] = None,
 ) -> None:
     """Report completion rates, robustness R, comparisons and cost of runs, with 95% CIs.
 
     Prints the tables; with --format or --out also writes Markdown, CSV, JSON, a
     self-contained HTML page (plus PNG/SVG charts) and the sample table as Parquet.
     Each log's rows are cached beside it (LOG.eval.rows.parquet) and read from there
-    until the log changes. Runs on different task sets or under different protocols are
-    reported apart, never ranked together; R needs E0-E3 on the same tasks.
+    until the log changes. Runs on different task sets, under different protocols or
+    graded by different verifiers (a regraded log apart from its source) are reported
+    apart, never ranked together; R needs E0-E3 on the same tasks.
     """
     by = by or ["industry", "difficulty"]
     with user_errors():
@@ -100,6 +111,7 @@ def report(
         if unknown:
             raise UsageError(f"unknown breakdown {', '.join(unknown)}; use {', '.join(DIMENSIONS)}")
         table = load_prices(prices) if prices is not None else None
+        stated = load_published(published) if published is not None else None
         judged = _reviews(reviews) if reviews is not None else None
         rows = read_runs(logs)
         if not rows:
@@ -114,7 +126,8 @@ def report(
     if len(groups) > 1:
         console.print(
             f"{len(groups)} groups of runs that are not compared with each other (they ran "
-            "different task sets or protocols); each is reported on its own:",
+            "different task sets or protocols, or different verifiers graded them); each is "
+            "reported on its own:",
             markup=False,
             highlight=False,
         )
@@ -129,6 +142,10 @@ def report(
             console.print(rich_table(text_table))
         for line in left_out(result):
             console.print(f"Left out: {terminal_text(line)}", markup=False, highlight=False)
+        if stated is not None:
+            console.print(rich_table(side_by_side(result, stated)))
+            for line in published_lines(stated):
+                console.print(terminal_text(line), markup=False, highlight=False)
         if result.errors:
             console.print(
                 f"{result.errors} sample(s) ended in an infrastructure error (not scored)."
@@ -136,10 +153,20 @@ def report(
         if formats or out is not None:
             where = folder if len(groups) == 1 else folder / f"group-{i}"
             written += write_report(result, g.rows, formats or list(ReportFormat), where)
+            if stated is not None:
+                written.append(write_published(result, stated, where))
             console.print(f"Wrote the report's files to {where}", markup=False, highlight=False)
             if where / "report.html" in written:
                 html = where / "report.html"
                 console.print(f"HTML report: {html}", markup=False, highlight=False)
+
+
+def write_published(result: Report, stated: PublishedTable, folder: Path) -> Path:
+    """``published.md``: the measured and published rows side by side, and why apart."""
+    path = folder / "published.md"
+    lines = "\n".join(f"> {markdown_cell(line)}" for line in published_lines(stated))
+    path.write_text(markdown_table(side_by_side(result, stated)) + "\n" + lines + "\n")
+    return path
 
 
 def default_report_dir(logs: list[str]) -> Path:

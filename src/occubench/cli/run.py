@@ -1,9 +1,9 @@
 """``occubench run``: run the benchmark through the runner and print the summary.
 
-Its options are the ``RunConfig`` fields (what the run computes), the ``EvalOptions``
-fields (how it is carried out), the models and where it runs; the option parameters
-carry the fields' names, so ``RunConfig`` and ``EvalOptions`` are built from them
-directly (``tests/config/test_agreement.py`` checks that they match).
+Its own options are the models and where the run goes; the options of what the run
+computes (``RunConfig``) and of how it is carried out (``EvalOptions``) are generated
+from those models' fields (``with_settings``), so ``RunConfig`` and ``EvalOptions`` are
+built from them directly.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any
 import typer
 from inspect_ai.model import GenerateConfig
 
-from occubench.analysis import priced
 from occubench.cli._common import (
     check_models,
     console,
@@ -28,37 +27,18 @@ from occubench.cli._common import (
     terminal_rows,
     user_errors,
 )
+from occubench.cli._settings import with_settings
 from occubench.config import (
     NO_AGENT_MODEL,
     EvalOptions,
-    ReleasePrompts,
+    ResolvedRun,
     RunConfig,
     checked_generate,
+    protocol_points,
     role_values,
 )
-from occubench.costs import PriceTable, estimate_run, load_prices
-from occubench.defaults import (
-    DEFAULT_AGENT_TIME_LIMIT,
-    DEFAULT_ATTEMPT_TIMEOUT,
-    DEFAULT_DATE,
-    DEFAULT_ENV_MODE,
-    DEFAULT_FAULT_COUNT,
-    DEFAULT_FAULT_DURATION,
-    DEFAULT_FAULT_LATENCY,
-    DEFAULT_LOG_MODEL_API,
-    DEFAULT_LOG_REALTIME,
-    DEFAULT_LOG_ROOT,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_PROTOCOL,
-    DEFAULT_SAMPLE_RETRIES,
-    DEFAULT_SAMPLES_PER_CONNECTION,
-    DEFAULT_SEED,
-    DEFAULT_SHARD_MIN_SAMPLES,
-    DEFAULT_SUBMIT_TOOL,
-    DEFAULT_TIMEOUT,
-    DEFAULT_VERIFIER_VOTES,
-)
+from occubench.costs import PriceTable, Spend, combined, estimate_run, load_prices
+from occubench.defaults import DEFAULT_LOG_ROOT, DEFAULT_SHARD_MIN_SAMPLES
 from occubench.errors import ErrorSource, ExitCode, UsageError
 from occubench.report import estimate_table, summary_tables
 from occubench.roles import Role
@@ -100,12 +80,12 @@ def _number(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ValueError(f"not a number: {text!r}") from None
+        raise UsageError(f"not a number: {text!r}") from None
 
 
 def _count(text: str) -> int:
     if not text.isdigit():
-        raise ValueError(f"not a whole number: {text!r}")
+        raise UsageError(f"not a whole number: {text!r}")
     return int(text)
 
 
@@ -148,6 +128,22 @@ def generation_settings(
     return settings, max_tokens
 
 
+def unbounded_roles(config: RunConfig) -> list[Role]:
+    """The roles whose calls the run makes without max_tokens (``--budget`` needs one).
+
+    The agent's only for the built-in loop: an Inspect agent or an agent program sets
+    its calls' own (a call without one is refused under a budget).
+    """
+    points = protocol_points(config)
+    bounds = {
+        Role.AGENT: points.agent_max_tokens or bool(config.agent or config.agent_command),
+        Role.SIMULATOR: points.simulator_max_tokens,
+        Role.VERIFIER: points.verifier_max_tokens,
+    }
+    return [role for role, bound in bounds.items() if not bound]
+
+
+@with_settings(RunConfig, EvalOptions)
 def run(
     ctx: typer.Context,
     agent_model: str | None = typer.Option(
@@ -161,124 +157,18 @@ def run(
         None, help="Simulator (LES) model (required, here or as --model-role simulator=M)."
     ),
     verifier_model: str | None = typer.Option(
-        None, help="Judge model (default: the simulator; tasks with checks use only checks)."
+        None,
+        help="Verifier model, the grading LLM (default: the simulator; tasks with checks "
+        "use only checks).",
     ),
-    dataset: str | None = typer.Option(
-        None, help="Dataset folder, or 'reference' (default: $OCCUBENCH_DATASET)."
+    sim_fallback_model: str | None = typer.Option(
+        None, help="Simulator re-asked after a failed online check (default: the simulator)."
     ),
     model_role: list[str] | None = typer.Option(
         None,
         metavar="ROLE=MODEL",
         help="ROLE=MODEL, as Inspect spells it (repeatable): simulator, verifier, "
         "simulator_fallback.",
-    ),
-    task_ids: str | None = typer.Option(
-        None, "--tasks", help="Only these task ids, e.g. 11,24,26."
-    ),
-    limit: int | None = typer.Option(
-        None, min=1, help="Only the first N tasks of the selection (by id)."
-    ),
-    categories: str | None = typer.Option(None, help="Only these industries (comma-separated)."),
-    domains: str | None = typer.Option(None, help="Only these domains (comma-separated)."),
-    difficulty: str | None = typer.Option(None, help="Only these difficulty levels, e.g. 2,3."),
-    env_mode: str = typer.Option(
-        DEFAULT_ENV_MODE, help="E0 clean, E1 explicit, E2 implicit, E3 mixed."
-    ),
-    fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
-    fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
-    fault_engine: str | None = typer.Option(
-        None, help="code (seeded, logged) or prompt (rules for the simulator; the paper's)."
-    ),
-    faults: str | None = typer.Option(
-        None,
-        help="Extra fault families, comma-separated, mixable: persistent, cascading, "
-        "targeted, semantic, latency.",
-    ),
-    fault_latency: float = typer.Option(DEFAULT_FAULT_LATENCY, help="Seconds of a latency fault."),
-    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plans."),
-    with_plan: bool = typer.Option(False, help="Give the agent the task's solution plan."),
-    state_mode: str = typer.Option(
-        "history", help="history (state in the simulator's history) or explicit (JSON Patch)."
-    ),
-    votes: int = typer.Option(DEFAULT_VERIFIER_VOTES, help="k judge votes per sample."),
-    date: str = typer.Option(DEFAULT_DATE, help="The fixed date agent and simulator are told."),
-    cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
-    protocol: str = typer.Option(
-        DEFAULT_PROTOCOL,
-        help="paper: the release's harness point by point; occubench: code-placed logged "
-        "faults, validated arguments, errors apart. The options below override one point.",
-    ),
-    validate_tool_args: bool | None = typer.Option(
-        None, help="Check tool arguments against the schema before the simulator sees them."
-    ),
-    max_turns: int | None = typer.Option(None, help="Agent model turns at most (0: no cap)."),
-    max_tool_calls: int | None = typer.Option(None, help="Tool calls at most (0: no cap)."),
-    stop_on_finish: bool | None = typer.Option(
-        None, help="A turn finishing with reason 'stop' ends the loop after its tool calls."
-    ),
-    carry_reasoning: bool | None = typer.Option(
-        None, help="Keep the agent's reasoning content across turns."
-    ),
-    agent_errors_end_loop: bool | None = typer.Option(
-        None, help="An agent API failure ends the loop and is graded (else: an error)."
-    ),
-    agent_max_tokens: int | None = typer.Option(None, help="max_tokens of agent calls (0: unset)."),
-    simulator_max_tokens: int | None = typer.Option(
-        None, help="max_tokens of simulator calls (0: unset)."
-    ),
-    verifier_max_tokens: int | None = typer.Option(
-        None, help="max_tokens of judge calls (0: unset)."
-    ),
-    simulator_retries: int | None = typer.Option(
-        None, help="Re-asks of the simulator for an unusable reply."
-    ),
-    pass_raw_observation: bool | None = typer.Option(
-        None, help="Pass the simulator's last raw reply on when none parses (else: an error)."
-    ),
-    agent_messages: str | None = typer.Option(
-        None, help="paper or occubench: the agent prompt's layout."
-    ),
-    simulator_messages: str | None = typer.Option(
-        None, help="paper or occubench: the simulator's messages, tags and reading."
-    ),
-    verifier_messages: str | None = typer.Option(
-        None, help="paper or occubench: the judge's request and how its verdict is read."
-    ),
-    error_hints: bool | None = typer.Option(None, help="Code-engine error bodies advise a retry."),
-    errors_count_as_failures: bool | None = typer.Option(
-        None, help="Completion rates count errored samples as failed tasks."
-    ),
-    prompts_from: str | None = typer.Option(
-        None, help="A clone of the public OccuBench repository: use its prompt wording."
-    ),
-    agent: str | None = typer.Option(
-        None, help="An Inspect agent in place of the built-in loop: react, or module:function."
-    ),
-    agent_args: str | None = typer.Option(
-        None, help="Arguments of the Inspect agent, a JSON object, e.g. '{\"submit\": false}'."
-    ),
-    agent_command: str | None = typer.Option(
-        None,
-        help="An agent program run per sample against its MCP endpoint, e.g. "
-        "'python my_agent.py {url}' (placeholders and variables: see the README).",
-    ),
-    agent_time_limit: float = typer.Option(
-        DEFAULT_AGENT_TIME_LIMIT, help="Seconds an agent program may run on one sample."
-    ),
-    submit_tool: str = typer.Option(
-        DEFAULT_SUBMIT_TOOL, help="Name of the MCP tool an agent program submits with."
-    ),
-    sim_checks: bool | None = typer.Option(
-        None,
-        "--sim-checks/--no-sim-checks",
-        help="Check every observation as it arrives; re-ask once on a failure; mark samples "
-        "that kept a failed one simulator-suspect (default: the protocol's, on in occubench).",
-    ),
-    sim_fallback_model: str | None = typer.Option(
-        None, help="Simulator re-asked after a failed check (default: the simulator)."
-    ),
-    simulator_seed: int | None = typer.Option(
-        None, help="Seed the simulator generates with (providers that take one)."
     ),
     temperature: list[str] | None = typer.Option(
         None,
@@ -297,49 +187,12 @@ def run(
         help="[ROLE=]N, repeatable: max_tokens of a role's calls (agent, simulator, "
         "verifier; a bare N: the agent's; same as --agent-max-tokens etc.).",
     ),
+    limit: int | None = typer.Option(
+        None, min=1, help="Only the first N tasks of the selection (by id)."
+    ),
     epochs: int = typer.Option(1, min=1, help="Runs of each task."),
-    max_connections: int = typer.Option(
-        DEFAULT_MAX_CONNECTIONS,
-        help="Concurrent requests per model: agent and simulator (the verifier gets this x votes).",
-    ),
-    max_samples: int | None = typer.Option(
-        None,
-        help=f"Samples run at once (default: {DEFAULT_SAMPLES_PER_CONNECTION} x max-connections).",
-    ),
-    log_realtime: bool = typer.Option(
-        DEFAULT_LOG_REALTIME,
-        help="Stream running samples to the log (live inspect view; costs CPU).",
-    ),
-    log_model_api: bool = typer.Option(
-        DEFAULT_LOG_MODEL_API,
-        help="Keep every model call's raw request and response in the log (failed calls "
-        "are kept anyway; costs CPU and space).",
-    ),
-    log_buffer: int | None = typer.Option(
-        None, help="Finished samples buffered before each log write (default: Inspect's)."
-    ),
-    retry_on_error: int = typer.Option(
-        DEFAULT_SAMPLE_RETRIES, help="Retries of an errored sample."
-    ),
-    replay_calls: bool = typer.Option(
-        True,
-        help="A restarted sample replays the model calls its earlier attempt made "
-        "instead of paying for them again.",
-    ),
-    max_retries: int = typer.Option(
-        DEFAULT_MAX_RETRIES, help="Retries of a model call (429, 5xx, timeouts), after the SDK's."
-    ),
-    timeout: int = typer.Option(DEFAULT_TIMEOUT, help="Seconds for a model call and its retries."),
-    attempt_timeout: int = typer.Option(
-        DEFAULT_ATTEMPT_TIMEOUT, help="Seconds for one attempt of a model call before a retry."
-    ),
     prices: Path | None = typer.Option(
         None, help="Price table (YAML/JSON): adds cost per run, per task and per solved task."
-    ),
-    budget: float | None = typer.Option(
-        None,
-        help="Dollars the run may spend (needs --prices): no new sample starts once the spend "
-        "would pass it; those in flight finish. Shards get an even share each.",
     ),
     log_dir: str | None = typer.Option(
         None,
@@ -371,6 +224,7 @@ def run(
     ray_resources: str | None = typer.Option(
         None, help="Ray resources each shard needs, JSON, e.g. '{\"node:10.0.0.5\": 0.01}'."
     ),
+    **settings: Any,
 ) -> None:
     """Run agents on the dataset's tasks in the simulator, grade them, print the summary.
 
@@ -378,6 +232,7 @@ def run(
     are kept, only missing or errored ones run.
     """
     given: dict[str, Any] = dict(locals())
+    given.update(given.pop("settings"))  # every option by name: the command's and the settings'
     command = invoked_command(ctx, given)
     with stop_signals() as stop:
         try:
@@ -393,8 +248,6 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         settings, max_tokens = generation_settings(given)
         config = from_options(RunConfig, {**given, **max_tokens})
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
-        if config.prompts_from:  # a clone that lacks a constant is bad input: say so now
-            ReleasePrompts.read(config.prompts_from)
         options = from_options(EvalOptions, given)
         executor = check_executor(given["executor"])
         try:
@@ -407,6 +260,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             config = config.model_copy(update={"task_ids": selected})
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
             raise UsageError(f"no task in {config.dataset} matches the selection")
+        resolved = ResolvedRun.of(config)  # a clone that lacks a prompt is bad input: said now
         prices = given["prices"]
         price_table = load_prices(prices) if prices else None
         if agent_model is None and not config.agent_command:
@@ -425,8 +279,18 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                     "--budget needs --prices with a price for every model of the run; no "
                     f"price for {', '.join(missing)}"
                 )
+            unbounded = unbounded_roles(config)
+            if unbounded:
+                raise ValueError(
+                    "--budget bounds each model call's cost by its max_tokens, and the "
+                    f"{', '.join(r.value for r in unbounded)} calls of this protocol set none: "
+                    "give them one, e.g. "
+                    + " ".join(f"--max-tokens {r.value}=16384" for r in unbounded)
+                )
         epochs = given["epochs"]
-        estimate = estimate_run(config, agent=agent, roles=roles, epochs=epochs, prices=price_table)
+        estimate = estimate_run(
+            resolved, agent=agent, roles=roles, epochs=epochs, prices=price_table
+        )
         spec = RunSpec(
             agent=agent,
             roles=roles,
@@ -506,15 +370,24 @@ def _summary(
             f"{errors} sample(s) ended in an infrastructure error (not scored); run the same "
             "command again to retry them."
         )
-    if refused:
-        spent = sum(r.cost or 0.0 for r in priced(rows, price_table)) if price_table else 0.0
-        console.print(
-            f"Budget of ${budget or 0:,.4f} reached (spent ${spent:,.4f}): {refused} sample(s) "
-            "were not started; run the same command again with a larger --budget to run them.",
-            highlight=False,
-        )
+    spend = combined([r.spend for r in results if r.spend is not None])
+    if budget is not None and spend is not None:
+        console.print(budget_line(spend), highlight=False)
     if not all(r.success for r in results) or refused:
         console.print("The run did not complete; run the same command again to resume.")
         exit_with(ExitCode.INCOMPLETE)
     if errors:
         exit_with(ExitCode.SAMPLE_ERRORS)
+
+
+def budget_line(spend: Spend) -> str:
+    """The summary's line on the budget: what was spent of it and what it stopped."""
+    spent = f"spent ${spend.spent:,.4f} of the budget of ${spend.limit:,.4f}"
+    done = f"{spend.finished} sample(s) finished"
+    if not spend.reached:
+        return f"Budget: {spent}; {done}."
+    return (
+        f"Budget reached: {spent}; {done}, {spend.refused} not started, {spend.stopped} "
+        "stopped by a model call it could not cover. The same command again runs them "
+        "(each invocation may spend its --budget)."
+    )

@@ -13,29 +13,21 @@ value every local user can read from the process list.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import typer
 
 from occubench.cli._common import (
     err_console,
     exit_with,
+    from_options,
     terminal_rows,
     user_errors,
     warn_if_exposed,
 )
+from occubench.cli._settings import with_settings
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
-from occubench.defaults import (
-    DEFAULT_DATE,
-    DEFAULT_ENV_MODE,
-    DEFAULT_FAULT_COUNT,
-    DEFAULT_FAULT_DURATION,
-    DEFAULT_FAULT_LATENCY,
-    DEFAULT_PROTOCOL,
-    DEFAULT_SEED,
-    DEFAULT_SERVE_PORT,
-    DEFAULT_SUBMIT_TOOL,
-    DEFAULT_VERIFIER_VOTES,
-)
+from occubench.defaults import DEFAULT_SERVE_PORT
 from occubench.errors import ExitCode, UsageError
 from occubench.report import summary_tables
 from occubench.results import read_runs
@@ -53,14 +45,33 @@ def session_log_dir(root: str, task_id: int, env_mode: str) -> str:
     return f"{root.rstrip('/')}/task-{task_id}-{env_mode}-{stamp}"
 
 
+SERVE_EXCLUDED = (
+    "task_ids",
+    "industries",
+    "domains",
+    "difficulty",
+    "agent",
+    "agent_args",
+    "agent_command",
+    "agent_time_limit",
+    "max_turns",
+    "stop_on_finish",
+    "carry_reasoning",
+    "agent_errors_end_loop",
+    "agent_max_tokens",
+)
+"""``RunConfig`` fields ``serve`` has no option for: the selection is ``--task``, and the MCP
+client is the agent (no agent system, no agent loop of ours)."""
+
+
+@with_settings(RunConfig, exclude=SERVE_EXCLUDED)
 def serve(
     simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
     task_id: int = typer.Option(..., "--task", help="The task to serve (its id)."),
     verifier_model: str | None = typer.Option(
-        None, help="Judge model (default: the simulator; tasks with checks use only checks)."
-    ),
-    dataset: str | None = typer.Option(
-        None, help="Dataset folder, or 'reference' (default: $OCCUBENCH_DATASET)."
+        None,
+        help="Verifier model, the grading LLM (default: the simulator; tasks with checks "
+        "use only checks).",
     ),
     transport: Transport = typer.Option(  # noqa: B008 - an enum default is immutable
         Transport.STDIO, help="stdio (the client starts this command) or http (it connects)."
@@ -72,9 +83,6 @@ def serve(
         help="A host name HTTP clients may address the server by, besides the loopback "
         "names and --host (repeatable; other Host and Origin headers are refused).",
     ),
-    submit_tool: str = typer.Option(
-        DEFAULT_SUBMIT_TOOL, help="Name of the tool that submits the final answer."
-    ),
     unsubmitted: Unsubmitted = typer.Option(  # noqa: B008 - an enum default is immutable
         Unsubmitted.GRADE,
         help="A session ending without a submission: graded on what it did, or an error.",
@@ -85,74 +93,24 @@ def serve(
     linger: float = typer.Option(
         DEFAULT_LINGER, help="Seconds served after the submission (the verdict's way back)."
     ),
-    env_mode: str = typer.Option(
-        DEFAULT_ENV_MODE, help="E0 clean, E1 explicit, E2 implicit, E3 mixed."
-    ),
-    fault_count: int = typer.Option(DEFAULT_FAULT_COUNT, help="Fault events per task."),
-    fault_duration: int = typer.Option(DEFAULT_FAULT_DURATION, help="Calls each fault lasts."),
-    fault_engine: str | None = typer.Option(
-        None, help="code (seeded, logged) or prompt (the paper's; default: the protocol's)."
-    ),
-    faults: str | None = typer.Option(
-        None, help="Extra fault families, mixable: persistent,cascading,targeted,semantic,latency."
-    ),
-    fault_latency: float = typer.Option(DEFAULT_FAULT_LATENCY, help="Seconds of a latency fault."),
-    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the fault plan."),
-    with_plan: bool = typer.Option(False, help="Give the agent the task's solution plan."),
-    state_mode: str = typer.Option(
-        "history", help="history (state in the simulator's history) or explicit (JSON Patch)."
-    ),
-    max_tool_calls: int | None = typer.Option(
-        None, help="Tool calls allowed (0: no cap; default: the protocol's)."
-    ),
-    votes: int = typer.Option(DEFAULT_VERIFIER_VOTES, help="k judge votes."),
-    simulator_retries: int | None = typer.Option(
-        None, help="Re-asks of the simulator for an unusable reply (default: the protocol's)."
-    ),
-    protocol: str = typer.Option(
-        DEFAULT_PROTOCOL,
-        help="paper: tool arguments passed on raw, the paper's messages; occubench: "
-        "arguments checked against the schema (bad calls are MCP tool errors).",
-    ),
-    date: str = typer.Option(DEFAULT_DATE, help="The fixed date agent and simulator are told."),
-    cache: bool = typer.Option(False, help="Cache simulator and verifier responses."),
     log_dir: str = typer.Option(
         "logs/serve", help="Each session logs to a new folder under this one."
     ),
+    **settings: Any,
 ) -> None:
     """Serve one task's environment over MCP; the submission is graded and logged.
 
     Tools are the environment's, plus the submit tool; the task is the MCP prompt
     'task' (also printed at start, to stderr). Faults, the simulator and the grading are
-    those of `occubench run`. Over HTTP every request must carry
+    those of `occubench run`; under --protocol occubench, tool arguments are checked
+    against the schema and a bad call is an MCP tool error. Over HTTP every request must carry
     'Authorization: Bearer TOKEN': set TOKEN in $OCCUBENCH_SERVE_TOKEN, or use the one
     printed at start.
     """
     with user_errors():
         if transport is Transport.HTTP:
             serve_token()  # a bad one is refused before anything starts
-        config = RunConfig.model_validate(
-            {
-                "dataset": dataset,
-                "task_ids": [task_id],
-                "env_mode": env_mode,
-                "fault_count": fault_count,
-                "fault_duration": fault_duration,
-                "fault_engine": fault_engine,
-                "faults": faults,
-                "fault_latency": fault_latency,
-                "seed": seed,
-                "with_plan": with_plan,
-                "state_mode": state_mode,
-                "max_tool_calls": max_tool_calls,
-                "votes": votes,
-                "simulator_retries": simulator_retries,
-                "date": date,
-                "cache": cache,
-                "protocol": protocol,
-                "submit_tool": submit_tool,
-            }
-        )
+        config = from_options(RunConfig, {**settings, "task_ids": [task_id]})
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
         if not config.load_tasks().tasks:
             raise UsageError(f"no task {task_id} in {config.dataset}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -19,6 +19,8 @@ from occubench.cli._common import (
     split_names,
     user_errors,
 )
+from occubench.cli._settings import with_settings
+from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
 from occubench.errors import ExitCode, UsageError
 from occubench.report import ReportFormat, build_report, report_tables, rich_table, write_report
@@ -76,6 +78,11 @@ def runs_table(runs: Sequence[SweepRun]) -> Table:
     return table
 
 
+@with_settings(
+    RunConfig,
+    only=("dataset",),
+    notes={"dataset": "Replaces the sweep files' dataset (default here: theirs)."},
+)
 def sweep(
     ctx: typer.Context,
     sweeps: Annotated[
@@ -96,12 +103,6 @@ def sweep(
     ] = None,
     verifiers: Annotated[
         str | None, typer.Option(help="Verifier models replacing the sweep's (comma-separated).")
-    ] = None,
-    dataset: Annotated[
-        str | None,
-        typer.Option(
-            help="Dataset folder or 'reference' (default: the sweep's, else $OCCUBENCH_DATASET)."
-        ),
     ] = None,
     log_dir: Annotated[
         str | None,
@@ -144,6 +145,7 @@ def sweep(
             "a missing key or an unknown model stops it (exit 2)."
         ),
     ] = True,
+    **settings: Any,
 ) -> None:
     """Run every combination a sweep file lists, then report on all of it.
 
@@ -151,7 +153,7 @@ def sweep(
     command again resumes every unfinished shard. Shipped sweeps name their models
     placeholder/...: replace them with --agents, --simulators, --verifiers.
     """
-    command = invoked_command(ctx, dict(locals()))
+    command = invoked_command(ctx, {**locals(), **settings})
     with user_errors():
         chosen = [
             override(
@@ -159,7 +161,7 @@ def sweep(
                 agents=split_names(agents),
                 simulators=split_names(simulators),
                 verifiers=split_names(verifiers),
-                dataset=dataset,
+                dataset=settings["dataset"],
                 log_dir=log_dir,
             )
             for s in load_sweeps(sweeps)

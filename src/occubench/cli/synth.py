@@ -61,7 +61,7 @@ def synth(
     simulator_model: Annotated[str, Option(help="Simulator (LES) of the agent runs.")],
     agent_model: Annotated[str, Option(help="Agent of the solvability and calibration runs.")],
     verifier_model: Annotated[
-        str | None, Option(help="Judge of the runs (default: the simulator).")
+        str | None, Option(help="Verifier of the runs (default: the simulator).")
     ] = None,
     catalog: Annotated[
         Path | None, Option(help="Scenario catalog YAML (default: the built-in 100 scenarios).")

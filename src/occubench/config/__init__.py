@@ -1,9 +1,24 @@
 """The run configuration (what a run computes) and the eval options (how it is run)."""
 
 from occubench.config._eval_options import EvalOptions
+from occubench.config._fields import (
+    Cli,
+    aliases,
+    cli_of,
+    default_of,
+    keyword_parameters,
+    setting_names,
+)
 from occubench.config._generate import GENERATE_ROLES, checked_generate, role_values
-from occubench.config._protocol import PRESETS, ProtocolPoints
+from occubench.config._protocol import (
+    OVERRIDE_NOTE,
+    PRESETS,
+    ProtocolOverrides,
+    ProtocolPoints,
+    resolve_points,
+)
 from occubench.config._release_prompts import PromptsError, ReleasePrompts
+from occubench.config._resolved import ResolvedRun, protocol_points
 from occubench.config._run import (
     CONFIG_METADATA,
     NO_AGENT_MODEL,
@@ -17,15 +32,26 @@ __all__ = [
     "GENERATE_ROLES",
     "CONFIG_METADATA",
     "NO_AGENT_MODEL",
+    "OVERRIDE_NOTE",
     "POINTS_METADATA",
     "RELEASE_METADATA",
     "PRESETS",
+    "Cli",
     "EvalOptions",
     "PromptsError",
+    "ProtocolOverrides",
     "ProtocolPoints",
     "ReleasePrompts",
+    "ResolvedRun",
     "RunConfig",
+    "aliases",
     "checked_generate",
+    "cli_of",
+    "default_of",
+    "keyword_parameters",
+    "protocol_points",
+    "resolve_points",
     "role_values",
+    "setting_names",
     "split_list",
 ]

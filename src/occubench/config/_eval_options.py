@@ -83,8 +83,9 @@ class EvalOptions(BaseModel):
     budget: float | None = Field(
         default=None,
         ge=0,
-        description="Dollars the run may spend (needs prices): no new sample starts once the "
-        "spend would pass it; samples in flight finish. Shards get an even share each.",
+        description="Dollars the run may spend (needs a price table, --prices, and a "
+        "max_tokens for every role): no model call that could pass it is made, no sample it "
+        "could not pay for starts. Shards get an even share each.",
     )
 
     def samples_at_once(self, shards: int = 1) -> int:

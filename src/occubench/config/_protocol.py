@@ -8,13 +8,17 @@ completion rates over all tasks (a broken run is a failed task). ``occubench`` i
 hardened measurement: faults placed and logged by code, tool arguments validated against
 the schema, infrastructure errors counted apart.
 
-A run's configuration names a protocol and may override any single point (its field is
-then not None); ``resolve_points`` gives every point's value, which the log records.
+A run's configuration names a protocol and may override any single point: the
+``ProtocolOverrides`` fields, generated from ``ProtocolPoints`` (one field per point, None:
+the protocol's value). ``resolve_points`` gives every point's value, which the log records.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from occubench.defaults import DEFAULT_MAX_TOOL_CALLS, DEFAULT_SIMULATOR_RETRIES
 from occubench.faults import FaultEngine
@@ -52,7 +56,7 @@ class ProtocolPoints(BaseModel):
     simulator_max_tokens: int = Field(
         ge=0, description="max_tokens of simulator calls (0: not set)."
     )
-    verifier_max_tokens: int = Field(ge=0, description="max_tokens of judge calls (0: not set).")
+    verifier_max_tokens: int = Field(ge=0, description="max_tokens of verifier calls (0: not set).")
     simulator_retries: int = Field(
         ge=0, description="Re-asks of the simulator for a reply without a usable observation."
     )
@@ -66,7 +70,7 @@ class ProtocolPoints(BaseModel):
         description="Layout of the simulator's messages, tags and format instructions."
     )
     verifier_messages: MessageStyle = Field(
-        description="Layout of the judge's request and how its verdict is read."
+        description="Layout of the verifier's request and how its verdict is read."
     )
     error_hints: bool = Field(
         description="Code-engine error bodies advise a retry (retryable, retry after, try "
@@ -79,7 +83,7 @@ class ProtocolPoints(BaseModel):
     sim_checks: bool = Field(
         description="Check every observation as it arrives (schema, initial state, earlier "
         "observations, fabricated ids), re-ask once on a failure and mark samples that kept "
-        "a failed one simulator-suspect; the release checks nothing."
+        "a failed one simulator-suspect; occubench checks, the release checks nothing."
     )
 
 
@@ -126,3 +130,56 @@ PRESETS: dict[Protocol, ProtocolPoints] = {
     ),
 }
 """The presets: every point has a value in each (``tests/config/test_protocol.py``)."""
+
+
+OVERRIDE_NOTE = "(default: the protocol's)"
+"""How an override's description ends: its None leaves the point to the protocol."""
+
+
+def _overrides_model() -> type[BaseModel]:
+    """One optional field per protocol point: its type or None, its bounds, its description."""
+    fields: dict[str, Any] = {}  # create_model's field definitions: (type, FieldInfo)
+    for name, point in ProtocolPoints.model_fields.items():
+        annotation: Any = point.annotation
+        optional: Any = annotation | None
+        if point.metadata:  # the point's bounds (ge=0) hold for an override too
+            optional = Annotated[(optional, *point.metadata)]
+        described = f"{point.description} {OVERRIDE_NOTE}"
+        fields[name] = (optional, Field(default=None, description=described))
+    return create_model(
+        "ProtocolOverrides",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="A run's choice for each protocol point (None: the protocol's value).",
+        __module__=__name__,
+        **fields,
+    )
+
+
+if TYPE_CHECKING:
+
+    class ProtocolOverrides(BaseModel):
+        """A run's choice for each protocol point (None: the protocol's value).
+
+        Generated from ``ProtocolPoints`` at import; its fields are read by name
+        (``RunConfig.overrides``), so type checkers need not know them.
+        """
+
+else:
+    ProtocolOverrides = _overrides_model()
+
+
+def resolve_points(
+    protocol: Protocol, overrides: Mapping[str, object], *, simulator_places_faults: bool
+) -> ProtocolPoints:
+    """Every protocol point's value: the protocol's preset, then the points a run sets itself.
+
+    One rule follows: the online simulator checks, when left to the protocol, are off if
+    the simulator places the faults (``fault_engine=prompt`` with E1-E3 events,
+    ``simulator_places_faults``): the faults it is told to make would fail them. A run
+    that asks for both explicitly is refused by ``RunConfig``.
+    """
+    points = PRESETS[protocol].model_copy(update=dict(overrides))
+    if "sim_checks" not in overrides and points.fault_engine is FaultEngine.PROMPT:
+        if simulator_places_faults:
+            points = points.model_copy(update={"sim_checks": False})
+    return points

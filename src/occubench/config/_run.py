@@ -1,11 +1,10 @@
 """The run configuration: every setting that decides what a run computes.
 
-``RunConfig`` is declared once. The ``@task`` validates its keyword arguments into it,
-``occubench run`` builds it from its options, a sweep file uses it as its base, and a
-shard spec carries it; ``tests/config/test_agreement.py`` checks that the task's
-signature and the CLI's options name exactly these fields, with the same defaults.
-Settings that do not change results (concurrency, retries, log buffering) are
-``EvalOptions``.
+``RunConfig`` is declared once: its fields are the ``occubench run`` options
+(``occubench.cli``), the ``@task``'s parameters (``occubench.task``), a sweep file's keys
+and the settings reference of the docs, all generated from them. Its protocol point
+overrides are generated from ``ProtocolPoints`` (``ProtocolOverrides``). Settings that
+do not change results (concurrency, retries, log buffering) are ``EvalOptions``.
 """
 
 from __future__ import annotations
@@ -14,11 +13,12 @@ import datetime as dt
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, ConfigDict, Field, field_validator, model_validator
 
-from occubench.config._protocol import PRESETS, ProtocolPoints
+from occubench.config._fields import Cli, aliases
+from occubench.config._protocol import PRESETS, ProtocolOverrides, ProtocolPoints
 from occubench.dataset import Dataset, load_dataset, resolve_dataset_dir
 from occubench.defaults import (
     DEFAULT_AGENT_TIME_LIMIT,
@@ -27,8 +27,9 @@ from occubench.defaults import (
     DEFAULT_SUBMIT_TOOL,
     DEFAULT_VERIFIER_VOTES,
 )
+from occubench.errors import UsageError
 from occubench.faults import EnvMode, FaultEngine, FaultFamily, FaultSettings, fault_type
-from occubench.protocols import MessageStyle, Protocol
+from occubench.protocols import Protocol
 from occubench.simulator import StateMode
 
 NO_AGENT_MODEL = "none/none"
@@ -42,23 +43,6 @@ POINTS_METADATA = "protocol"
 
 RELEASE_METADATA = "release_prompts"
 """Key of the release files (and their SHA-256) a run took its prompt wording from."""
-
-_LIST_FIELDS = ("task_ids", "categories", "domains", "difficulty", "faults")
-_ENUM_FIELDS: dict[str, type[Enum]] = {
-    "env_mode": EnvMode,
-    "fault_engine": FaultEngine,
-    "state_mode": StateMode,
-    "protocol": Protocol,
-    "agent_messages": MessageStyle,
-    "simulator_messages": MessageStyle,
-    "verifier_messages": MessageStyle,
-}
-
-
-def _point(name: str, **constraints: Any) -> Any:
-    """An override field of one protocol point: None (the protocol's value) or a value."""
-    described = ProtocolPoints.model_fields[name].description
-    return Field(default=None, description=f"{described} (default: the protocol's)", **constraints)
 
 
 def split_list(value: Any) -> Any:
@@ -95,12 +79,22 @@ def _family(value: Any) -> Any:
     return found
 
 
-class RunConfig(FaultSettings):
-    """What a run computes (the ``occubench`` task's arguments).
+def _choice(annotation: Any) -> type[Enum] | None:
+    """The enum a field's value is one member of (``X`` or ``X | None``), if any."""
+    for candidate in (annotation, *getattr(annotation, "__args__", ())):
+        if isinstance(candidate, type) and issubclass(candidate, Enum):
+            return candidate
+    return None
 
-    The dataset selection, the environment and its faults, the agent loop's limits, the
-    simulator and the grading.
-    """
+
+def _is_list(annotation: Any) -> bool:
+    """Whether a field holds a list (``list[X]`` or ``list[X] | None``)."""
+    candidates = (annotation, *getattr(annotation, "__args__", ()))
+    return any(getattr(c, "__origin__", None) is list for c in candidates)
+
+
+class _RunFields(FaultSettings):
+    """``RunConfig``'s own fields, which come before the protocol point overrides."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -109,13 +103,20 @@ class RunConfig(FaultSettings):
         description="Dataset folder in the release layout, or 'reference' for the built-in "
         "suite (default: $OCCUBENCH_DATASET).",
     )
-    task_ids: list[int] | None = Field(
+    task_ids: Annotated[list[int] | None, Cli(names=("--tasks",), metavar="ID,...")] = Field(
         default=None, description="Only these task ids (list, or comma-separated: 11,24,26)."
     )
-    categories: list[str] | None = Field(default=None, description="Only these industries.")
-    domains: list[str] | None = Field(default=None, description="Only these domains.")
-    difficulty: list[int] | None = Field(
-        default=None, description="Only these difficulty levels (e.g. 2,3)."
+    industries: list[str] | None = Field(
+        default=None,
+        validation_alias=AliasChoices("industries", "categories"),
+        description="Only these industries (list, or comma-separated; 'categories' is its "
+        "older name).",
+    )
+    domains: list[str] | None = Field(
+        default=None, description="Only these domains (list, or comma-separated)."
+    )
+    difficulty: Annotated[list[int] | None, Cli(metavar="LEVEL,...")] = Field(
+        default=None, description="Only these difficulty levels (list, or comma-separated: 2,3)."
     )
     with_plan: bool = Field(
         default=False, description="Give the agent the task's solution plan when it has one."
@@ -123,10 +124,12 @@ class RunConfig(FaultSettings):
     state_mode: StateMode = Field(
         default=StateMode.HISTORY,
         description="history: the state lives in the simulator's history (the paper's way); "
-        "explicit: a JSON state patched by the simulator and logged after every step "
-        "(needed by state_equals checks).",
+        "explicit: a JSON state patched by the simulator (JSON Patch) and logged after every "
+        "step (needed by state_equals checks).",
     )
-    votes: int = Field(default=DEFAULT_VERIFIER_VOTES, ge=1, description="k judge votes per task.")
+    votes: int = Field(
+        default=DEFAULT_VERIFIER_VOTES, ge=1, description="k verifier votes per sample."
+    )
     date: str = Field(
         default=DEFAULT_DATE,
         description="The fixed date (YYYY-MM-DD) the agent and the simulator are told.",
@@ -137,25 +140,10 @@ class RunConfig(FaultSettings):
     protocol: Protocol = Field(
         default=Protocol(DEFAULT_PROTOCOL),
         description="paper: the release's harness point by point (the default); occubench: "
-        "code-placed logged faults, validated tool arguments, errors counted apart. The "
-        "fields below override single points (None: the protocol's value).",
+        "code-placed logged faults, validated tool arguments, errors counted apart. Any "
+        "single point can be overridden by the setting of its name (those whose default is "
+        "the protocol's).",
     )
-    validate_tool_args: bool | None = _point("validate_tool_args")
-    max_turns: int | None = _point("max_turns", ge=0)
-    max_tool_calls: int | None = _point("max_tool_calls", ge=0)
-    stop_on_finish: bool | None = _point("stop_on_finish")
-    carry_reasoning: bool | None = _point("carry_reasoning")
-    agent_errors_end_loop: bool | None = _point("agent_errors_end_loop")
-    agent_max_tokens: int | None = _point("agent_max_tokens", ge=0)
-    simulator_max_tokens: int | None = _point("simulator_max_tokens", ge=0)
-    verifier_max_tokens: int | None = _point("verifier_max_tokens", ge=0)
-    simulator_retries: int | None = _point("simulator_retries", ge=0)
-    pass_raw_observation: bool | None = _point("pass_raw_observation")
-    agent_messages: MessageStyle | None = _point("agent_messages")
-    simulator_messages: MessageStyle | None = _point("simulator_messages")
-    verifier_messages: MessageStyle | None = _point("verifier_messages")
-    error_hints: bool | None = _point("error_hints")
-    errors_count_as_failures: bool | None = _point("errors_count_as_failures")
     prompts_from: str | None = Field(
         default=None,
         description="A local clone of the public OccuBench repository: its prompt constants "
@@ -166,15 +154,16 @@ class RunConfig(FaultSettings):
         description="An Inspect agent in place of the built-in loop: a registry name (react) "
         "or module:function; it gets the env's tools (tools=...) and drives the agent model.",
     )
-    agent_args: dict[str, Any] = Field(
+    agent_args: Annotated[dict[str, Any], Cli(metavar="JSON")] = Field(
         default_factory=dict,
-        description="Keyword arguments of the Inspect agent (a JSON object).",
+        description="Keyword arguments of the Inspect agent, a JSON object, e.g. "
+        "'{\"submit\": false}'.",
     )
     agent_command: str | None = Field(
         default=None,
         description="An agent program run once per sample against that sample's MCP "
-        "endpoint (placeholders {url}, {token}, {instruction_file}, {task_id}, "
-        "{submit_tool}, {openai_base_url}; see the README).",
+        "endpoint, e.g. 'python my_agent.py {url}' (placeholders {url}, {token}, "
+        "{instruction_file}, {task_id}, {submit_tool}, {openai_base_url}; see the README).",
     )
     agent_time_limit: float = Field(
         default=DEFAULT_AGENT_TIME_LIMIT,
@@ -187,30 +176,49 @@ class RunConfig(FaultSettings):
         pattern=r"^[A-Za-z0-9_-]{1,64}$",
         description="Name of the MCP tool that submits the final answer and ends the episode.",
     )
-    sim_checks: bool | None = _point("sim_checks")
     simulator_seed: int | None = Field(
         default=None,
         description="Seed the simulator generates with, for providers that take one "
         "(None: unseeded); runs with several seeds measure the simulator's variance.",
     )
 
+
+class RunConfig(ProtocolOverrides, _RunFields):
+    """What a run computes (the ``occubench`` task's arguments).
+
+    The dataset selection, the environment and its faults, the agent loop's limits, the
+    simulator and the grading; then one override per protocol point (``ProtocolOverrides``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
     @model_validator(mode="before")
     @classmethod
     def _lenient_input(cls, data: Any) -> Any:
-        """Comma-separated lists and case-insensitive choices, as the CLI and ``-T`` give them."""
+        """Comma-separated lists and case-insensitive choices, as the CLI and ``-T`` give them.
+
+        A setting given under two of its names (``industries`` and its older name
+        ``categories``) is refused rather than one of them silently winning.
+        """
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        for name in _LIST_FIELDS:
-            if name in data:
-                data[name] = split_list(data[name])
+        for name, field in cls.model_fields.items():
+            given = [key for key in (name, *aliases(name, field)) if key in data]
+            if len(given) > 1:
+                raise UsageError(f"{' and '.join(given)} name the same setting: give one")
+            if not given:
+                continue
+            key = given[0]
+            if _is_list(field.annotation):
+                data[key] = split_list(data[key])
+            enum = _choice(field.annotation)
+            if enum is FaultFamily and isinstance(data[key], list):
+                data[key] = [_family(v) for v in data[key]]
+            elif enum is not None:
+                data[key] = _enum_value(enum, data[key])
         if "faults" in data and data["faults"] is None:
             data["faults"] = []
-        if isinstance(data.get("faults"), list):
-            data["faults"] = [_family(v) for v in data["faults"]]
-        for name, enum in _ENUM_FIELDS.items():
-            if name in data:
-                data[name] = _enum_value(enum, data[name])
         return data
 
     @field_validator("agent_args", mode="before")
@@ -223,13 +231,13 @@ class RunConfig(FaultSettings):
             try:
                 return json.loads(value)
             except json.JSONDecodeError as e:
-                raise ValueError(f"agent_args must be a JSON object: {e}") from None
+                raise UsageError(f"agent_args must be a JSON object: {e}") from None
         return value
 
     @model_validator(mode="after")
     def _one_agent(self) -> RunConfig:
         if self.agent and self.agent_command:
-            raise ValueError("give either agent (an Inspect agent) or agent_command, not both")
+            raise UsageError("give either agent (an Inspect agent) or agent_command, not both")
         return self
 
     def agent_label(self, model: str) -> str:
@@ -248,22 +256,22 @@ class RunConfig(FaultSettings):
         try:
             dt.date.fromisoformat(value)
         except ValueError:
-            raise ValueError(f"date must be YYYY-MM-DD, got {value!r}") from None
+            raise UsageError(f"date must be YYYY-MM-DD, got {value!r}") from None
         return value
 
     @model_validator(mode="after")
     def _checks_need_code_faults(self) -> RunConfig:
-        if self.sim_checks and self.points().fault_engine is FaultEngine.PROMPT:
-            if self._prompt_faults():
-                raise ValueError(
-                    "sim_checks cannot run with fault_engine=prompt: the faults the simulator "
-                    "is told to make would fail the checks; use fault_engine=code"
-                )
+        if self.overrides().get("sim_checks") and self.simulator_places_faults():
+            raise UsageError(
+                "sim_checks cannot run with fault_engine=prompt: the faults the simulator "
+                "is told to make would fail the checks; use fault_engine=code"
+            )
         return self
 
-    def fault_settings(self) -> RunConfig:
-        """This configuration with its fault engine resolved by the protocol (sessions, rules)."""
-        return self.model_copy(update={"fault_engine": self.points().fault_engine})
+    def overrides(self) -> dict[str, object]:
+        """The protocol points this run sets itself (the others are its protocol's)."""
+        values = {name: getattr(self, name) for name in ProtocolPoints.model_fields}
+        return {name: value for name, value in values.items() if value is not None}
 
     def injects_faults(self) -> bool:
         """Whether any fault reaches a sample: an env mode's events or a family."""
@@ -285,27 +293,14 @@ class RunConfig(FaultSettings):
                 update[name] = getattr(defaults, name)
         return self.model_copy(update=update)
 
-    def points(self) -> ProtocolPoints:
-        """Every protocol point's value: the protocol's preset, then this run's overrides.
-
-        The online simulator checks left to the protocol are off when the simulator is
-        told to make the faults (``fault_engine=prompt`` with E1-E3): its faults would
-        fail them. Asking for both is refused.
-        """
-        chosen = {
-            name: getattr(self, name)
-            for name in ProtocolPoints.model_fields
-            if getattr(self, name) is not None
-        }
-        points = PRESETS[self.protocol].model_copy(update=chosen)
-        if self.sim_checks is None and points.fault_engine is FaultEngine.PROMPT:
-            if self._prompt_faults():
-                points = points.model_copy(update={"sim_checks": False})
-        return points
-
-    def _prompt_faults(self) -> bool:
-        """Whether E1-E3 events are on (the engine decides who makes them)."""
-        return self.env_mode is not EnvMode.E0 and self.fault_count > 0
+    def simulator_places_faults(self) -> bool:
+        """Whether the simulator is told to make E1-E3 faults (the prompt engine, events on)."""
+        engine = self.fault_engine or PRESETS[self.protocol].fault_engine
+        return (
+            engine is FaultEngine.PROMPT
+            and self.env_mode is not EnvMode.E0
+            and (self.fault_count > 0)
+        )
 
     def task_args(self) -> dict[str, Any]:
         """The configuration as the ``occubench`` task's keyword arguments (JSON values)."""
@@ -320,12 +315,12 @@ class RunConfig(FaultSettings):
 
         Raises:
             DatasetError: the dataset is malformed or a filter names what it lacks.
-            ValueError: no dataset is named.
+            UsageError: no dataset is named.
         """
         return load_dataset(
             self.dataset_dir(),
             task_ids=self.task_ids,
-            categories=self.categories,
+            categories=self.industries,
             domains=self.domains,
             difficulties=self.difficulty,
         )

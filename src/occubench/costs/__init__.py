@@ -1,6 +1,6 @@
 """Costs: prices and usage cost, the estimate before a run, the spending limit."""
 
-from occubench.costs._budget import SpendGuard, admission, spending_limit
+from occubench.costs._budget import Spend, SpendGuard, admission, combined, spending_limit
 from occubench.costs._cost import (
     CostSummary,
     ModelPrice,
@@ -54,4 +54,6 @@ __all__ = [
     "spending_limit",
     "role_cost",
     "admission",
+    "Spend",
+    "combined",
 ]

@@ -27,13 +27,13 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import yaml
 from inspect_ai.model import ModelUsage
 from pydantic import BaseModel, Field, ValidationError
 
 from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.roles import Role
+from occubench.text import YamlBoundError, bounded_yaml, nests_deeper
 
 PER_MTOK = 1_000_000
 
@@ -65,6 +65,35 @@ class PriceTable(BaseModel):
         return {name: p.release_date for name, p in self.models.items() if p.release_date}
 
 
+MAX_PRICE_FILE_BYTES = 1024 * 1024
+"""Largest price file read (a table of a thousand models is some 100 kB)."""
+MAX_PRICE_FILE_VALUES = 100_000
+"""Most YAML values in a price file (aliases counted at their expanded size)."""
+MAX_PRICE_FILE_DEPTH = 16
+"""Deepest nesting of a price file (the format nests three levels)."""
+
+
+def _bounded_json(path: Path, where: str) -> object:
+    """A JSON price file, its size and nesting checked before it is parsed.
+
+    Raises:
+        PriceError: unreadable, over a bound, or not JSON.
+    """
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_PRICE_FILE_BYTES + 1)
+    except OSError as e:
+        raise PriceError(f"{where}: cannot read it ({e.strerror or e})") from None
+    if len(raw) > MAX_PRICE_FILE_BYTES:
+        raise PriceError(f"{where}: larger than {MAX_PRICE_FILE_BYTES:,} bytes")
+    if nests_deeper(raw, MAX_PRICE_FILE_DEPTH):
+        raise PriceError(f"{where}: nested deeper than {MAX_PRICE_FILE_DEPTH} levels")
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise PriceError(f"{where}: not valid JSON: {e}") from None
+
+
 def load_prices(path: str | Path) -> PriceTable:
     """Read a price table from a YAML or JSON file (``.json`` is read as JSON).
 
@@ -73,16 +102,20 @@ def load_prices(path: str | Path) -> PriceTable:
 
     """
     path = Path(path)
+    where = f"price file {path}"
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise PriceError(f"price file {path}: cannot read it ({e.strerror or e})") from None
-    except UnicodeDecodeError as e:
-        raise PriceError(f"price file {path}: not UTF-8 text ({e})") from None
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as e:
-        raise PriceError(f"price file {path}: not valid {_format(path)}: {e}") from None
+        if path.suffix.lower() == ".json":
+            data = _bounded_json(path, where)
+        else:
+            data = bounded_yaml(
+                path,
+                where,
+                max_bytes=MAX_PRICE_FILE_BYTES,
+                max_nodes=MAX_PRICE_FILE_VALUES,
+                max_depth=MAX_PRICE_FILE_DEPTH,
+            )
+    except YamlBoundError as e:
+        raise PriceError(str(e)) from None
     if not isinstance(data, dict) or "models" not in data:
         raise PriceError(
             f"price file {path}: expected a mapping with a 'models' key "
@@ -95,10 +128,6 @@ def load_prices(path: str | Path) -> PriceTable:
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()
         )
         raise PriceError(f"price file {path}: {problems}") from None
-
-
-def _format(path: Path) -> str:
-    return "JSON" if path.suffix.lower() == ".json" else "YAML"
 
 
 def role_model(row: SampleRow, role: str) -> str | None:

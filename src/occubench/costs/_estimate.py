@@ -58,7 +58,7 @@ from occubench.agent import (
     simulator_layout,
 )
 from occubench.calls import approx_tokens, message_tokens, prompt_tokens, reply_tokens
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun
 from occubench.costs._cost import PER_MTOK, PriceTable
 from occubench.dataset import EnvConfig, PlanStep, TaskRecord, example_arguments, tool_params
 from occubench.defaults import (
@@ -226,23 +226,25 @@ class _Play:
     and the judge's request in the paper's style or occubench's.
     """
 
-    def __init__(self, config: RunConfig, task: TaskRecord, env: EnvConfig) -> None:
-        points = config.points()
+    def __init__(self, run: ResolvedRun, task: TaskRecord, env: EnvConfig) -> None:
+        config, points, release = run.config, run.points, run.release
         explicit = config.state_mode is StateMode.EXPLICIT
         self.state = env.task_initial_state if explicit else None
         plan = task.solution_plan if config.with_plan else None
         self.agent: list[ChatMessage] = [
-            ChatMessageSystem(content=run_system_prompt(config, task.task_scenario_name)),
+            ChatMessageSystem(content=run_system_prompt(run, task.task_scenario_name)),
             ChatMessageUser(
                 content=agent_input(task.agent_instruction, plan, points.agent_messages)
             ),
         ]
         self.tools = _tools(env)
-        self.layout = simulator_layout(config)
+        self.layout = simulator_layout(run)
         rules = (
             (STATE_CONTRACT if explicit else "")
             + (SIM_CHECK_CONTRACT if points.sim_checks else "")
-            + config.fault_settings().simulator_rules(points.simulator_messages)
+            + run.fault_settings.simulator_rules(
+                points.simulator_messages, release.fault_rules if release else None
+            )
         )
         system = self.layout.system_prompt(env, date=config.date, rules=rules)
         self.history_tokens = approx_tokens(system)
@@ -293,10 +295,10 @@ class _Play:
 
 
 def _judge_prompt(
-    config: RunConfig, task: TaskRecord, env: EnvConfig, agent: list[ChatMessage], answer: str
+    run: ResolvedRun, task: TaskRecord, env: EnvConfig, agent: list[ChatMessage], answer: str
 ) -> int:
-    """Prompt tokens of one judge vote, in the protocol's layout."""
-    if config.points().verifier_messages is MessageStyle.PAPER:
+    """Prompt tokens of one verifier vote, in the protocol's layout."""
+    if run.points.verifier_messages is MessageStyle.PAPER:
         request = task_verifier_request(task, env, agent)
         return prompt_tokens([ChatMessageUser(content=request)])
     request = verifier_request(
@@ -313,7 +315,7 @@ def _judge_prompt(
 
 
 def estimate_task(
-    config: RunConfig,
+    run: ResolvedRun,
     task: TaskRecord,
     env: EnvConfig,
     *,
@@ -323,14 +325,14 @@ def estimate_task(
     """The predicted tokens of one task in one epoch (module doc).
 
     Args:
-        config: The run's configuration.
+        run: The resolved run.
         task: The task.
         env: Its environment.
         judge_role: The role whose model judges (None: the checks alone grade).
         assumptions: What the agent and the judge are assumed to do.
     """
-    play = _Play(config, task, env)
-    session: FaultSession | None = config.fault_settings().session(
+    play = _Play(run, task, env)
+    session: FaultSession | None = run.fault_settings.session(
         task.task_id,
         expected_calls(task),
         (env.fault_hints or {}).get("key_fields", []),
@@ -357,9 +359,9 @@ def estimate_task(
     answer = _answer(task, assumptions)
     play.answer(answer)
     if judge_role is not None:
-        prompt = _judge_prompt(config, task, env, play.agent, answer)
+        prompt = _judge_prompt(run, task, env, play.agent, answer)
         judge = play.roles.setdefault(judge_role, RoleTokens())
-        for _ in range(config.votes):
+        for _ in range(run.config.votes):
             judge.add(prompt, assumptions.verdict_tokens)
     return TaskEstimate(
         task_id=task.task_id,
@@ -370,9 +372,9 @@ def estimate_task(
     )
 
 
-def _notes(config: RunConfig) -> list[str]:
+def _notes(run: ResolvedRun) -> list[str]:
     notes = []
-    points = config.points()
+    config, points = run.config, run.points
     if points.fault_engine is FaultEngine.PROMPT and config.injects_faults():
         notes.append("faults the simulator is told to make are not predicted")
     if any(f.value == "semantic" for f in config.faults):
@@ -383,7 +385,7 @@ def _notes(config: RunConfig) -> list[str]:
 
 
 def estimate_run(
-    config: RunConfig,
+    run: ResolvedRun,
     *,
     agent: str,
     roles: Mapping[Role, str],
@@ -398,14 +400,14 @@ def estimate_run(
         UsageError: no dataset is named.
     """
     chosen = assumptions or Assumptions()
-    loaded = config.load_tasks()
+    loaded = run.config.load_tasks()
     per_task = []
     for task in loaded.tasks:
         verifier = Role.VERIFIER if Role.VERIFIER in roles else None
         judge = verifier or (Role.SIMULATOR if not task.checks else None)
         per_task.append(
             estimate_task(
-                config,
+                run,
                 task,
                 loaded.env(task),
                 judge_role=judge.value if judge else None,
@@ -448,7 +450,7 @@ def estimate_run(
         per_sample_cost=total / samples if total is not None and samples else None,
         unpriced_models=unpriced,
         per_task=per_task,
-        notes=_notes(config),
+        notes=_notes(run),
     )
 
 

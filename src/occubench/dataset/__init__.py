@@ -1,5 +1,12 @@
 """Dataset layer: on-disk models, the release-layout loader and writer, the built-in suite."""
 
+from occubench.dataset._check import (
+    MAX_TOOLS,
+    PLACEHOLDER,
+    DatasetCheck,
+    check_dataset,
+    load_env,
+)
 from occubench.dataset._errors import DatasetError, DatasetIssue
 from occubench.dataset._fetch import (
     PUBLIC_RELEASE,
@@ -62,6 +69,11 @@ from occubench.dataset._tool_schema import (
 )
 
 __all__ = [
+    "MAX_TOOLS",
+    "PLACEHOLDER",
+    "DatasetCheck",
+    "check_dataset",
+    "load_env",
     "PUBLIC_RELEASE",
     "RELEASE_DATASET",
     "RELEASE_LIMITS",

@@ -16,9 +16,9 @@ archive refused when one is not a plain file or folder (a release has no links,
 devices or FIFOs), would land outside the unpacked folder, or when the files add up to
 more, or the members are more, than a release can hold; the whole stream is then
 decompressed once, without being kept, up to a bound. Only then are the members
-written, by this module rather than by ``tarfile``'s extraction (whose ``data`` filter
-some 3.11 releases let a chain of symbolic links get past), each file created new,
-never through a link, with exactly the bytes its checked header declares.
+written, each file created new, never through a link, with exactly the bytes its checked
+header declares. Those checks and the writing are ``occubench.archives``'s (bundles of
+results are unpacked the same way).
 
 Nothing half-written is left behind: the download and the unpacked tree live in
 temporary names inside the target's parent folder and only a complete, checked tree
@@ -29,9 +29,7 @@ message.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import os
 import shutil
 import tarfile
@@ -42,8 +40,16 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from occubench.archives import (
+    CHUNK,
+    ArchiveRefused,
+    TarBounds,
+    UnpackError,
+    amount,
+    unpack_checked,
+)
 from occubench.dataset._errors import DatasetError
 from occubench.dataset._loader import TASKS_FILE, load_dataset
 from occubench.defaults import (
@@ -62,38 +68,9 @@ RELEASE_DATASET = "occubench"
 SOURCE_FILE = "SOURCE.json"
 """File beside the unpacked release saying where it came from (url, revision, digests)."""
 
-_CHUNK = 1 << 16
 
-_MAX_READ = 1 << 20
-"""Most bytes tarfile may read from the archive at once: a header it reads whole (a pax
-header, a long name: a release's are under 1 KiB) or a chunk of a file (``_CHUNK``)."""
-
-_MEMBER_ROOM = 8 * 1024
-"""Bytes a member may take in the tar stream beside its data: its header block, a pax
-header for a long path, the padding of its data to a block."""
-
-_ALLOWED_TYPES = frozenset({tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE, tarfile.DIRTYPE})
-"""Member types a release holds: plain files and folders."""
-
-_REFUSED_TYPES = {
-    tarfile.SYMTYPE: "a symbolic link",
-    tarfile.LNKTYPE: "a hard link",
-    tarfile.CHRTYPE: "a character device",
-    tarfile.BLKTYPE: "a block device",
-    tarfile.FIFOTYPE: "a FIFO",
-}
-"""How a refusal names a member type a release never holds."""
-
-
-def _amount(size: int) -> str:
-    """``size`` bytes for a message: whole MiB as such, else the bytes."""
-    return f"{size // 2**20} MiB" if size % 2**20 == 0 else f"{size:,} bytes"
-
-
-class FetchLimits(BaseModel):
+class FetchLimits(TarBounds):
     """What a release can be: the bounds a download and its archive are held to."""
-
-    model_config = ConfigDict(frozen=True)
 
     download_bytes: int = Field(
         default=DEFAULT_FETCH_MAX_DOWNLOAD_BYTES,
@@ -111,24 +88,11 @@ class FetchLimits(BaseModel):
         description="Most members (files and folders) the archive may hold.",
     )
 
-    @property
-    def header_bytes(self) -> int:
-        """Most bytes of headers the archive may have.
-
-        Room for each member's, and two members' room for the end of the archive.
-        """
-        return (self.members + 2) * _MEMBER_ROOM
-
-    @property
-    def stream_bytes(self) -> int:
-        """Most bytes the decompressed tar stream may have: the files and the headers."""
-        return self.unpacked_bytes + self.header_bytes
-
     def describe(self) -> str:
         """One line saying what ``fetch_release`` refuses."""
         return (
-            f"An archive over {_amount(self.download_bytes)}, or unpacking to over "
-            f"{_amount(self.unpacked_bytes)} or {self.members:,} files and folders, is "
+            f"An archive over {amount(self.download_bytes)}, or unpacking to over "
+            f"{amount(self.unpacked_bytes)} or {self.members:,} files and folders, is "
             "refused, as is one holding a link, a device or a path outside the target."
         )
 
@@ -149,6 +113,11 @@ class ReleaseSource(BaseModel):
     content_sha256: str | None = Field(
         default=None,
         description="SHA-256 of the data files (``content_digest``; checked when known).",
+    )
+    added: list[str] = Field(
+        default_factory=list,
+        description="Files the fetch put beside the release's own (its license, from the "
+        "repository's top), which ``content_digest`` leaves out.",
     )
 
 
@@ -185,11 +154,21 @@ def release_dir(source: ReleaseSource = PUBLIC_RELEASE) -> Path:
 
 
 def content_digest(root: Path) -> str:
-    """SHA-256 over every file under ``root``: its relative path and its own SHA-256."""
+    """SHA-256 over every file under ``root``: its relative path and its own SHA-256.
+
+    ``SOURCE.json`` and the files it lists as added by the fetch are left out, so a
+    cached release hashes to the digest its data files had in the archive.
+    """
+    added: set[str] = set()
+    if (root / SOURCE_FILE).is_file():
+        try:
+            added = set(ReleaseSource.model_validate_json((root / SOURCE_FILE).read_bytes()).added)
+        except ValueError:  # not a fetch's record: nothing is left out
+            pass
     lines = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = path.relative_to(root).as_posix()
-        if relative == SOURCE_FILE:
+        if relative == SOURCE_FILE or relative in added:
             continue
         lines.append(f"{relative}\0{hashlib.sha256(path.read_bytes()).hexdigest()}\n")
     return hashlib.sha256("".join(lines).encode()).hexdigest()
@@ -205,15 +184,15 @@ def _download(url: str, target: Path, progress: Progress | None, most: int) -> s
             if total is not None and total > most:
                 raise FetchError(
                     f"refused: {url} announces {total:,} bytes, more than a release can be "
-                    f"({_amount(most)})"
+                    f"({amount(most)})"
                 )
             done = 0
             with target.open("wb") as out:
-                while chunk := response.read(_CHUNK):
+                while chunk := response.read(CHUNK):
                     done += len(chunk)
                     if done > most:
                         raise FetchError(
-                            f"refused: the download from {url} went past {_amount(most)}, "
+                            f"refused: the download from {url} went past {amount(most)}, "
                             "more than a release can be"
                         )
                     out.write(chunk)
@@ -230,165 +209,23 @@ def _download(url: str, target: Path, progress: Progress | None, most: int) -> s
     return digest.hexdigest()
 
 
-class _HeaderReads(io.RawIOBase):
-    """The archive's decompressed stream as tarfile reads its headers, within bounds.
-
-    tarfile reads a header whole, in one call, sized by what the header before it
-    declares, and parses some (a pax sparse map) into lists before a member is seen:
-    each read is refused over ``_MAX_READ`` bytes, and all of them over ``most``. Its
-    seeks over the members' data are bounded by the sizes checked before them.
-    """
-
-    def __init__(self, stream: gzip.GzipFile, most: int) -> None:
-        super().__init__()
-        self._stream = stream
-        self._left = most
-
-    def readable(self) -> bool:
-        """Read-only."""
-        return True
-
-    def seekable(self) -> bool:
-        """Seekable, as the gzip stream is."""
-        return True
-
-    def read(self, size: int = -1, /) -> bytes:
-        """At most ``size`` bytes, ``size`` up to ``_MAX_READ`` and the bytes left."""
-        if size < 0 or size > _MAX_READ:
-            raise FetchError(
-                f"refused: the archive holds a header of {size:,} bytes, more than a "
-                f"release's can be ({_amount(_MAX_READ)})"
-            )
-        if size > self._left:
-            raise FetchError(
-                "refused: the archive's headers add up to more than a release's can be"
-            )
-        got = self._stream.read(size)
-        self._left -= len(got)
-        return got
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        """Move in the decompressed stream."""
-        return self._stream.seek(offset, whence)
-
-    def tell(self) -> int:
-        """Where in the decompressed stream the next read starts."""
-        return self._stream.tell()
-
-
-def _read_through(archive: Path, most: int) -> None:
-    """Decompress the whole archive without keeping it, refusing it past ``most`` bytes.
-
-    A tar reader stops quietly at the first bad block, so a damaged archive would
-    otherwise unpack in part; reading to the end checks the gzip stream's own CRC.
-    """
-    seen = 0
-    with gzip.open(archive) as stream:
-        while chunk := stream.read(_CHUNK):
-            seen += len(chunk)
-            if seen > most:
-                raise FetchError(
-                    f"refused: the archive unpacks to more than {_amount(most)}, more than "
-                    "a release can be"
-                )
-
-
-def _refused_kind(member: tarfile.TarInfo) -> str | None:
-    """What ``member`` is when a release never holds it (a refusal names it); else None."""
-    if member.sparse is not None:
-        return "a sparse file"
-    if member.type in _ALLOWED_TYPES:
-        return None
-    return _REFUSED_TYPES.get(member.type, f"a member of type {member.type!r}")
-
-
-def _checked_members(
-    tar: tarfile.TarFile, into: Path, limits: FetchLimits
-) -> list[tuple[tarfile.TarInfo, Path]]:
-    """Every member of ``tar`` with the path it is written to, all checked first.
-
-    A member is refused unless it is a plain file or a folder and its path, resolved
-    under ``into``, lies inside it; the archive is refused when it holds more members,
-    or its files add up to more bytes, than ``limits`` allow. Nothing is written here,
-    and nothing in ``into`` is a link (none is ever written), so the path as resolved
-    from the name alone is where the member lands.
-    """
-    root = str(into)
-    checked: list[tuple[tarfile.TarInfo, Path]] = []
-    total = 0
-    for count, member in enumerate(tar, start=1):
-        if count > limits.members:
-            raise FetchError(
-                f"refused: the archive holds more than {limits.members:,} files and "
-                "folders, more than a release can be"
-            )
-        kind = _refused_kind(member)
-        if kind is not None:
-            raise FetchError(
-                f"refused: the archive holds {kind}, {member.name!r}; a release holds "
-                "only files and folders"
-            )
-        path = os.path.normpath(os.path.join(root, member.name))
-        if os.path.commonpath([root, path]) != root or (path == root and not member.isdir()):
-            raise FetchError(
-                f"refused: the archive's member {member.name!r} lies outside the folder "
-                "it is unpacked into"
-            )
-        if not member.isdir():
-            total += member.size
-        if total > limits.unpacked_bytes:
-            raise FetchError(
-                f"refused: the archive's files add up to more than "
-                f"{_amount(limits.unpacked_bytes)}, more than a release can be"
-            )
-        if path != root:
-            checked.append((member, Path(path)))
-    return checked
-
-
-def _write_members(stream: gzip.GzipFile, members: list[tuple[tarfile.TarInfo, Path]]) -> None:
-    """Write checked members from the decompressed ``stream``.
-
-    Folders are made; files are created new (never through a link) with exactly the
-    bytes their checked header declares.
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    for member, path in members:
-        if member.isdir():
-            path.mkdir(parents=True, exist_ok=True)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        stream.seek(member.offset_data)
-        with os.fdopen(os.open(path, flags, 0o644), "wb") as out:
-            left = member.size
-            while left:
-                chunk = stream.read(min(_CHUNK, left))
-                if not chunk:
-                    raise EOFError(f"{member.name!r} ends before its {member.size} bytes")
-                out.write(chunk)
-                left -= len(chunk)
-
-
 def _unpack(archive: Path, into: Path, limits: FetchLimits) -> Path:
     """Check the archive against ``limits``, then unpack it into ``into`` (made here).
 
-    The member headers are checked first (a bomb is refused at its header), then the
-    whole stream is read through, then the members are written.
+    The checks and the writing are ``archives.unpack_checked``'s: the member headers
+    first (a bomb is refused at its header), then the whole stream read through, then
+    the members written.
 
     Returns:
         The folder that holds the release layout.
     """
     into.mkdir()
     try:
-        with gzip.open(archive) as stream:
-            headers = _HeaderReads(stream, limits.header_bytes)
-            with tarfile.open(fileobj=headers, mode="r:") as tar:
-                members = _checked_members(tar, into, limits)
-            _read_through(archive, limits.stream_bytes)
-            try:
-                _write_members(stream, members)
-            except OSError as e:  # the stream was read through: the disk, full, read-only
-                raise FetchError(f"could not unpack the release into {into}: {e}") from None
+        unpack_checked(archive, into, limits, "a release")
+    except ArchiveRefused as e:
+        raise FetchError(str(e)) from None
+    except UnpackError as e:
+        raise FetchError(f"could not unpack the release into {into}: {e}") from None
     except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as e:
         raise FetchError(f"the archive is corrupt or not a .tar.gz: {e}") from None
     found = sorted(into.rglob(TASKS_FILE), key=lambda p: len(p.parts))
@@ -449,10 +286,15 @@ def fetch_release(
                 f"first: {e.issues[0]})"
             ) from None
         notice = data.parent / "LICENSE"
+        added = []
         if notice.is_file() and not (data / "LICENSE").exists():
             shutil.copyfile(notice, data / "LICENSE")  # the release's license travels with it
+            added.append("LICENSE")
         (data / SOURCE_FILE).write_text(
-            source.model_copy(update={"archive_sha256": got}).model_dump_json(indent=2) + "\n"
+            source.model_copy(update={"archive_sha256": got, "added": added}).model_dump_json(
+                indent=2
+            )
+            + "\n"
         )
         if target.exists():
             target.rmdir()  # an empty folder (checked above)

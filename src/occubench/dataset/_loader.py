@@ -24,7 +24,12 @@ from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from occubench.dataset._errors import DatasetError, DatasetIssue, issues_from_validation
+from occubench.dataset._errors import (
+    DatasetError,
+    DatasetIssue,
+    issues_from_validation,
+    json_lines,
+)
 from occubench.dataset._models import EnvConfig, Scenario, TaskRecord, ToolSpec
 from occubench.dataset._tool_schema import check_tool, is_schema_keyword
 from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES, DEFAULT_MAX_JSON_DEPTH
@@ -223,6 +228,8 @@ class _Reader:
         self.root = root.resolve()
         self.max_bytes = max_bytes
         self.issues = issues
+        self.texts: dict[Path, str] = {}
+        """The text of every env config read (valid JSON)."""
 
     def open(self, path: Path, referrer: DatasetIssue | None = None) -> IO[bytes] | None:
         """The file as a binary stream, if inside the folder and within the size limit.
@@ -329,9 +336,12 @@ class _Reader:
         return record
 
     def env(
-        self, name: str, referrer: DatasetIssue, warnings: list[DatasetIssue]
+        self, name: str, referrer: DatasetIssue | None, warnings: list[DatasetIssue]
     ) -> EnvConfig | None:
-        """The env config ``name`` (``referrer``: the task line that names it)."""
+        """The env config ``name`` (``referrer``: the task line that names it, if one does).
+
+        Its text is kept in ``texts`` (problems found later are placed by line).
+        """
         path = self.folder / CONFIGS_DIR / f"{name}.json"
         issues = self.issues
         if Path(name).name != name or name in ("", ".", ".."):  # no path out of CONFIGS_DIR
@@ -351,6 +361,7 @@ class _Reader:
         data = _INVALID if text is None else _parse(text, path, None, issues)
         if data is _INVALID or text is None:
             return None
+        self.texts[path] = text
         try:
             env = EnvConfig.model_validate(data)
         except ValidationError as e:
@@ -438,11 +449,18 @@ def _check_tools(
     warnings: list[DatasetIssue],
 ) -> None:
     seen: list[str] = []
+    places = json_lines(text)
     for i, tool in enumerate(tools):
         where = f"action_set_definitions[{i}]"
         line = _line_of(text, f'"{tool.name}"', seen.count(tool.name))
 
-        def at(field: str, message: str, line: int | None = line) -> DatasetIssue:
+        def at(
+            field: str, message: str, line: int | None = line, where: str = where, i: int = i
+        ) -> DatasetIssue:
+            """An issue at ``field`` of this tool: at the field's own line when it is found."""
+            if field.startswith(f"{where}.parameters"):
+                steps = field.removeprefix(f"{where}.").split(".")
+                line = places.get(("action_set_definitions", i, *steps)) or line
             return DatasetIssue(file=str(path), line=line, field=field, message=message)
 
         if tool.name in seen:

@@ -12,7 +12,7 @@ import copy
 from typing import Any, NamedTuple
 
 import jsonschema
-from inspect_ai.tool import ToolInfo, ToolParams
+from inspect_ai.tool import ToolDef, ToolInfo, ToolParams
 from pydantic import ValidationError
 
 from occubench.dataset._models import ToolSpec
@@ -95,7 +95,7 @@ class ToolCheck(NamedTuple):
 
 
 def check_tool(spec: ToolSpec) -> ToolCheck:
-    """Validate one tool's parameter schema."""
+    """Validate one tool's parameter schema: JSON Schema, then the tool Inspect builds of it."""
     errors: list[FieldProblem] = []
     schema = spec.parameters
     try:
@@ -121,8 +121,19 @@ def check_tool(spec: ToolSpec) -> ToolCheck:
                 FieldProblem(f"parameters.{where}", f"not usable as a tool schema: {err['msg']}")
             )
         return ToolCheck(errors, [])
+    try:  # the tool as a run builds it: bound to the tool layer, and as the agent is shown it
+        ToolDef(_never_called, spec.name, spec.description or spec.name, params, max_output=0)
+        tool_info(spec, fill=False)
+    except (ValueError, TypeError) as e:  # pydantic's ValidationError is a ValueError
+        errors.append(FieldProblem("parameters", f"Inspect cannot make a tool of it: {e}"))
+        return ToolCheck(errors, [])
     kept = params.model_dump(exclude_none=True)
     return ToolCheck(errors, lost_keywords(filled, kept))
+
+
+async def _never_called(**arguments: Any) -> str:
+    """The callable of a tool built only to see that Inspect accepts it."""
+    raise NotImplementedError
 
 
 def example_value(name: str, schema: dict[str, Any]) -> Any:

@@ -45,7 +45,7 @@ from occubench.agent import (
     run_system_prompt,
     tool_schema,
 )
-from occubench.config import ReleasePrompts, RunConfig
+from occubench.config import ResolvedRun
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.faults import InjectedFault
 from occubench.grading import Grade, SubmittedGrade, grade_trajectory, judge_model
@@ -112,7 +112,7 @@ class EnvEpisode:
     """One task's environment, driven call by call (see the module docstring).
 
     Args:
-        config: The run's configuration (faults, state mode, limits, votes, ...).
+        run: The resolved run (faults, state mode, protocol points, votes, ...).
         task: The task record.
         env: Its env config.
         simulator: The simulator role's model.
@@ -121,12 +121,12 @@ class EnvEpisode:
             a new one by default, started with the instruction.
         store: The store to keep the episode record in (a sample's); a new one by default.
         instruction: The instruction as the agent gets it (default: from the task and
-            ``config.with_plan``).
+            ``with_plan``).
     """
 
     def __init__(
         self,
-        config: RunConfig,
+        run: ResolvedRun,
         task: TaskRecord,
         env: EnvConfig,
         *,
@@ -136,16 +136,16 @@ class EnvEpisode:
         store: Store | None = None,
         instruction: str | None = None,
     ) -> None:
-        self.config = config
-        self.points = config.points()
-        self.release = ReleasePrompts.read(config.prompts_from) if config.prompts_from else None
+        self.run = run
+        self.config = run.config
+        self.points = run.points
         self.task = task
         self.env = env
         self.simulator = simulator
         self.judge = judge
         self.instruction = instruction or agent_input(
             task.agent_instruction,
-            task.solution_plan if config.with_plan else None,
+            task.solution_plan if run.config.with_plan else None,
             self.points.agent_messages,
         )
         self.messages: list[ChatMessage] = (
@@ -159,13 +159,11 @@ class EnvEpisode:
         self._calls = 0
 
     @classmethod
-    async def in_sample(
-        cls, state: TaskState, config: RunConfig
-    ) -> tuple[EnvEpisode, EpisodeStart]:
+    async def in_sample(cls, state: TaskState, run: ResolvedRun) -> tuple[EnvEpisode, EpisodeStart]:
         """The running sample's episode, opened: its store, its messages, its model roles."""
         task = TaskRecord.model_validate(state.metadata["task"])
         episode = cls(
-            config,
+            run,
             task,
             EnvConfig.model_validate(state.metadata["env"]),
             simulator=get_model(role=Role.SIMULATOR.value, required=True),
@@ -198,10 +196,8 @@ class EnvEpisode:
         """
         if self._layer is not None:
             raise RuntimeError("an episode is opened once: make a new one to start again")
-        self._layer = open_environment(
-            self.config, self.task, self.env, self.simulator, self.record, self.release
-        )
-        system = run_system_prompt(self.config, self.task.task_scenario_name, self.release)
+        self._layer = open_environment(self.run, self.task, self.env, self.simulator, self.record)
+        system = run_system_prompt(self.run, self.task.task_scenario_name)
         self.messages.insert(0, ChatMessageSystem(content=system))
         self.record.stop_reason = StopReason.NOT_SUBMITTED
         return EpisodeStart(
@@ -318,7 +314,7 @@ class EnvEpisode:
             cache=self.config.cache,
             style=self.points.verifier_messages,
             max_tokens=self.points.verifier_max_tokens or None,
-            template=self.release.verifier if self.release is not None else None,
+            template=self.run.release.verifier if self.run.release is not None else None,
         )
         self.verdict = grade
         given = SubmittedGrade(store=self.store)

@@ -8,7 +8,7 @@ from typing import Any
 from inspect_ai.model import Model
 
 from occubench.calls import named_model, resilient
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.env._episode import EnvEpisode
 from occubench.grading import choose_judge
 
@@ -55,7 +55,7 @@ def make_episode(
     sim = _model(simulator)
     assert sim is not None
     return EnvEpisode(
-        run,
+        ResolvedRun.of(run),
         task,
         loaded.env(task),
         simulator=sim,

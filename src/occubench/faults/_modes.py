@@ -1,9 +1,13 @@
-"""Environment modes: how the environment misbehaves during a task."""
+"""Environment modes: how the environment misbehaves during a task.
 
-from enum import Enum
+Both are ``StrEnum``s: a member is shown as its value (``E1``, ``code``) wherever a run's
+setting is printed (reports, tables, labels).
+"""
+
+from enum import StrEnum
 
 
-class EnvMode(str, Enum):
+class EnvMode(StrEnum):
     """The paper's four environment modes."""
 
     E0 = "E0"
@@ -16,7 +20,7 @@ class EnvMode(str, Enum):
     """Mixed: about half explicit, half implicit."""
 
 
-class FaultEngine(str, Enum):
+class FaultEngine(StrEnum):
     """Who decides where faults land."""
 
     CODE = "code"

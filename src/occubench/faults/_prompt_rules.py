@@ -94,7 +94,7 @@ that identify an entity, and keep the true state unchanged underneath."""
 
 
 def prompt_fault_rules(
-    env_mode: EnvMode | str,
+    env_mode: EnvMode,
     fault_count: int,
     fault_duration: int,
     *,
@@ -114,23 +114,22 @@ def prompt_fault_rules(
         The rules text, or ``""`` for E0 or a zero fault count.
 
     Raises:
-        UsageError: On an unknown env mode, a negative count or a duration below 1.
+        UsageError: On a negative count or a duration below 1.
 
     """
-    mode = EnvMode(env_mode)
     if fault_count < 0:
         raise UsageError(f"fault_count must be >= 0, got {fault_count}")
     if fault_duration < 1:
         raise UsageError(f"fault_duration must be >= 1, got {fault_duration}")
-    if mode is EnvMode.E0 or fault_count == 0:
+    if env_mode is EnvMode.E0 or fault_count == 0:
         return ""
     if style is MessageStyle.PAPER:
         if rules is not None:
-            return rules.render(mode, fault_count, fault_duration)
-        return paper_fault_rules(mode, fault_count, fault_duration)
-    if mode is EnvMode.E1:
+            return rules.render(env_mode, fault_count, fault_duration)
+        return paper_fault_rules(env_mode, fault_count, fault_duration)
+    if env_mode is EnvMode.E1:
         kinds = _EXPLICIT_RULES
-    elif mode is EnvMode.E2:
+    elif env_mode is EnvMode.E2:
         kinds = _IMPLICIT_RULES
     else:
         kinds = (

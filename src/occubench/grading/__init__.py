@@ -9,7 +9,15 @@ from occubench.grading._prompt import (
     task_verifier_request,
     verifier_request,
 )
+from occubench.grading._regrade import (
+    REGRADE_METADATA,
+    Regrade,
+    RegradedLog,
+    VerifierLayout,
+    regrade_logs,
+)
 from occubench.grading._scorer import (
+    VERIFIER_FAILED,
     VerifierError,
     choose_judge,
     final_answer,
@@ -35,6 +43,12 @@ from occubench.grading._verdict import (
 )
 
 __all__ = [
+    "REGRADE_METADATA",
+    "VERIFIER_FAILED",
+    "Regrade",
+    "RegradedLog",
+    "VerifierLayout",
+    "regrade_logs",
     "PAPER_VERIFIER_PROMPT",
     "paper_verifier_request",
     "task_verifier_request",

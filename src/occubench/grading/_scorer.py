@@ -12,6 +12,8 @@ Combination rule (one place, documented in the README):
 
 from __future__ import annotations
 
+import traceback
+
 from inspect_ai.model import (
     CachePolicy,
     ChatMessage,
@@ -38,7 +40,7 @@ from inspect_ai.util import LimitExceededError, collect
 from occubench.agent import Episode
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
-from occubench.errors import ErrorSource, InfrastructureError, UsageError
+from occubench.errors import BudgetExhausted, ErrorSource, InfrastructureError, UsageError
 from occubench.grading._checks import run_checks
 from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
 from occubench.grading._prompt import (
@@ -119,13 +121,14 @@ async def paper_vote(
     """One paper-style vote: one call, read greedily; any failure is a False vote.
 
     A failed API call (after the provider's and Inspect's retries) also counts as a
-    False vote, as the release counts it.
+    False vote, as the release counts it; a call the spending limit refused errors the
+    sample instead.
     """
     try:
         output = await model.generate(
             [ChatMessageUser(content=request)], cache=_vote_cache(index, cache), config=config
         )
-    except LimitExceededError:
+    except (LimitExceededError, BudgetExhausted):  # a limit: the sample errors, no vote
         raise
     except Exception as e:
         return Vote(is_correct=False, feedback=f"Verification error: {type(e).__name__}")
@@ -225,6 +228,32 @@ def grade_score(grade: Grade, answer: str) -> Score:
     )
 
 
+VERIFIER_FAILED = "verifier_failed"
+"""``Score.reason`` of a sample whose judge failed while regrading (``occubench_scorer``)."""
+
+
+def verifier_failure(error: Exception) -> Score:
+    """An unscored score for a judge that failed: its error, as a ``VerifierError``.
+
+    Regrading turns it into the sample's infrastructure error (source ``verifier``):
+    ``explanation`` is the message, ``metadata["traceback"]`` the traceback, which ends
+    with the ``VerifierError``, so a log reader finds the source from it.
+    """
+    cause: BaseException = error
+    while isinstance(cause, BaseExceptionGroup) and cause.exceptions:  # the k votes' failures
+        cause = cause.exceptions[0]
+    if not isinstance(cause, VerifierError):
+        try:
+            raise VerifierError(f"the judge failed: {type(cause).__name__}: {cause}") from error
+        except VerifierError as wrapped:
+            cause = wrapped
+    return Score.unscored(
+        reason=VERIFIER_FAILED,
+        explanation=str(cause),
+        metadata={"traceback": "".join(traceback.format_exception(cause))},
+    )
+
+
 @scorer(
     metrics=[accuracy(), stderr(), grouped(accuracy(), "industry", all=False)], name=SCORER_NAME
 )
@@ -235,6 +264,7 @@ def occubench_scorer(
     style: MessageStyle = MessageStyle.OCCUBENCH,
     max_tokens: int | None = None,
     template: str | None = None,
+    regrading: bool = False,
 ) -> Scorer:
     """Grade a trajectory with its deterministic checks and a k-vote judge.
 
@@ -245,30 +275,39 @@ def occubench_scorer(
         style: The judge's protocol style (see ``grade_trajectory``).
         max_tokens: max_tokens of each judge call (None: not set).
         template: The release's own verifier prompt (paper style, ``prompts_from``).
+        regrading: Grading a recorded trajectory again (``regrade_logs``): a grade given
+            when the agent submitted is not reused, and a judge that fails gives an
+            unscored score (``verifier_failure``) instead of raising, so that one
+            sample's failure does not stop the others.
     """
     if votes < 1:
         raise UsageError("votes must be at least 1")
 
     async def score(state: TaskState, target: Target) -> Score:
         given = state.store_as(SubmittedGrade)
-        if given.grade is not None:  # graded when the agent submitted (occubench.serving)
+        if given.grade is not None and not regrading:  # graded when the agent submitted
             return grade_score(Grade.model_validate(given.grade), given.answer or "")
         task = TaskRecord.model_validate(state.metadata["task"])
         answer = final_answer(state)
-        grade = await grade_trajectory(
-            task,
-            EnvConfig.model_validate(state.metadata["env"]),
-            state.messages,
-            answer,
-            state.store_as(Episode),
-            judge=judge_model(bool(task.checks)),
-            votes=votes,
-            retries=retries,
-            cache=cache,
-            style=style,
-            max_tokens=max_tokens,
-            template=template,
-        )
+        try:
+            grade = await grade_trajectory(
+                task,
+                EnvConfig.model_validate(state.metadata["env"]),
+                state.messages,
+                answer,
+                state.store_as(Episode),
+                judge=judge_model(bool(task.checks)),
+                votes=votes,
+                retries=retries,
+                cache=cache,
+                style=style,
+                max_tokens=max_tokens,
+                template=template,
+            )
+        except Exception as e:  # regrading records any failure of the judge
+            if not regrading:
+                raise
+            return verifier_failure(e)
         return grade_score(grade, answer)
 
     return score

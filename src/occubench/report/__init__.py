@@ -2,7 +2,7 @@
 
 from occubench.report._contrast import contrast_ratio, heat, text_colour
 from occubench.report._files import ReportFormat, write_report
-from occubench.report._html import render_html
+from occubench.report._html import content_security_policy, render_html
 from occubench.report._report import Report, build_report
 from occubench.report._summary import (
     comparison_table,
@@ -13,7 +13,14 @@ from occubench.report._summary import (
     sim_check_table,
     summary_tables,
 )
-from occubench.report._tables import report_tables, rich_table
+from occubench.report._tables import (
+    TextTable,
+    markdown_table,
+    pct,
+    ratio,
+    report_tables,
+    rich_table,
+)
 
 __all__ = [
     "contrast_ratio",
@@ -24,7 +31,12 @@ __all__ = [
     "ReportFormat",
     "write_report",
     "render_html",
+    "content_security_policy",
     "report_tables",
+    "TextTable",
+    "markdown_table",
+    "pct",
+    "ratio",
     "rich_table",
     "comparison_table",
     "cost_table",

@@ -42,6 +42,8 @@ LEFT = frozenset(
         "group",
         "outcome",
         "below MDD of",
+        "verifier",
+        "source",
         *DIMENSIONS,
     }
 )

@@ -1,7 +1,7 @@
 """Results: logs read into sample rows, the Parquet results store, trajectories read from logs."""
 
 from occubench.results._row import SampleRow
-from occubench.results._runs import log_files, read_runs
+from occubench.results._runs import log_files, read_runs, run_fields
 from occubench.results._store import (
     EXPORT_FILE,
     LogReadError,
@@ -17,6 +17,7 @@ __all__ = [
     "SampleRow",
     "log_files",
     "read_runs",
+    "run_fields",
     "EXPORT_FILE",
     "LogReadError",
     "log_header",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, computed_field
 
+from occubench.agent import StopReason
 from occubench.errors import ErrorSource
-from occubench.faults import InjectedFault
+from occubench.faults import EnvMode, FaultEngine, InjectedFault
+from occubench.protocols import Protocol
 
 
 class SampleRow(BaseModel):
@@ -19,10 +21,15 @@ class SampleRow(BaseModel):
     )
     simulator_model: str | None
     verifier_model: str | None
-    env_mode: str
+    regraded_from: str | None = Field(
+        default=None,
+        description="The log this sample's grade was made again from (occubench regrade); "
+        "None: graded when it ran.",
+    )
+    env_mode: EnvMode
     fault_count: int
     fault_duration: int
-    fault_engine: str
+    fault_engine: FaultEngine
     seed: int
     epoch: int
     task_id: int | str
@@ -43,12 +50,14 @@ class SampleRow(BaseModel):
     error_source: ErrorSource | None = Field(
         default=None, description="Which part failed, for an errored sample."
     )
-    protocol: str = Field(default="occubench", description="The protocol the run followed.")
+    protocol: Protocol = Field(
+        default=Protocol.OCCUBENCH, description="The protocol the run followed."
+    )
     errors_count_as_failures: bool = Field(
         default=False,
         description="The run's protocol counts an errored sample as a failed task (paper).",
     )
-    stop_reason: str | None
+    stop_reason: StopReason | None
     tool_calls: int
     faults: list[InjectedFault] = Field(default_factory=list, description="Injected faults.")
     tokens: dict[str, int] = Field(default_factory=dict, description="Total tokens by role.")
@@ -94,9 +103,13 @@ class SampleRow(BaseModel):
         """Whether the row counts in completion rates.
 
         A row with a verdict counts; an errored row counts (as a failed task) only under
-        a protocol that says so (the paper's CR is over all tasks).
+        a protocol that says so (the paper's CR is over all tasks), and never one the
+        spending limit stopped (the run did not try it).
         """
-        return self.passed is not None or (self.error is not None and self.errors_count_as_failures)
+        if self.passed is not None:
+            return True
+        budget = self.error_source is ErrorSource.BUDGET
+        return self.error is not None and self.errors_count_as_failures and not budget
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -14,9 +14,15 @@ from inspect_ai.scorer import CORRECT
 from pydantic import TypeAdapter
 
 from occubench.agent import Episode, episode_in
-from occubench.config import CONFIG_METADATA, POINTS_METADATA, ProtocolPoints, RunConfig
+from occubench.config import (
+    CONFIG_METADATA,
+    POINTS_METADATA,
+    ProtocolPoints,
+    RunConfig,
+    protocol_points,
+)
 from occubench.errors import error_source
-from occubench.grading import SCORER_NAME, Grade
+from occubench.grading import REGRADE_METADATA, SCORER_NAME, Grade, Regrade
 from occubench.results._row import SampleRow
 from occubench.results._store import (
     cached_rows,
@@ -133,7 +139,8 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
     metadata = header.eval.metadata or {}
     config = RunConfig.model_validate(metadata.get(CONFIG_METADATA, {}))
     recorded = metadata.get(POINTS_METADATA)
-    points = ProtocolPoints.model_validate(recorded) if recorded else config.points()
+    points = ProtocolPoints.model_validate(recorded) if recorded else protocol_points(config)
+    regraded = metadata.get(REGRADE_METADATA)
     return {
         "log": file,
         "run_id": header.eval.eval_id,
@@ -141,11 +148,12 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
         "reasoning_effort": header.eval.model_generate_config.reasoning_effort,
         "simulator_model": _role_model(header, Role.SIMULATOR),
         "verifier_model": _role_model(header, Role.VERIFIER),
-        "env_mode": config.env_mode.value,
+        "regraded_from": Regrade.model_validate(regraded).source if regraded else None,
+        "env_mode": config.env_mode,
         "fault_count": config.fault_count,
         "fault_duration": config.fault_duration,
-        "fault_engine": points.fault_engine.value,
-        "protocol": config.protocol.value,
+        "fault_engine": points.fault_engine,
+        "protocol": config.protocol,
         "errors_count_as_failures": points.errors_count_as_failures,
         "seed": config.seed,
         "simulator_seed": config.simulator_seed,

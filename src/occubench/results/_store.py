@@ -41,6 +41,7 @@ import sys
 import zipfile
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -98,7 +99,7 @@ def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "3"
+STORE_VERSION = "4"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -115,6 +116,7 @@ SCHEMA = pa.schema(
         ("reasoning_effort", pa.string()),
         ("simulator_model", pa.string()),
         ("verifier_model", pa.string()),
+        ("regraded_from", pa.string()),
         ("env_mode", pa.string()),
         ("fault_count", pa.int64()),
         ("fault_duration", pa.int64()),
@@ -201,8 +203,9 @@ def rows_table(rows: Sequence[SampleRow], metadata: dict[bytes, bytes] | None = 
         record["task_id_is_int"] = isinstance(row.task_id, int)
         record["task_id"] = str(row.task_id)
         record["faults"] = orjson.dumps([f.model_dump(mode="json") for f in row.faults]).decode()
-        if row.error_source is not None:
-            record["error_source"] = row.error_source.value
+        for name, value in record.items():  # choices (env mode, protocol, ...) as their values
+            if isinstance(value, Enum):
+                record[name] = value.value
         for name in MAP_COLUMNS:
             record[name] = list(record[name].items())
         for name, values in columns.items():

@@ -14,32 +14,24 @@ rides in a cookie signed with a key the app draws at start (a restart signs ever
 out); a cookie that does not verify, whatever it holds, is no one. No request body
 larger than ``MAX_FORM_BYTES`` is read (``BoundedBody``), and a queue position outside
 SQLite's integers is a missing sample. Writes go to the store in a worker thread, each
-in its own transaction.
+in its own transaction. The rules shared with the other local apps are ``occubench.webapp``'s.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import hmac
-import re
-import secrets
 from collections.abc import Sequence
-from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import MutableHeaders
-from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from occubench.analysis import setup_of
-from occubench.errors import UsageError
 from occubench.review._reviews import Review, Verdict, automatic_verdict, reviews_csv, reviews_json
 from occubench.review._store import ReviewError, ReviewStore, SampleView
+from occubench.webapp import FormError, FormGuard, Signer, guarded_app, set_cookie
 
 REVIEWER_COOKIE = "occubench_reviewer"
 TOKEN_COOKIE = "occubench_token"
@@ -47,111 +39,7 @@ MAX_FORM_BYTES = 64_000
 """Largest request body read (a form with a comment of a few pages)."""
 MAX_COMMENT = 10_000
 """Longest comment kept."""
-HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; form-action 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",  # our own forms' posts carry their Origin
-    "Cache-Control": "no-store",
-}
-"""Sent with every response."""
 RATINGS = (1, 2, 3, 4, 5)
-TOKEN = re.compile(r"[A-Za-z0-9_-]{32}")
-"""A form token as the app draws them (``secrets.token_urlsafe(24)``)."""
-
-
-def _refusal(status: int, text: str) -> Response:
-    """An answer that closes the connection (the rest of the request is not read)."""
-    return PlainTextResponse(text, status, headers={"Connection": "close"})
-
-
-def _set_cookie(response: Response, name: str, value: str) -> None:
-    """Set a cookie as the app's are: out of scripts' reach, never sent from another site."""
-    response.set_cookie(name, value, httponly=True, samesite="strict")
-
-
-class BodyTooLarge(Exception):
-    """A request body went past the cap while it was read."""
-
-
-class BoundedBody:
-    """ASGI middleware: no request body larger than ``limit`` bytes is read, on any route.
-
-    A ``Content-Length`` over the cap is answered 413 before anything is read (a client
-    waiting for ``100 Continue`` sends nothing), an unreadable one 400. A body that
-    streams past the cap (chunked, or longer than declared) is cut there: the message
-    that crosses it is not handed to the app, which stops, and the answer is 413. Both
-    answers close the connection, and so does any answer that leaves a chunked body
-    unread: the server reads no more of it.
-    """
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        """Wrap ``app`` with a cap of ``limit`` bytes."""
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve one request, its body bounded."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        too_large = f"the request body is larger than {self.limit} bytes"
-        unread = False  # a chunked body not read to its end
-        for name, value in scope["headers"]:
-            if name.lower() == b"transfer-encoding":
-                unread = True
-            elif name.lower() == b"content-length":
-                if not value.isdigit():
-                    await _refusal(400, "the Content-Length is not a number")(scope, receive, send)
-                    return
-                if len(value) > len(str(self.limit)) or int(value) > self.limit:
-                    await _refusal(413, too_large)(scope, receive, send)
-                    return
-        read = 0
-        started = False
-
-        async def bounded() -> Message:
-            nonlocal read, unread
-            message = await receive()
-            if message["type"] == "http.request":
-                read += len(message.get("body", b""))
-                if read > self.limit:
-                    raise BodyTooLarge
-                unread = unread and message.get("more_body", False)
-            return message
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-                if unread:
-                    MutableHeaders(scope=message)["connection"] = "close"
-            await send(message)
-
-        try:
-            await self.app(scope, bounded, watched)
-        except BodyTooLarge:
-            if started:
-                raise
-            await _refusal(413, too_large)(scope, receive, send)
-
-
-class SecurityHeaders:
-    """ASGI middleware: ``HEADERS`` on every response."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        """Wrap ``app``."""
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve one request, adding the headers to its response."""
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).update(HEADERS)
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
 
 
 def _environment() -> Environment:
@@ -162,55 +50,6 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-
-
-class FormError(UsageError):
-    """A form that cannot be accepted (the message is shown to the reviewer)."""
-
-
-def _same_origin(request: Request) -> bool:
-    """Whether the request comes from the app's own pages, as far as the browser says.
-
-    A browser sends ``Origin`` with a form's post (``Referer`` in older ones); a client
-    that sends neither is not a browser, and the token alone decides.
-    """
-    origin = request.headers.get("origin")
-    if origin is None:
-        referer = request.headers.get("referer")
-        if referer is None:
-            return True
-        parts = urlsplit(referer)
-        origin = f"{parts.scheme}://{parts.netloc}"
-    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-    return origin.lower() == own.lower()
-
-
-async def _form(request: Request) -> dict[str, str]:
-    """The fields of a form posted from the app's own page, with its token.
-
-    The one rule of every form (``BoundedBody`` has capped the body already): the
-    browser's ``Origin`` is the app's own, and the form's ``token`` field matches the
-    token cookie, which a page elsewhere can neither read nor send.
-
-    Raises:
-        FormError: when either fails.
-
-    """
-    if not _same_origin(request):
-        raise FormError("this form was sent from another site: open the app and try again")
-    body = await request.body()
-    fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
-    form = {k: v[-1] for k, v in fields.items()}
-    token = _token_of(request)
-    if not token or not hmac.compare_digest(token.encode(), form.get("token", "").encode()):
-        raise FormError("this form has expired: reload the page and try again")
-    return form
-
-
-def _token_of(request: Request) -> str | None:
-    """The request's form token, if it has a well-formed one."""
-    token = request.cookies.get(TOKEN_COOKIE, "")
-    return token if TOKEN.fullmatch(token) else None
 
 
 def _rating(fields: dict[str, str], name: str) -> int | None:
@@ -245,36 +84,26 @@ def review_from_form(fields: dict[str, str], reviewer: str, sample_key: str) -> 
 
 def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> FastAPI:
     """The review app over ``store``, answering requests addressed to ``hosts`` only."""
-    app = FastAPI(title="occubench review", docs_url=None, redoc_url=None, openapi_url=None)
-    app.add_middleware(BoundedBody, limit=MAX_FORM_BYTES)
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
-    app.add_middleware(SecurityHeaders)
+    app = guarded_app("occubench review", hosts, MAX_FORM_BYTES)
     templates = _environment()
     stylesheet = templates.get_template("review.css").render()
-    key = secrets.token_bytes(32)  # signs the reviewer cookie, for this process only
-
-    def signature(name: str) -> str:
-        return hmac.new(key, name.encode("utf-8"), hashlib.sha256).hexdigest()
+    guard = FormGuard(TOKEN_COOKIE)
+    signer = Signer()  # signs the reviewer cookie, for this process only
 
     def page(name: str, status: int = 200, **context: object) -> HTMLResponse:
         return HTMLResponse(templates.get_template(name).render(**context), status_code=status)
 
     def form_page(request: Request, name: str, status: int = 200, **context: object) -> Response:
         """A page with forms, given the request's token (a new one, set, when it has none)."""
-        token = _token_of(request)
-        fresh = secrets.token_urlsafe(24) if token is None else None
-        response = page(name, status, token=token or fresh, **context)
+        token, fresh = guard.token_for(request)
+        response = page(name, status, token=token, **context)
         if fresh:
-            _set_cookie(response, TOKEN_COOKIE, fresh)
+            guard.issue(response, token)
         return response
 
     def reviewer_of(request: Request) -> str | None:
         """The signed-in reviewer: the name in a cookie this app signed, else None."""
-        value, _, tag = request.cookies.get(REVIEWER_COOKIE, "").rpartition(".")
-        name = unquote(value)
-        if not name or not hmac.compare_digest(tag.encode(), signature(name).encode()):
-            return None
-        return name
+        return signer.verify(request.cookies.get(REVIEWER_COOKIE, ""))
 
     @app.get("/review.css")
     def css() -> Response:
@@ -289,22 +118,21 @@ def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localho
     @app.post("/signin")
     async def signin(request: Request) -> Response:
         try:
-            fields = await _form(request)
+            fields = await guard.form(request)
             name = await run_in_threadpool(store.sign_in, fields.get("name", ""))
         except (FormError, ReviewError) as e:
             return form_page(
                 request, "signin.html.j2", 400, samples=store.sample_count(), error=str(e)
             )
         response = RedirectResponse("/queue", status_code=303)
-        signed = f"{quote(name, safe='')}.{signature(name)}"
-        _set_cookie(response, REVIEWER_COOKIE, signed)
-        _set_cookie(response, TOKEN_COOKIE, secrets.token_urlsafe(24))
+        set_cookie(response, REVIEWER_COOKIE, signer.sign(name))
+        guard.issue(response)
         return response
 
     @app.post("/signout")
     async def signout(request: Request) -> Response:
         try:
-            await _form(request)
+            await guard.form(request)
         except FormError as e:
             return page("refused.html.j2", 400, error=str(e))
         response = RedirectResponse("/", status_code=303)
@@ -379,7 +207,7 @@ def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localho
             return found
         reviewer, view = found
         try:
-            fields = await _form(request)
+            fields = await guard.form(request)
             review = review_from_form(fields, reviewer, view.sample_key)
             await run_in_threadpool(store.save_review, review)
         except (FormError, ReviewError, ValidationError) as e:

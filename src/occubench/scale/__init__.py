@@ -4,7 +4,6 @@ Each local shard runs in ``python -m occubench.scale.worker``; ``exit_now`` and 
 collector tuning of a long eval are in ``_interpreter``.
 """
 
-from occubench.scale._bounded_yaml import YamlBoundError, bounded_yaml
 from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
 from occubench.scale._execute import absolute_location, check_executor, execute
 from occubench.scale._interpreter import exit_now
@@ -85,9 +84,7 @@ __all__ = [
     "ShardSpec",
     "ShardState",
     "Sweep",
-    "YamlBoundError",
     "absolute_location",
-    "bounded_yaml",
     "check_executor",
     "demo_sweep",
     "execute",

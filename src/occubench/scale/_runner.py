@@ -23,8 +23,8 @@ from inspect_ai.model import GenerateConfig, Model
 from pydantic import BaseModel, Field
 
 from occubench.calls import named_model, resilient
-from occubench.config import EvalOptions
-from occubench.costs import SpendGuard, estimate_run, spending_limit, usage_cost
+from occubench.config import EvalOptions, ResolvedRun
+from occubench.costs import Spend, SpendGuard, estimate_run, spending_limit, usage_cost
 from occubench.errors import UsageError
 from occubench.redaction import (
     model_secrets,
@@ -80,6 +80,9 @@ class EvalOutcome(BaseModel):
     notes: list[str] = Field(
         default_factory=list,
         description="What taking the log folder did: a stale lock taken over, logs moved aside.",
+    )
+    spend: Spend | None = Field(
+        default=None, description="What the eval spent against its budget (None: no budget)."
     )
 
 
@@ -149,8 +152,8 @@ def run_eval(
     (keys, base URL credentials, secret headers and arguments) are registered and, with
     the environment's, redacted from Inspect's log records while it runs and from the
     log folder once it ends (``occubench.redaction``). A run its budget
-    stopped leaves its logs unfinished (``mark_unfinished``): the same call again, with a
-    larger budget, runs the samples it did not start.
+    stopped (a sample not started, or stopped by a model call the budget could not cover)
+    leaves its logs unfinished (``mark_unfinished``): the same call again runs those samples.
     """
     settings = generate or options.generate_config
     replay = options.replay_calls
@@ -197,12 +200,17 @@ def run_eval(
         remove_superseded_logs(locations)
         if "://" not in log_dir or log_dir.startswith("file://"):
             redact_log_folder(log_dir.removeprefix("file://"))
-        if budget is not None and budget.spend.refused:
+        spend = budget.spend.model_copy() if budget is not None else None
+        if spend is not None and spend.reached:
             success = False
             mark_unfinished(
-                locations, f"budget reached: {budget.spend.refused} sample start(s) refused"
+                locations,
+                f"budget reached: {spend.refused} sample(s) not started, {spend.stopped} "
+                "stopped by a model call it could not cover",
             )
-    return EvalOutcome(success=success, interrupted=interrupted, logs=locations, notes=held.notes)
+    return EvalOutcome(
+        success=success, interrupted=interrupted, logs=locations, notes=held.notes, spend=spend
+    )
 
 
 def shard_budget(spec: ShardSpec) -> SpendGuard | None:
@@ -220,7 +228,7 @@ def shard_budget(spec: ShardSpec) -> SpendGuard | None:
     if prices is None:
         raise UsageError("a budget needs a price table (--prices)")
     estimate = estimate_run(
-        spec.config(),
+        ResolvedRun.of(spec.config()),
         agent=spec.run.agent,
         roles=spec.run.roles,
         epochs=spec.run.epochs,
@@ -266,14 +274,19 @@ def run_shard(
         except LogFolderError as e:  # busy, read-only, full: the shard did not run
             return spec.result(False, error=str(e))
         rows = read_runs(outcome.logs)  # while the eval's objects are still about
+    if outcome.success:
+        error = None
+    elif outcome.interrupted:
+        error = "interrupted"
+    elif outcome.spend is not None and outcome.spend.reached:
+        error = "stopped by its budget"
+    else:
+        error = "the shard's eval set did not complete"
     return spec.result(
         outcome.success,
         interrupted=outcome.interrupted,
         logs=outcome.logs,
         rows=rows,
-        error=None
-        if outcome.success
-        else "interrupted"
-        if outcome.interrupted
-        else "the shard's eval set did not complete",
+        error=error,
+        spend=outcome.spend,
     )

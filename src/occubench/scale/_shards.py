@@ -21,7 +21,7 @@ from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
 
-_SELECTION = ("dataset", "task_ids", "categories", "domains", "difficulty")
+_SELECTION = ("dataset", "task_ids", "industries", "domains", "difficulty")
 
 
 @cache

@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from occubench.config import EvalOptions, RunConfig, checked_generate
-from occubench.costs import PriceTable
+from occubench.costs import PriceTable, Spend
 from occubench.defaults import DEFAULT_RAY_NUM_CPUS
 from occubench.results import SampleRow
 from occubench.roles import Role
@@ -209,3 +209,6 @@ class ShardResult(BaseModel):
         description="The shard's samples, read from its logs by the shard (for the summary).",
     )
     error: str | None = Field(default=None, description="Why the shard did not finish.")
+    spend: Spend | None = Field(
+        default=None, description="What the shard spent against its budget (None: no budget)."
+    )

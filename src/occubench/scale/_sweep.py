@@ -14,7 +14,7 @@ settings recorded, whatever the fault axes say.
 
 A sweep file is input like any other: it is read within bounds (``MAX_SWEEP_BYTES``,
 ``MAX_SWEEP_VALUES`` with aliases counted at their expanded size, ``MAX_SWEEP_DEPTH``;
-``scale._bounded_yaml``) before any object is built, and its size in runs (agents x
+``text.bounded_yaml``) before any object is built, and its size in runs (agents x
 simulators x verifiers x the length of each grid axis) is computed before the grid is
 expanded, and refused above ``MAX_SWEEP_RUNS``.
 
@@ -38,16 +38,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from inspect_ai.model import GenerateConfig
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from occubench.config import EvalOptions, RunConfig
+from occubench.config import EvalOptions, RunConfig, setting_names
 from occubench.dataset import REFERENCE_DATASET
 from occubench.defaults import DEFAULT_DATASET_ENV, DEFAULT_RAY_NUM_CPUS, DEFAULT_SWEEP_LOG_DIR
 from occubench.errors import UsageError
 from occubench.redaction import redact, redact_settings
 from occubench.roles import Role
-from occubench.scale._bounded_yaml import bounded_yaml
 from occubench.scale._execute import absolute_location
 from occubench.scale._shards import plan_shards
 from occubench.scale._spec import RoleSettings, RunSpec, ShardResult, ShardSpec, slug
+from occubench.text import bounded_yaml
 
 if TYPE_CHECKING:  # the analysis stack is heavy: worker processes never import it
     from occubench.results import SampleRow
@@ -113,7 +113,7 @@ class AgentChoice(ModelChoice):
 _MOVED_KEYS = {
     "env_modes": "grid: {env_mode: [...]}",
     "seeds": "grid: {seed: [...]}",
-    "filters": "the top-level task_ids, categories, domains and difficulty",
+    "filters": "the top-level task_ids, industries, domains and difficulty",
 }
 """Keys of the older sweep format, and where their content goes now."""
 
@@ -185,7 +185,7 @@ class Sweep(RunConfig):
     @model_validator(mode="after")
     def _valid(self) -> Sweep:
         self._bounded()
-        unknown = sorted(set(self.grid) - set(RunConfig.model_fields))
+        unknown = sorted(set(self.grid) - set(setting_names(RunConfig)))
         if unknown:
             raise UsageError(
                 f"grid axes must be run configuration fields; unknown: {', '.join(unknown)} "
@@ -235,11 +235,20 @@ class Sweep(RunConfig):
         return RunConfig.model_validate(self.model_dump(include=set(RunConfig.model_fields)))
 
     def configs(self) -> list[GridPoint]:
-        """Every point of the grid (its axis values) with its normalized configuration."""
+        """Every point of the grid (its axis values) with its normalized configuration.
+
+        An axis may name a field by an older name (``categories``); the point keeps it.
+        """
         base = self.base().model_dump()
+        fields = setting_names(RunConfig)
         axes = list(self.grid)
         points = [dict(zip(axes, values, strict=True)) for values in product(*self.grid.values())]
-        return [GridPoint(p, RunConfig.model_validate({**base, **p}).normalized()) for p in points]
+
+        def config(point: dict[str, Any]) -> RunConfig:
+            chosen = {fields[axis]: value for axis, value in point.items()}
+            return RunConfig.model_validate({**base, **chosen}).normalized()
+
+        return [GridPoint(point, config(point)) for point in points]
 
 
 def shipped_sweeps() -> list[str]:
@@ -368,7 +377,10 @@ def _run_name(
         if config.injects_faults()
         else mode
     )
-    parts += [slug(f"{axis}-{getattr(config, axis)}") for axis in point if axis not in _FAULT_AXES]
+    fields = setting_names(RunConfig)
+    parts += [
+        slug(f"{axis}-{getattr(config, fields[axis])}") for axis in point if axis not in _FAULT_AXES
+    ]
     return "__".join(parts)
 
 

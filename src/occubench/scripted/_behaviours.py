@@ -12,6 +12,7 @@ import re
 
 from inspect_ai.model import ChatMessage, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolInfo
+from pydantic import BaseModel, Field
 
 from occubench.dataset import example_arguments
 from occubench.defaults import DEFAULT_EXPECTED_TOOL_CALLS
@@ -131,6 +132,47 @@ def trajectory_turns(request: str) -> list[dict[str, object]]:
     return turns
 
 
+class _JudgeRequest(BaseModel):
+    """What a scripted judge reads in a request of either layout."""
+
+    plan: str = Field(description="The verification plan.")
+    observed: bool = Field(description="The trajectory holds at least one observation.")
+    answer: str = Field(description='The agent\'s final answer ("" when it gave none).')
+
+
+_PAPER_PLAN = re.compile(r"## Verification Plan\n(.*?)\n\n## Agent Trajectory\n", re.DOTALL)
+_AGENT_RESPONSE = "[Agent Response]: "
+
+
+def _judge_request(messages: list[ChatMessage]) -> _JudgeRequest:
+    """Read the last user message as occubench's data blocks or the paper's sections.
+
+    In the paper's, the final answer is the last entry of the trajectory when it is the
+    agent's response.
+    """
+    request = next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser)), "")
+    paper = _PAPER_TRAJECTORY.search(request)
+    if paper is not None:
+        entries = [e for e in paper.group(1).split("\n\n") if e.strip()]
+        last = entries[-1] if entries else ""
+        plan = _PAPER_PLAN.search(request)
+        return _JudgeRequest(
+            plan=plan.group(1) if plan else "",
+            observed=any(e.startswith("[Environment Observation]") for e in entries),
+            answer=last.removeprefix(_AGENT_RESPONSE) if last.startswith(_AGENT_RESPONSE) else "",
+        )
+    answer = html.unescape(data_block(request, "final_answer"))
+    return _JudgeRequest(
+        plan=html.unescape(data_block(request, "verification_plan")),
+        observed=any(t.get("role") == "observation" for t in trajectory_turns(request)),
+        answer="" if answer == "(no final answer)" else answer,
+    )
+
+
+def _verdict(passed: bool, feedback: str) -> Reply:
+    return Reply(content=json.dumps({"is_correct": passed, "feedback": feedback}))
+
+
 def scripted_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     """Passes a trajectory with at least one observation and a final answer.
 
@@ -138,20 +180,34 @@ def scripted_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     the trajectory), or the paper's sections (an observation entry, and a last entry
     that is the agent's response).
     """
-    request = next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser)), "")
-    paper = _PAPER_TRAJECTORY.search(request)
-    if paper is not None:
-        entries = [e for e in paper.group(1).split("\n\n") if e.strip()]
-        observed = any(e.startswith("[Environment Observation]") for e in entries)
-        answered = bool(entries) and entries[-1].startswith("[Agent Response]")
-    else:
-        observed = any(t.get("role") == "observation" for t in trajectory_turns(request))
-        answered = data_block(request, "final_answer") not in ("", "(no final answer)")
-    verdict = {
-        "is_correct": observed and answered,
-        "feedback": f"observations seen: {observed}; final answer given: {answered}",
-    }
-    return Reply(content=json.dumps(verdict))
+    read = _judge_request(messages)
+    answered = bool(read.answer)
+    return _verdict(
+        read.observed and answered,
+        f"observations seen: {read.observed}; final answer given: {answered}",
+    )
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _states(answer: str, number: str) -> bool:
+    """Whether ``answer`` states ``number`` as a whole number (not part of a longer one)."""
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?!\d|\.\d)", answer) is not None
+
+
+def rubric_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """A stricter judge: as ``scripted-judge``, and the answer states every number of the plan.
+
+    It stands for a judge that holds the agent to the rubric's values ("the answer must
+    report heart rate 128"): a plan without numbers asks for nothing more. It reads
+    either layout, as ``scripted-judge`` does.
+    """
+    read = _judge_request(messages)
+    missing = [n for n in dict.fromkeys(_NUMBER.findall(read.plan)) if not _states(read.answer, n)]
+    passed = read.observed and bool(read.answer) and not missing
+    feedback = f"observations seen: {read.observed}; final answer given: {bool(read.answer)}"
+    return _verdict(passed, feedback + (f"; the answer lacks {missing}" if missing else ""))
 
 
 BEHAVIOURS: dict[str, Behaviour] = {
@@ -160,6 +216,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "echo-simulator": echo_simulator,
     "example-simulator": example_simulator,
     "scripted-judge": scripted_judge,
+    "rubric-judge": rubric_judge,
     "canned": canned_simulator,
     "diagnose-judge": diagnose_judge,
     **REFERENCE_AGENTS,

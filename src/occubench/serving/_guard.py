@@ -23,7 +23,6 @@ import hmac
 import json
 import re
 from collections.abc import Collection, Sequence
-from itertools import accumulate
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,16 +40,11 @@ from occubench.defaults import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_MESSAGE_DEPTH,
 )
+from occubench.text import nests_deeper
 
 MCP_PATH = "/mcp"
 """Where the MCP endpoint of an HTTP server is."""
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
-"""A JSON string, or an unclosed one to the end: matched from any quote, never retried."""
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP = [0] * 256
-_STEP[ord("[")] = _STEP[ord("{")] = 1
-_STEP[ord("]")] = _STEP[ord("}")] = -1
 _LEADING_ID = re.compile(
     rb'\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"[^"\\]{0,64}"\s*,\s*){0,2}'
     rb'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,128}")\s*[,}]'
@@ -78,16 +72,6 @@ class Access(BaseModel):
 
 def _host_name(host: str) -> str:
     return host.strip().strip("[]").lower()
-
-
-def nesting(data: bytes) -> int:
-    """How deep JSON text nests (brackets outside strings), measured without parsing it.
-
-    Linear in the text; malformed text is measured all the same (an unclosed bracket
-    counts, an unclosed string hides the rest).
-    """
-    skeleton = _STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
-    return max(accumulate(map(_STEP.__getitem__, skeleton), initial=0))
 
 
 def leading_id(head: bytes) -> int | str | None:
@@ -119,7 +103,7 @@ def too_deep(data: bytes, limit: int) -> types.JSONRPCError | None:
     A message with no more opening brackets than ``limit`` (every real one) is not
     scanned.
     """
-    if data.count(b"[") + data.count(b"{") <= limit or nesting(data) <= limit:
+    if not nests_deeper(data, limit):
         return None
     return refusal(data, f"message nested deeper than {limit} levels: not parsed")
 

@@ -38,7 +38,7 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from occubench.agent import StopReason
-from occubench.config import NO_AGENT_MODEL, RunConfig
+from occubench.config import NO_AGENT_MODEL, ResolvedRun
 from occubench.defaults import DEFAULT_AGENT_EXIT_GRACE, DEFAULT_ALLOWED_HOSTS
 from occubench.env import EnvEpisode
 from occubench.errors import UsageError
@@ -221,14 +221,15 @@ async def _maybe_bridge(enabled: bool) -> AsyncIterator[None]:
 
 
 @solver
-def agent_program(config: RunConfig) -> Solver:
-    """Run ``config.agent_command`` on each sample, over the sample's MCP endpoint."""
+def agent_program(resolved: ResolvedRun) -> Solver:
+    """Run the run's ``agent_command`` on each sample, over the sample's MCP endpoint."""
+    config = resolved.config
     if not config.agent_command:
         raise ValueError("agent_program needs config.agent_command")
     command = config.agent_command
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        episode, start = await EnvEpisode.in_sample(state, config)
+        episode, start = await EnvEpisode.in_sample(state, resolved)
         served = ServedEpisode(episode, start, config.submit_tool)
         record = state.store_as(ServedSession)
         bridged = str(state.model) != NO_AGENT_MODEL

@@ -31,7 +31,7 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from mcp.server.lowlevel import Server
 
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS, DEFAULT_SERVE_PORT, DEFAULT_SERVE_TOKEN_ENV
 from occubench.env import EnvEpisode, EpisodeStart
 from occubench.errors import UsageError
@@ -153,7 +153,7 @@ async def _serve_until_end(server: Server, served: ServedEpisode, linger: float)
 
 @solver
 def mcp_session(
-    config: RunConfig,
+    run: ResolvedRun,
     transport: Transport = Transport.STDIO,
     host: str = "127.0.0.1",
     port: int = DEFAULT_SERVE_PORT,
@@ -165,7 +165,7 @@ def mcp_session(
     """Serve each sample's environment to one MCP client (``occubench serve``: one sample).
 
     Args:
-        config: The run's configuration.
+        run: The resolved run.
         transport: stdio or streamable HTTP.
         host: Address for HTTP (127.0.0.1 by default: this machine only).
         port: Port for HTTP (0: any free port; the banner names it).
@@ -175,9 +175,10 @@ def mcp_session(
         session_limit: Seconds before the session ends by itself (None: no limit).
         linger: Seconds served after the submission, for the verdict to reach the client.
     """
+    config = run.config
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        episode, start = await EnvEpisode.in_sample(state, config)
+        episode, start = await EnvEpisode.in_sample(state, run)
         served = ServedEpisode(episode, start, config.submit_tool)
         server = mcp_server(served)
         record = state.store_as(ServedSession)

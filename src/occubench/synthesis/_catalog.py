@@ -20,10 +20,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from occubench.errors import UsageError
+from occubench.text import YamlBoundError, bounded_yaml
 
 CATALOG_VERSION = 1
 """The catalog file format version this module reads."""
@@ -110,6 +110,14 @@ class Catalog(BaseModel):
         return dict(Counter(s.industry for s in self.scenarios))
 
 
+MAX_CATALOG_BYTES = 4 * 1024 * 1024
+"""Largest catalog file read (the built-in catalog of 100 scenarios is some 70 kB)."""
+MAX_CATALOG_VALUES = 1_000_000
+"""Most YAML values in a catalog file (aliases counted at their expanded size)."""
+MAX_CATALOG_DEPTH = 32
+"""Deepest nesting of a catalog file (the format nests a few levels)."""
+
+
 def load_catalog(*paths: str | Path, builtin: bool = True) -> Catalog:
     """Load the built-in catalog merged with user catalog files.
 
@@ -124,13 +132,14 @@ def load_catalog(*paths: str | Path, builtin: bool = True) -> Catalog:
         CatalogError: One line per problem, naming the file, the entry and the field.
 
     """
-    sources: list[tuple[str, str]] = []
+    sources: list[tuple[str, bytes]] = []
     if builtin:
         resource = resources.files("occubench.synthesis").joinpath("catalog.yaml")
-        sources.append((str(resource), resource.read_text(encoding="utf-8")))
+        sources.append((str(resource), resource.read_bytes()))
     for path in paths:
         try:
-            sources.append((str(path), Path(path).read_text(encoding="utf-8")))
+            with Path(path).open("rb") as handle:
+                sources.append((str(path), handle.read(MAX_CATALOG_BYTES + 1)))
         except OSError as exc:
             raise CatalogError(f"{path}: cannot read catalog file: {exc}") from exc
     if not sources:
@@ -148,18 +157,22 @@ def load_catalog(*paths: str | Path, builtin: bool = True) -> Catalog:
     return Catalog(version=CATALOG_VERSION, scenarios=[s for _, s in labeled])
 
 
-def _parse_file(source: str, text: str) -> tuple[list[tuple[str, CatalogScenario]], list[str]]:
-    """Parse one catalog file into labeled scenarios and problem messages."""
+def _parse_file(source: str, text: bytes) -> tuple[list[tuple[str, CatalogScenario]], list[str]]:
+    """Parse one catalog file into labeled scenarios and problem messages.
+
+    The file is read within bounds (``MAX_CATALOG_BYTES``, ``MAX_CATALOG_VALUES`` with
+    aliases at their expanded size, ``MAX_CATALOG_DEPTH``) before any object is built.
+    """
     try:
-        data: Any = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        if mark is None:
-            return [], [f"{source}: invalid YAML: {exc}"]
-        reason = getattr(exc, "problem", None) or exc
-        return [], [
-            f"{source}: invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {reason}"
-        ]
+        data: Any = bounded_yaml(
+            text,
+            source,
+            max_bytes=MAX_CATALOG_BYTES,
+            max_nodes=MAX_CATALOG_VALUES,
+            max_depth=MAX_CATALOG_DEPTH,
+        )
+    except YamlBoundError as exc:
+        return [], [str(exc)]
     if not isinstance(data, dict):
         return [], [f"{source}: expected a mapping with keys 'version' and 'scenarios'"]
 

@@ -51,9 +51,14 @@ def strip_controls(text: str) -> str:
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 
+def terminal_plain(text: object) -> str:
+    """Return ``text`` ready for a console printing without markup: redacted, controls stripped."""
+    return strip_controls(redact(str(text)))
+
+
 def terminal_text(text: object) -> str:
     """Return ``text`` ready for a rich table cell: redacted, controls stripped, escaped."""
-    return escape(strip_controls(redact(str(text))))
+    return escape(terminal_plain(text))
 
 
 _MARKDOWN_INLINE = re.compile(

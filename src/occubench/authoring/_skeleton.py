@@ -1,0 +1,294 @@
+"""``occubench env new``: a new environment and its first task, as files to fill in.
+
+The files are in the release layout, valid as they stand: a line appended to
+``eval_benchmark_solvable.jsonl`` (the task), one to ``task_scenario_all_pool.jsonl``
+(its scenario, if new), and ``world_model_configs/NAME.json`` (the env config). JSON has
+no comments, so each string the author has to write says what to write there and begins
+with ``PLACEHOLDER`` ("TODO"); ``occubench env check`` lists every one still left, each
+with its file, line and field, until none is. ``FIELDS.md`` beside them explains every
+field of every file; it is generated from the models' own field descriptions, so it says
+what the loader reads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from occubench.dataset import (
+    CONFIGS_DIR,
+    PLACEHOLDER,
+    SCENARIOS_FILE,
+    TASKS_FILE,
+    AnswerContainsCheck,
+    AnswerExcludesCheck,
+    EnvConfig,
+    OrderCheck,
+    PlanStep,
+    ReferencePlan,
+    Scenario,
+    StateEqualsCheck,
+    TaskRecord,
+    ToolCalledCheck,
+    ToolNotCalledCheck,
+    ToolSpec,
+    check_dataset,
+)
+from occubench.errors import UsageError
+
+ENV_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+"""An env's name: its config's file stem (lower-case letters, digits, ``_``)."""
+FIELDS_FILE = "FIELDS.md"
+_NAME_TEXT = re.compile(r"[^\x00-\x1f\x7f]{1,120}")
+
+
+class NewEnv(BaseModel):
+    """What ``new_env`` wrote."""
+
+    root: Path = Field(description="The dataset folder.")
+    env: str = Field(description="The env's name.")
+    task_id: int = Field(description="The new task's id.")
+    scenario: str = Field(description="The task's scenario.")
+    written: list[Path] = Field(description="Files written or added to.")
+
+
+def _todo(text: str) -> str:
+    return f"{PLACEHOLDER}: {text}"
+
+
+def skeleton_env(name: str) -> EnvConfig:
+    """The env config to fill in: one tool, one state field, each field saying what it wants."""
+    return EnvConfig(
+        environment_name=name,
+        world_model_system_prompt=_todo(
+            "Say what system the simulator plays and for whom, e.g. 'You simulate the "
+            "records system a <role> uses for <work>. Answer each action with the "
+            "observation the real system would return, consistent with the state below and "
+            "with earlier observations. Unknown identifiers get a structured error such as "
+            '{"error": {"code": "NOT_FOUND", "message": "..."}}; never invent records.\''
+        ),
+        action_set_definitions=[
+            ToolSpec(
+                name="get_record",
+                description=_todo(
+                    "What this tool does, as the agent reads it (rename the tool, add more)."
+                ),
+                parameters={
+                    "type": "object",
+                    "properties": {
+                        "record_id": {
+                            "type": "string",
+                            "description": _todo("What the argument is, with an example value."),
+                        }
+                    },
+                    "required": ["record_id"],
+                },
+                example_output={
+                    "record_id": "R-1001",
+                    "status": _todo("an example of what the tool returns"),
+                },
+            )
+        ],
+        task_initial_state={
+            "records": [
+                {"record_id": "R-1001", "status": _todo("the facts the simulator must keep to")}
+            ]
+        },
+        state_description={
+            "records": _todo("What the 'records' field of the state holds (one entry a field).")
+        },
+    )
+
+
+def skeleton_task(task_id: int, scenario: str, env: str) -> TaskRecord:
+    """The task to fill in."""
+    return TaskRecord(
+        task_id=task_id,
+        difficulty_level=1,
+        task_scenario_name=scenario,
+        agent_instruction=_todo(
+            "What the agent must do, as a person in the role would be asked: the records, "
+            "the decision, what to report."
+        ),
+        env_name=env,
+        verification_plan=_todo(
+            "How a judge decides the task was done: the facts the answer must state, which "
+            "tool's observation each comes from, and what means FAILURE."
+        ),
+        solution_plan=_todo(
+            "Optional (delete the field if you give none): the steps that solve it, e.g. "
+            '1. Call get_record with {"record_id": "R-1001"}.'
+        ),
+    )
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file that read as objects (others are left alone)."""
+    found = []
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        try:
+            value = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def _append_line(path: Path, record: BaseModel) -> None:
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    line = json.dumps(record.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+    path.write_text(text + line + "\n", encoding="utf-8")
+
+
+def new_env(
+    root: str | Path,
+    name: str,
+    *,
+    industry: str,
+    domain: str,
+    scenario: str | None = None,
+) -> NewEnv:
+    """Write a new env and its first task into the dataset folder ``root`` (module doc).
+
+    The folder is made if need be; the task gets the next free id; the scenario (by
+    default the env's name in words) joins the pool unless it is there already.
+
+    Raises:
+        UsageError: a bad name, an env of that name already, or a folder whose files
+            cannot be read (``occubench env check`` says what is wrong with them).
+    """
+    if not ENV_NAME.fullmatch(name):
+        raise UsageError(
+            f"env name {name!r}: a lower-case letter, then up to 63 lower-case letters, "
+            "digits or '_' (it names the config's file)"
+        )
+    scenario = scenario or name.replace("_", " ").title()
+    for label, text in (("industry", industry), ("domain", domain), ("scenario", scenario)):
+        if not _NAME_TEXT.fullmatch(text) or not text.strip():
+            raise UsageError(f"--{label}: 1 to 120 characters, no control characters")
+    root = Path(root)
+    env_file = root / CONFIGS_DIR / f"{name}.json"
+    if env_file.exists():
+        raise UsageError(f"{env_file} exists already: choose another name")
+    tasks_file, scenarios_file = root / TASKS_FILE, root / SCENARIOS_FILE
+    ids = []
+    if tasks_file.exists():
+        check = check_dataset(root)
+        unreadable = [i for i in check.issues if i.file == str(tasks_file) and i.field is None]
+        if unreadable:
+            raise UsageError(f"{unreadable[0]} (fix it first: occubench env check {root})")
+        ids = [t.task_id for t in check.tasks]
+    task_id = max(ids, default=0) + 1
+    env_file.parent.mkdir(parents=True, exist_ok=True)
+    env_file.write_text(
+        json.dumps(skeleton_env(name).model_dump(mode="json", exclude_none=True), indent=2) + "\n",
+        encoding="utf-8",
+    )
+    _append_line(tasks_file, skeleton_task(task_id, scenario, name))
+    written = [env_file, tasks_file]
+    known = _records(scenarios_file) if scenarios_file.is_file() else []
+    if not any(r.get("task_scenario_name") == scenario for r in known):
+        _append_line(
+            scenarios_file,
+            Scenario(category=industry, domain=domain, task_scenario_name=scenario),
+        )
+        written.append(scenarios_file)
+    fields = root / FIELDS_FILE
+    fields.write_text(fields_markdown(), encoding="utf-8")
+    written.append(fields)
+    return NewEnv(root=root, env=name, task_id=task_id, scenario=scenario, written=written)
+
+
+def _rows(model: type[BaseModel]) -> list[str]:
+    rows = []
+    for name, info in model.model_fields.items():
+        need = "required" if info.is_required() else "optional"
+        about = (info.description or "").replace("|", "\\|")
+        rows.append(f"| `{name}` | {need} | {about} |")
+    return rows
+
+
+def _table(title: str, model: type[BaseModel], lead: str) -> list[str]:
+    return [
+        f"## {title}",
+        "",
+        lead,
+        "",
+        "| field | | what it holds |",
+        "|---|---|---|",
+        *_rows(model),
+        "",
+    ]
+
+
+def fields_markdown() -> str:
+    """FIELDS.md: every field of every file of a dataset, from the models' descriptions."""
+    checks = (
+        ToolCalledCheck,
+        ToolNotCalledCheck,
+        OrderCheck,
+        AnswerContainsCheck,
+        AnswerExcludesCheck,
+        StateEqualsCheck,
+    )
+    lines = [
+        "# The fields of a dataset",
+        "",
+        "Written by `occubench env new` from the loader's own models: what each file holds.",
+        f"A string that begins with `{PLACEHOLDER}` is still to be written; "
+        "`occubench env check DIR` lists every one left, with its file, line and field, and "
+        "every other problem, before any model is called. `occubench env try` shows what "
+        "the simulator makes of one call. Fields not listed here are kept as they are.",
+        "",
+        "```",
+        f"{TASKS_FILE}        one task a line",
+        f"{SCENARIOS_FILE}     one scenario a line",
+        f"{CONFIGS_DIR}/ENV.json        one env config a file, named by the tasks' env_name",
+        "```",
+        "",
+        *_table(
+            "Task (a line of eval_benchmark_solvable.jsonl)",
+            TaskRecord,
+            "One instruction in one environment, with what grades it.",
+        ),
+        *_table(
+            "Scenario (a line of task_scenario_all_pool.jsonl)",
+            Scenario,
+            "A professional role with its industry and domain, as tasks name it.",
+        ),
+        *_table(
+            "Env config (world_model_configs/ENV.json)",
+            EnvConfig,
+            "What the simulator is told about the environment.",
+        ),
+        *_table(
+            "Tool (an item of action_set_definitions)",
+            ToolSpec,
+            "One action the agent "
+            "may call. `parameters` is a JSON Schema of an object; each property's "
+            "`description` is what the agent reads about the argument.",
+        ),
+        *_table(
+            "Reference plan (a task's reference_plan)",
+            ReferencePlan,
+            "Optional: the calls that solve the task.",
+        ),
+        *_table("Plan step (an item of steps)", PlanStep, "One call of the plan."),
+        "## Checks (a task's checks)",
+        "",
+        "Optional: deterministic checks of the trajectory; a task with checks is graded by "
+        "them (no judge). Each check is an object with a `kind`:",
+        "",
+    ]
+    for check in checks:
+        kind = check.model_fields["kind"].default
+        others = [n for n in check.model_fields if n != "kind"]
+        lines.append(f"- `{kind}` ({', '.join(f'`{n}`' for n in others)}): {check.__doc__}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,435 @@
+"""``occubench verify``: check a bundle, recompute what it states, say how standard it is.
+
+A bundle is hostile input. In order, each step only on what the steps before passed:
+
+1. **Bounds.** The file's size, then its members as ``archives.unpack_checked`` checks
+   them (types, paths, counts, sizes: nothing is written before every header passed),
+   unpacked into a temporary folder that is removed afterwards.
+2. **Sums.** ``manifest.json`` (bounded, its nesting measured before it is parsed) must
+   list every other file with its SHA-256 and size, and carry its own digest: a changed
+   log, summary or price table, a file added or taken away, an edited manifest, each is
+   named.
+3. **Logs.** Every member of every log is decompressed within the log bounds, its JSON
+   nesting measured and scanned for secrets (``_logs.log_problems``); only then does
+   Inspect read a log.
+4. **Claims.** Each log's record (configuration, protocol points, models, declared task
+   set and epochs, world) is read again from its header and compared with the
+   manifest's; the summary is recomputed from the logs' samples by the report's own
+   functions (``_summary.compute_summary``) and compared number by number.
+5. **Completeness.** Every task of each log's declared task set ran each declared epoch,
+   once.
+6. **Class.** ``standard`` or ``custom`` with every departure (``_standard``).
+
+With ``dataset`` (a folder in the release layout whose digest is the one a bundle
+states), every sample's logged task and environment record is compared with the
+dataset's, so that the stated digest is checked against what the runs actually ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tarfile
+import tempfile
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import ValidationError
+
+from occubench.archives import (
+    ArchiveRefused,
+    UnpackError,
+    amount,
+    unpack_checked,
+    zip_members,
+)
+from occubench.bundle._bounds import BUNDLE_LIMITS, BundleLimits
+from occubench.bundle._format import (
+    BUNDLE_FORMAT,
+    LOGS_DIR,
+    MANIFEST,
+    PRICES,
+    SUMMARY,
+    BundleClass,
+    DatasetRecord,
+    Manifest,
+    Outcome,
+    Problem,
+    RunCheck,
+    Verification,
+)
+from occubench.bundle._logs import LOG_SUFFIX, log_problems, member_rows, run_record
+from occubench.bundle._standard import STANDARD, Standard, departures
+from occubench.bundle._summary import SHOWN_DIFFERENCES, as_json, compute_summary, differences
+from occubench.costs import PriceTable
+from occubench.dataset import DatasetError, content_digest, load_dataset
+from occubench.errors import UsageError
+from occubench.results import SampleRow
+from occubench.text import nests_deeper
+
+
+class VerifiedBundle(NamedTuple):
+    """A bundle's verification and the samples its logs hold (empty when it failed)."""
+
+    verification: Verification
+    rows: list[SampleRow]
+
+
+class _Failed(Exception):
+    """Stop verifying: the problems found so far say why."""
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class _Check:
+    """One verification under way: its record, and where the bundle is unpacked."""
+
+    def __init__(self, path: Path, work: Path, limits: BundleLimits) -> None:
+        self.path = path
+        self.folder = work / "bundle"
+        self.limits = limits
+        self.result = Verification(bundle=path.name, sha256="", outcome=Outcome.FAILED)
+
+    def fail(self, member: str, message: str) -> _Failed:
+        """Record a problem and return the exception that stops the verification."""
+        self.result.problems.append(Problem(member=member, message=message))
+        return _Failed()
+
+    def json_file(self, name: str) -> Any:
+        """A JSON file of the bundle, parsed once its size and nesting passed."""
+        path = self.folder / name
+        if path.stat().st_size > self.limits.json_bytes:
+            raise self.fail(
+                name, f"larger than a bundle's JSON file may be ({self.limits.json_bytes:,} bytes)"
+            )
+        data = path.read_bytes()
+        if nests_deeper(data, self.limits.json_depth):
+            raise self.fail(name, f"JSON nested deeper than {self.limits.json_depth} levels")
+        try:
+            return json.loads(data)
+        except ValueError as e:
+            raise self.fail(name, f"not JSON: {e}") from None
+
+    def unpack(self) -> list[str]:
+        """Check and unpack the bundle; the names of its files."""
+        size = self.path.stat().st_size
+        if size > self.limits.bundle_bytes:
+            raise self.fail(
+                self.path.name,
+                f"refused: {size:,} bytes, more than a bundle can be "
+                f"({amount(self.limits.bundle_bytes)})",
+            )
+        self.result.sha256 = _sha256(self.path)
+        try:
+            self.folder.mkdir()
+            return unpack_checked(self.path, self.folder, self.limits, "a bundle")
+        except ArchiveRefused as e:
+            raise self.fail(self.path.name, str(e)) from None
+        except UnpackError as e:
+            raise self.fail(self.path.name, f"could not unpack it: {e}") from None
+        except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as e:
+            raise self.fail(self.path.name, f"corrupt or not a .tar.gz: {e}") from None
+
+    def manifest(self, names: list[str]) -> Manifest:
+        """The manifest, checked against the files and its own digest."""
+        if MANIFEST not in names:
+            raise self.fail(MANIFEST, "missing: this is not an occubench bundle")
+        try:
+            manifest = Manifest.model_validate(self.json_file(MANIFEST))
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise self.fail(MANIFEST, f"not a bundle manifest: {where}: {first['msg']}") from None
+        if manifest.format != BUNDLE_FORMAT:
+            raise self.fail(
+                MANIFEST, f"bundle format {manifest.format}; this occubench reads {BUNDLE_FORMAT}"
+            )
+        self.result.manifest = manifest
+        present = set(names) - {MANIFEST}
+        for name in sorted(present - set(manifest.files)):
+            self.fail(name, "not listed in the manifest: added after the bundle was made")
+        for name in sorted(set(manifest.files) - present):
+            self.fail(name, "listed in the manifest but not in the bundle")
+        for name in sorted(present & set(manifest.files)):
+            stated = manifest.files[name]
+            path = self.folder / name
+            if path.stat().st_size != stated.bytes or _sha256(path) != stated.sha256:
+                self.fail(
+                    name,
+                    "its SHA-256 does not match the manifest: changed after the bundle was made",
+                )
+        if manifest.computed_digest() != manifest.digest:
+            self.fail(MANIFEST, "its digest does not match its contents: the manifest was edited")
+        logs = sorted(n for n in manifest.files if n.startswith(f"{LOGS_DIR}/"))
+        if sorted(r.log for r in manifest.runs) != logs:
+            self.fail(MANIFEST, "its runs do not name the bundle's logs one for one")
+        for name in logs:
+            if not name.endswith(LOG_SUFFIX):
+                self.fail(name, f"a bundle's logs are {LOG_SUFFIX} files")
+        if self.result.problems:
+            raise _Failed()
+        self.result.checked.append(
+            f"files: the {len(manifest.files)} files the manifest lists, and only those, "
+            "match their SHA-256 sums; the manifest's own digest matches"
+        )
+        return manifest
+
+    def logs(self, manifest: Manifest) -> None:
+        """Every member of every log within bounds, not nested too deep, free of secrets."""
+        members = 0
+        for run in manifest.runs:
+            for problem in log_problems(self.folder / run.log, run.log, self.limits):
+                self.result.problems.append(problem)
+            members += 1
+        if self.result.problems:
+            raise _Failed()
+        self.result.checked.append(
+            f"logs: {members} logs, every member decompressed within bounds to its declared "
+            f"size and CRC, JSON nested at most {self.limits.json_depth} levels, no secret"
+        )
+
+    def claims(self, manifest: Manifest) -> list[SampleRow]:
+        """The runs' records as their headers give them; the samples of the logs."""
+        for stated in manifest.runs:
+            try:
+                found = run_record(str(self.folder / stated.log), stated.log)
+            except (UsageError, ValueError, OSError) as e:
+                raise self.fail(stated.log, f"not a readable occubench log: {e}") from None
+            for line in differences(stated.model_dump(mode="json"), found.model_dump(mode="json")):
+                self.fail(MANIFEST, f"run {stated.log}: {line} (from the log's header)")
+        locations = {r.dataset for r in manifest.runs}
+        if {d.location for d in manifest.datasets} != locations:
+            self.fail(MANIFEST, "its datasets do not match the datasets its runs name")
+        if self.result.problems:
+            raise _Failed()
+        try:
+            rows = member_rows(
+                [(r.log, str(self.folder / r.log)) for r in manifest.runs], cache=False
+            )
+        except (ValueError, OSError, KeyError) as e:
+            raise self.fail(LOGS_DIR, f"a log cannot be read as an Inspect log: {e}") from None
+        self.result.checked.append(
+            f"runs: the configuration, protocol points, models, task set and epochs of "
+            f"{len(manifest.runs)} logs match their headers; {len(rows)} samples read"
+        )
+        return rows
+
+    def prices(self, manifest: Manifest) -> PriceTable | None:
+        """The bundle's price table, if its summary was priced."""
+        if manifest.settings.priced != (PRICES in manifest.files):
+            raise self.fail(MANIFEST, "its settings and its files disagree on prices")
+        if PRICES not in manifest.files:
+            return None
+        try:
+            return PriceTable.model_validate(self.json_file(PRICES))
+        except ValidationError as e:
+            raise self.fail(PRICES, f"not a price table: {e.errors()[0]['msg']}") from None
+
+    def summary(
+        self, manifest: Manifest, rows: Sequence[SampleRow], prices: PriceTable | None
+    ) -> None:
+        """The summary recomputed from the samples, compared number by number."""
+        if SUMMARY not in manifest.files:
+            raise self.fail(SUMMARY, "missing: the bundle states no numbers")
+        stated = self.json_file(SUMMARY)
+        recomputed = compute_summary(rows, manifest.settings, prices)
+        self.result.summary = recomputed
+        found = as_json(recomputed)
+        wrong = differences(stated, found)
+        if wrong:
+            shown = "; ".join(wrong[:SHOWN_DIFFERENCES])
+            more = (
+                f" (and {len(wrong) - SHOWN_DIFFERENCES} more)"
+                if len(wrong) > SHOWN_DIFFERENCES
+                else ""
+            )
+            raise self.fail(
+                SUMMARY,
+                f"{len(wrong)} stated number(s) do not follow from the logs: {shown}{more}",
+            )
+        self.result.checked.append(
+            f"summary: {len(recomputed.groups)} group(s), {_leaves(found):,} values (CR per "
+            "mode, industry, domain, scenario and difficulty, R, intervals, comparisons, "
+            "MDDs, costs) recomputed from the logs, every one as stated"
+        )
+
+    def completeness(self, manifest: Manifest, rows: Sequence[SampleRow]) -> None:
+        """Each log's declared tasks and epochs against the samples it holds."""
+        by_log: dict[str, list[SampleRow]] = {}
+        for row in rows:
+            by_log.setdefault(row.log, []).append(row)
+        for run in manifest.runs:
+            held = by_log.get(run.log, [])
+            seen: dict[str, int] = {}
+            for row in held:
+                key = f"{row.task_id}:{row.epoch}"
+                seen[key] = seen.get(key, 0) + 1
+            declared = [f"{i}:{e}" for i in run.sample_ids for e in range(1, run.epochs + 1)]
+            self.result.runs.append(
+                RunCheck(
+                    log=run.log,
+                    agent=run.agent,
+                    simulator=run.simulator,
+                    verifier=run.verifier,
+                    env_mode=run.env_mode,
+                    tasks=len(run.sample_ids),
+                    epochs=run.epochs,
+                    samples=len(held),
+                    missing=[k for k in declared if k not in seen],
+                    duplicates=sorted(k for k, n in seen.items() if n > 1),
+                    errors=sum(r.error is not None for r in held),
+                )
+            )
+            extra = sorted(set(seen) - set(declared))
+            if extra:
+                self.fail(
+                    run.log, f"holds samples outside its declared task set: {', '.join(extra[:5])}"
+                )
+        if self.result.problems:
+            raise _Failed()
+        short = [c for c in self.result.runs if c.missing or c.duplicates]
+        self.result.checked.append(
+            "completeness: every task of every declared task set ran its declared epochs once"
+            if not short
+            else f"completeness: {len(short)} log(s) lack declared task:epoch pairs or hold "
+            "one twice"
+        )
+
+    def datasets(self, manifest: Manifest, dataset: Path | None) -> None:
+        """Check the logged task records against ``dataset`` where its digest is stated."""
+        digest = content_digest(dataset) if dataset is not None else None
+        for record in manifest.datasets:
+            if digest is not None and record.digest == digest:
+                assert dataset is not None
+                self._records(manifest, record, dataset)
+            elif record.digest is not None:
+                self.result.notes.append(
+                    f"dataset {record.name}: digest {record.digest[:12]} as stated when the bundle "
+                    "was made; the logged task records were not compared with it (give the "
+                    "dataset's folder to compare them)"
+                )
+        for run in manifest.runs:
+            if run.world is not None:
+                self.result.notes.append(
+                    f"{run.log}: its simulator answers came from world {run.world.digest[:12]} "
+                    f"({run.world.mode}); the world itself is not in the bundle"
+                )
+
+    def _records(self, manifest: Manifest, record: DatasetRecord, folder: Path) -> None:
+        """Every logged sample's task and environment record against the dataset's."""
+        try:
+            loaded = load_dataset(folder)
+        except DatasetError as e:
+            raise UsageError(f"the dataset at {folder} does not load: {e.issues[0]}") from None
+        tasks = {str(t.task_id): t for t in loaded.tasks}
+        compared = 0
+        for run in (r for r in manifest.runs if r.dataset == record.location):
+            bounds = self.limits.log_bounds()
+            for name, data in zip_members(self.folder / run.log, bounds, f"the log {run.log}"):
+                if not name.startswith("samples/"):
+                    continue
+                metadata = json.loads(data).get("metadata") or {}
+                task = tasks.get(str(metadata.get("task_id")))
+                if task is None:
+                    self.fail(f"{run.log}:{name}", "its task is not in the dataset")
+                    continue
+                env = loaded.env(task).model_dump(mode="json", exclude_none=True)
+                if metadata.get("task") != task.model_dump(mode="json", exclude_none=True) or (
+                    metadata.get("env") != env
+                ):
+                    self.fail(
+                        f"{run.log}:{name}",
+                        f"task {task.task_id}'s record differs from the dataset's",
+                    )
+                compared += 1
+        if self.result.problems:
+            raise _Failed()
+        self.result.checked.append(
+            f"dataset {record.name}: {compared} logged task and environment records match the "
+            f"dataset at {folder} (digest {record.digest})"
+        )
+
+    def classify(self, manifest: Manifest, standard: Standard) -> None:
+        """Standard or custom, and the outcome."""
+        found = departures(manifest.runs, manifest.datasets, standard)
+        self.result.bundle_class = BundleClass.CUSTOM if found else BundleClass.STANDARD
+        self.result.departures = found
+        if any(c.missing or c.duplicates for c in self.result.runs):
+            self.result.outcome = Outcome.INCOMPLETE
+        elif any(c.errors for c in self.result.runs):
+            self.result.outcome = Outcome.ERRORS
+        else:
+            self.result.outcome = Outcome.VERIFIED
+
+
+def _leaves(value: Any) -> int:
+    """How many numbers and strings a JSON value holds."""
+    if isinstance(value, dict):
+        return sum(_leaves(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_leaves(v) for v in value)
+    return 1
+
+
+def read_bundle(
+    path: Path,
+    *,
+    standard: Standard = STANDARD,
+    dataset: Path | None = None,
+    limits: BundleLimits = BUNDLE_LIMITS,
+) -> VerifiedBundle:
+    """Verify a bundle (module doc) and read its samples.
+
+    Args:
+        path: The bundle file.
+        standard: What a standard bundle is (``STANDARD``: the benchmark's defaults).
+        dataset: A dataset folder to compare the logged task records with.
+        limits: The bounds the bundle is held to.
+
+    Returns:
+        The verification and, unless it failed, the samples of the bundle's logs.
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        UsageError: ``dataset`` does not load.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"no bundle file at {path}")
+    work = Path(tempfile.mkdtemp(prefix="occubench-verify-"))
+    check = _Check(path, work, limits)
+    rows: list[SampleRow] = []
+    try:
+        manifest = check.manifest(check.unpack())
+        check.logs(manifest)
+        rows = check.claims(manifest)
+        prices = check.prices(manifest)
+        check.completeness(manifest, rows)
+        check.summary(manifest, rows, prices)
+        check.datasets(manifest, dataset)
+        check.classify(manifest, standard)
+    except _Failed:
+        check.result.outcome = Outcome.FAILED
+        rows = []
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return VerifiedBundle(check.result, rows)
+
+
+def verify_bundle(
+    path: Path,
+    *,
+    standard: Standard = STANDARD,
+    dataset: Path | None = None,
+    limits: BundleLimits = BUNDLE_LIMITS,
+) -> Verification:
+    """Verify a bundle (module doc): its record (``read_bundle`` without the samples)."""
+    return read_bundle(path, standard=standard, dataset=dataset, limits=limits).verification

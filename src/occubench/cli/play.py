@@ -1,0 +1,227 @@
+"""``occubench play``: play one task yourself, as the agent, in the terminal or a browser.
+
+The session is an ordinary run of the task with the agent ``human/NAME`` (``occubench.play``):
+same simulator, faults, grading and log, in a new folder under ``--log-dir``, so
+``occubench report`` shows the person beside the models and ``inspect view`` shows the
+trajectory. The browser interface listens on 127.0.0.1 and prints a link that carries the
+session's key (``--url-file`` also writes it to a file only you can read).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from contextlib import ExitStack
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from occubench.cli._common import (
+    check_models,
+    console,
+    exit_with,
+    user_errors,
+    warn_if_exposed,
+)
+from occubench.cli._settings import with_settings
+from occubench.config import RunConfig
+from occubench.defaults import (
+    DEFAULT_ALLOWED_HOSTS,
+    DEFAULT_PLAY_LOG_ROOT,
+)
+from occubench.errors import ExitCode
+from occubench.play import (
+    HandOff,
+    PlayResult,
+    PlaySetup,
+    TerminalDesk,
+    create_play_app,
+    pick_task,
+    run_play,
+    served,
+)
+from occubench.roles import Role
+from occubench.scale import stop_signals
+from occubench.text import terminal_plain
+
+
+class Interface(str, Enum):
+    """Where the person plays."""
+
+    TERMINAL = "terminal"
+    BROWSER = "browser"
+
+
+PLAY_SETTINGS = (
+    "dataset",
+    "industries",
+    "domains",
+    "difficulty",
+    "env_mode",
+    "fault_count",
+    "fault_duration",
+    "fault_engine",
+    "faults",
+    "fault_latency",
+    "seed",
+    "with_plan",
+    "state_mode",
+    "max_tool_calls",
+    "votes",
+    "date",
+    "cache",
+    "protocol",
+)
+"""The run settings a play session takes (the selection draws the task; a person plays it)."""
+
+
+def _say(text: str, style: str | None = None) -> None:
+    console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+def print_result(result: PlayResult) -> None:
+    """The verdict, the checks and votes, the faults met and the log, in the terminal."""
+    _say(f"\nVerdict: {result.verdict_text()}", "bold green" if result.passed else "bold red")
+    if result.explanation:
+        _say(terminal_plain(result.explanation))
+    for check in result.checks:
+        what = check.get("check") or {}
+        state = "passed" if check.get("passed") else "failed"
+        detail = f"{what.get('kind', '')} {check.get('detail', '')}"
+        _say(f"  check {state}: {terminal_plain(detail)}")
+    for vote in result.votes:
+        verdict = "correct" if vote.get("is_correct") else "not correct"
+        _say(f"  verifier vote: {verdict}: {terminal_plain(vote.get('feedback', ''))}")
+    if result.faults:
+        _say(f"Faults you met ({len(result.faults)}):")
+        for fault in result.faults:
+            how = "an error instead of the answer" if fault.get("explicit") else "answer changed"
+            changes = "; ".join(fault.get("changes") or [])
+            where = f"call {int(fault.get('call_index', 0)) + 1} ({fault.get('tool', '')})"
+            _say(f"  {terminal_plain(where)}: {terminal_plain(fault.get('kind', ''))}, {how}: ")
+            _say(f"    {terminal_plain(changes)}")
+    else:
+        _say("Faults you met: none.")
+    _say(f"Log: {result.log}")
+
+
+def _write_link(path: Path, link: str) -> None:
+    """Write the start link to ``path``, readable by its owner only."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(link + "\n")
+
+
+@with_settings(RunConfig, only=PLAY_SETTINGS)
+def play(
+    name: str = typer.Option(
+        ..., "--name", help="Your name: the session's agent is human/NAME in logs and reports."
+    ),
+    simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
+    verifier_model: str | None = typer.Option(
+        None, help="Verifier model (default: the simulator; tasks with checks use only checks)."
+    ),
+    task_id: int | None = typer.Option(
+        None, "--task", help="The task to play (default: one drawn from the selection)."
+    ),
+    pick_seed: int | None = typer.Option(
+        None, help="Seed of the draw of the task (default: a fresh draw)."
+    ),
+    ui: Interface = typer.Option(  # noqa: B008 - an enum default is immutable
+        Interface.TERMINAL, help="terminal, or browser (a local page; the link is printed)."
+    ),
+    host: str = typer.Option("127.0.0.1", help="Browser: the address served (this machine)."),
+    port: int = typer.Option(0, help="Browser: the port (0: any free port, in the link)."),
+    allowed_host: list[str] = typer.Option(  # noqa: B008 - typer's list option
+        [], help="Browser: a host name the page may be addressed by, besides the loopback names."
+    ),
+    url_file: Path | None = typer.Option(
+        None, help="Browser: also write the start link to this file (readable by you only)."
+    ),
+    preflight: bool = typer.Option(
+        True, help="First send each model a tiny request (a missing key stops here, exit 2)."
+    ),
+    log_dir: str = typer.Option(
+        DEFAULT_PLAY_LOG_ROOT, help="Each session logs to a new folder under this one."
+    ),
+    **settings: Any,
+) -> None:
+    """Play a task as the agent, in the terminal or a browser; get the run's verdict.
+
+    You see the instruction and the tools, call tools through forms built from their
+    schemas, meet the run's faults, and answer. The session is logged as an ordinary
+    sample whose agent is human/NAME. Exit codes: 0 graded, 2 bad input, 3 the session
+    ended in an infrastructure error, 130 interrupted.
+    """
+    with user_errors():
+        base = RunConfig.model_validate(settings)
+        base = base.model_copy(update={"dataset": str(base.dataset_dir().resolve())})
+        chosen = pick_task(base, task_id, pick_seed)
+        config = base.model_copy(
+            update={"task_ids": [chosen], "industries": None, "domains": None, "difficulty": None}
+        )
+        setup = PlaySetup(
+            player=name,
+            simulator=simulator_model,
+            verifier=verifier_model,
+            config=config,
+            log_root=log_dir,
+        )
+        info = setup.info()
+    if preflight:
+        check_models(
+            {
+                Role.SIMULATOR: simulator_model,
+                **({Role.VERIFIER: verifier_model} if verifier_model else {}),
+            }
+        )
+    with stop_signals() as stop:
+        try:
+            if ui is Interface.TERMINAL:
+                result = run_play(setup, TerminalDesk(info, console))
+            else:
+                result = _in_browser(setup, info_hosts(host, allowed_host), host, port, url_file)
+        except KeyboardInterrupt:
+            result = None
+    if result is None or (stop.signal is not None and result.passed is None):
+        _say("Interrupted: the session was not graded.")
+        exit_with(ExitCode.INTERRUPTED)
+    if ui is Interface.TERMINAL:
+        print_result(result)
+    if result.passed is None:
+        exit_with(ExitCode.SAMPLE_ERRORS)
+
+
+def info_hosts(host: str, allowed: list[str]) -> list[str]:
+    """The host names the page answers to: the loopback names, ``host`` and ``allowed``."""
+    return list(dict.fromkeys([*DEFAULT_ALLOWED_HOSTS, host, *allowed]))
+
+
+def _in_browser(
+    setup: PlaySetup, hosts: list[str], host: str, port: int, url_file: Path | None
+) -> PlayResult:
+    """Serve the session's page, run the session, show the verdict until the page closes it."""
+    warn_if_exposed(host, "other machines can reach the page; they still need the link's key.")
+    desk = HandOff()
+    key = secrets.token_urlsafe(24)
+    app = create_play_app(desk, setup.info(), key, hosts)
+    with ExitStack() as stack:
+        with user_errors():  # the port taken, or the address not this machine's
+            base = stack.enter_context(served(app, host, port))
+        link = f"{base}/start?key={key}"
+        _say(f"Open this link in your browser to play (it holds the session's key):\n  {link}")
+        if url_file is not None:
+            _write_link(url_file, link)
+        result = run_play(setup, desk)
+        desk.finish(result)
+        print_result(result)
+        if result.passed is None:  # interrupted, or an infrastructure error: no verdict to read
+            return result
+        _say("The verdict is on the page: end the session there (or press Ctrl-C).")
+        try:
+            desk.wait_closed()
+        except KeyboardInterrupt:
+            pass  # the session is graded and logged: Ctrl-C only closes the page
+    return result

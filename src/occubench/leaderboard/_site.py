@@ -1,0 +1,428 @@
+"""``occubench leaderboard``: verified bundles as one static site a reader can trust.
+
+Every bundle is verified first (``bundle.read_bundle``: sums, bounds, secrets, every
+number recomputed from its logs); one that fails gets its record page and no row. The
+rows of the verified bundles are then pooled per class (standard apart from custom),
+per simulator and verifier (never ranked across them), and per comparable group (task
+set and protocol, ``analysis.comparable_groups``), and each such board is computed by
+the report's own ``build_report`` with variance: CR per mode and industry, R with its
+interval, and the MDD marks that make tie groups (``_ties``). Costs come from each
+bundle's own verified summary (its prices, or tokens when it has none).
+
+The site is static: ``index.html`` (the boards, filters, selection, an industry radar
+of any selection and a cost-vs-CR Pareto chart, both drawn by the page's one script
+from the data embedded in it; no server, no external URL, the script allowed by its
+hash in the Content-Security-Policy), ``records/NAME.html`` and ``records/NAME.json``
+(each bundle's verification record, which every row links to) and ``data.json``.
+Every text from a bundle (model names, departures, problems) is escaped by the
+template or set as text by the script, never parsed as HTML. A publication's stated
+results (``published``) are shown in their own table, never ranked with measured rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Sequence
+from importlib.resources import files
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+from pydantic import BaseModel, Field
+
+from occubench.analysis import comparable_groups
+from occubench.bundle import (
+    STANDARD,
+    BundleClass,
+    Outcome,
+    Standard,
+    VerifiedBundle,
+    read_bundle,
+)
+from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.leaderboard._ties import tie_ranks
+from occubench.published import MODES, PublishedTable, apart_line
+from occubench.report import Report, build_report, content_security_policy
+from occubench.results import SampleRow
+
+SCRIPT = "leaderboard.js"
+RECORDS = "records"
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _num(value: float | None) -> float | None:
+    """A number for the page's data: undefined ones as null."""
+    return None if value is None or math.isnan(value) else value
+
+
+class Entry(BaseModel):
+    """One measured row of a board."""
+
+    id: str
+    tie: int = Field(description="Tie-group rank (lines within the MDD share it).")
+    rank: int = Field(description="The report's rank (by CR, then R).")
+    agent: str
+    simulator: str
+    verifier: str
+    bundle: str = Field(description="The bundle it comes from.")
+    record: str = Field(description="Link to that bundle's verification record.")
+    rate: float | None = Field(description="CR in the board's headline mode.")
+    low: float | None
+    high: float | None
+    scored: int
+    modes: dict[str, float | None] = Field(description="CR per env mode.")
+    r: float | None
+    r_low: float | None
+    r_high: float | None
+    r_note: str
+    cost_per_task: float | None = Field(description="Dollars per task (None: not priced).")
+    tokens_per_task: float | None
+    industries: dict[str, float | None] = Field(description="CR per industry, headline mode.")
+    close: list[str] = Field(description="Entries it is not distinguishable from (ids).")
+    close_agents: list[str] = Field(description="Their agents, as shown.")
+
+
+class Board(BaseModel):
+    """Rows ranked together: one class, simulator, verifier, task set and protocol."""
+
+    id: str
+    bundle_class: BundleClass
+    title: str
+    mode: str
+    industries: list[str]
+    entries: list[Entry]
+
+
+class PublishedEntry(BaseModel):
+    """One row of a publication's stated results."""
+
+    id: str
+    model: str
+    simulator: str
+    verifier: str
+    modes: dict[str, float | None]
+    r: float | None
+    sources: list[str]
+    industries: dict[str, float | None]
+
+
+class PublishedPart(BaseModel):
+    """The publication's table on the page."""
+
+    source: str
+    title: str
+    url: str
+    note: str
+    apart: str
+    rows: list[PublishedEntry]
+
+
+class BundleLine(BaseModel):
+    """A bundle the site was made from: how its verification went."""
+
+    slug: str
+    name: str
+    sha256: str
+    outcome: Outcome
+    bundle_class: BundleClass | None
+    record: str
+    departures: int
+    first_problem: str
+
+
+class SiteData(BaseModel):
+    """Everything the page shows (``data.json``, and embedded in ``index.html``)."""
+
+    generated: str
+    boards: list[Board]
+    bundles: list[BundleLine]
+    published: PublishedPart | None
+
+
+def _slug(path: Path, sha256: str) -> str:
+    stem = path.name.removesuffix(".gz").removesuffix(".tar")
+    return f"{_SLUG.sub('_', stem)[:60]}-{sha256[:8]}"
+
+
+def _relabelled(verified: Sequence[tuple[str, VerifiedBundle]]) -> tuple[list[SampleRow], dict]:
+    """The bundles' rows; an agent in two bundles gets the bundle's name in its label.
+
+    Returns the rows and, per (agent label, simulator), the bundle it came from and the
+    agent's name in that bundle's summary.
+    """
+    seen: dict[tuple[str, str | None], set[str]] = {}
+    for slug, vb in verified:
+        for row in vb.rows:
+            seen.setdefault((row.agent_model, row.simulator_model), set()).add(slug)
+    rows: list[SampleRow] = []
+    origin: dict[tuple[str, str], tuple[str, str]] = {}
+    for slug, vb in verified:
+        for row in vb.rows:
+            label = row.agent_model
+            if len(seen[(row.agent_model, row.simulator_model)]) > 1:
+                label = f"{row.agent_model} ({slug})"
+            rows.append(row.model_copy(update={"agent_model": label}))
+            origin[(label, row.simulator_model or "")] = (slug, row.agent_model)
+    return rows, origin
+
+
+def _costs(vb: VerifiedBundle) -> dict[tuple[str, str], tuple[float | None, float]]:
+    """Dollars and tokens per task of each setup, from the bundle's verified summary."""
+    out: dict[tuple[str, str], tuple[float | None, float]] = {}
+    summary = vb.verification.summary
+    for group in summary.groups if summary else []:
+        for cost in group.report.costs:
+            priced = cost.cost_per_task if not cost.unpriced_models else None
+            out[(cost.agent, cost.simulator)] = (priced, cost.tokens_per_task)
+    return out
+
+
+def _entries(
+    report: Report,
+    board: str,
+    origin: dict[tuple[str, str], tuple[str, str]],
+    costs: dict[str, dict[tuple[str, str], tuple[float | None, float]]],
+    records: dict[str, str],
+) -> list[Entry]:
+    """The board's rows: the report's leaderboard with tie ranks, costs and industries."""
+    ties = tie_ranks(report.leaderboard)
+    ids = {line.rank: f"{board}-{line.rank}" for line in report.leaderboard}
+    agents = {line.rank: line.agent for line in report.leaderboard}
+    industries = {
+        (g.agent, g.simulator, g.group): g.rate
+        for g in report.rates
+        if g.dimension == "industry" and g.env_mode == report.headline_mode
+    }
+    names = sorted({g for _, _, g in industries})
+    out = []
+    for line in report.leaderboard:
+        slug, original = origin[(line.agent, line.simulator)]
+        dollars, tokens = costs[slug].get((original, line.simulator), (None, math.nan))
+        out.append(
+            Entry(
+                id=ids[line.rank],
+                tie=ties[line.rank],
+                rank=line.rank,
+                agent=line.agent,
+                simulator=line.simulator,
+                verifier=", ".join(report.verifiers) or "(the simulator)",
+                bundle=slug,
+                record=records[slug],
+                rate=_num(line.rate),
+                low=_num(line.low),
+                high=_num(line.high),
+                scored=line.scored,
+                modes={m: _num(line.mode_rates.get(m, math.nan)) for m in MODES},
+                r=_num(line.r),
+                r_low=_num(line.r_low),
+                r_high=_num(line.r_high),
+                r_note=line.r_note,
+                cost_per_task=_num(dollars),
+                tokens_per_task=_num(tokens),
+                industries={
+                    n: _num(industries.get((line.agent, line.simulator, n), math.nan))
+                    for n in names
+                },
+                close=[ids[r] for r in line.not_distinguishable_from],
+                close_agents=[agents[r] for r in line.not_distinguishable_from],
+            )
+        )
+    return out
+
+
+def _boards(
+    verified: Sequence[tuple[str, VerifiedBundle]],
+    records: dict[str, str],
+    resamples: int,
+    seed: int,
+) -> list[Board]:
+    """Standard boards first, then custom ones; each one simulator, verifier and group."""
+    boards: list[Board] = []
+    for kind in (BundleClass.STANDARD, BundleClass.CUSTOM):
+        chosen = [(s, vb) for s, vb in verified if vb.verification.bundle_class is kind]
+        rows, origin = _relabelled(chosen)
+        costs = {slug: _costs(vb) for slug, vb in chosen}
+        by_models: dict[tuple[str, str], list[SampleRow]] = {}
+        for row in rows:
+            by_models.setdefault((row.simulator_model or "", row.verifier_model or ""), []).append(
+                row
+            )
+        for (simulator, verifier), members in sorted(by_models.items()):
+            for group in comparable_groups(members):
+                report = build_report(group.rows, n_resamples=resamples, seed=seed, variance=True)
+                board = f"{kind.value}-{len(boards) + 1}"
+                entries = _entries(report, board, origin, costs, records)
+                boards.append(
+                    Board(
+                        id=board,
+                        bundle_class=kind,
+                        title=f"simulator {simulator or '-'}, verifier "
+                        f"{verifier or '(the simulator)'}: {group.label}",
+                        mode=report.headline_mode,
+                        industries=sorted({n for e in entries for n in e.industries}),
+                        entries=entries,
+                    )
+                )
+    return boards
+
+
+def _published(table: PublishedTable) -> PublishedPart:
+    """The publication's rows for the page (stated values only; None: not published)."""
+    industries = table.industries()
+    rows = [
+        PublishedEntry(
+            id=f"published-{i}",
+            model=row.model + (f" [{row.reasoning_effort}]" if row.reasoning_effort else ""),
+            simulator=row.simulator or "not stated",
+            verifier=row.verifier or "not stated",
+            modes={m: _num(row.rate(m)) for m in MODES},
+            r=_num(row.robustness()),
+            sources=sorted({v.source for v in row.values}),
+            industries={n: _num(row.rate("E0", n)) for n in industries},
+        )
+        for i, row in enumerate(table.rows, start=1)
+    ]
+    return PublishedPart(
+        source=table.source,
+        title=table.title,
+        url=table.url,
+        note=table.note,
+        apart=apart_line(table),
+        rows=rows,
+    )
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("occubench.leaderboard", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(pct=_pct, ratio=_ratio, money=_money)
+    return env
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.4f}"
+
+
+def page_data(data: SiteData) -> Markup:
+    """The site's data as JSON safe inside a ``<script type="application/json">``.
+
+    ``<``, ``>`` and ``&`` are written as JSON unicode escapes: no text from a bundle can
+    close the element or open another.
+    """
+    text = data.model_dump_json()
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text)  # escaped above: JSON, never HTML
+
+
+def script() -> str:
+    """The page's one script (filters, selection, radar, Pareto chart)."""
+    return files("occubench.leaderboard").joinpath("templates", SCRIPT).read_text(encoding="utf-8")
+
+
+def build_site(
+    bundles: Sequence[Path],
+    out: Path,
+    *,
+    published: PublishedTable | None = None,
+    resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+    seed: int = DEFAULT_BOOTSTRAP_SEED,
+    dataset: Path | None = None,
+    standard: Standard = STANDARD,
+) -> SiteData:
+    """Verify ``bundles`` and write the leaderboard site into ``out`` (module doc).
+
+    Args:
+        bundles: Bundle files (``occubench bundle``).
+        out: The site's folder (made if needed; its files are replaced).
+        published: A publication's stated results, shown apart (``published.load_published``).
+        resamples: Bootstrap resamples of the boards' intervals.
+        seed: Bootstrap seed.
+        dataset: A dataset folder each bundle's logged task records are compared with.
+        standard: What a standard bundle is (``bundle.STANDARD``: the benchmark's defaults).
+
+    Returns:
+        What the site shows.
+
+    Raises:
+        FileNotFoundError: a bundle file is missing.
+        ValueError: no bundle is given, or one is given twice.
+    """
+    if not bundles:
+        raise ValueError("no bundle given")
+    (out / RECORDS).mkdir(parents=True, exist_ok=True)
+    env = _environment()
+    verified: list[tuple[str, VerifiedBundle]] = []
+    lines: list[BundleLine] = []
+    records: dict[str, str] = {}
+    for path in bundles:
+        vb = read_bundle(path, dataset=dataset, standard=standard)
+        result = vb.verification
+        slug = _slug(path, result.sha256)
+        if slug in records:
+            raise ValueError(f"{path}: the same bundle is given twice")
+        records[slug] = f"{RECORDS}/{slug}.html"
+        (out / RECORDS / f"{slug}.json").write_text(result.model_dump_json(indent=1) + "\n")
+        (out / RECORDS / f"{slug}.html").write_text(
+            env.get_template("record.html.j2").render(result=result, slug=slug), encoding="utf-8"
+        )
+        lines.append(
+            BundleLine(
+                slug=slug,
+                name=path.name,
+                sha256=result.sha256,
+                outcome=result.outcome,
+                bundle_class=result.bundle_class,
+                record=records[slug],
+                departures=len(result.departures),
+                first_problem=(
+                    f"{result.problems[0].member}: {result.problems[0].message}"
+                    if result.problems
+                    else ""
+                ),
+            )
+        )
+        if result.outcome is not Outcome.FAILED:
+            verified.append((slug, vb))
+    data = SiteData(
+        generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        boards=_boards(verified, records, resamples, seed),
+        bundles=lines,
+        published=_published(published) if published is not None else None,
+    )
+    write_index(data, out)
+    return data
+
+
+def write_index(data: SiteData, out: Path) -> Path:
+    """Write the site's page (``index.html``) and ``data.json`` for ``data`` into ``out``."""
+    code = script()
+    (out / "data.json").write_text(data.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    page = out / "index.html"
+    page.write_text(
+        _environment()
+        .get_template("site.html.j2")
+        .render(
+            data=data,
+            data_json=page_data(data),
+            csp=content_security_policy(code),
+            script=Markup(code),  # our own file, allowed by its hash
+            modes=MODES,
+        ),
+        encoding="utf-8",
+    )
+    return page

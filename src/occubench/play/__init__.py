@@ -1,0 +1,78 @@
+"""Play a task by hand: a person as the agent, in a terminal or a browser.
+
+``run_play`` runs one task through the one runner with ``human/<name>`` as the agent
+model (``HumanAPI``): each of its generate calls shows the person the turn at their desk
+(``TerminalDesk``, or the browser app over a ``HandOff``) and their move, a tool call made
+through a form built from the tool's schema or the final answer, is the output. Faults,
+grading and the log are the run's, so reports show human baselines beside models.
+"""
+
+from occubench.play._desk import HandOff, Phase
+from occubench.play._form import (
+    MAX_FIELD_CHARS,
+    FormProblems,
+    field_value,
+    form_arguments,
+    form_fields,
+    json_arguments,
+    tool_view,
+)
+from occubench.play._human import (
+    HUMAN_PROVIDER,
+    PLAYER_NAME,
+    Desk,
+    HumanAPI,
+    human_model,
+    move_output,
+    turn_of,
+)
+from occubench.play._session import PlaySetup, pick_task, run_play
+from occubench.play._terminal import TerminalDesk
+from occubench.play._turns import (
+    Entry,
+    EntryKind,
+    FieldKind,
+    FormField,
+    Move,
+    PlayInfo,
+    PlayResult,
+    ToolView,
+    Turn,
+)
+from occubench.play._web import MAX_ANSWER, MAX_PLAY_FORM_BYTES, create_play_app, served
+
+__all__ = [
+    "MAX_ANSWER",
+    "MAX_PLAY_FORM_BYTES",
+    "create_play_app",
+    "served",
+    "HUMAN_PROVIDER",
+    "MAX_FIELD_CHARS",
+    "PLAYER_NAME",
+    "Desk",
+    "Entry",
+    "EntryKind",
+    "FieldKind",
+    "FormField",
+    "FormProblems",
+    "HandOff",
+    "HumanAPI",
+    "Move",
+    "Phase",
+    "PlayInfo",
+    "PlayResult",
+    "PlaySetup",
+    "TerminalDesk",
+    "ToolView",
+    "Turn",
+    "field_value",
+    "form_arguments",
+    "form_fields",
+    "human_model",
+    "json_arguments",
+    "move_output",
+    "pick_task",
+    "run_play",
+    "tool_view",
+    "turn_of",
+]

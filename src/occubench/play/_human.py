@@ -1,0 +1,159 @@
+"""``human/<name>``: an Inspect model whose answers a person gives.
+
+Playing a task is an ordinary run of the benchmark: the built-in agent loop, the
+environment opened with its fault session, the grading, the log. Only the agent model is
+a person: at each generate call the model shows them the turn (``Turn``, read from the
+very messages and tools a model would get) at their desk (the terminal or the browser,
+``Desk``) and answers with their move, one tool call or the final answer. So a session's
+log has the shape of any model's, and reports name its agent ``human/<name>``.
+
+A ``human/<name>`` model only answers inside ``occubench play``, which seats it at a
+desk; anywhere else its first call fails, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Protocol
+
+import rich
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ModelAPI,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
+
+from occubench.play._form import tool_view
+from occubench.play._turns import Entry, EntryKind, Move, Turn
+
+HUMAN_PROVIDER = "human"
+"""The Inspect provider name of people: ``human/<name>``."""
+PLAYER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,39}")
+"""A player's name: a letter, then up to 39 letters, digits, ``_``, ``.`` or ``-``."""
+
+
+class Desk(Protocol):
+    """Where a person is shown a turn and makes their move (a terminal, a browser page)."""
+
+    async def ask(self, turn: Turn) -> Move:
+        """The person's move on ``turn``."""
+        ...
+
+
+def turn_of(messages: list[ChatMessage], tools: list[ToolInfo], number: int) -> Turn:
+    """The turn a model would be given: the conversation so far and the tools."""
+    system = next((m.text for m in messages if isinstance(m, ChatMessageSystem)), "")
+    instruction = next((m.text for m in messages if isinstance(m, ChatMessageUser)), "")
+    entries = []
+    for message in messages:
+        if isinstance(message, ChatMessageAssistant):
+            entries += [
+                Entry(
+                    kind=EntryKind.CALL,
+                    tool=call.function,
+                    text=json.dumps(call.arguments, ensure_ascii=False),
+                )
+                for call in message.tool_calls or []
+            ]
+        elif isinstance(message, ChatMessageTool):
+            refused = message.error is not None
+            entries.append(
+                Entry(
+                    kind=EntryKind.REFUSED if refused else EntryKind.OBSERVATION,
+                    tool=message.function or "",
+                    text=message.error.message if message.error else message.text,
+                )
+            )
+    views = [
+        tool_view(t.name, t.description, t.parameters.model_dump(exclude_none=True)) for t in tools
+    ]
+    return Turn(
+        number=number,
+        system_prompt=system,
+        instruction=instruction,
+        tools=views,
+        entries=entries,
+    )
+
+
+def move_output(model: str, move: Move, number: int) -> ModelOutput:
+    """The model output a move is: one tool call, or the final answer's text."""
+    if move.tool is not None:
+        call = ToolCall(id=f"call_{number}", function=move.tool, arguments=move.arguments)
+        message = ChatMessageAssistant(content="", tool_calls=[call], model=model)
+        return ModelOutput.from_message(message, stop_reason="tool_calls")
+    message = ChatMessageAssistant(content=move.answer or "", model=model)
+    return ModelOutput.from_message(message, stop_reason="stop")
+
+
+class HumanAPI(ModelAPI):
+    """The ``human/<name>`` provider: a person's moves as model outputs (module doc)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's ModelAPI signature
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
+        if not PLAYER_NAME.fullmatch(model_name):
+            raise ValueError(
+                f"human/{model_name}: a player's name is a letter, then up to 39 letters, "
+                "digits, '_', '.' or '-'"
+            )
+        self.desk: Desk | None = None
+        self.moves = 0
+
+    def max_connections(self) -> int:
+        """One person makes one move at a time."""
+        return 1
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        """Show the person the turn at their desk; their move is the output."""
+        if self.desk is None:
+            raise RuntimeError(
+                f"{HUMAN_PROVIDER}/{self.model_name} is a person: only `occubench play` "
+                "seats one at a desk to answer"
+            )
+        self.moves += 1
+        move = await self.desk.ask(turn_of(input, tools, self.moves))
+        return move_output(f"{HUMAN_PROVIDER}/{self.model_name}", move, self.moves)
+
+
+def human_model(player: str, desk: Desk) -> Model:
+    """The ``human/<player>`` model, seated at ``desk``.
+
+    Raises:
+        ValueError: ``player`` is not a player's name (``PLAYER_NAME``).
+    """
+    if not PLAYER_NAME.fullmatch(player):
+        raise ValueError(
+            f"player name {player!r}: a letter, then up to 39 letters, digits, '_', '.' or '-'"
+        )
+    console = rich.get_console()  # Inspect's banner, printed as its first model is built
+    quiet, console.quiet = console.quiet, True
+    try:  # no timeout: a person takes the time they take
+        model = get_model(f"{HUMAN_PROVIDER}/{player}", config=GenerateConfig(), memoize=False)
+    finally:
+        console.quiet = quiet
+    api = model.api
+    assert isinstance(api, HumanAPI)
+    api.desk = desk
+    return model

@@ -1,0 +1,326 @@
+"""The browser desk: a local web app (FastAPI) where a person plays one session.
+
+``occubench play --ui browser`` serves it on 127.0.0.1 and prints a link that carries
+the session's key (``/start?key=...``): opening it exchanges the key for a session
+cookie signed for this process; every other page answers only that cookie. The pages
+are rendered with jinja2, autoescape on (the task, the system prompt and the simulator's
+observations are shown as text), and no page runs a script: a page that waits for the
+environment reloads itself with a ``refresh`` meta tag.
+
+What the app trusts: nothing in a request. The rules of ``occubench.webapp`` apply to
+every request (host names, a body cap of ``MAX_PLAY_FORM_BYTES``, security headers with
+no script allowed) and every form (its token matches the token cookie, the browser's
+Origin is the app's own); cookies are named for this session, so that two sessions, or
+the review app on another port of the same host, never mix theirs. A move is accepted
+only for the turn that waits for it (``HandOff.give``): a form sent twice, or from a page
+of an earlier turn, changes nothing. The arguments pass the form's reading and the
+protocol's rule (``occubench.play._form``) before the move is handed over.
+
+The pages are a turn (``turn.html.j2``), a wait, the verdict and a message; the pieces
+that show a call and take a JSON object typed in (``parts.html.j2``) are the ones a page
+asking a person to answer as the simulator would reuse.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from starlette.concurrency import run_in_threadpool
+
+from occubench.defaults import DEFAULT_ALLOWED_HOSTS
+from occubench.errors import UsageError
+from occubench.play._desk import HandOff, Phase
+from occubench.play._form import FormProblems, form_arguments, json_arguments
+from occubench.play._turns import Move, PlayInfo, PlayResult, Turn
+from occubench.webapp import FormError, FormGuard, Signer, guarded_app, set_cookie
+
+MAX_PLAY_FORM_BYTES = 256_000
+"""Largest request body read (a JSON argument, or an answer, of some pages)."""
+MAX_ANSWER = 20_000
+"""Longest final answer taken."""
+SETTLE_SECONDS = 10.0
+"""How long a page waits for the environment before it shows a page that reloads itself."""
+STALE = "That form was for an earlier move: nothing was sent."
+_ARGUMENT = "arg."
+"""Prefix of a tool form's argument fields (apart from its own fields: token, turn, tool)."""
+
+
+def _pretty(text: str) -> str:
+    """An observation's text, indented when it is JSON (as text: the template escapes it)."""
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+
+
+def _environment() -> Environment:
+    environment = Environment(
+        loader=PackageLoader("occubench.play", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["pretty"] = _pretty
+    return environment
+
+
+def _turn_number(fields: dict[str, str]) -> int:
+    text = fields.get("turn", "")
+    return int(text) if text.isdigit() and len(text) < 10 else 0
+
+
+def create_play_app(
+    desk: HandOff,
+    info: PlayInfo,
+    key: str,
+    hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
+    settle: float = SETTLE_SECONDS,
+) -> FastAPI:
+    """The play app for one session at ``desk``, entered with ``key`` (module doc).
+
+    Args:
+        desk: The session's shared desk.
+        info: The session's header.
+        key: The session's secret (the start link carries it).
+        hosts: Host names requests may be addressed to.
+        settle: Seconds a page waits for the environment before showing a wait instead.
+    """
+    app = guarded_app("occubench play", hosts, MAX_PLAY_FORM_BYTES)
+    templates = _environment()
+    stylesheet = templates.get_template("play.css").render()
+    session = secrets.token_hex(6)
+    session_cookie = f"occubench_play_{session}"
+    guard = FormGuard(f"occubench_play_token_{session}")
+    signer = Signer()
+
+    def admitted(request: Request) -> bool:
+        return signer.verify(request.cookies.get(session_cookie, "")) == session
+
+    def page(
+        request: Request, name: str, status: int = 200, *, refresh: int = 0, **context: object
+    ) -> Response:
+        token, fresh = guard.token_for(request)
+        context.setdefault("turn_number", None)
+        context.setdefault("page_id", "page-" + name.removesuffix(".html.j2"))
+        html = templates.get_template(name).render(
+            info=info, token=token, refresh=refresh, **context
+        )
+        response = HTMLResponse(html, status_code=status)
+        if fresh:
+            guard.issue(response, token)
+        return response
+
+    def message(
+        request: Request, status: int, heading: str, text: str, *, error: bool, back: bool
+    ) -> Response:
+        return page(
+            request,
+            "message.html.j2",
+            status,
+            heading=heading,
+            message=text,
+            error=error,
+            back=back,
+        )
+
+    def refused(request: Request) -> Response:
+        return message(
+            request,
+            403,
+            "Not this session's",
+            "Open the link `occubench play` printed when it started this session.",
+            error=True,
+            back=False,
+        )
+
+    def turn_page(
+        request: Request,
+        turn: Turn,
+        status: int = 200,
+        *,
+        chosen: str | None = None,
+        values: dict[str, str] | None = None,
+        problems: Sequence[str] = (),
+        answer: str = "",
+        answer_problem: str | None = None,
+        notice: str | None = None,
+    ) -> Response:
+        return page(
+            request,
+            "turn.html.j2",
+            status,
+            turn=turn,
+            turn_number=turn.number,
+            chosen=chosen,
+            values=values or {},
+            problems=list(problems),
+            answer=answer,
+            answer_problem=answer_problem,
+            notice=notice,
+            max_answer=MAX_ANSWER,
+        )
+
+    def current(request: Request, notice: str | None = None, status: int = 200) -> Response:
+        """The page of where the session is now (``notice``: why it is shown instead)."""
+        phase, turn, result = desk.view()
+        if phase is Phase.ASKING and turn is not None:
+            return turn_page(request, turn, status, notice=notice)
+        if phase is Phase.DONE and result is not None:
+            return verdict_page(request, turn, result)
+        if phase is Phase.CLOSED:
+            return message(
+                request,
+                200,
+                "Session ended",
+                "You may close this page."
+                + (f" Verdict: {result.verdict_text()}." if result else ""),
+                error=False,
+                back=False,
+            )
+        waiting = {
+            Phase.STARTING: "The environment is starting",
+            Phase.WORKING: "The environment is answering your call",
+            Phase.GRADING: "Your answer is being graded",
+        }[phase]
+        return page(request, "waiting.html.j2", refresh=1, message=waiting, turn=turn)
+
+    def verdict_page(request: Request, turn: Turn | None, result: PlayResult) -> Response:
+        return page(request, "verdict.html.j2", turn=turn, result=result)
+
+    async def settled() -> None:
+        """Wait (a while) for the environment, so that the next page is rarely a wait."""
+        await run_in_threadpool(desk.settled, settle)
+
+    async def posted(request: Request) -> dict[str, str] | Response:
+        """The form's fields, or the page that refuses it."""
+        if not admitted(request):
+            return refused(request)
+        try:
+            return await guard.form(request)
+        except FormError as e:
+            return message(request, 400, "Not done", str(e), error=True, back=True)
+
+    def handed(request: Request, number: int, move: Move) -> Response:
+        if not desk.give(number, move):
+            return current(request, STALE, 409)
+        return RedirectResponse("/", status_code=303)
+
+    @app.get("/play.css")
+    def css() -> Response:
+        return Response(stylesheet, media_type="text/css")
+
+    @app.get("/start")
+    def start(request: Request) -> Response:
+        given = request.query_params.get("key", "")
+        if not hmac.compare_digest(given.encode(), key.encode()):
+            return refused(request)
+        response = RedirectResponse("/", status_code=303)
+        set_cookie(response, session_cookie, signer.sign(session))
+        guard.issue(response)
+        return response
+
+    @app.get("/", response_class=HTMLResponse)
+    async def home(request: Request) -> Response:
+        if not admitted(request):
+            return refused(request)
+        await settled()
+        return current(request)
+
+    @app.post("/call")
+    async def call(request: Request) -> Response:
+        fields = await posted(request)
+        if isinstance(fields, Response):
+            return fields
+        phase, turn, _ = desk.view()
+        number = _turn_number(fields)
+        if phase is not Phase.ASKING or turn is None or turn.number != number:
+            return current(request, STALE, 409)
+        tool = turn.tool(fields.get("tool", ""))
+        if tool is None:
+            return turn_page(request, turn, 400, notice="No such tool in this environment.")
+        values = {
+            k.removeprefix(_ARGUMENT): v for k, v in fields.items() if k.startswith(_ARGUMENT)
+        }
+        raw = fields.get("json", "")
+        try:
+            if raw.strip():
+                arguments = json_arguments(tool, raw, info.checks_arguments)
+            else:
+                arguments = form_arguments(tool, values, info.checks_arguments)
+        except FormProblems as problems:
+            kept = {**values, **({"json": raw} if raw.strip() else {})}
+            return turn_page(
+                request, turn, 400, chosen=tool.name, values=kept, problems=problems.problems
+            )
+        response = handed(request, number, Move(tool=tool.name, arguments=arguments))
+        await settled()
+        return response
+
+    @app.post("/answer")
+    async def answer(request: Request) -> Response:
+        fields = await posted(request)
+        if isinstance(fields, Response):
+            return fields
+        phase, turn, _ = desk.view()
+        number = _turn_number(fields)
+        if phase is not Phase.ASKING or turn is None or turn.number != number:
+            return current(request, STALE, 409)
+        text = fields.get("answer", "").strip()
+        if fields.get("action") == "give_up":
+            text = ""
+        elif not text:
+            return turn_page(request, turn, 400, answer_problem="Write an answer, or give up.")
+        elif len(text) > MAX_ANSWER:
+            return turn_page(
+                request,
+                turn,
+                400,
+                answer=text[:MAX_ANSWER],
+                answer_problem=f"An answer holds at most {MAX_ANSWER} characters.",
+            )
+        response = handed(request, number, Move(answer=text))
+        await settled()
+        return response
+
+    @app.post("/close")
+    async def close(request: Request) -> Response:
+        fields = await posted(request)
+        if isinstance(fields, Response):
+            return fields
+        desk.close()
+        return current(request)
+
+    return app
+
+
+@contextmanager
+def served(app: FastAPI, host: str, port: int) -> Iterator[str]:
+    """Serve ``app`` with uvicorn in a thread; yields its base URL, stops the server after.
+
+    Raises:
+        UsageError: the address cannot be listened on (uvicorn says why on stderr).
+    """
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, name="occubench-play-web", daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise UsageError(f"the play page could not listen on {host}:{port}")
+        threading.Event().wait(0.02)
+    bound = server.servers[0].sockets[0].getsockname()
+    shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+    try:
+        yield f"http://{shown}:{bound[1]}"
+    finally:
+        server.should_exit = True
+        thread.join()

@@ -1,0 +1,80 @@
+"""``new_env``: a skeleton in the release layout, and every placeholder left in it reported."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from authoring.permit_env import ENV, fill
+from occubench.authoring import FIELDS_FILE, check_envs, new_env
+from occubench.dataset import CONFIGS_DIR, SCENARIOS_FILE, TASKS_FILE, load_dataset
+from occubench.errors import UsageError
+
+
+def test_the_skeleton_loads_and_the_check_lists_exactly_its_placeholders(tmp_path):
+    made = new_env(tmp_path / "ds", ENV, industry="Public Administration", domain="Permits")
+    root = made.root
+    assert made.task_id == 1 and made.scenario == "Wastewater Permit Review"
+    assert sorted(p.name for p in made.written) == sorted(
+        [f"{ENV}.json", TASKS_FILE, SCENARIOS_FILE, FIELDS_FILE]
+    )
+    loaded = load_dataset(root)  # valid as it stands: the loader reads it
+    assert loaded.industry(loaded.tasks[0]) == "Public Administration"
+    found = check_envs(root)
+    assert {(p.field, "TODO" in p.message) for p in found.problems} == {
+        ("agent_instruction", True),
+        ("verification_plan", True),
+        ("solution_plan", True),
+        ("world_model_system_prompt", True),
+        ("action_set_definitions[0].description", True),
+        ("action_set_definitions[0].parameters.properties.record_id.description", True),
+        ("action_set_definitions[0].example_output.status", True),
+        ("task_initial_state.records[0].status", True),
+        ("state_description.records", True),
+    }
+    assert all(p.line for p in found.problems)
+    fields = (root / FIELDS_FILE).read_text()
+    for field in (
+        "agent_instruction",
+        "world_model_system_prompt",
+        "state_description",
+        "`answer_contains`",
+        "example_output",
+    ):
+        assert field in fields
+    fill(root)
+    assert check_envs(root).ok
+
+
+def test_a_second_env_joins_the_folder_with_the_next_task_id(tmp_path):
+    new_env(tmp_path, "first_env", industry="A", domain="B", scenario="Shared Role")
+    made = new_env(tmp_path, "second_env", industry="A", domain="B", scenario="Shared Role")
+    assert made.task_id == 2 and SCENARIOS_FILE not in {p.name for p in made.written}
+    tasks = (tmp_path / TASKS_FILE).read_text().splitlines()
+    assert [json.loads(line)["env_name"] for line in tasks] == ["first_env", "second_env"]
+    assert len((tmp_path / SCENARIOS_FILE).read_text().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "problem"),
+    [
+        ("Bad-Name", {}, "env name 'Bad-Name'"),
+        ("../escape", {}, "env name"),
+        ("ok_name", {"industry": "a\x1b[2J"}, "--industry"),
+        ("ok_name", {"domain": ""}, "--domain"),
+    ],
+)
+def test_a_bad_name_is_refused_and_nothing_is_written(tmp_path, name, options, problem):
+    with pytest.raises(UsageError, match=problem):
+        new_env(tmp_path, name, **{"industry": "I", "domain": "D", **options})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_env_is_never_overwritten(tmp_path):
+    new_env(tmp_path, ENV, industry="I", domain="D")
+    config = tmp_path / CONFIGS_DIR / f"{ENV}.json"
+    config.write_text("{}")
+    with pytest.raises(UsageError, match="exists already"):
+        new_env(tmp_path, ENV, industry="I", domain="D")
+    assert config.read_text() == "{}"
