@@ -281,7 +281,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                 )
             unbounded = unbounded_roles(config)
             if unbounded:
-                raise ValueError(
+                raise UsageError(
                     "--budget bounds each model call's cost by its max_tokens, and the "
                     f"{', '.join(r.value for r in unbounded)} calls of this protocol set none: "
                     "give them one, e.g. "
