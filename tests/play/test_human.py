@@ -62,7 +62,7 @@ def test_a_session_logs_the_sample_a_model_making_the_same_moves_logs(tmp_path):
     )
     result = run_play(setup, desk)
     assert result.passed is True and result.stop_reason == "answered" and result.tool_calls == 4
-    assert [f["kind"] for f in result.faults] == ["connection_refused"]
+    assert [f.kind for f in result.faults] == ["connection_refused"]
 
     first, second = desk.turns[:2]
     assert first.number == 1 and first.entries == [] and "N4-S2" in first.instruction
