@@ -9,14 +9,14 @@ from pydantic_core import to_json, to_jsonable_python
 from conftest import run_task
 from occubench.agent import Episode, episode_in
 from occubench.dataset import PlanStep
-from occubench.faults import FaultFamily, FaultPlan, InjectedFault, make_fault_plan
+from occubench.faults import EnvMode, FaultFamily, FaultPlan, InjectedFault, make_fault_plan
 from occubench.simchecks import CheckFailure, KeptAnswer, SimCheck, SimCheckKind
 from occubench.simulator import SimStep
 
 PLAN = make_fault_plan(
     seed=3,
     task_id=7,
-    env_mode="E3",
+    env_mode=EnvMode.E3,
     fault_count=2,
     fault_duration=1,
     families=[FaultFamily.LATENCY, FaultFamily.TARGETED],
