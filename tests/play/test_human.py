@@ -123,7 +123,7 @@ def test_a_person_only_answers_at_a_desk():
 
 @pytest.mark.parametrize("name", ["9lives", "a b", "x" * 41, "eve/../x", ""])
 def test_a_player_name_that_is_not_one_is_refused(name):
-    with pytest.raises(ValueError, match="letter"):
+    with pytest.raises(UsageError, match="letter"):
         human_model(name, ScriptDesk([]))
 
 
