@@ -3,8 +3,9 @@
 Reads the requests the benchmark server captured during an ``occubench run``
 (``serve.py --record FILE``: one JSON line per request, its arrival time and raw
 body), groups them into each task's chain (the task is the ``Benchmark instance N``
-its prompt names; the order is the order of arrival; consecutive judge requests are
-one round, sent at once as the harness sends the k votes), and sends every chain
+its prompt names, the preflight's requests left out; the order is the order of
+arrival; consecutive judge requests are one round, sent at once as the harness sends
+the k votes), and sends every chain
 concurrently, each request after the previous answer, over the HTTP client Inspect's
 OpenAI-compatible providers use (the OpenAI SDK's httpx client with Inspect's pool and
 timeout defaults). It parses each answer as JSON and does nothing else: no SDK, no
@@ -42,8 +43,8 @@ def chains(lines: list[bytes], judge: str) -> list[list[list[bytes]]]:
         record = json.loads(line)
         body = record["body"].encode()
         found = INSTANCE.search(body)
-        if found is None:
-            raise ValueError(f"a captured request names no benchmark instance: {body[:200]!r}")
+        if found is None:  # the preflight's requests: no task's
+            continue
         is_judge = json.loads(body).get("model") == judge
         by_task[int(found.group(1))].append((record["t"], body, is_judge))
     result = []
@@ -88,10 +89,11 @@ def main() -> None:
     parser.add_argument("requests", type=Path)
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--count", type=int, required=True, help="requests of the run to replay")
+    parser.add_argument("--skip", type=int, default=0, help="of those, the first ones left out")
     parser.add_argument("--judge", required=True, help="model name of the judge")
     args = parser.parse_args()
     with args.requests.open("rb") as f:
-        lines = [line for _, line in zip(range(args.count), f, strict=False)]
+        lines = [line for _, line in zip(range(args.count), f, strict=False)][args.skip :]
     tasks = chains(lines, args.judge)
     cpu0, start = time.process_time(), time.perf_counter()
     first, last = asyncio.run(replay(args.base_url, tasks))

@@ -26,6 +26,11 @@ occubench's ratio to it (CPU per call, wall) is printed (``--no-floor`` skips it
     python benchmarks/throughput.py --tasks 100 --latency-ms 200
     python benchmarks/throughput.py --tasks 100 --latency-ms 0 --profile   # CPU per call
     python benchmarks/throughput.py --tasks 20 --cache-rerun               # cached re-run
+    python benchmarks/throughput.py --tasks 100 --latency-ms 200 --world   # world: 100% hits
+
+With ``--world``, after the plain run the same run records into a new world, then runs
+again replaying it (``--world-mode replay``: every observation from the world, no
+simulator request); the replay's wall time is compared with the plain run's.
 
 Options after ``--`` go to ``occubench run`` (e.g. ``-- --workers 1``). The machine
 should be otherwise idle: the load average is printed before and after.
@@ -67,8 +72,10 @@ SAMPLE_DIR = Path(
 SERVICE = "local"
 MODELS = {"agent": "steps-agent", "simulator": "echo-simulator", "verifier": "scripted-judge"}
 ROLES = tuple(MODELS)
-PROVIDER = "occubench-openai"
-"""Provider of the three models (``openai-api`` for Inspect's, through the OpenAI SDK)."""
+PROVIDER = "openai-api"
+"""Provider of the three models: Inspect's ``openai-api``, as users name an endpoint (on
+occubench's fast path by default; ``-- --no-fast-path`` for Inspect's own path through the
+OpenAI SDK; ``occubench-openai`` for the lean provider by name)."""
 BIN = Path(sys.executable).parent
 
 
@@ -114,7 +121,7 @@ def free_port() -> int:
 class Server:
     """The scripted OpenAI-compatible server, in its own process."""
 
-    def __init__(self, latency: float, record: Path | None = None) -> None:
+    def __init__(self, latency: float, record: Path | None = None, *limits: str) -> None:
         self.port = free_port()
         self.record = record
         self.proc = subprocess.Popen(
@@ -128,6 +135,7 @@ class Server:
                 "--latency",
                 str(latency),
                 *(["--record", str(record)] if record else []),
+                *limits,
             ],
             stdout=subprocess.PIPE,
             text=True,
@@ -146,6 +154,12 @@ class Server:
         with urllib.request.urlopen(f"{self.base_url}/stats", timeout=10) as r:
             return json.loads(r.read())
 
+    def reset(self) -> None:
+        """Start the counts and the timeline again (before another harness's run)."""
+        request = urllib.request.Request(f"{self.base_url}/stats/reset", data=b"", method="POST")
+        with urllib.request.urlopen(request, timeout=10):
+            pass
+
     def cpu_seconds(self) -> float:
         """CPU time the server process has used so far (Linux /proc)."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
@@ -161,19 +175,20 @@ class Server:
 
 
 @contextmanager
-def server(latency: float, record: Path | None = None) -> Iterator[Server]:
-    s = Server(latency, record)
+def server(latency: float, record: Path | None = None, *limits: str) -> Iterator[Server]:
+    """The benchmark server (``serve.py``); ``limits``: its ``--rpm``/``--tpm`` options."""
+    s = Server(latency, record, *limits)
     try:
         yield s
     finally:
         s.stop()
 
 
-def tree_cpu(root: int) -> float:
-    """CPU seconds of a process and all its descendants so far (Linux /proc).
+def process_tree(root: int) -> tuple[float, list[int]]:
+    """CPU seconds of a process and all its descendants so far, and those descendants.
 
     A live process counts its own time; one that ended counts in its parent's time of
-    waited-for children, so each second is counted once.
+    waited-for children, so each second is counted once (Linux /proc).
     """
     parent: dict[int, int] = {}
     cpu: dict[int, float] = {}
@@ -186,29 +201,45 @@ def tree_cpu(root: int) -> float:
         pid = int(stat.parent.name)
         parent[pid] = int(fields[1])
         cpu[pid] = sum(int(f) for f in fields[11:15]) / tick
-    total, stack = 0.0, [root]
+    total, stack, seen = 0.0, [root], []
     children: dict[int, list[int]] = {}
     for pid, ppid in parent.items():
         children.setdefault(ppid, []).append(pid)
     while stack:
         pid = stack.pop()
+        seen.append(pid)
         total += cpu.get(pid, 0.0)
         stack += children.get(pid, [])
-    return total
+    return total, seen[1:]
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds of a process and all its descendants so far (``process_tree``)."""
+    return process_tree(root)[0]
 
 
 class CpuSampler(threading.Thread):
-    """Samples ``tree_cpu`` of a process every 0.1 s, to split startup from steady CPU."""
+    """Samples the CPU of a process tree every 0.1 s, to split startup from steady CPU.
+
+    It also notes when each process the harness started (its shard workers) was first
+    and last seen.
+    """
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
         self.pid = pid
         self.samples: list[tuple[float, float]] = []
+        self.workers: dict[int, list[float]] = {}
+        """Descendant pid -> [first seen, last seen] (wall-clock seconds)."""
         self.stopped = threading.Event()
 
     def run(self) -> None:
         while not self.stopped.wait(0.1):
-            self.samples.append((time.time(), tree_cpu(self.pid)))
+            cpu, descendants = process_tree(self.pid)
+            now = time.time()
+            self.samples.append((now, cpu))
+            for pid in descendants:  # spawned or forked, every process it started
+                self.workers.setdefault(pid, [now, now])[1] = now
 
     def at(self, when: float) -> float:
         """CPU seconds of the tree at time ``when`` (linear between samples)."""
@@ -235,6 +266,8 @@ class Run:
     prefix: PrefixShare = field(default_factory=PrefixShare)
     peak_rss_mb: float = 0.0
     sampler: CpuSampler | None = None
+    lines: list[tuple[float, str]] = field(default_factory=list)
+    """The command's output lines, each with the time it was read."""
 
     def steady_cpu(self) -> float:
         """CPU seconds of the harness between its first and its last model call."""
@@ -244,10 +277,14 @@ class Run:
 
 
 def harness(
-    args: list[str], env: dict[str, str], timeout: float, profile: Path | None = None
+    args: list[str],
+    env: dict[str, str],
+    timeout: float,
+    profile: Path | None = None,
+    program: Path = BIN / "occubench",
 ) -> Run:
-    """Run ``occubench run ARGS`` as a child process (bounded by ``timeout``)."""
-    command = [str(BIN / "occubench"), "run", *args]
+    """Run ``PROGRAM run ARGS`` as a child process (bounded by ``timeout``)."""
+    command = [str(program), "run", *args]
     if profile is not None:
         spy = shutil.which("py-spy", path=str(BIN)) or shutil.which("py-spy")
         if spy is None:
@@ -266,24 +303,26 @@ def harness(
             *command,
         ]
     started, start = time.time(), time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
-        sampler = CpuSampler(proc.pid)
-        sampler.start()
-        try:
-            _, status, usage = _wait4(proc.pid, timeout)
-        except TimeoutError:
-            proc.kill()
-            proc.wait()
-            raise
-        finally:
-            sampler.stopped.set()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - start
-        if proc.returncode != 0:
-            out.seek(0)
-            sys.stderr.write(out.read()[-8000:])
-            raise RuntimeError(f"occubench run exited with {proc.returncode}")
+    lines: list[tuple[float, str]] = []
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    reader = threading.Thread(target=_read_lines, args=(proc, lines), daemon=True)
+    reader.start()
+    sampler = CpuSampler(proc.pid)
+    sampler.start()
+    try:
+        _, status, usage = _wait4(proc.pid, timeout)
+    except TimeoutError:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        sampler.stopped.set()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    reader.join(timeout=10)
+    if proc.returncode != 0:
+        sys.stderr.write("\n".join(line for _, line in lines)[-8000:])
+        raise RuntimeError(f"occubench run exited with {proc.returncode}")
     return Run(
         wall=wall,
         cpu=usage.ru_utime + usage.ru_stime,
@@ -291,7 +330,15 @@ def harness(
         ended=started + wall,
         peak_rss_mb=usage.ru_maxrss / 1024,
         sampler=sampler,
+        lines=lines,
     )
+
+
+def _read_lines(proc: subprocess.Popen[bytes], lines: list[tuple[float, str]]) -> None:
+    """Read the command's output, noting when each line came."""
+    assert proc.stdout is not None
+    for raw in proc.stdout:
+        lines.append((time.time(), raw.decode(errors="replace").rstrip()))
 
 
 def _wait4(pid: int, timeout: float) -> tuple[int, int, resource.struct_rusage]:
@@ -412,8 +459,8 @@ class Floor:
     span: float
 
 
-def bare_client(srv: Server, count: int) -> Floor:
-    """Replay the first ``count`` requests the server recorded with the bare client."""
+def bare_client(srv: Server, count: int, skip: int = 0) -> Floor:
+    """Replay the first ``count`` requests the server recorded (the first ``skip`` left out)."""
     assert srv.record is not None
     command = [
         sys.executable,
@@ -423,6 +470,8 @@ def bare_client(srv: Server, count: int) -> Floor:
         srv.base_url,
         "--count",
         str(count),
+        "--skip",
+        str(skip),
         "--judge",
         MODELS["verifier"],
     ]
@@ -468,12 +517,23 @@ def main() -> None:
         help="run with --cache, then the same run again into a new log folder",
     )
     parser.add_argument(
+        "--world",
+        action="store_true",
+        help="then record the run into a world and run it again replaying the world",
+    )
+    parser.add_argument(
         "--provider",
         default=PROVIDER,
         help=f"model provider: {PROVIDER} (default) or openai-api (Inspect's, via the SDK)",
     )
     parser.add_argument(
         "--no-floor", action="store_true", help="skip the bare client's replay of the requests"
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        help="another occubench command (e.g. a checkout's .venv/bin/occubench) run first, "
+        "with the same arguments on the same server: both timelines and a side-by-side table",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("extra", nargs="*", help="options for occubench run (after --)")
@@ -501,16 +561,31 @@ def main() -> None:
             )
             calls_per_task = 2 * opts.tool_calls + 1 + opts.votes
             timeout = 600 + 20 * opts.tasks * calls_per_task * max(latency, 0.01)
-            run = harness([*common, "--log-dir", str(work / "logs-1")], env, timeout)
-            stats, server_cpu = srv.stats(), srv.cpu_seconds()
-            report(opts, latency, analyse(run, work / "logs-1", opts.votes), stats, server_cpu)
+            side: list[tuple[str, Run, dict[str, Any]]] = []
+            if opts.compare:  # the other harness first, on the same server and dataset
+                print(f"--- before: {opts.compare} (load {load_average()})")
+                before = run_once(opts, latency, srv, env, common, timeout, work, opts.compare)
+                side.append(("before", *before))
+                print(f"--- after: {BIN / 'occubench'} (load {load_average()})")
+            run, stats = run_once(opts, latency, srv, env, common, timeout, work)
+            side.append(("after", run, stats))
+            if len(side) > 1:
+                report_side_by_side(side, latency)
             total = sum(stats["requests"].values())
             if not opts.no_floor:
-                report_floor(run, bare_client(srv, total), total, latency)
+                floor_at = total if not opts.compare else side[0][2]["total_requests"] + total
+                report_floor(run, bare_client(srv, floor_at, skip=floor_at - total), total, latency)
                 stats = srv.stats()  # the bare client's requests are not the re-run's
             if opts.cache_rerun:
                 again = harness([*common, "--log-dir", str(work / "logs-2")], env, timeout)
                 report_rerun(stats, srv.stats(), again)
+            if opts.world:
+                world = ["--world", str(work / "world")]
+                harness([*common, *world, "--log-dir", str(work / "logs-w0")], env, timeout)
+                before = srv.stats()
+                replay = [*world, "--world-mode", "replay", "--log-dir", str(work / "logs-w1")]
+                replayed = harness([*common, *replay], env, timeout)
+                report_world(run, replayed, before, srv.stats())
             if opts.profile:  # a second run under py-spy: the CPU figure above stays clean
                 raw = work / "harness.txt"
                 harness([*common, "--log-dir", str(work / "logs-p")], env, timeout, raw)
@@ -521,6 +596,66 @@ def main() -> None:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def run_once(
+    opts: argparse.Namespace,
+    latency: float,
+    srv: Server,
+    env: dict[str, str],
+    common: list[str],
+    timeout: float,
+    work: Path,
+    program: Path = BIN / "occubench",
+) -> tuple[Run, dict[str, Any]]:
+    """One harness run from a fresh server count: reported, with the server's stats."""
+    srv.reset()
+    cpu_before = srv.cpu_seconds()
+    logs = Path(tempfile.mkdtemp(prefix="logs-", dir=work))
+    run = harness([*common, "--log-dir", str(logs)], env, timeout, program=program)
+    stats = srv.stats()
+    stats["server_cpu"] = srv.cpu_seconds() - cpu_before
+    stats["total_requests"] = sum(stats["requests"].values())
+    report(opts, latency, analyse(run, logs, opts.votes), stats, stats["server_cpu"])
+    return run, stats
+
+
+def report_side_by_side(side: list[tuple[str, Run, dict[str, Any]]], latency: float) -> None:
+    """The runs next to each other: wall/critical, the timeline's parts, CPU per call."""
+    rows: list[tuple[str, list[str]]] = []
+    for name, run, stats in side:
+        total = max(stats["total_requests"], 1)
+        bound = run.chain * latency
+        first, last = stats.get("first_arrival") or math.nan, stats.get("last_done") or math.nan
+        rows.append(
+            (
+                name,
+                [
+                    f"{run.wall:.1f}",
+                    f"{run.wall / bound:.2f}" if bound else "-",
+                    f"{first - run.started:.2f}",
+                    f"{last - first:.1f}",
+                    f"{run.ended - last:.2f}",
+                    f"{1000 * run.cpu / total:.2f}",
+                    f"{1000 * run.steady_cpu() / total:.2f}",
+                    f"{run.peak_rss_mb:.0f}",
+                ],
+            )
+        )
+    heads = [
+        "wall (s)",
+        "wall/critical",
+        "to first request (s)",
+        "requests' span (s)",
+        "after last answer (s)",
+        "CPU/call (ms)",
+        "steady CPU/call (ms)",
+        "peak RSS (MB)",
+    ]
+    print("| run | " + " | ".join(heads) + " |")
+    print("|---" * (len(heads) + 1) + "|")
+    for name, cells in rows:
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 def report(
@@ -558,6 +693,7 @@ def report(
             f"ratio wall/bound {run.wall / bound:.2f} "
             f"(calls span / bound {(run.last_call - run.first_call) / bound:.2f})"
         )
+    report_timeline(run, stats, bound)
     cores = os.cpu_count() or 1
     steady = run.steady_cpu()
     print(
@@ -572,6 +708,49 @@ def report(
         f"simulator prefix share {100 * p.share:.1f}% ({p.exact_pairs}/{p.pairs} consecutive "
         f"prompts are exact prefixes of the next)"
     )
+
+
+def timeline(run: Run, stats: dict[str, Any]) -> list[tuple[float, str]]:
+    """The run's moments from outside: the command's output, its shards, the server's view.
+
+    Times are wall-clock seconds, sorted; the server's are request arrivals and answers,
+    the shards' are when the process tree sampler (every 0.1 s) first and last saw them.
+    """
+    marks = [(run.started, "launch")]
+    if stats.get("preflight"):
+        first, last = stats["preflight"]
+        marks += [(first, "preflight: first request"), (last, "preflight: last answer")]
+    logs = next((t for t, line in run.lines if line.startswith("Logs:")), None)
+    if logs is not None:
+        marks.append((logs, "'Logs:' printed (the shards are given their tasks)"))
+    workers = sorted(run.sampler.workers.values()) if run.sampler else []
+    if workers:
+        marks.append((workers[0][0], f"first of {len(workers)} shard processes seen"))
+        marks.append((max(w[1] for w in workers), "last shard process gone"))
+    if stats.get("first_arrival"):
+        marks.append((stats["first_arrival"], "first request of the run (server)"))
+        marks.append((stats["last_done"], "last answer of the run (server)"))
+    marks.append((run.ended, "exit"))
+    return sorted(marks)
+
+
+def report_timeline(run: Run, stats: dict[str, Any], bound: float) -> None:
+    """Print the timeline, and what lies outside the calls' span."""
+    marks = timeline(run, stats)
+    print("timeline (s from launch, +s since the previous mark):")
+    previous = run.started
+    for when, what in marks:
+        print(f"  {when - run.started:7.2f}  +{when - previous:6.2f}  {what}")
+        previous = when
+    first, last = stats.get("first_arrival"), stats.get("last_done")
+    if first and last:
+        span = last - first
+        print(
+            f"before the first request {first - run.started:.2f} s, requests' span "
+            f"{span:.2f} s"
+            + (f" ({span / bound:.2f} x the bound)" if bound else "")
+            + f", after the last answer {run.ended - last:.2f} s"
+        )
 
 
 def report_floor(run: Run, floor: Floor, total: int, latency: float) -> None:
@@ -612,6 +791,19 @@ def report_rerun(first: dict[str, Any], second: dict[str, Any], again: Run) -> N
     print(
         f"identical re-run with --cache into a new log folder: wall {again.wall:.1f} s; "
         "requests it made at the server: " + ", ".join(f"{r} {made[r]}" for r in ROLES)
+    )
+
+
+def report_world(plain: Run, replayed: Run, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The run replayed from a world (every observation a hit) next to the plain run."""
+    made = {
+        r: after["requests"].get(MODELS[r], 0) - before["requests"].get(MODELS[r], 0) for r in ROLES
+    }
+    print(
+        f"replayed from a world (100% hits): wall {replayed.wall:.1f} s vs {plain.wall:.1f} s "
+        f"without a world (ratio {replayed.wall / plain.wall:.2f}); harness CPU "
+        f"{replayed.cpu:.1f} s vs {plain.cpu:.1f} s; requests it made at the server: "
+        + ", ".join(f"{r} {made[r]}" for r in ROLES)
     )
 
 

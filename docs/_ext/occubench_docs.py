@@ -163,6 +163,8 @@ def _type_text(annotation: Any) -> str:
     args = typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_type_text(arg) for arg in args)
+    if origin is typing.Literal:
+        return " | ".join(repr(arg) for arg in args)
     if origin is list:
         return f"list of {_type_text(args[0])}" if args else "list"
     if origin is dict:

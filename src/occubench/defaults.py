@@ -95,6 +95,20 @@ sample errors and is retried as a whole, see DEFAULT_SAMPLE_RETRIES)."""
 DEFAULT_ATTEMPT_TIMEOUT = 600
 """Seconds one attempt of a model call may take: a hung request is abandoned and retried."""
 
+DEFAULT_RATE_LIMIT_RETRIES = 10
+"""Rate-limited (429) attempts of one call the lean path retries itself, each after the
+answer's Retry-After (or the SDK's backoff) and under the model's adaptive limit, before
+Inspect's retry takes over (``occubench.providers``)."""
+
+DEFAULT_MAX_RETRY_AFTER = 120.0
+"""The longest Retry-After (seconds) a model's attempts wait for on the lean path; a longer
+one is cut to this (an endpoint's answer is input: it cannot stall a run for days)."""
+
+DEFAULT_FAST_PATH = True
+"""OpenAI-compatible models (``openai-api/...``, ``vllm/...``) post their chat requests
+through occubench's lean path (``occubench.providers``: the same bytes as the OpenAI SDK,
+about half the CPU, an adaptive limit of requests in flight); off: Inspect's own path."""
+
 DEFAULT_BOOTSTRAP_RESAMPLES = 2000
 """Bootstrap resamples for the intervals of R and of rate differences in reports."""
 
@@ -193,6 +207,16 @@ DEFAULT_LOG_ROOT = "logs"
 DEFAULT_SHARD_MIN_SAMPLES = 40
 """Samples from which ``occubench run`` splits a run into shards by default (one per
 core); below it one process is faster (``benchmarks/shard_break_even.py``)."""
+
+DEFAULT_SHARD_MIN_IN_FLIGHT = 25
+"""Samples in flight each default shard has at least: a shard is a process (a start, a few
+hundred MB), not worth it for fewer (100 samples in flight: at most 4 shards)."""
+
+DEFAULT_SHARD_CALLS_PER_SECOND = 50
+"""Model calls a second one shard is given by default (``occubench.scale.shards_for_latency``):
+at about 5 ms of harness CPU per call on the fast path, a quarter of a core, so that answers
+arriving together are not kept waiting. 100 samples in flight at 1 s per call: 2 shards; at
+10 s per call: 1."""
 
 DEFAULT_PREFLIGHT_TIMEOUT = 60.0
 """Seconds each model of a run has to answer the preflight's tiny request."""

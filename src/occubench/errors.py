@@ -34,6 +34,9 @@ class ErrorSource(str, Enum):  # noqa: UP042 - the project's str-Enum style
     BUDGET = "budget"
     """The run's spending limit (``--budget``) was reached: the sample was not started, or
     a model call it needed was not made."""
+    WORLD = "world"
+    """A replayed world does not hold the path the sample took (``--world-mode replay``),
+    or holds an answer that cannot be applied."""
 
 
 class ExitCode(IntEnum):

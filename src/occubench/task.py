@@ -17,7 +17,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Solver, chain
 
-from occubench.agent import agent_input, inspect_agent, occubench_agent
+from occubench.agent import agent_input, inspect_agent, occubench_agent, world_in_log
 from occubench.config import ResolvedRun, RunConfig, keyword_parameters, setting_names
 from occubench.costs import admission
 from occubench.dataset import Dataset, TaskRecord
@@ -30,11 +30,12 @@ from occubench.defaults import (
     DEFAULT_SERVE_PORT,
 )
 from occubench.errors import UsageError
-from occubench.fidelity import audit_task
+from occubench.fidelity import AuditWorld, audit_task
 from occubench.grading import needs_state, occubench_scorer
 from occubench.protocols import MessageStyle
-from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, agent_program, mcp_session
+from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted
 from occubench.simulator import StateMode
+from occubench.worlds import WORLD_METADATA, WorldMode
 
 TASK_VERSION = "0.1.0"
 
@@ -80,6 +81,8 @@ def agent_solver(run: ResolvedRun) -> Solver:
     sample it cannot pay for does not start.
     """
     if run.config.agent_command:
+        from occubench.serving import agent_program  # MCP and the SDK's types: only here
+
         agent = agent_program(run)
     elif run.config.agent:
         agent = inspect_agent(run)
@@ -120,8 +123,20 @@ def benchmark_task(run: ResolvedRun, solver: Solver | None = None) -> Task:
         message_limit=None if points.max_turns else DEFAULT_MESSAGE_LIMIT,
         fail_on_error=False,
         version=TASK_VERSION,
-        metadata=run.metadata(),
+        metadata=run_metadata(run),
     )
+
+
+def run_metadata(run: ResolvedRun) -> dict[str, object]:
+    """The log's task metadata: the resolved run, and the world it uses (if any).
+
+    Raises:
+        UsageError: the run's world cannot be opened as its mode needs.
+    """
+    world = world_in_log(run)
+    if world is None:
+        return run.metadata()
+    return {**run.metadata(), WORLD_METADATA: world.model_dump(mode="json")}
 
 
 def run_config(task_name: str, given: Mapping[str, Any]) -> RunConfig:
@@ -190,15 +205,31 @@ def fidelity_audit(
     seed: int = DEFAULT_SEED,
     max_plans: int = DEFAULT_AUDIT_PLANS_PER_ENV,
     rule_checks: int = DEFAULT_AUDIT_RULE_CHECKS,
+    world: str | None = None,
+    world_mode: str = WorldMode.RECORD.value,
+    world_variant: int | str = 0,
 ) -> Task:
     """The fidelity audit of a simulator (the main model and the ``simulator`` role).
 
     One sample per probe trajectory of every environment of ``dataset``; with a
     ``verifier`` role bound, a seeded sample of ``rule_checks`` observations (seed
     ``seed``) is judged for invented rules. ``occubench audit`` runs it per simulator
-    and pools the checks into the report (``occubench.fidelity.run_audit``).
+    and pools the checks into the report (``occubench.fidelity.run_audit``). With ``world``
+    the simulator answers from it first (``world_mode``, ``world_variant`` as for a run).
     """
-    return audit_task(dataset, date=date, seed=seed, max_plans=max_plans, rule_checks=rule_checks)
+    used = None
+    if world is not None:
+        used = AuditWorld.model_validate(
+            {"path": world, "mode": world_mode, "variant": world_variant}
+        )
+    return audit_task(
+        dataset,
+        date=date,
+        seed=seed,
+        max_plans=max_plans,
+        rule_checks=rule_checks,
+        world=used,
+    )
 
 
 @task
@@ -224,6 +255,8 @@ def serve(
     or the one printed at start) and address one of the loopback names, ``host`` or
     ``allowed_hosts``.
     """
+    from occubench.serving import mcp_session  # the MCP server: only for this task
+
     run = ResolvedRun.of(run_config("serve", config))
     served = benchmark_task(
         run,

@@ -6,7 +6,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-import occubench.cli.report
+import occubench.results
 from occubench.cli import app
 from occubench.errors import ExitCode, UsageError
 
@@ -21,7 +21,7 @@ def fails_with(error: Exception):
 
 
 def test_a_value_error_from_a_bug_is_not_bad_input(monkeypatch, tmp_path):
-    monkeypatch.setattr(occubench.cli.report, "read_runs", fails_with(ValueError("a bug: 1/0")))
+    monkeypatch.setattr(occubench.results, "read_runs", fails_with(ValueError("a bug: 1/0")))
     result = runner.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code != ExitCode.BAD_INPUT
     assert isinstance(result.exception, ValueError) and "a bug" in str(result.exception)
@@ -30,7 +30,7 @@ def test_a_value_error_from_a_bug_is_not_bad_input(monkeypatch, tmp_path):
 
 
 def test_a_usage_error_is_bad_input_in_one_line(monkeypatch, tmp_path):
-    monkeypatch.setattr(occubench.cli.report, "read_runs", fails_with(UsageError("no such run")))
+    monkeypatch.setattr(occubench.results, "read_runs", fails_with(UsageError("no such run")))
     result = runner.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == ExitCode.BAD_INPUT
     assert isinstance(result.exception, SystemExit)
@@ -38,10 +38,10 @@ def test_a_usage_error_is_bad_input_in_one_line(monkeypatch, tmp_path):
 
 
 BUGGY = """
-import occubench.cli.report as report
+import occubench.results as results
 def read_runs(paths):
     raise ValueError("a bug: 1/0")
-report.read_runs = read_runs
+results.read_runs = read_runs  # the command imports it when it runs
 from occubench.__main__ import main
 main()
 """

@@ -30,6 +30,8 @@ class Recorder:
     requests: list[Captured] = field(default_factory=list)
     reply: Any = None
     """``(status, bytes, headers)`` to send instead of the scripted completion, or None."""
+    replies: list[Any] = field(default_factory=list)
+    """Replies to send first, one per request, in order (then ``reply`` or the scripted one)."""
     base_url: str = ""
 
 
@@ -46,7 +48,9 @@ def _handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                 Captured(self.path, {k.lower(): v for k, v in self.headers.items()}, data)
             )
             headers: dict[str, str] = {}
-            if recorder.reply is not None:
+            if recorder.replies:
+                status, payload, headers = recorder.replies.pop(0)
+            elif recorder.reply is not None:
                 status, payload, headers = recorder.reply
             else:
                 model, reply, tokens = answer(json.loads(data))

@@ -1,4 +1,8 @@
-"""The lean provider against Inspect's ``openai-api``: same wire, same results, same errors."""
+"""The lean path against Inspect's: same wire, same results, same errors.
+
+The lean provider (``occubench-openai``) and Inspect's ``openai-api`` and ``vllm`` models
+put on the lean path (``fast_path``), each against Inspect's own path.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +24,9 @@ from inspect_ai.model import (
 from inspect_ai.model._openai import OpenAIResponseError
 from inspect_ai.tool import ToolCall, ToolInfo, ToolParams
 
-from occubench.providers import PROVIDER, LeanOpenAIAPI
+from occubench.calls import check_answer, reset_concurrency, resilient
+from occubench.defaults import DEFAULT_MAX_RETRY_AFTER
+from occubench.providers import PROVIDER, LeanOpenAIAPI, fast_path
 
 KEY = "sk-occubench-test-0123456789"
 PROVIDERS = ("openai-api", PROVIDER)
@@ -239,3 +245,148 @@ def test_reads_service_variables(recorder, monkeypatch):
     assert output.completion
     assert recorder.requests[0].headers["authorization"] == f"Bearer {KEY}"
     assert json.loads(recorder.requests[0].body)["model"] == "echo-simulator"
+
+
+def built(name: str, base_url: str, fast: bool, **args: object) -> Model:
+    model = get_model(name, base_url=base_url, api_key=KEY, memoize=False, **args)
+    if fast:
+        assert fast_path(model)
+    return model
+
+
+async def generate_with(model: Model, config: dict) -> ModelOutput:
+    async with model:
+        return await model.generate(MESSAGES, tools=TOOLS, config=GenerateConfig(**config))
+
+
+VARYING = {"x-irid"}
+"""Headers whose value differs between any two requests (Inspect's request id)."""
+
+
+@pytest.mark.parametrize("name", ["openai-api/local/schema-agent", "vllm/schema-agent"])
+@pytest.mark.parametrize("config", CONFIGS)
+def test_the_fast_path_sends_inspects_request_byte_for_byte(recorder, name, config):
+    inspect_path = built(name, recorder.base_url, fast=False)
+    lean_path = built(name, recorder.base_url, fast=True)
+    assert isinstance(lean_path.api, LeanOpenAIAPI)
+    assert not isinstance(inspect_path.api, LeanOpenAIAPI)
+    assert str(lean_path) == str(inspect_path) == name  # its name, in logs and reports
+    assert type(lean_path.api).__name__ == type(inspect_path.api).__name__  # its pool
+    outputs = [asyncio.run(generate_with(m, config)) for m in (inspect_path, lean_path)]
+    posts = [r for r in recorder.requests if r.path.endswith("/chat/completions")]
+    sdk, lean = posts
+    assert lean.body == sdk.body  # byte for byte
+    assert lean.path == sdk.path
+    assert lean.headers.keys() == sdk.headers.keys()  # the SDK's headers, every one
+    for header in sdk.headers.keys() - VARYING:
+        assert lean.headers[header] == sdk.headers[header], header
+    assert comparable(outputs[1]) == comparable(outputs[0])
+
+
+@pytest.mark.parametrize(("status", "kind"), [(500, openai.InternalServerError), (404, None)])
+def test_failures_are_the_sdks_exceptions(recorder, status, kind):
+    recorder.reply = (status, ERROR_BODY, {})
+    errors = []
+    for fast in (False, True):
+        model = built("openai-api/local/schema-agent", recorder.base_url, fast, max_retries=0)
+        try:
+            asyncio.run(model.api.generate(MESSAGES, TOOLS, "auto", GenerateConfig()))
+        except openai.APIStatusError as ex:
+            errors.append(ex)
+    sdk, lean = errors
+    assert type(lean) is type(sdk) and (kind is None or type(lean) is kind)
+    assert (lean.status_code, str(lean), lean.body) == (sdk.status_code, str(sdk), sdk.body)
+
+
+def test_what_the_lean_path_does_not_send_keeps_inspects_path(recorder):
+    streaming = get_model(
+        "openai-api/local/schema-agent",
+        base_url=recorder.base_url,
+        api_key=KEY,
+        memoize=False,
+        stream=True,
+    )
+    assert not fast_path(streaming) and not isinstance(streaming.api, LeanOpenAIAPI)
+    scripted = get_model("occubench/schema-agent", memoize=False)
+    assert not fast_path(scripted)
+    lean = get_model("occubench-openai/local/schema-agent", base_url=recorder.base_url, api_key=KEY)
+    assert fast_path(lean)  # the lean provider is on it already
+
+
+def test_the_fast_path_answers_once_for_a_json_error(recorder):
+    """An unreadable answer is read once, by the lean path (no second check on the client)."""
+    model = built("openai-api/local/schema-agent", recorder.base_url, fast=True)
+    made = resilient(model)
+    assert check_answer not in made.api.http_client.event_hooks["response"]
+    recorder.reply = (200, json.dumps({"id": "x"}).encode(), {})
+    with pytest.raises(Exception, match="unreadable chat completion"):
+        asyncio.run(model.api.generate(MESSAGES, TOOLS, "auto", GenerateConfig(max_retries=0)))
+
+
+RATE_LIMITED = json.dumps(
+    {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}
+).encode()
+
+
+def lean_model(base_url: str, **retry: int) -> Model:
+    """A lean model whose calls Inspect does not retry (only the lean path's own retries)."""
+    m = model(PROVIDER, base_url, max_retries=0)
+    assert isinstance(m.api, LeanOpenAIAPI)
+    if retry:
+        m.api.quick_retry = type(m.api.quick_retry)(**retry)
+    return m
+
+
+def limit_of(m: Model):
+    return m.api.adaptive_limit(GenerateConfig(max_connections=16))
+
+
+def test_rate_limited_attempts_are_retried_after_their_wait_and_halve_the_window(recorder):
+    reset_concurrency()
+    recorder.replies = [(429, RATE_LIMITED, {"retry-after-ms": "10"})] * 3
+    m = lean_model(recorder.base_url)
+    output = asyncio.run(
+        m.api.generate(MESSAGES, TOOLS, "auto", GenerateConfig(max_connections=16))
+    )
+    output = output[0] if isinstance(output, tuple) else output
+    assert isinstance(output, ModelOutput) and output.choices  # answered on the 4th attempt
+    counts = [r.headers["x-stainless-retry-count"] for r in recorder.requests]
+    assert counts == ["0", "1", "2", "3"]
+    assert len({r.body for r in recorder.requests}) == 1  # the same request, not billed
+    limit = limit_of(m)
+    assert (limit.rate_limited, limit.answers) == (3, 1)
+    assert limit.lowest == 8  # one burst, one cut: 16 -> 8
+    assert limit.paused == pytest.approx(0.03)  # the three waits asked, one after another
+    reset_concurrency()
+
+
+def test_rate_limited_retries_are_bounded_then_inspect_retries(recorder):
+    reset_concurrency()
+    recorder.reply = (429, RATE_LIMITED, {"retry-after-ms": "1"})
+    m = lean_model(recorder.base_url, rate_limit_retries=3)
+    with pytest.raises(openai.RateLimitError):
+        asyncio.run(m.api.generate(MESSAGES, TOOLS, "auto", GenerateConfig()))
+    assert len(recorder.requests) == 4  # the first attempt and three retries
+    decision = m.api.should_retry(openai.RateLimitError("x", response=FakeResponse(), body=None))
+    assert decision and decision.kind == "rate_limit"  # then Inspect's retry
+    reset_concurrency()
+
+
+class FakeResponse:
+    """Just enough of a response for the SDK's exception."""
+
+    status_code = 429
+    headers: dict = {}
+    request = None
+
+
+def test_a_retry_after_beyond_a_minute_is_left_to_inspect_and_its_pause_is_bounded(recorder):
+    reset_concurrency()
+    recorder.reply = (429, RATE_LIMITED, {"Retry-After": "86400"})  # a day
+    m = lean_model(recorder.base_url)
+    with pytest.raises(openai.RateLimitError):
+        asyncio.run(m.api.generate(MESSAGES, TOOLS, "auto", GenerateConfig(max_connections=16)))
+    assert len(recorder.requests) == 1  # not retried here (as the SDK: over 60 s)
+    limit = limit_of(m)
+    assert limit.paused == pytest.approx(DEFAULT_MAX_RETRY_AFTER, abs=1)  # cut to the bound
+    reset_concurrency()

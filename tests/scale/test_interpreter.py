@@ -180,3 +180,73 @@ def test_logs_are_the_same_with_lean_inspect(tmp_path, monkeypatch):
     events = model_events(tmp_path / "lean")
     assert len(events) > 100
     assert events == model_events(tmp_path / "snapshots")
+
+
+class StandInHandler:
+    """Just the levels of Inspect's log handler that decide what it writes."""
+
+    def __init__(self, display: int, transcript: int, trace: int) -> None:
+        self.display_level = display
+        self.transcript_levelno = transcript
+        self.trace_logger_level = trace
+        self.file_logger = None
+
+
+def test_inspect_makes_no_record_its_handler_would_not_write(monkeypatch):
+    import logging
+
+    from inspect_ai._util import logger as inspect_logger
+
+    from occubench.scale._interpreter import lean_inspect, quiet_inspect_logging
+
+    inspect_logs = logging.getLogger("inspect_ai")
+    monkeypatch.setattr(inspect_logs, "level", 13)  # Inspect's capture level: TRACE
+    handler = StandInHandler(display=logging.WARNING, transcript=logging.INFO, trace=30)
+    monkeypatch.setitem(inspect_logger._logHandler, "handler", handler)
+    quiet_inspect_logging()
+    assert inspect_logs.level == 13  # outside lean_inspect: nothing changes
+    with lean_inspect():
+        quiet_inspect_logging()
+        assert inspect_logs.level == logging.INFO  # the transcript's: the lowest written
+        assert not inspect_logs.isEnabledFor(13)  # a TRACE record is not even made
+        with lean_inspect():  # nested: nothing undone early
+            pass
+        assert inspect_logs.level == logging.INFO
+    assert inspect_logs.level == 13
+    handler.trace_logger_level = 13  # the user asked for a trace: every record is made
+    with lean_inspect():
+        quiet_inspect_logging()
+        assert inspect_logs.level == 13
+
+
+def test_an_eval_starts_without_inspects_control_server_unless_asked(monkeypatch, tmp_path):
+    from occubench.config import EvalOptions
+    from occubench.scale import _runner
+
+    seen = []
+
+    def eval_set(**kwargs):
+        seen.append(kwargs["ctl_server"])
+        return True, []
+
+    monkeypatch.setattr(_runner, "eval_set", eval_set)
+    monkeypatch.delenv(_runner.CTL_SERVER_ENV, raising=False)
+    args = {"model": "occubench/schema-agent", "roles": {}, "options": EvalOptions()}
+    _runner.run_eval("occubench/occubench", {}, log_dir=str(tmp_path / "a"), **args)
+    monkeypatch.setenv(_runner.CTL_SERVER_ENV, "true")
+    _runner.run_eval("occubench/occubench", {}, log_dir=str(tmp_path / "b"), **args)
+    assert seen == [False, None]  # None: Inspect reads the variable itself
+
+
+def test_a_run_leaves_the_results_store_to_the_first_report(tmp_path):
+    from typer.testing import CliRunner
+
+    from occubench.cli import app
+    from occubench.results import read_runs
+
+    args = ["run", "--dataset", "reference", "--agent-model", "occubench/careful"]
+    args += ["--simulator-model", "occubench/canned", "--workers", "1", "--display", "none"]
+    result = CliRunner().invoke(app, [*args, "--log-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert list(tmp_path.rglob("*.eval")) and not list(tmp_path.rglob("*.rows.parquet"))
+    assert read_runs([tmp_path]) and list(tmp_path.rglob("*.rows.parquet"))  # made now

@@ -45,11 +45,14 @@ def logged(root: Path) -> int:
     return total
 
 
-def workers_in(temp: Path) -> list[str]:
-    """This run's shard workers still alive (their spec files are under ``temp``)."""
+def workers_in(root: Path) -> list[str]:
+    """This run's processes still alive: shard workers, spawned (their spec files are
+    under ``root``) or forked (the command's own line, which names ``root``)."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     return [
-        line for line in out.splitlines() if "occubench.scale.worker" in line and str(temp) in line
+        line
+        for line in out.splitlines()
+        if str(root) in line and ("occubench.scale.worker" in line or "occubench run" in line)
     ]
 
 
@@ -99,7 +102,7 @@ def test_interrupt_keeps_samples_and_prints_the_resuming_command(tmp_path, worke
         assert f"Interrupted ({sig.name}):" in text and "samples finished and are kept" in text
         assert "successfully" not in text and "eval-retry" not in text
         assert "Traceback" not in text
-        assert not workers_in(temp)
+        assert not workers_in(tmp_path)
         assert list(temp.iterdir()) == []  # the shards' temporary folder is gone
         kept = len(read_runs([logs]))
         assert 1 <= kept < 10

@@ -416,3 +416,35 @@ def test_a_session_without_submission_can_count_as_an_error(tmp_path):
     _, row = the_log(tmp_path)
     assert row.passed is None and row.error_source == "agent"
     assert "without a submitted answer" in (row.error or "")
+
+
+def test_a_served_session_records_a_world_and_a_second_one_replays_it(tmp_path):
+    world = str(tmp_path / "world")
+
+    def session(log_dir: Path, *extra: str) -> None:
+        async def client() -> None:
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=serve_args(log_dir, "--world", world, *extra),
+                env=dict(os.environ),
+            )
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await work_the_task(session)
+
+        anyio.run(client)
+
+    session(tmp_path / "first")
+    session(tmp_path / "second", "--world-mode", "replay")
+    _, first = the_log(tmp_path / "first")
+    _, second = the_log(tmp_path / "second")
+    assert first.simulator_calls > 0 and first.world_hits == 0
+    assert second.simulator_calls == 0 and second.world_hits == first.simulator_calls
+    assert second.error is None and second.passed == first.passed
+
+
+def test_serve_refuses_a_world_it_cannot_replay(tmp_path):
+    args = serve_args(tmp_path, "--world", str(tmp_path / "none"), "--world-mode", "replay")
+    result = CliRunner().invoke(app, args[2:], terminal_width=200)
+    assert result.exit_code == 2, result.output
+    assert "no world at" in result.output and "Traceback" not in result.output

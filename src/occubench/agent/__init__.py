@@ -13,8 +13,12 @@ from occubench.agent._environment import (
     environment_simulator,
     expected_calls,
     open_environment,
+    open_run_world,
     simulator_layout,
     simulator_prompt,
+    use_run_world,
+    world_in_log,
+    world_variant,
 )
 from occubench.agent._inspect_agent import (
     ToolCallLimitReached,
@@ -61,6 +65,10 @@ __all__ = [
     "loose_arguments",
     "occubench_agent",
     "open_environment",
+    "open_run_world",
+    "use_run_world",
+    "world_in_log",
+    "world_variant",
     "run_system_prompt",
     "simulator_layout",
     "simulator_prompt",

@@ -13,7 +13,7 @@ from inspect_ai.model import GenerateConfig, Model, model_roles
 
 from occubench.agent._state import Episode
 from occubench.agent._tool_layer import ToolLayer
-from occubench.config import ResolvedRun
+from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import EnvConfig, PlanStep, TaskRecord
 from occubench.errors import UsageError
 from occubench.protocols import MessageStyle
@@ -27,7 +27,9 @@ from occubench.simulator import (
     Simulator,
     SimulatorLayout,
     StateMode,
+    attach_world,
 )
+from occubench.worlds import World, WorldInLog, WorldMode, shared_world
 
 
 def simulator_layout(run: ResolvedRun) -> SimulatorLayout:
@@ -86,6 +88,8 @@ def open_environment(
     env: EnvConfig,
     simulator: Model,
     episode: Episode,
+    *,
+    epoch: int = 1,
 ) -> ToolLayer:
     """The tool layer of one task's environment, its episode record started.
 
@@ -98,6 +102,11 @@ def open_environment(
         env: The task's env config.
         simulator: The simulator role's model (also used by semantic faults).
         episode: The episode record to keep (a sample's store, or a store of its own).
+        epoch: The sample's epoch (1 for the first): the world's variant under
+            ``world_variant=epoch``.
+
+    Raises:
+        UsageError: the run's world cannot be opened as its mode needs.
     """
     config, points = run.config, run.points
     session = run.fault_settings.session(
@@ -112,10 +121,57 @@ def open_environment(
         error_hints=points.error_hints,
     )
     sim = environment_simulator(run, env, simulator)
+    use_run_world(run, sim, env, task, epoch)
     episode.state = sim.state
     if session is not None:
         episode.fault_plan = session.record()
     return ToolLayer(sim, episode, session)
+
+
+def world_variant(run: ResolvedRun, epoch: int) -> int:
+    """The world variant a sample uses: the run's, or under ``epoch`` its epoch's (from 0)."""
+    variant = run.config.world_variant
+    return max(epoch - 1, 0) if variant == "epoch" else variant
+
+
+def use_run_world(
+    run: ResolvedRun, sim: Simulator, env: EnvConfig, task: TaskRecord, epoch: int = 1
+) -> None:
+    """Bind the run's world (if it names one) to a sample's simulator, in the run's mode.
+
+    Raises:
+        UsageError: the world cannot be opened as the mode needs.
+    """
+    config = run.config
+    if config.world is not None:
+        variant = world_variant(run, epoch)
+        attach_world(
+            sim, env, config.world, config.world_mode, variant=variant, task=str(task.task_id)
+        )
+
+
+def open_run_world(config: RunConfig) -> World | None:
+    """A run's world, opened once in this process as its mode needs (None: no world).
+
+    Raises:
+        UsageError: not a world (``replay``, ``replay-live``), or not one that can be
+            recorded into (``record``: a packed file, a folder that is not a world).
+    """
+    if config.world is None:
+        return None
+    return shared_world(config.world, writable=config.world_mode is WorldMode.RECORD)
+
+
+def world_in_log(run: ResolvedRun) -> WorldInLog | None:
+    """What the run's log records of its world (opening it, once per process), or None.
+
+    Raises:
+        UsageError: the world cannot be opened as the run's mode needs.
+    """
+    config = run.config
+    if config.world is None:
+        return None
+    return WorldInLog.opened(config.world, config.world_mode, config.world_variant)
 
 
 def check_model() -> Model | None:

@@ -129,9 +129,8 @@ def inspect_agent(run: ResolvedRun) -> Solver:
         task = TaskRecord.model_validate(state.metadata["task"])
         env = EnvConfig.model_validate(state.metadata["env"])
         episode = state.store_as(Episode)
-        layer = open_environment(
-            run, task, env, get_model(role=Role.SIMULATOR.value, required=True), episode
-        )
+        simulator = get_model(role=Role.SIMULATOR.value, required=True)
+        layer = open_environment(run, task, env, simulator, episode, epoch=state.epoch)
         system = run_system_prompt(run, task.task_scenario_name)
         state.messages.insert(0, ChatMessageSystem(content=system))
         agent = create_agent(name, limited_tools(layer, env, limit), arguments)

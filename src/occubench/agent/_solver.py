@@ -32,7 +32,7 @@ def occubench_agent(run: ResolvedRun | None = None) -> Solver:
         env = EnvConfig.model_validate(state.metadata["env"])
         episode = state.store_as(Episode)
         model = get_model(role=Role.SIMULATOR.value, required=True)
-        layer = open_environment(chosen, task, env, model, episode)
+        layer = open_environment(chosen, task, env, model, episode, epoch=state.epoch)
         system = run_system_prompt(chosen, task.task_scenario_name)
         state.messages.insert(0, ChatMessageSystem(content=system))
         tools = [

@@ -1,78 +1,192 @@
 """Analysis: metrics, statistics, variance and MDDs, comparable groups, ablations, validity.
 
-Also the simulator's validity checks over a run and the prompt-cache share; rows come
+Also the simulator's validity checks over a run, the prompt-cache share and what worlds
+did (hit rates, shared paths); rows come
 from ``occubench.results``, prices from ``occubench.costs``.
+
+The names load with their module when first used (``__getattr__``): a command's options read
+the breakdowns without importing the metrics.
 """
 
-from occubench.analysis._ablations import (
-    EffortRate,
-    FaultRate,
-    GenerationPoint,
-    GridRate,
-    effort_rank,
-    effort_rates,
-    fault_rates,
-    generations,
-    grid_rates,
-)
-from occubench.analysis._groups import RunGroup, comparable_groups
-from occubench.analysis._metrics import (
-    ALL,
-    DIMENSIONS,
-    NAN_AS_STRING,
-    Comparison,
-    CostRow,
-    FaultRecovery,
-    GroupRate,
-    LeaderboardRow,
-    MetricRow,
-    PassK,
-    Robustness,
-    SimulatorAgreement,
-    compare_models,
-    costs,
-    env_modes,
-    fault_recovery,
-    fault_settings,
-    group,
-    headline_mode,
-    leaderboard,
-    pass_k,
-    perturbed_mean,
-    priced,
-    rates,
-    robustness_scores,
-    setup_of,
-    setup_robustness,
-    simulator_agreement,
-)
-from occubench.analysis._prompt_cache import PrefixShare, prefix_share
-from occubench.analysis._rates import RateRow, rate_row, rates_by
-from occubench.analysis._sim_validity import (
-    InvalidRate,
-    SuspectImpact,
-    checked_rows,
-    invalid_rates,
-    suspect_impact,
-)
-from occubench.analysis._stats import BASELINE_MODE, cohen_kappa, robustness, wilson_interval
-from occubench.analysis._variance import (
-    LEVELS,
-    Component,
-    Design,
-    PlanRow,
-    VarianceReport,
-    VarianceRow,
-    cr_variance,
-    mark_indistinguishable,
-    mdd,
-    mdd_factor,
-    plan_designs,
-    variance_report,
-    verdict_parts,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from occubench.analysis._ablations import (
+        EffortRate,
+        FaultRate,
+        GenerationPoint,
+        GridRate,
+        effort_rank,
+        effort_rates,
+        fault_rates,
+        generations,
+        grid_rates,
+    )
+    from occubench.analysis._dimensions import ALL, DIMENSIONS
+    from occubench.analysis._groups import RunGroup, comparable_groups
+    from occubench.analysis._metrics import (
+        NAN_AS_STRING,
+        Comparison,
+        CostRow,
+        FaultRecovery,
+        GroupRate,
+        LeaderboardRow,
+        MetricRow,
+        PassK,
+        Robustness,
+        SimulatorAgreement,
+        compare_models,
+        costs,
+        env_modes,
+        fault_recovery,
+        fault_settings,
+        group,
+        headline_mode,
+        leaderboard,
+        pass_k,
+        perturbed_mean,
+        priced,
+        rates,
+        robustness_scores,
+        setup_of,
+        setup_robustness,
+        simulator_agreement,
+    )
+    from occubench.analysis._prompt_cache import PrefixShare, prefix_share
+    from occubench.analysis._rates import RateRow, rate_row, rates_by
+    from occubench.analysis._sim_validity import (
+        InvalidRate,
+        SuspectImpact,
+        checked_rows,
+        invalid_rates,
+        suspect_impact,
+    )
+    from occubench.analysis._stats import (
+        BASELINE_MODE,
+        bootstrap_interval,
+        cohen_kappa,
+        robustness,
+        wilson_interval,
+    )
+    from occubench.analysis._variance import (
+        LEVELS,
+        Component,
+        Design,
+        PlanRow,
+        VarianceReport,
+        VarianceRow,
+        cr_variance,
+        mark_indistinguishable,
+        mdd,
+        mdd_factor,
+        plan_designs,
+        variance_report,
+        verdict_parts,
+    )
+    from occubench.analysis._worlds import (
+        WORLD_DIMENSIONS,
+        SharedPaths,
+        WorldUse,
+        shared_paths,
+        world_use,
+    )
+
+_MODULES = {
+    "ALL": "_dimensions",
+    "BASELINE_MODE": "_stats",
+    "Comparison": "_metrics",
+    "Component": "_variance",
+    "CostRow": "_metrics",
+    "DIMENSIONS": "_dimensions",
+    "Design": "_variance",
+    "EffortRate": "_ablations",
+    "FaultRate": "_ablations",
+    "FaultRecovery": "_metrics",
+    "GenerationPoint": "_ablations",
+    "GridRate": "_ablations",
+    "GroupRate": "_metrics",
+    "InvalidRate": "_sim_validity",
+    "LEVELS": "_variance",
+    "LeaderboardRow": "_metrics",
+    "MetricRow": "_metrics",
+    "NAN_AS_STRING": "_metrics",
+    "PassK": "_metrics",
+    "PlanRow": "_variance",
+    "PrefixShare": "_prompt_cache",
+    "RateRow": "_rates",
+    "Robustness": "_metrics",
+    "RunGroup": "_groups",
+    "SimulatorAgreement": "_metrics",
+    "SuspectImpact": "_sim_validity",
+    "VarianceReport": "_variance",
+    "VarianceRow": "_variance",
+    "checked_rows": "_sim_validity",
+    "cohen_kappa": "_stats",
+    "comparable_groups": "_groups",
+    "compare_models": "_metrics",
+    "costs": "_metrics",
+    "cr_variance": "_variance",
+    "effort_rank": "_ablations",
+    "effort_rates": "_ablations",
+    "env_modes": "_metrics",
+    "fault_rates": "_ablations",
+    "fault_recovery": "_metrics",
+    "fault_settings": "_metrics",
+    "generations": "_ablations",
+    "grid_rates": "_ablations",
+    "group": "_metrics",
+    "headline_mode": "_metrics",
+    "invalid_rates": "_sim_validity",
+    "leaderboard": "_metrics",
+    "mark_indistinguishable": "_variance",
+    "mdd": "_variance",
+    "mdd_factor": "_variance",
+    "pass_k": "_metrics",
+    "perturbed_mean": "_metrics",
+    "plan_designs": "_variance",
+    "prefix_share": "_prompt_cache",
+    "priced": "_metrics",
+    "rate_row": "_rates",
+    "rates": "_metrics",
+    "rates_by": "_rates",
+    "robustness": "_stats",
+    "robustness_scores": "_metrics",
+    "setup_of": "_metrics",
+    "setup_robustness": "_metrics",
+    "simulator_agreement": "_metrics",
+    "suspect_impact": "_sim_validity",
+    "variance_report": "_variance",
+    "verdict_parts": "_variance",
+    "wilson_interval": "_stats",
+    "bootstrap_interval": "_stats",
+    "WORLD_DIMENSIONS": "_worlds",
+    "SharedPaths": "_worlds",
+    "WorldUse": "_worlds",
+    "shared_paths": "_worlds",
+    "world_use": "_worlds",
+}
+"""The module of each public name."""
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, its module imported on first use."""
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
+    "WORLD_DIMENSIONS",
+    "SharedPaths",
+    "WorldUse",
+    "bootstrap_interval",
+    "shared_paths",
+    "world_use",
     "RunGroup",
     "comparable_groups",
     "DIMENSIONS",

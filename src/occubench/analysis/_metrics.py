@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from occubench.analysis._dimensions import ALL, DIMENSIONS
 from occubench.analysis._rates import RateRow, rate_row
 from occubench.analysis._stats import (
     BASELINE_MODE,
@@ -34,18 +35,6 @@ from occubench.errors import UsageError
 from occubench.faults import InjectedFault
 from occubench.results import SampleRow
 from occubench.roles import Role
-
-ALL = "all"
-"""Group name of a whole setup (the overall rate) and of all fault kinds together."""
-
-DIMENSIONS: dict[str, Callable[[SampleRow], str]] = {
-    "overall": lambda r: ALL,
-    "industry": lambda r: r.industry,
-    "domain": lambda r: r.domain,
-    "scenario": lambda r: r.scenario,
-    "difficulty": lambda r: str(r.difficulty),
-}
-"""What completion rates can be broken down by."""
 
 Setup = tuple[str, str]
 """(agent model, simulator model)."""

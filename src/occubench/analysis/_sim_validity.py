@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 
 from pydantic import Field
 
-from occubench.analysis._metrics import ALL, MetricRow, group, setup_of
+from occubench.analysis._dimensions import ALL
+from occubench.analysis._metrics import MetricRow, group, setup_of
 from occubench.analysis._stats import wilson_interval
 from occubench.results import SampleRow
 

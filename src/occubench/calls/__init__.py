@@ -6,6 +6,9 @@ earlier attempt already paid for. ``CallCounts`` (in each sample's store) counts
 ``ask`` is the generate, parse, re-ask loop every role uses; ``approx_tokens`` and its
 kin count tokens roughly (the scripted models' usage, the estimate before a run);
 ``gated_calls`` puts a gate before every call (the spending limit's).
+``AdaptiveLimit`` is the window of requests in flight to one model that follows the
+endpoint (grows with answers, halves on 429s, waits out Retry-After); ``limit_for``
+gives the process's one per model and ``concurrency_report`` what each reached.
 """
 
 from occubench.calls._answers import (
@@ -18,6 +21,14 @@ from occubench.calls._answers import (
     watch_answers,
 )
 from occubench.calls._asking import Asked, ask
+from occubench.calls._concurrency import (
+    AdaptiveLimit,
+    Attempt,
+    ModelConcurrency,
+    concurrency_report,
+    limit_for,
+    reset_concurrency,
+)
 from occubench.calls._model import (
     CallGate,
     ResilientModel,
@@ -35,20 +46,26 @@ from occubench.calls._tokens import (
 )
 
 __all__ = [
+    "AdaptiveLimit",
+    "Attempt",
     "AttemptChain",
     "CallCounts",
     "CallGate",
+    "ModelConcurrency",
     "ReplayHooks",
     "ResilientModel",
     "UnreadableAnswer",
     "answer_problem",
     "check_answer",
+    "concurrency_report",
     "count_unreadable",
     "current_chain",
     "gated_calls",
     "is_unreadable",
+    "limit_for",
     "request_key",
     "named_model",
+    "reset_concurrency",
     "resilient",
     "watch_answers",
     "approx_tokens",

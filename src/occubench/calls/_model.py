@@ -197,8 +197,12 @@ def named_model(
     *,
     memoize: bool = True,
     replay: bool = True,
+    prepare: Callable[[Model], object] | None = None,
 ) -> ResilientModel:
     """The model of a name the user gave (``provider/model``), built by Inspect, resilient.
+
+    ``prepare`` is called on the built model before it is made resilient (the runner's
+    fast path, which changes its provider in place).
 
     Raises:
         UsageError: Inspect refuses the name or its arguments (an unknown provider, a
@@ -208,4 +212,6 @@ def named_model(
         built = get_model(name, config=config or GenerateConfig(), memoize=memoize)
     except ValueError as e:
         raise UsageError(str(e)) from e
+    if prepare is not None:
+        prepare(built)
     return resilient(built, replay=replay)

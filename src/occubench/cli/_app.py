@@ -1,44 +1,211 @@
-"""The typer application; each command lives in its own module."""
+"""The typer application: commands known by name and short help, each module loaded when used.
+
+``occubench --version``, ``occubench --help`` and ``occubench COMMAND --help`` import only
+what they show: a command's module (and with it Inspect, the model SDKs, the report
+libraries) is imported when that command is looked up, never for the list of commands.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import version
+from typing import TYPE_CHECKING
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-from occubench.bundle import BUNDLE_LIMITS
-from occubench.cli import (
-    audit,
-    bundle,
-    compare_simulators,
-    data,
-    demo,
-    diagnose,
-    env,
-    estimate,
-    export,
-    leaderboard,
-    list_cmd,
-    plan,
-    play,
-    regrade,
-    report,
-    review,
-    run,
-    serve,
-    sweep,
-    synth,
-    world,
-)
-from occubench.cli._common import err_console
-from occubench.scale import exit_now
-from occubench.text import terminal_text
+if TYPE_CHECKING:  # typer's own click (typer 0.26+), which its groups are typed with
+    from typer._click import Command, Context, HelpFormatter
+
+
+def _bundle_limits() -> str:
+    from occubench.bundle import BUNDLE_LIMITS
+
+    return BUNDLE_LIMITS.describe()
+
+
+@dataclass(frozen=True)
+class LazyCommand:
+    """A command of ``occubench``, declared without importing its module.
+
+    Attributes:
+        module: its module in ``occubench.cli``.
+        attr: the command function there, or a typer app (a group of commands).
+        summary: the first sentence of its help, listed by ``occubench --help``
+            (``tests/cli/test_lazy.py`` checks it against the command's own).
+        epilog: the text after the command's options, made when the command is loaded.
+    """
+
+    module: str
+    attr: str
+    summary: str
+    epilog: Callable[[], str] | None = None
+
+
+COMMANDS: dict[str, LazyCommand] = {
+    "run": LazyCommand(
+        "run",
+        "run",
+        "Run agents on the dataset's tasks in the simulator, grade them, print the summary.",
+    ),
+    "list": LazyCommand(
+        "list_cmd",
+        "list_tasks",
+        "Show the dataset's industries, domains, scenarios and task counts.",
+    ),
+    "demo": LazyCommand(
+        "demo",
+        "demo",
+        "Run the reference agents on the built-in suite under E0-E3 (no API key, no network).",
+    ),
+    "report": LazyCommand(
+        "report",
+        "report",
+        "Report completion rates, robustness R, comparisons and cost of runs, with 95% CIs.",
+    ),
+    "regrade": LazyCommand(
+        "regrade",
+        "regrade",
+        "Grade the trajectories recorded in logs again, without running them.",
+    ),
+    "synth": LazyCommand(
+        "synth",
+        "synth",
+        "Synthesize a benchmark from catalog scenarios: generate, validate, run, repair, select.",
+    ),
+    "audit": LazyCommand(
+        "audit",
+        "audit",
+        "Score each simulator's fidelity and flag the environments it fails in.",
+    ),
+    "compare-simulators": LazyCommand(
+        "compare_simulators",
+        "compare_simulators",
+        "Ranking agreement, Kendall tau, score compression and flips between simulators.",
+    ),
+    "sweep": LazyCommand(
+        "sweep",
+        "sweep",
+        "Run every combination a sweep file lists, then report on all of it.",
+    ),
+    "review": LazyCommand(
+        "review",
+        "review",
+        "Serve a web app where experts judge samples and rate scenario and rubric realism.",
+    ),
+    "serve": LazyCommand(
+        "serve",
+        "serve",
+        "Serve one task's environment over MCP; the submission is graded and logged.",
+    ),
+    "export": LazyCommand(
+        "export",
+        "export",
+        "Export trajectories for training: OpenAI chat JSONL, ShareGPT JSON, Parquet.",
+    ),
+    "plan": LazyCommand(
+        "plan",
+        "plan",
+        "Plan a comparison of two agents: tasks needed per epoch count for an MDD target.",
+    ),
+    "estimate": LazyCommand(
+        "estimate",
+        "estimate",
+        "Estimate the tokens and cost of a run per role (agent, simulator, verifier).",
+    ),
+    "diagnose": LazyCommand(
+        "diagnose",
+        "diagnose",
+        "Classify every failed trajectory (taxonomy below) with k votes of the verifier.",
+    ),
+    "bundle": LazyCommand(
+        "bundle",
+        "bundle",
+        "Bundle runs into one archive someone else can check with occubench verify.",
+    ),
+    "verify": LazyCommand(
+        "bundle",
+        "verify",
+        "Check a bundle: sums, bounds, secrets; recompute its numbers; standard or custom.",
+        epilog=_bundle_limits,
+    ),
+    "leaderboard": LazyCommand(
+        "leaderboard",
+        "leaderboard",
+        "Write a static leaderboard site from bundles, each verified first.",
+    ),
+    "play": LazyCommand(
+        "play",
+        "play",
+        "Play a task as the agent, in the terminal or a browser; get the run's verdict.",
+    ),
+    "data": LazyCommand("data", "app", "Get benchmark data: the public OccuBench release."),
+    "world": LazyCommand(
+        "world",
+        "app",
+        "Look after worlds: recorded simulator answers that runs share and replay.",
+    ),
+    "env": LazyCommand(
+        "env",
+        "app",
+        "Write your own environments: a skeleton, a check before any model call, one call tried.",
+    ),
+}
+"""Every command, in the order ``occubench --help`` lists them."""
+
+
+def load_command(name: str) -> Command:
+    """Import a command's module and build the command as typer would have on the root.
+
+    Raises:
+        KeyError: no command of that name.
+    """
+    spec = COMMANDS[name]
+    target = getattr(importlib.import_module(f"occubench.cli.{spec.module}"), spec.attr)
+    holder = typer.Typer(rich_markup_mode=None, add_completion=False)
+    if isinstance(target, typer.Typer):
+        holder.add_typer(target, name=name)
+    else:
+        epilog = spec.epilog() if spec.epilog else None
+        holder.command(name=name, epilog=epilog)(target)
+    return typer.main.get_group(holder).commands[name]
+
+
+class LazyCommands(TyperGroup):
+    """The root group: ``COMMANDS`` listed from their declarations, loaded when looked up."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        """Every command's name, without importing any."""
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        """The command ``cmd_name``, its module imported now (None: no such command)."""
+        if cmd_name not in COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            self.commands[cmd_name] = load_command(cmd_name)
+        return self.commands[cmd_name]
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """The list of commands with their summaries, shortened as click shortens help."""
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        rows = [
+            (name, TyperCommand(name, help=spec.summary).get_short_help_str(limit))
+            for name, spec in COMMANDS.items()
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="occubench",
     help="Evaluate AI agents on professional work inside Language Environment Simulators.",
     no_args_is_help=True,
+    cls=LazyCommands,
     pretty_exceptions_enable=False,
     add_completion=False,
     # plain help: full option names at any width, descriptions wrapped (rich's panels
@@ -97,31 +264,10 @@ def dotenv_notice() -> None:
     line = f"Inspect reads {found}: it sets {', '.join(names)}"
     if routing:
         line += f" ({', '.join(routing)}: model calls and their keys go where it says)"
+    from occubench.cli._common import err_console  # the commands' console: when there is a notice
+    from occubench.text import terminal_text
+
     err_console.print(terminal_text(line), markup=False, highlight=False, soft_wrap=True)
-
-
-app.command(name="run")(run.run)
-app.command(name="list")(list_cmd.list_tasks)
-app.command(name="demo")(demo.demo)
-app.command(name="report")(report.report)
-app.command(name="regrade")(regrade.regrade)
-app.command(name="synth")(synth.synth)
-app.command(name="audit")(audit.audit)
-app.command(name="compare-simulators")(compare_simulators.compare_simulators)
-app.command(name="sweep")(sweep.sweep)
-app.command(name="review")(review.review)
-app.command(name="serve")(serve.serve)
-app.command(name="export")(export.export)
-app.command(name="plan")(plan.plan)
-app.command(name="estimate")(estimate.estimate)
-app.command(name="diagnose")(diagnose.diagnose)
-app.command(name="bundle")(bundle.bundle)
-app.command(name="verify", epilog=BUNDLE_LIMITS.describe())(bundle.verify)
-app.command(name="leaderboard")(leaderboard.leaderboard)
-app.add_typer(data.app, name="data")
-app.add_typer(world.app, name="world")
-app.command(name="play")(play.play)
-app.add_typer(env.app, name="env")
 
 
 def main() -> None:
@@ -129,5 +275,18 @@ def main() -> None:
     try:
         app()
     except SystemExit as done:
-        exit_now(done.code)
-    exit_now(0)
+        _exit(done.code)
+    _exit(0)
+
+
+def _exit(code: int | str | None) -> None:
+    """End the process: without teardown once a command has loaded Inspect (``exit_now``).
+
+    An ordinary exit is as quick before Inspect is imported (``--version``, ``--help``),
+    and importing it there only to skip its teardown would cost seconds.
+    """
+    if "inspect_ai" in sys.modules:
+        from occubench.scale import exit_now
+
+        exit_now(code)
+    sys.exit(code)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
@@ -25,10 +25,12 @@ from rich.table import Column, Table
 from occubench.dataset import DatasetError, resolve_dataset_dir
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import ExitCode, UsageError
-from occubench.results import SampleRow
 from occubench.roles import Role
-from occubench.scale import Interruption, LogFolderError, preflight
 from occubench.text import terminal_text
+
+if TYPE_CHECKING:
+    from occubench.results import SampleRow
+    from occubench.scale import Interruption, Preflight
 
 
 def folded(renderable: Any, console: Console | None = None) -> Any:
@@ -118,7 +120,12 @@ def user_errors() -> Iterator[None]:
     except BAD_INPUT_ERRORS as e:
         err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
         exit_with(ExitCode.BAD_INPUT)
-    except LogFolderError as e:  # not bad input: the folder is busy, read-only or full
+    except RuntimeError as e:
+        from occubench.scale import LogFolderError  # loaded already by whatever raised it
+
+        if not isinstance(e, LogFolderError):
+            raise
+        # not bad input: the folder is busy, read-only or full
         err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
         exit_with(ExitCode.INCOMPLETE)
 
@@ -187,12 +194,18 @@ def split_names(value: str | None) -> list[str] | None:
     return names or None
 
 
-def check_models(models: Mapping[Role, str] | Iterable[tuple[Role, str]]) -> None:
-    """The preflight (``occubench.scale.preflight``): one line per unusable model, exit 2.
+def check_models(
+    models: Mapping[Role, str] | Iterable[tuple[Role, str]] | Preflight,
+) -> float | None:
+    """The preflight (``occubench.scale.Preflight``): one line per unusable model, exit 2.
 
-    Nothing has started when it fails: no log folder, no sample.
+    Nothing has started when it fails: no log folder, no sample. Returns the seconds the
+    fastest model took to answer (None when none was asked).
     """
-    failures = preflight(models)
+    from occubench.scale import Preflight  # the model providers: when models are checked
+
+    report = (models if isinstance(models, Preflight) else Preflight(models)).check()
+    failures = report.failures
     for failure in failures:
         err_console.print(
             f"Preflight failed: {terminal_text(failure.line())}",
@@ -202,6 +215,7 @@ def check_models(models: Mapping[Role, str] | Iterable[tuple[Role, str]]) -> Non
         )
     if failures:
         exit_with(ExitCode.BAD_INPUT)
+    return report.latency
 
 
 def _option_text(param: Any, value: Any) -> list[str]:

@@ -32,8 +32,23 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from occubench.config import aliases, cli_of, default_of
+from occubench.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+EXECUTORS = ("local", "ray")
+"""The values of ``occubench.scale.Executor``, for ``--executor`` (the runner loads when used)."""
+
+
+def executor_named(value: str) -> str:
+    """``--executor``'s value as one of ``EXECUTORS`` (any case), as a setting's choice is read.
+
+    Raises:
+        UsageError: not one of them.
+    """
+    if value.lower() not in EXECUTORS:
+        raise UsageError(f"executor: {value!r} is not one of {', '.join(EXECUTORS)}")
+    return value.lower()
 
 
 def _dashed(name: str) -> str:
@@ -70,6 +85,8 @@ def _option_type(field: FieldInfo) -> tuple[Any, str | None]:
         return str | None, "JSON"
     if kind in (bool, int, float, str):
         return field.annotation, None
+    if typing.get_origin(kind) in (typing.Union, types.UnionType, typing.Literal):
+        return str | None if optional else str, None  # e.g. int | Literal["epoch"]
     raise TypeError(f"no command-line type for a setting of type {field.annotation!r}")
 
 

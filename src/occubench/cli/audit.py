@@ -5,14 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from occubench.calls import named_model
-from occubench.cli._common import console, dataset_dir, user_errors
+from occubench.cli._common import console, dataset_dir, from_options, user_errors
 from occubench.cli._settings import with_settings
-from occubench.config import RunConfig
+from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import load_dataset
 from occubench.defaults import (
     DEFAULT_AUDIT_CONCURRENCY,
@@ -21,7 +20,28 @@ from occubench.defaults import (
     DEFAULT_DATE,
     DEFAULT_SEED,
 )
-from occubench.fidelity import NO_VERIFIER, audit_tables, run_audit
+from occubench.errors import UsageError
+
+if TYPE_CHECKING:
+    from occubench.fidelity import AuditWorld, GoldReport
+
+
+def audit_world(chosen: dict[str, Any]) -> AuditWorld | None:
+    """The world of the audit's options (``--world``, its mode and variant), or None.
+
+    Raises:
+        UsageError: a mode or variant that is not one.
+    """
+    from occubench.fidelity import AuditWorld
+
+    config = from_options(RunConfig, chosen)
+    if config.world is None:
+        return None
+    return AuditWorld(
+        path=str(Path(config.world).expanduser().resolve()),
+        mode=config.world_mode,
+        variant=config.world_variant,
+    )
 
 
 def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str, Any]) -> str:
@@ -30,7 +50,10 @@ def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str
     return f"logs/occubench-audit-{hashlib.sha256(what.encode()).hexdigest()[:10]}"
 
 
-@with_settings(RunConfig, only=("dataset",))
+@with_settings(
+    RunConfig,
+    only=("dataset", "protocol", "state_mode", "world", "world_mode", "world_variant"),
+)
 def audit(
     simulator_model: Annotated[
         list[str],
@@ -51,6 +74,14 @@ def audit(
     max_concurrency: Annotated[
         int, typer.Option(help="Probe trajectories and verifier calls at once.")
     ] = DEFAULT_AUDIT_CONCURRENCY,
+    gold: Annotated[
+        Path | None,
+        typer.Option(
+            help="A gold world (answers people wrote, `play --as simulator`): replay each of "
+            "its paths and score each simulator's answers against the person's instead of "
+            "probing (--dataset, --protocol, --state-mode and --date as it was written)."
+        ),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Write the full audit (JSON) to this file.")
     ] = None,
@@ -65,25 +96,40 @@ def audit(
     Parts: fabrication, omission, determinism, schema conformity, unknown-id handling
     and, with a verifier, rule invention.
     """
+    from occubench.calls import named_model
+    from occubench.fidelity import NO_VERIFIER, audit_tables, gold_audit, run_audit
+
     with user_errors():
         data = load_dataset(dataset_dir(chosen["dataset"]))
         models = [named_model(name) for name in simulator_model]
         judge = named_model(verifier_model) if verifier_model else None
+        world = audit_world(chosen)
+    if gold is not None:
+        with user_errors():
+            if world is not None:
+                raise UsageError("--gold replays the gold world itself: leave out --world")
+            run = ResolvedRun.of(from_options(RunConfig, {**chosen, "date": date}))
+            found = gold_audit(gold, models, run, verifier=judge, concurrency=max_concurrency)
+        _print_gold(found, out)
+        return
     settings: dict[str, Any] = dict(
         rule_checks=sample_rule_checks, date=date, seed=seed, max_plans=plans_per_env
     )
+    described = settings if world is None else {**settings, "world": world.task_args()}
     folder = log_dir or default_audit_dir(
-        [*simulator_model, verifier_model], str(data.root), settings
+        [*simulator_model, verifier_model], str(data.root), described
     )
     console.print(f"Logs: {folder}  (run the same command again to resume)", highlight=False)
-    report = run_audit(
-        models,
-        data,
-        verifier=judge,
-        max_concurrency=max_concurrency,
-        log_dir=folder,
-        **settings,
-    )
+    with user_errors():
+        report = run_audit(
+            models,
+            data,
+            verifier=judge,
+            max_concurrency=max_concurrency,
+            log_dir=folder,
+            world=world,
+            **settings,
+        )
     for table in audit_tables(report):
         console.print(table)
     calls = sum(len(t.probes) for t in report.probes)
@@ -104,6 +150,31 @@ def audit(
                 highlight=False,
                 markup=False,
             )
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(report.model_dump_json(indent=2))
+        console.print(f"Full audit: {out}", highlight=False)
+
+
+def _print_gold(report: GoldReport, out: Path | None) -> None:
+    """The tables of an audit against gold, its notes, and the JSON report if asked."""
+    from occubench.fidelity import NO_VERIFIER, gold_table
+
+    console.print(gold_table(report))
+    console.print(gold_table(report, by_env=True))
+    console.print(
+        f"Gold world {report.world} (digest {report.world_digest[:16]}...). Against gold = "
+        "mean over entries of their parts' mean. Parts: JSON object; keys (key-path Jaccard); "
+        "complete (the gold's values present); grounded (no value the gold lacks); ids and "
+        "numbers (exact), text (normalised); consistent (online checks against the initial "
+        "state and the path); realism (the verifier's verdict).",
+        highlight=False,
+        markup=False,
+    )
+    if report.verifier_model is None:
+        console.print(f"Realism {NO_VERIFIER}.", highlight=False)
+    for line in [*report.notes, *report.errors[:5]]:
+        console.print(f"note: {line}", highlight=False, markup=False)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(report.model_dump_json(indent=2))

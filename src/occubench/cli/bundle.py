@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from occubench.bundle import (
-    BundleRefused,
-    Manifest,
-    Outcome,
-    Verification,
-    make_bundle,
-    verify_bundle,
-)
 from occubench.cli._common import console, err_console, exit_with, user_errors
-from occubench.costs import load_prices
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import ExitCode
 from occubench.text import terminal_text
+
+if TYPE_CHECKING:
+    from occubench.bundle import Manifest, Verification
 
 
 def _say(line: str) -> None:
@@ -50,6 +44,9 @@ def bundle(
     computes (CR per mode and industry, R, intervals, MDDs, costs). Every member of every
     log is scanned for secrets first: a hit refuses the bundle, naming the member.
     """
+    from occubench.bundle import BundleRefused, make_bundle
+    from occubench.costs import load_prices
+
     with user_errors():
         table = load_prices(prices) if prices is not None else None
         try:
@@ -100,6 +97,8 @@ def log_number(member: str) -> str:
 
 def show_verification(result: Verification) -> None:
     """Print a verification: outcome and class, what was checked, why, and each run."""
+    from occubench.bundle import Outcome
+
     if result.outcome is Outcome.FAILED:
         _say(f"Bundle {result.bundle}: FAILED ({len(result.problems)} problem(s))")
         for problem in result.problems:
@@ -160,6 +159,8 @@ def verify(
     (a changed log, summary or manifest, a stated number the logs do not give, a bundle
     refused by its bounds), 3 verified but some samples ended in infrastructure errors.
     """
+    from occubench.bundle import verify_bundle
+
     with user_errors():
         result = verify_bundle(bundle_file, dataset=dataset)
         if record is not None:

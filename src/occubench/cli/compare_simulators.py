@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from occubench.cli._common import console, user_errors
-from occubench.fidelity import compare_simulators as compare
-from occubench.fidelity import comparison_tables
-from occubench.results import read_runs
+from occubench.cli._settings import with_settings
+from occubench.config import ResolvedRun, RunConfig
 
 
+@with_settings(RunConfig, only=("dataset", "protocol", "state_mode", "date"))
 def compare_simulators(
     logs: Annotated[
         list[Path],
@@ -23,13 +23,37 @@ def compare_simulators(
     out: Annotated[
         Path | None, typer.Option(help="Write the comparison (JSON) to this file.")
     ] = None,
+    gold: Annotated[
+        Path | None,
+        typer.Option(
+            help="A gold world: each simulator's agreement with it (`audit --gold`) is shown "
+            "as the 'against gold' row (--dataset, --protocol, --state-mode, --date as the "
+            "gold was written; people, human/NAME, are not audited)."
+        ),
+    ] = None,
+    **chosen: Any,
 ) -> None:
     """Ranking agreement, Kendall tau, score compression and flips between simulators.
 
     Runs are grouped by env mode, simulator model and agent model.
     """
+    from inspect_ai.model import get_model
+
+    from occubench.calls import resilient
+    from occubench.fidelity import compare_simulators as compare
+    from occubench.fidelity import comparison_tables, gold_audit
+    from occubench.play import HUMAN_PROVIDER
+    from occubench.results import read_runs
+
     with user_errors():
         comparison = compare(read_runs(logs))
+        if gold is not None:
+            run = ResolvedRun.of(RunConfig.model_validate(chosen))
+            machines = [s for s in comparison.simulators if not s.startswith(f"{HUMAN_PROVIDER}/")]
+            audited = gold_audit(gold, [resilient(get_model(name)) for name in machines], run)
+            comparison.against_gold = {
+                g.simulator: g.agreement for g in audited.groups if g.env_name is None
+            }
     for table in comparison_tables(comparison):
         console.print(table)
     console.print(

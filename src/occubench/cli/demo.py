@@ -9,7 +9,6 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from occubench.analysis import rate_row, robustness
 from occubench.cli._common import (
     check_models,
     console,
@@ -22,7 +21,6 @@ from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_DEMO_LOG_DIR
 from occubench.faults import EnvMode
 from occubench.roles import Role
-from occubench.scale import RunSpec, ShardResult, demo_sweep, run_demo, stop_signals
 
 
 @with_settings(RunConfig, only=("fault_count", "fault_duration", "seed"))
@@ -40,6 +38,9 @@ def demo(
     careful retries errors and re-reads until data is complete and consistent; no-retry
     gives up at the first error; trusting retries errors but believes degraded data.
     """
+    from occubench.analysis import rate_row, robustness
+    from occubench.scale import RunSpec, ShardResult, demo_sweep, run_demo, stop_signals
+
     command = invoked_command(ctx, {"log_dir": log_dir, **settings})
     start = time.monotonic()
 

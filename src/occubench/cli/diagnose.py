@@ -12,9 +12,7 @@ import typer
 from occubench.cli._common import console, exit_with, user_errors
 from occubench.config import EvalOptions
 from occubench.defaults import DEFAULT_VERIFIER_VOTES
-from occubench.diagnosis import diagnosis_report, diagnosis_tables, run_diagnosis
 from occubench.errors import ExitCode
-from occubench.results import log_files
 
 
 def diagnose(
@@ -41,6 +39,9 @@ def diagnose(
     simulator_caused (listed apart: not the agent's failure). Running the same command
     again resumes.
     """
+    from occubench.diagnosis import diagnosis_report, diagnosis_tables, run_diagnosis
+    from occubench.results import log_files
+
     with user_errors():
         files = log_files(logs)
         digest = hashlib.sha256(json.dumps([files, verifier_model, votes]).encode()).hexdigest()[

@@ -18,7 +18,6 @@ import anyio
 import typer
 from rich.table import Table
 
-from occubench.authoring import check_envs, new_env, try_call
 from occubench.cli._common import console, err_console, exit_with, user_errors
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_DATE, DEFAULT_PROTOCOL
@@ -55,6 +54,8 @@ def new(
     release layout, and FIELDS.md, which explains every field. Each string still to
     write begins with TODO: 'occubench env check DIR' lists those left.
     """
+    from occubench.authoring import new_env
+
     with user_errors():
         made = new_env(folder, name, industry=industry, domain=domain, scenario=scenario)
     _say(f"New env {made.env} with task {made.task_id} ({terminal_plain(made.scenario)}):")
@@ -86,6 +87,8 @@ def check(
     description, placeholders (TODO) left. Exit 0 without problems (warnings are
     printed), 2 with.
     """
+    from occubench.authoring import check_envs
+
     with user_errors():
         found = check_envs(folder, _config(protocol, state_mode, date))
     table = Table(title=f"Envs in {terminal_text(found.root)} ({found.tasks} task(s))")
@@ -137,6 +140,8 @@ def try_(
     it. No fault is injected. Exit 2 on bad input, 3 when the simulator gave no usable
     observation.
     """
+    from occubench.authoring import try_call
+
     with user_errors():
         config = _config(protocol, state_mode, date)
         # Inspect prints its version and hooks as the first model is built: not the request

@@ -19,10 +19,7 @@ from occubench.cli import run as run_command
 from occubench.cli._common import console, from_options, model_roles, user_errors
 from occubench.cli._settings import own_parameters, set_signature
 from occubench.config import ResolvedRun, RunConfig
-from occubench.costs import Assumptions, compare_estimate, estimate_run, load_prices
 from occubench.errors import UsageError
-from occubench.report import comparison_table, estimate_table
-from occubench.results import read_runs
 
 MODEL_OPTIONS = (
     "agent_model",
@@ -54,6 +51,10 @@ def estimate(
     (reference plan, else its expected calls over the env's tools), the fault plan's
     explicit errors, the simulator's growing history, and the verifier's k votes.
     """
+    from occubench.costs import Assumptions, compare_estimate, estimate_run, load_prices
+    from occubench.report import comparison_table, estimate_table
+    from occubench.results import read_runs
+
     with user_errors():
         if given["agent_model"] is None:
             raise UsageError("--agent-model (or --model) is required")

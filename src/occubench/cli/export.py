@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from occubench.cli._common import console, split_names, user_errors
-from occubench.export import ExportFilter, ExportFormat, Verdict, read_exports, write_export
+from occubench.export import ExportFormat, Verdict
 
 
 def export(
@@ -37,6 +37,8 @@ def export(
     Every tool result that was degraded, answered with an injected error, or refused is
     annotated with the fault's kind and what changed. Errored samples are left out.
     """
+    from occubench.export import ExportFilter, read_exports, write_export
+
     with user_errors():
         keep = ExportFilter(
             verdict=verdict,

@@ -7,12 +7,9 @@ from typing import Annotated
 
 import typer
 
-from occubench.bundle import Outcome
 from occubench.cli._common import console, exit_with, user_errors
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import ExitCode
-from occubench.leaderboard import build_site
-from occubench.published import load_published
 from occubench.text import terminal_text
 
 
@@ -44,6 +41,10 @@ def leaderboard(
     every row to its bundle's verification record; it needs no server and loads nothing
     from elsewhere. A bundle that fails verification gets its record and no row (exit 2).
     """
+    from occubench.bundle import Outcome
+    from occubench.leaderboard import build_site
+    from occubench.published import load_published
+
     with user_errors():
         table = load_published(published) if published is not None else None
         data = build_site(

@@ -7,11 +7,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from occubench.analysis import plan_designs, variance_report, verdict_parts
 from occubench.cli._common import console, user_errors
 from occubench.defaults import DEFAULT_MDD_ALPHA, DEFAULT_MDD_POWER, DEFAULT_VARIANCE_RESAMPLES
 from occubench.errors import UsageError
-from occubench.results import read_runs
 from occubench.text import terminal_text
 
 
@@ -33,6 +31,9 @@ def plan(
     The pilot's variance components (verdict scale: task, simulator, agent) are pooled
     over its agents and modes (their mean), and two agents with that variance are assumed.
     """
+    from occubench.analysis import plan_designs, variance_report, verdict_parts
+    from occubench.results import read_runs
+
     with user_errors():
         if mdd <= 0:
             raise UsageError(f"--mdd must be positive, got {mdd}")

@@ -14,7 +14,7 @@ import secrets
 from contextlib import ExitStack
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -31,20 +31,13 @@ from occubench.defaults import (
     DEFAULT_ALLOWED_HOSTS,
     DEFAULT_PLAY_LOG_ROOT,
 )
-from occubench.errors import ExitCode
-from occubench.play import (
-    HandOff,
-    PlayResult,
-    PlaySetup,
-    TerminalDesk,
-    create_play_app,
-    pick_task,
-    run_play,
-    served,
-)
+from occubench.errors import ExitCode, UsageError
 from occubench.roles import Role
-from occubench.scale import stop_signals
 from occubench.text import terminal_plain
+from occubench.worlds import WorldMode
+
+if TYPE_CHECKING:
+    from occubench.play import PlayResult, PlaySetup
 
 
 class Interface(str, Enum):
@@ -52,6 +45,15 @@ class Interface(str, Enum):
 
     TERMINAL = "terminal"
     BROWSER = "browser"
+
+
+class Seat(str, Enum):
+    """The role the person plays (``--as``)."""
+
+    AGENT = "agent"
+    """They make the moves; a model simulates."""
+    SIMULATOR = "simulator"
+    """They write the observations; a model (or a scripted agent, or a program) moves."""
 
 
 PLAY_SETTINGS = (
@@ -73,6 +75,9 @@ PLAY_SETTINGS = (
     "date",
     "cache",
     "protocol",
+    "world",
+    "world_mode",
+    "world_variant",
 )
 """The run settings a play session takes (the selection draws the task; a person plays it)."""
 
@@ -81,8 +86,8 @@ def _say(text: str, style: str | None = None) -> None:
     console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
 
 
-def print_result(result: PlayResult) -> None:
-    """The verdict, the checks and votes, the faults met and the log, in the terminal."""
+def print_result(result: PlayResult, who: str = "you") -> None:
+    """The verdict, the checks and votes, the faults ``who`` met and the log, in the terminal."""
     _say(f"\nVerdict: {result.verdict_text()}", "bold green" if result.passed else "bold red")
     if result.explanation:
         _say(terminal_plain(result.explanation))
@@ -95,7 +100,7 @@ def print_result(result: PlayResult) -> None:
         verdict = "correct" if vote.get("is_correct") else "not correct"
         _say(f"  verifier vote: {verdict}: {terminal_plain(vote.get('feedback', ''))}")
     if result.faults:
-        _say(f"Faults you met ({len(result.faults)}):")
+        _say(f"Faults {who} met ({len(result.faults)}):")
         for fault in result.faults:
             how = "an error instead of the answer" if fault.explicit else "answer changed"
             changes = "; ".join(fault.changes)
@@ -103,7 +108,7 @@ def print_result(result: PlayResult) -> None:
             _say(f"  {terminal_plain(where)}: {terminal_plain(fault.kind)}, {how}: ")
             _say(f"    {terminal_plain(changes)}")
     else:
-        _say("Faults you met: none.")
+        _say(f"Faults {who} met: none.")
     _say(f"Log: {result.log}")
 
 
@@ -119,7 +124,21 @@ def play(
     name: str = typer.Option(
         ..., "--name", help="Your name: the session's agent is human/NAME in logs and reports."
     ),
-    simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
+    simulator_model: str | None = typer.Option(
+        None, help="Simulator (LES) model (as the agent: required; as the simulator: you)."
+    ),
+    seat: Seat = typer.Option(  # noqa: B008 - an enum default is immutable
+        Seat.AGENT,
+        "--as",
+        help="agent: you make the moves; simulator: you write each observation of the agent "
+        "--agent-model (record them into a world with --world: a gold world).",
+    ),
+    agent_model: str | None = typer.Option(
+        None, help="As the simulator: the agent that runs the task (a model or scripted agent)."
+    ),
+    draft_model: str | None = typer.Option(
+        None, help="As the simulator: a model whose observation is offered to accept or edit."
+    ),
     verifier_model: str | None = typer.Option(
         None, help="Verifier model (default: the simulator; tasks with checks use only checks)."
     ),
@@ -155,8 +174,29 @@ def play(
     sample whose agent is human/NAME. Exit codes: 0 graded, 2 bad input, 3 the session
     ended in an infrastructure error, 130 interrupted.
     """
+    from inspect_ai.model import get_model
+
+    from occubench.play import (
+        PlaySetup,
+        TerminalDesk,
+        TerminalSimDesk,
+        pick_task,
+        run_play,
+        run_simulate,
+    )
+    from occubench.scale import stop_signals
+
     with user_errors():
+        simulator_model, agent_model = _seated(seat, name, simulator_model, agent_model)
+        if draft_model is not None and seat is not Seat.SIMULATOR:
+            raise UsageError("--draft-model drafts observations: only with --as simulator")
+        if seat is Seat.SIMULATOR and ui is not Interface.TERMINAL:
+            raise UsageError("--as simulator is played in the terminal (--ui terminal)")
         base = RunConfig.model_validate(settings)
+        if seat is Seat.SIMULATOR and base.world and base.world_mode is not WorldMode.RECORD:
+            raise UsageError(
+                "--as simulator records what you write: --world-mode record (the default)"
+            )
         base = base.model_copy(update={"dataset": str(base.dataset_dir().resolve())})
         chosen = pick_task(base, task_id, pick_seed)
         config = base.model_copy(
@@ -168,18 +208,24 @@ def play(
             verifier=verifier_model,
             config=config,
             log_root=log_dir,
+            agent_model=agent_model,
         )
         info = setup.info()
+    machine = simulator_model if seat is Seat.AGENT else draft_model  # the draft stands in
     if preflight:
         check_models(
             {
-                Role.SIMULATOR: simulator_model,
+                **({Role.SIMULATOR: machine} if machine else {}),
                 **({Role.VERIFIER: verifier_model} if verifier_model else {}),
             }
         )
     with stop_signals() as stop:
         try:
-            if ui is Interface.TERMINAL:
+            if seat is Seat.SIMULATOR:
+                with user_errors():
+                    draft = get_model(draft_model) if draft_model else None
+                    result = run_simulate(setup, TerminalSimDesk(info, console), draft)
+            elif ui is Interface.TERMINAL:
                 result = run_play(setup, TerminalDesk(info, console))
             else:
                 result = _in_browser(setup, info_hosts(host, allowed_host), host, port, url_file)
@@ -189,9 +235,32 @@ def play(
         _say("Interrupted: the session was not graded.")
         exit_with(ExitCode.INTERRUPTED)
     if ui is Interface.TERMINAL:
-        print_result(result)
+        print_result(result, "the agent" if seat is Seat.SIMULATOR else "you")
     if result.passed is None:
         exit_with(ExitCode.SAMPLE_ERRORS)
+
+
+def _seated(
+    seat: Seat, name: str, simulator: str | None, agent: str | None
+) -> tuple[str, str | None]:
+    """The simulator and agent models of a session where the person plays ``seat``.
+
+    Raises:
+        UsageError: a model missing for the seat, or one given for the person's own seat.
+    """
+    from occubench.play import HUMAN_PROVIDER
+
+    if seat is Seat.AGENT:
+        if simulator is None:
+            raise UsageError("--simulator-model is required (the person makes the moves)")
+        if agent is not None:
+            raise UsageError("--agent-model names the agent of --as simulator; you are the agent")
+        return simulator, None
+    if agent is None:
+        raise UsageError("--as simulator: name the agent with --agent-model")
+    if simulator is not None:
+        raise UsageError("--as simulator: you are the simulator; leave out --simulator-model")
+    return f"{HUMAN_PROVIDER}/{name}", agent
 
 
 def info_hosts(host: str, allowed: list[str]) -> list[str]:
@@ -203,6 +272,8 @@ def _in_browser(
     setup: PlaySetup, hosts: list[str], host: str, port: int, url_file: Path | None
 ) -> PlayResult:
     """Serve the session's page, run the session, show the verdict until the page closes it."""
+    from occubench.play import HandOff, create_play_app, run_play, served
+
     warn_if_exposed(host, "other machines can reach the page; they still need the link's key.")
     desk = HandOff()
     key = secrets.token_urlsafe(24)

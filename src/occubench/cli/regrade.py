@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -13,11 +13,12 @@ from rich.table import Table
 from occubench.cli._common import check_models, console, dataset_dir, exit_with, user_errors
 from occubench.config import PRESETS
 from occubench.errors import ExitCode, UsageError
-from occubench.grading import RegradedLog, VerifierLayout, regrade_logs
 from occubench.protocols import Protocol
-from occubench.results import log_files
 from occubench.roles import Role
 from occubench.text import terminal_text
+
+if TYPE_CHECKING:
+    from occubench.grading import RegradedLog
 
 
 def regrade(
@@ -64,6 +65,9 @@ def regrade(
     was graded is kept as it is; a judge that fails is an infrastructure error of the
     sample (exit 3), never a failed task. The same command again writes the same files.
     """
+    from occubench.grading import VerifierLayout, regrade_logs
+    from occubench.results import log_files
+
     with user_errors():
         files = log_files(logs)
         if not files:

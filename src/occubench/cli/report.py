@@ -3,39 +3,35 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from occubench.analysis import DIMENSIONS, comparable_groups
-from occubench.cli._common import console, user_errors
-from occubench.costs import load_prices
+from occubench.analysis import DIMENSIONS
+from occubench.cli._common import console, from_options, user_errors
+from occubench.cli._settings import with_settings
+from occubench.config import ResolvedRun, RunConfig
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import UsageError
-from occubench.published import PublishedTable, load_published, published_lines, side_by_side
-from occubench.report import (
-    Report,
-    ReportFormat,
-    build_report,
-    markdown_table,
-    report_tables,
-    rich_table,
-    write_report,
-)
-from occubench.results import read_runs
-from occubench.review import Review, load_reviews
+from occubench.report import ReportFormat
 from occubench.text import markdown_cell, terminal_text
+
+if TYPE_CHECKING:
+    from occubench.published import PublishedTable
+    from occubench.report import GoldAgreement, Report
+    from occubench.review import Review
 
 BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
 
 
 def _reviews(path: Path) -> list[Review]:
     """Reviews from a review database or an export (JSON or CSV)."""
-    from occubench.review import is_database, read_reviews
+    from occubench.review import is_database, load_reviews, read_reviews
 
     return read_reviews(path) if is_database(path) else load_reviews(path)
 
 
+@with_settings(RunConfig, only=("dataset", "protocol", "state_mode", "date"))
 def report(
     logs: Annotated[list[str], typer.Argument(help="Inspect log files or folders (recursive).")],
     formats: Annotated[
@@ -95,6 +91,15 @@ def report(
             "in its format.",
         ),
     ] = None,
+    gold: Annotated[
+        Path | None,
+        typer.Option(
+            help="A gold world: each simulator's agreement with it (`audit --gold`) as a table "
+            "of the report (--dataset, --protocol, --state-mode, --date as the gold was "
+            "written; people, human/NAME, are not audited)."
+        ),
+    ] = None,
+    **chosen: Any,
 ) -> None:
     """Report completion rates, robustness R, comparisons and cost of runs, with 95% CIs.
 
@@ -105,6 +110,12 @@ def report(
     graded by different verifiers (a regraded log apart from its source) are reported
     apart, never ranked together; R needs E0-E3 on the same tasks.
     """
+    from occubench.analysis import comparable_groups
+    from occubench.costs import load_prices
+    from occubench.published import load_published, published_lines, side_by_side
+    from occubench.report import build_report, report_tables, rich_table, write_report
+    from occubench.results import read_runs
+
     by = by or ["industry", "difficulty"]
     with user_errors():
         unknown = [d for d in by if d not in DIMENSIONS]
@@ -123,6 +134,13 @@ def report(
             )
             for g in groups
         ]
+        if gold is not None:
+            agreements = _against_gold(
+                gold, chosen, sorted({r.simulator_model or "" for r in rows})
+            )
+            for result in results:
+                mine = set(result.simulators)
+                result.against_gold = [a for a in agreements if a.simulator in mine]
     if len(groups) > 1:
         console.print(
             f"{len(groups)} groups of runs that are not compared with each other (they ran "
@@ -163,6 +181,9 @@ def report(
 
 def write_published(result: Report, stated: PublishedTable, folder: Path) -> Path:
     """``published.md``: the measured and published rows side by side, and why apart."""
+    from occubench.published import published_lines, side_by_side
+    from occubench.report import markdown_table
+
     path = folder / "published.md"
     lines = "\n".join(f"> {markdown_cell(line)}" for line in published_lines(stated))
     path.write_text(markdown_table(side_by_side(result, stated)) + "\n" + lines + "\n")
@@ -184,3 +205,37 @@ def left_out(result: Report) -> list[str]:
             where = f" at {rob.setting}" if rob.setting else ""
             lines.append(f"R of {rob.agent} @ {rob.simulator}{where}: {rob.r_note}")
     return lines
+
+
+def _against_gold(
+    world: Path, chosen: dict[str, Any], simulators: list[str]
+) -> list[GoldAgreement]:
+    """Each simulator's agreement with the gold world (people are not audited).
+
+    Raises:
+        UsageError: not a world, or no entry of a person that the dataset given matches.
+    """
+    from inspect_ai.model import get_model
+
+    from occubench.calls import resilient
+    from occubench.fidelity import gold_audit
+    from occubench.play import HUMAN_PROVIDER
+    from occubench.report import GoldAgreement
+
+    machines = [s for s in simulators if s and not s.startswith(f"{HUMAN_PROVIDER}/")]
+    if not machines:
+        return []
+    run = ResolvedRun.of(from_options(RunConfig, chosen))
+    audited = gold_audit(world, [resilient(get_model(name)) for name in machines], run)
+    return [
+        GoldAgreement(
+            simulator=g.simulator,
+            world=str(world),
+            entries=g.entries,
+            mean=g.agreement.mean,
+            low=g.agreement.low,
+            high=g.agreement.high,
+        )
+        for g in audited.groups
+        if g.env_name is None
+    ]

@@ -9,12 +9,12 @@ built from them directly.
 from __future__ import annotations
 
 import json
+import os
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from inspect_ai.model import GenerateConfig
 
 from occubench.cli._common import (
     check_models,
@@ -27,7 +27,7 @@ from occubench.cli._common import (
     terminal_rows,
     user_errors,
 )
-from occubench.cli._settings import with_settings
+from occubench.cli._settings import EXECUTORS, executor_named, with_settings
 from occubench.config import (
     NO_AGENT_MODEL,
     EvalOptions,
@@ -37,32 +37,16 @@ from occubench.config import (
     protocol_points,
     role_values,
 )
-from occubench.costs import PriceTable, Spend, combined, estimate_run, load_prices
 from occubench.defaults import DEFAULT_LOG_ROOT, DEFAULT_SHARD_MIN_SAMPLES
 from occubench.errors import ErrorSource, ExitCode, UsageError
-from occubench.report import estimate_table, summary_tables
 from occubench.roles import Role
-from occubench.scale import (
-    Executor,
-    Interruption,
-    RunSpec,
-    ShardResult,
-    absolute_location,
-    check_executor,
-    execute,
-    hold_log_folder,
-    merged_rows,
-    missing_root,
-    plan_shards,
-    read_shard_counts,
-    remove_unstarted,
-    run_shard,
-    selected_task_ids,
-    shard_count,
-    stop_signals,
-    whole_run,
-)
 from occubench.text import terminal_text
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig
+
+    from occubench.costs import PriceTable, Spend
+    from occubench.scale import Interruption, RunSpec, ShardResult
 
 
 def run_log_dir(spec: RunSpec, shards: int, root: str | None) -> str:
@@ -213,9 +197,9 @@ def run(
         f"{DEFAULT_SHARD_MIN_SAMPLES} samples, else the machine's cores; at most one per "
         "task; 1 = one in-process eval).",
     ),
-    executor: Executor = typer.Option(  # noqa: B008 - an enum default is immutable
-        Executor.LOCAL,
-        case_sensitive=False,
+    executor: str = typer.Option(
+        "local",
+        metavar="<" + "|".join(EXECUTORS) + ">",
         help="Where shards run: local processes, or Ray tasks (ray extra).",
     ),
     ray_address: str | None = typer.Option(
@@ -234,6 +218,8 @@ def run(
     given: dict[str, Any] = dict(locals())
     given.update(given.pop("settings"))  # every option by name: the command's and the settings'
     command = invoked_command(ctx, given)
+    from occubench.scale import stop_signals  # the runner, with Inspect: now the run starts
+
     with stop_signals() as stop:
         try:
             _run(given, stop, command)
@@ -243,13 +229,34 @@ def run(
 
 def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
     """The body of ``run`` (inside ``stop_signals``)."""
+    from occubench.costs import estimate_run, load_prices
+    from occubench.report import estimate_table
+    from occubench.scale import (
+        Executor,
+        Preflight,
+        RunSpec,
+        absolute_location,
+        check_executor,
+        execute,
+        hold_log_folder,
+        missing_root,
+        plan_shards,
+        read_shard_counts,
+        remove_unstarted,
+        run_shard,
+        selected_task_ids,
+        shard_count,
+        start_workers,
+        whole_run,
+    )
+
     agent_model = given["agent_model"]
     with user_errors():
         settings, max_tokens = generation_settings(given)
         config = from_options(RunConfig, {**given, **max_tokens})
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
         options = from_options(EvalOptions, given)
-        executor = check_executor(given["executor"])
+        executor = check_executor(executor_named(given["executor"]))
         try:
             resources = json.loads(given["ray_resources"]) if given["ray_resources"] else {}
         except json.JSONDecodeError as e:
@@ -260,7 +267,14 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             config = config.model_copy(update={"task_ids": selected})
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
             raise UsageError(f"no task in {config.dataset} matches the selection")
+        if config.world is not None:  # shards and workers find it from any folder
+            config = config.model_copy(
+                update={"world": str(Path(config.world).expanduser().resolve())}
+            )
         resolved = ResolvedRun.of(config)  # a clone that lacks a prompt is bad input: said now
+        from occubench.agent import open_run_world
+
+        open_run_world(config)  # a world that cannot be used as asked is bad input: said now
         prices = given["prices"]
         price_table = load_prices(prices) if prices else None
         if agent_model is None and not config.agent_command:
@@ -288,9 +302,6 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                     + " ".join(f"--max-tokens {r.value}=16384" for r in unbounded)
                 )
         epochs = given["epochs"]
-        estimate = estimate_run(
-            resolved, agent=agent, roles=roles, epochs=epochs, prices=price_table
-        )
         spec = RunSpec(
             agent=agent,
             roles=roles,
@@ -303,47 +314,81 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             prices=price_table,
         )
         display = given["display"].lower()
-    shards = shard_count(given["workers"], len(selected), len(selected) * epochs)
-    in_process = shards == 1 and executor is Executor.LOCAL
-    out = run_log_dir(spec, 1 if in_process else shards, given["log_dir"])
-    spec = spec.model_copy(update={"log_dir": absolute_location(out)})
-    made = missing_root(spec.log_dir)  # removed again if the preflight refuses the run
-    with ExitStack() as folder:  # one run per log folder: busy, read-only, full disk said now
+    samples = len(selected) * epochs
+    in_flight = min(samples, options.samples_at_once())
+    local = executor is Executor.LOCAL
+    most = shard_count(given["workers"], len(selected), samples, in_flight)
+    root = given["log_dir"]
+
+    def show_estimate() -> None:
+        """The run's estimate (printed while it starts: it is not on its way)."""
         with user_errors():
-            held = folder.enter_context(hold_log_folder(spec.log_dir))
-        for note in held.notes:
-            console.print(terminal_text(note), highlight=False)
-        if given["preflight"]:
-            try:
-                check_models({Role.AGENT: agent, **roles})
-            except typer.Exit:
-                folder.close()
-                if made is not None:
-                    remove_unstarted(made)
-                raise
+            estimate = estimate_run(
+                resolved, agent=agent, roles=roles, epochs=epochs, prices=price_table
+            )
         console.print(estimate_table(estimate))
         if budget is not None and (estimate.total_cost or 0) > budget:
             console.print(
                 f"The estimate passes the budget of ${budget:,.4f}: the run will stop early.",
                 highlight=False,
             )
-        console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
-        with user_errors():
-            planned = [whole_run(spec)] if in_process else plan_shards(spec, shards)
-        total = sum(shard.samples for shard in planned)
+
+    # the log folder first (read-only, full disk, busy: said before any model call), for
+    # the shards the run may take; the preflight's models are built (their providers
+    # imported), then the shard workers start (forks of this process where they can be),
+    # then the preflight's requests go out while the workers get ready: nothing runs
+    # before it passes. Its latency may then ask for fewer shards (another folder).
+    sticky = given["workers"] is not None or not local
+    first = most if sticky else _shards(spec, root, most, in_flight, None)
+    probe = run_log_dir(spec, 1 if first == 1 and local else first, root)
+    made = missing_root(absolute_location(probe))
+    with ExitStack() as stack:
         try:
-            if in_process:
+            with user_errors():
+                held = stack.enter_context(hold_log_folder(absolute_location(probe)))
+            checks = Preflight({Role.AGENT: agent, **roles}) if given["preflight"] else None
+            pool = stack.enter_context(start_workers(most)) if local and most > 1 else None
+            latency = check_models(checks) if checks is not None else None
+        except typer.Exit:
+            stack.close()
+            if made is not None:
+                remove_unstarted(made)
+            raise
+        shards = first if sticky else _shards(spec, root, most, in_flight, latency)
+        whole = shards == 1 and local  # in this process (which holds the run's folder)
+        out = run_log_dir(spec, 1 if whole else shards, root)
+        spec = spec.model_copy(update={"log_dir": absolute_location(out)})
+        if out != probe:
+            with user_errors():
+                held = stack.enter_context(hold_log_folder(spec.log_dir))
+        for note in held.notes:
+            console.print(terminal_text(note), highlight=False)
+        with user_errors():
+            planned = [whole_run(spec)] if whole else plan_shards(spec, shards)
+        total = sum(shard.samples for shard in planned)
+        console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
+        try:
+            if whole:
+                if pool is not None:
+                    pool.dismiss_rest()
+                show_estimate()
                 results = [run_shard(planned[0], display=display)]
             else:
+                if not local:
+                    show_estimate()
                 results = execute(
                     planned,
                     executor,
                     parallel=len(planned),
                     ray_address=given["ray_address"],
                     console=None if display == "none" else console,
+                    pool=pool,
+                    started=show_estimate if local else None,
                 )
         except KeyboardInterrupt:
             results = []
+    if out != probe and made is not None:  # the folder held for more shards: not used
+        remove_unstarted(Path(absolute_location(probe)))
     try:  # a signal during the summary too: the logs say what was kept
         if stop.signal is not None or not results or any(r.interrupted for r in results):
             raise KeyboardInterrupt
@@ -354,15 +399,45 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         interrupted(stop, kept, total, out, command)
 
 
+def _shards(
+    spec: RunSpec, root: str | None, most: int, in_flight: int, latency: float | None
+) -> int:
+    """The run's shards, at most ``most``.
+
+    Those of its log folder under ``root`` if it was started before (resume), else as
+    many as its endpoints' latency needs (``shards_for_latency``). A remote root is not
+    looked in: the run takes ``most``.
+    """
+    from occubench.scale import shards_for_latency
+
+    base = (root or DEFAULT_LOG_ROOT).rstrip("/")
+    if "://" in base and not base.startswith("file://"):
+        return most
+    started = [
+        (folder.stat().st_mtime, count)
+        for count in range(1, max(most, os.cpu_count() or 1) + 1)
+        if (folder := Path(base.removeprefix("file://")) / spec.folder_name(count)).is_dir()
+    ]
+    if started:
+        return max(started)[1]  # the newest
+    return shards_for_latency(most, in_flight, latency)
+
+
 def _summary(
     results: list[ShardResult], price_table: PriceTable | None, budget: float | None
 ) -> None:
     """The run's summary tables and closing lines; the exit code of a run that is not OK."""
+    from occubench.costs import combined
+    from occubench.report import summary_tables
+    from occubench.scale import merged_concurrency, merged_rows
+
     for failed in (r for r in results if not r.success):
         console.print(f"shard {failed.index}/{failed.count}: {failed.error}", markup=False)
     rows = merged_rows(results)
     for table in summary_tables(terminal_rows(rows), price_table):
         console.print(table)
+    for reached in merged_concurrency(results):
+        console.print(terminal_text(f"Requests in flight, {reached.line()}"), highlight=False)
     refused = sum(r.error_source is ErrorSource.BUDGET for r in rows)
     errors = sum(r.error is not None for r in rows) - refused
     if errors:

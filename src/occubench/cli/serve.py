@@ -13,6 +13,7 @@ value every local user can read from the process list.
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -29,11 +30,8 @@ from occubench.cli._settings import with_settings
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
 from occubench.defaults import DEFAULT_SERVE_PORT
 from occubench.errors import ExitCode, UsageError
-from occubench.report import summary_tables
-from occubench.results import read_runs
 from occubench.roles import Role
-from occubench.scale import absolute_location, run_eval
-from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted, serve_token
+from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted
 
 SERVE_TASK = "occubench/serve"
 """Registry name of the serving task (``occubench.task.serve``)."""
@@ -107,6 +105,11 @@ def serve(
     'Authorization: Bearer TOKEN': set TOKEN in $OCCUBENCH_SERVE_TOKEN, or use the one
     printed at start.
     """
+    from occubench.report import summary_tables
+    from occubench.results import read_runs
+    from occubench.scale import absolute_location, run_eval
+    from occubench.serving import serve_token
+
     with user_errors():
         if transport is Transport.HTTP:
             serve_token()  # a bad one is refused before anything starts
@@ -114,6 +117,13 @@ def serve(
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
         if not config.load_tasks().tasks:
             raise UsageError(f"no task {task_id} in {config.dataset}")
+        if config.world is not None:
+            config = config.model_copy(
+                update={"world": str(Path(config.world).expanduser().resolve())}
+            )
+        from occubench.agent import open_run_world
+
+        open_run_world(config)  # a world that cannot be used as asked: said now
     if transport is Transport.HTTP:
         warn_if_exposed(
             host,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -19,28 +19,14 @@ from occubench.cli._common import (
     split_names,
     user_errors,
 )
-from occubench.cli._settings import with_settings
+from occubench.cli._settings import EXECUTORS, executor_named, with_settings
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
 from occubench.errors import ExitCode, UsageError
-from occubench.report import ReportFormat, build_report, report_tables, rich_table, write_report
 from occubench.roles import Role
-from occubench.scale import (
-    Executor,
-    SweepRun,
-    check_executor,
-    execute,
-    expand_sweep,
-    labelled,
-    load_sweeps,
-    merged_rows,
-    override,
-    placeholders,
-    read_shard_counts,
-    stop_signals,
-    sweep_runs,
-    sweep_shards,
-)
+
+if TYPE_CHECKING:
+    from occubench.scale import SweepRun
 
 
 def runs_table(runs: Sequence[SweepRun]) -> Table:
@@ -111,9 +97,12 @@ def sweep(
         ),
     ] = None,
     executor: Annotated[
-        Executor,
-        typer.Option(help="Where shards run: local processes, or Ray tasks (needs the ray extra)."),
-    ] = Executor.LOCAL,
+        str,
+        typer.Option(
+            metavar="<" + "|".join(EXECUTORS) + ">",
+            help="Where shards run: local processes, or Ray tasks (needs the ray extra).",
+        ),
+    ] = "local",
     workers: Annotated[
         int | None,
         typer.Option(
@@ -153,6 +142,28 @@ def sweep(
     command again resumes every unfinished shard. Shipped sweeps name their models
     placeholder/...: replace them with --agents, --simulators, --verifiers.
     """
+    from occubench.report import (
+        ReportFormat,
+        build_report,
+        report_tables,
+        rich_table,
+        write_report,
+    )
+    from occubench.scale import (
+        check_executor,
+        execute,
+        expand_sweep,
+        labelled,
+        load_sweeps,
+        merged_rows,
+        override,
+        placeholders,
+        read_shard_counts,
+        stop_signals,
+        sweep_runs,
+        sweep_shards,
+    )
+
     command = invoked_command(ctx, {**locals(), **settings})
     with user_errors():
         chosen = [
@@ -167,7 +178,7 @@ def sweep(
             for s in load_sweeps(sweeps)
         ]
         runs = sweep_runs(chosen)
-        check_executor(executor)
+        where = check_executor(executor_named(executor))
     if dry_run:
         console.print(runs_table(runs))
         counts = ", ".join(f"{s.name} {len(expand_sweep(s))}" for s in chosen)
@@ -191,6 +202,10 @@ def sweep(
                 "copy of the sweep file"
             )
         shards = sweep_shards(runs)
+        for run, _ in runs:
+            from occubench.agent import open_run_world
+
+            open_run_world(run.config)  # a world that cannot be used as asked: said now
     if preflight:
         check_models(
             (role, model)
@@ -207,7 +222,7 @@ def sweep(
         try:
             results = execute(
                 shards,
-                executor,
+                where,
                 parallel=workers or os.cpu_count() or 1,
                 ray_address=ray_address,
                 console=None if display == "none" else console,

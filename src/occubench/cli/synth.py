@@ -6,14 +6,10 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-from inspect_ai.model import GenerateConfig
-from inspect_ai.util import display_type
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from typer import Option
 
-from occubench.calls import named_model
 from occubench.cli._common import console, split_names, user_errors
-from occubench.costs import load_prices
 from occubench.defaults import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_SEED,
@@ -24,15 +20,6 @@ from occubench.defaults import (
     DEFAULT_SYNTH_RUNS_WITHOUT_PLAN,
     DEFAULT_SYNTH_SUBTOPICS,
     DEFAULT_VERIFIER_VOTES,
-)
-from occubench.synthesis import (
-    DATASET_DIR,
-    MANIFEST_FILE,
-    SynthesisModels,
-    SynthesisSettings,
-    funnel_tables,
-    load_catalog,
-    run_synthesis,
 )
 
 
@@ -98,6 +85,21 @@ def synth(
 
     Running the same command again resumes: finished steps are read from OUT/work.
     """
+    from inspect_ai.model import GenerateConfig
+    from inspect_ai.util import display_type
+
+    from occubench.calls import named_model
+    from occubench.costs import load_prices
+    from occubench.synthesis import (
+        DATASET_DIR,
+        MANIFEST_FILE,
+        SynthesisModels,
+        SynthesisSettings,
+        funnel_tables,
+        load_catalog,
+        run_synthesis,
+    )
+
     with user_errors():
         loaded = load_catalog(catalog, builtin=False) if catalog else load_catalog()
         chosen = loaded.select(names=split_names(scenarios))

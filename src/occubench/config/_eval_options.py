@@ -7,11 +7,13 @@ it survives a flaky endpoint, not its results; they are left out of a run's iden
 
 from __future__ import annotations
 
-from inspect_ai.model import GenerateConfig
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.defaults import (
     DEFAULT_ATTEMPT_TIMEOUT,
+    DEFAULT_FAST_PATH,
     DEFAULT_LOG_MODEL_API,
     DEFAULT_LOG_REALTIME,
     DEFAULT_MAX_CONNECTIONS,
@@ -21,6 +23,9 @@ from occubench.defaults import (
     DEFAULT_TIMEOUT,
 )
 from occubench.roles import Role
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig
 
 
 def _share(total: int, count: int) -> int:
@@ -36,8 +41,9 @@ class EvalOptions(BaseModel):
     max_connections: int = Field(
         default=DEFAULT_MAX_CONNECTIONS,
         ge=1,
-        description="Concurrent requests per model: agent and simulator (the verifier gets "
-        "this x votes).",
+        description="Concurrent requests per model at most: agent and simulator (the verifier "
+        "gets this x votes); on the fast path the number in flight adapts below it to the "
+        "endpoint's rate limits.",
     )
     max_samples: int | None = Field(
         default=None,
@@ -80,6 +86,12 @@ class EvalOptions(BaseModel):
         ge=1,
         description="Seconds for one attempt of a model call before a retry.",
     )
+    fast_path: bool = Field(
+        default=DEFAULT_FAST_PATH,
+        description="Send OpenAI-compatible models' requests (openai-api, vllm) on "
+        "occubench's lean path: the same bytes, about half the CPU, requests in flight "
+        "adapted to the endpoint's rate limits (off: Inspect's own path through the SDK).",
+    )
     budget: float | None = Field(
         default=None,
         ge=0,
@@ -109,6 +121,8 @@ class EvalOptions(BaseModel):
         The verifier gets ``votes`` times the connections: the k votes of a sample run at
         once, so a judge round of ``max_connections`` samples is one round of latency.
         """
+        from inspect_ai.model import GenerateConfig  # Inspect: when a run starts, not for --help
+
         connections = self.max_connections * (votes if role is Role.VERIFIER else 1)
         return GenerateConfig(
             max_connections=_share(connections, shards),

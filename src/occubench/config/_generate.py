@@ -11,12 +11,13 @@ the agent's), a sweep file as ``generate:`` of an agent, simulator or verifier (
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
-
-from inspect_ai.model import GenerateConfig
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from occubench.errors import UsageError
 from occubench.roles import Role
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig
 
 T = TypeVar("T")
 
@@ -33,6 +34,8 @@ def checked_generate(value: Mapping[str, Any]) -> GenerateConfig:
         UsageError: a field GenerateConfig does not have.
         ValidationError: a value it refuses.
     """
+    from inspect_ai.model import GenerateConfig  # Inspect: when a value is checked
+
     unknown = sorted(set(value) - set(GenerateConfig.model_fields))
     if unknown:
         raise UsageError(f"unknown generation settings: {', '.join(unknown)}")

@@ -13,7 +13,7 @@ import datetime as dt
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, ConfigDict, Field, field_validator, model_validator
 
@@ -31,6 +31,7 @@ from occubench.errors import UsageError
 from occubench.faults import EnvMode, FaultEngine, FaultFamily, FaultSettings, fault_type
 from occubench.protocols import Protocol
 from occubench.simulator import StateMode
+from occubench.worlds import WorldMode
 
 NO_AGENT_MODEL = "none/none"
 """Inspect's model that is never called: the main model of an agent-program run that uses none."""
@@ -181,6 +182,23 @@ class _RunFields(FaultSettings):
         description="Seed the simulator generates with, for providers that take one "
         "(None: unseeded); runs with several seeds measure the simulator's variance.",
     )
+    world: str | None = Field(
+        default=None,
+        description="A world (a folder, made when missing, or a packed file): recorded paths "
+        "are answered from it without a simulator call (see world_mode).",
+    )
+    world_mode: WorldMode = Field(
+        default=WorldMode.RECORD,
+        description="record: the simulator answers the paths the world lacks and its answers "
+        "are recorded; replay: the simulator is never asked, a path the world lacks is an "
+        "infrastructure error (source world); replay-live: those paths are answered live, "
+        "marked live and not recorded.",
+    )
+    world_variant: Annotated[int | Literal["epoch"], Cli(metavar="K|epoch")] = Field(
+        default=0,
+        description="An independent sample of the world (0 by default); 'epoch': each epoch "
+        "its own variant (by default epochs share the world's answers).",
+    )
 
 
 class RunConfig(ProtocolOverrides, _RunFields):
@@ -250,6 +268,13 @@ class RunConfig(ProtocolOverrides, _RunFields):
             return f"{self.agent} [{model}]"
         return "MCP client" if model == NO_AGENT_MODEL else model
 
+    @field_validator("world_variant")
+    @classmethod
+    def _variant(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 0:
+            raise UsageError(f"world_variant must be 0 or more, or 'epoch', got {value}")
+        return value
+
     @field_validator("date")
     @classmethod
     def _iso_date(cls, value: str) -> str:
@@ -281,7 +306,8 @@ class RunConfig(ProtocolOverrides, _RunFields):
         """The same run with settings that cannot matter reset to their defaults.
 
         Without E1-E3 events the fault engine does nothing; without any fault the
-        counts, duration, latency and seed do nothing. Two configurations that compute
+        counts, duration, latency and seed do nothing; without a world its mode and variant
+        do nothing. Two configurations that compute
         the same thing normalize alike (sweeps run them once; log folders match).
         """
         update: dict[str, Any] = {}
@@ -291,6 +317,9 @@ class RunConfig(ProtocolOverrides, _RunFields):
         if not self.injects_faults():
             for name in ("fault_count", "fault_duration", "fault_latency", "seed"):
                 update[name] = getattr(defaults, name)
+        if self.world is None:
+            update["world_mode"] = defaults.world_mode
+            update["world_variant"] = defaults.world_variant
         return self.model_copy(update=update)
 
     def simulator_places_faults(self) -> bool:

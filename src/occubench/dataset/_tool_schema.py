@@ -9,13 +9,15 @@ every keyword lost so that no constraint disappears unnoticed.
 from __future__ import annotations
 
 import copy
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jsonschema
-from inspect_ai.tool import ToolDef, ToolInfo, ToolParams
 from pydantic import ValidationError
 
 from occubench.dataset._models import ToolSpec
+
+if TYPE_CHECKING:
+    from inspect_ai.tool import ToolInfo, ToolParams
 
 JSON_SCHEMA_KEYWORDS = frozenset(jsonschema.Draft7Validator.META_SCHEMA["properties"]) | {
     "$ref",
@@ -58,6 +60,8 @@ def fill_descriptions(schema: dict[str, Any]) -> FilledSchema:
 
 def tool_params(spec: ToolSpec) -> ToolParams:
     """The Inspect parameters of a tool (descriptions filled, see ``fill_descriptions``)."""
+    from inspect_ai.tool import ToolParams
+
     return ToolParams.model_validate(fill_descriptions(spec.parameters).schema)
 
 
@@ -96,6 +100,8 @@ class ToolCheck(NamedTuple):
 
 def check_tool(spec: ToolSpec) -> ToolCheck:
     """Validate one tool's parameter schema: JSON Schema, then the tool Inspect builds of it."""
+    from inspect_ai.tool import ToolDef, ToolParams
+
     errors: list[FieldProblem] = []
     schema = spec.parameters
     try:
@@ -171,6 +177,8 @@ def tool_info(spec: ToolSpec, *, fill: bool = True) -> ToolInfo:
     Inspect tools need); without it the tool goes out as the env defines it (the
     release sends ``action_set_definitions`` unchanged: a missing description is "").
     """
+    from inspect_ai.tool import ToolInfo, ToolParams
+
     parameters = fill_descriptions(spec.parameters).schema if fill else spec.parameters
     return ToolInfo(
         name=spec.name,

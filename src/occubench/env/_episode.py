@@ -122,6 +122,8 @@ class EnvEpisode:
         store: The store to keep the episode record in (a sample's); a new one by default.
         instruction: The instruction as the agent gets it (default: from the task and
             ``with_plan``).
+        epoch: The sample's epoch (1 for the first; the world's variant under
+            ``world_variant=epoch``).
     """
 
     def __init__(
@@ -135,6 +137,7 @@ class EnvEpisode:
         messages: list[ChatMessage] | None = None,
         store: Store | None = None,
         instruction: str | None = None,
+        epoch: int = 1,
     ) -> None:
         self.run = run
         self.config = run.config
@@ -143,6 +146,7 @@ class EnvEpisode:
         self.env = env
         self.simulator = simulator
         self.judge = judge
+        self.epoch = epoch
         self.instruction = instruction or agent_input(
             task.agent_instruction,
             task.solution_plan if run.config.with_plan else None,
@@ -171,6 +175,7 @@ class EnvEpisode:
             messages=state.messages,
             store=state.store,
             instruction=state.input_text,
+            epoch=state.epoch,
         )
         return episode, await episode.reset()
 
@@ -196,7 +201,9 @@ class EnvEpisode:
         """
         if self._layer is not None:
             raise RuntimeError("an episode is opened once: make a new one to start again")
-        self._layer = open_environment(self.run, self.task, self.env, self.simulator, self.record)
+        self._layer = open_environment(
+            self.run, self.task, self.env, self.simulator, self.record, epoch=self.epoch
+        )
         system = run_system_prompt(self.run, self.task.task_scenario_name)
         self.messages.insert(0, ChatMessageSystem(content=system))
         self.record.stop_reason = StopReason.NOT_SUBMITTED

@@ -1,23 +1,64 @@
-"""Trajectories as training data: OpenAI chat JSONL, ShareGPT JSON, Parquet; faults annotated."""
+"""Trajectories as training data: OpenAI chat JSONL, ShareGPT JSON, Parquet; faults annotated.
 
-from occubench.export._formats import (
-    STEM,
-    ExportFormat,
-    openai_example,
-    openai_message,
-    openai_meta,
-    parquet_row,
-    sharegpt_record,
-    write_export,
-)
-from occubench.export._read import ExportFilter, exported_messages, openai_tools, read_exports
-from occubench.export._records import (
-    ExportedCall,
-    ExportedMessage,
-    ExportedTrajectory,
-    FaultNote,
-    Verdict,
-)
+The names load with their module when first used (``__getattr__``): ``occubench export
+--help`` reads the choices without importing the log reader.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from occubench.export._formats import (
+        STEM,
+        ExportFormat,
+        openai_example,
+        openai_message,
+        openai_meta,
+        parquet_row,
+        sharegpt_record,
+        write_export,
+    )
+    from occubench.export._read import ExportFilter, exported_messages, openai_tools, read_exports
+    from occubench.export._records import (
+        ExportedCall,
+        ExportedMessage,
+        ExportedTrajectory,
+        FaultNote,
+        Verdict,
+    )
+
+_MODULES = {
+    "ExportFilter": "_read",
+    "ExportFormat": "_formats",
+    "ExportedCall": "_records",
+    "ExportedMessage": "_records",
+    "ExportedTrajectory": "_records",
+    "FaultNote": "_records",
+    "STEM": "_formats",
+    "Verdict": "_records",
+    "exported_messages": "_read",
+    "openai_example": "_formats",
+    "openai_message": "_formats",
+    "openai_meta": "_formats",
+    "openai_tools": "_read",
+    "parquet_row": "_formats",
+    "read_exports": "_read",
+    "sharegpt_record": "_formats",
+    "write_export": "_formats",
+}
+"""The module of each public name."""
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, its module imported on first use."""
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "STEM",

@@ -22,7 +22,6 @@ from typing import Any
 
 from occubench.errors import UsageError
 from occubench.export._records import ExportedMessage, ExportedTrajectory
-from occubench.redaction import known_secrets, redact_strings
 
 STEM = "trajectories"
 """File stem of every export file."""
@@ -187,6 +186,8 @@ def write_export(
     Raises:
         UsageError: Parquet without pyarrow installed.
     """
+    from occubench.redaction import known_secrets, redact_strings
+
     out.mkdir(parents=True, exist_ok=True)
     secrets = known_secrets()
     trajectories = [

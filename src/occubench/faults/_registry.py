@@ -21,9 +21,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-
-from inspect_ai.model import Model
+from typing import TYPE_CHECKING, Any
 
 from occubench.faults._events import FaultEvent, Scope
 from occubench.faults._injectors import degrade, explicit_error
@@ -32,6 +30,9 @@ from occubench.faults._modes import EnvMode
 from occubench.faults._placement import PlacementContext, spread_starts
 from occubench.faults._seeding import seeded_rng
 from occubench.faults._semantic import rewrite_observation
+
+if TYPE_CHECKING:
+    from inspect_ai.model import Model
 
 CALL_SCHEME = "occubench-fault-call-v1"
 """Scope of the draws of one call's fault details (request ids, what is degraded)."""

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
-
-from occubench.calls import ask
-from occubench.simulator import ObservationParseError, SimulatorError, parse_observation
+if TYPE_CHECKING:
+    from inspect_ai.model import ChatMessage, Model
 
 SEMANTIC_FAULT_PROMPT = """\
 You prepare test data for a robustness study of software agents.
@@ -32,6 +30,12 @@ async def rewrite_observation(
     Raises:
         SimulatorError: when no reply holds a JSON object.
     """
+    # Inspect and the model rooms: when a fault is written, not when the settings are read
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+
+    from occubench.calls import ask
+    from occubench.simulator import ObservationParseError, SimulatorError, parse_observation
+
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=SEMANTIC_FAULT_PROMPT),
         ChatMessageUser(

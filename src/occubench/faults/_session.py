@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.dataset import PlanStep
@@ -41,6 +40,9 @@ from occubench.faults._prompt_rules import FaultRules, prompt_fault_rules
 from occubench.faults._record import NullsKept
 from occubench.faults._registry import Call, SimulatorAccess, fault_type
 from occubench.protocols import MessageStyle
+
+if TYPE_CHECKING:
+    from inspect_ai.model import Model
 
 
 class InjectedFault(NullsKept):

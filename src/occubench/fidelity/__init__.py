@@ -1,4 +1,4 @@
-"""Simulator fidelity: the probe audit of simulators and cross-simulator agreement."""
+"""Simulator fidelity: the probe audit, the audit against gold, cross-simulator agreement."""
 
 from occubench.fidelity._agreement import (
     SimulatorComparison,
@@ -19,7 +19,18 @@ from occubench.fidelity._audit import (
     part_scores,
     run_audit,
 )
-from occubench.fidelity._audit_eval import AuditGrade, AuditSample, ProbeRun, audit_task
+from occubench.fidelity._audit_eval import AuditGrade, AuditSample, AuditWorld, ProbeRun, audit_task
+from occubench.fidelity._gold import (
+    Estimate,
+    GoldGroup,
+    GoldMetric,
+    GoldReport,
+    GoldScore,
+    compare_answers,
+    estimate_cell,
+    gold_audit,
+    normalised,
+)
 from occubench.fidelity._judge import (
     RULE_JUDGE_SYSTEM_PROMPT,
     RuleVerdict,
@@ -40,16 +51,27 @@ from occubench.fidelity._probes import (
     plan_calls,
     unknown_value,
 )
-from occubench.fidelity._tables import audit_tables
+from occubench.fidelity._tables import audit_tables, gold_table
 from occubench.simchecks import id_values, is_error, is_id_key, is_read_tool, known_values
 
 __all__ = [
     "AUDIT_TASK",
     "AuditGrade",
     "AuditSample",
+    "AuditWorld",
     "ProbeRun",
     "RULE_JUDGE_SYSTEM_PROMPT",
     "AuditReport",
+    "Estimate",
+    "GoldGroup",
+    "GoldMetric",
+    "GoldReport",
+    "GoldScore",
+    "compare_answers",
+    "estimate_cell",
+    "gold_audit",
+    "gold_table",
+    "normalised",
     "FidelityCheck",
     "EnvAudit",
     "Flag",

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from occubench.analysis import SimulatorAgreement, env_modes, group, rate_row, simulator_agreement
 from occubench.errors import UsageError
+from occubench.fidelity._gold import Estimate, estimate_cell
 from occubench.results import SampleRow
 
 
@@ -42,6 +43,10 @@ class SimulatorComparison(BaseModel):
     spreads: list[SimulatorSpread] = Field(description="Per mode and simulator: CRs and spread.")
     agreements: list[SimulatorAgreement] = Field(
         description="Per mode and simulator pair: ranking agreement, tau, flipped pairs."
+    )
+    against_gold: dict[str, Estimate] = Field(
+        default_factory=dict,
+        description="Per simulator: its agreement with a gold world (``audit --gold``), if given.",
     )
 
     def matrix(self, env_mode: str) -> dict[str, dict[str, float]]:
@@ -108,7 +113,9 @@ def _number(value: float, digits: int = 2) -> str:
     return "-" if value != value else f"{value:.{digits}f}"
 
 
-def _rate_table(mode: str, spreads: dict[str, SimulatorSpread]) -> Table:
+def _rate_table(
+    mode: str, spreads: dict[str, SimulatorSpread], gold: dict[str, Estimate] | None = None
+) -> Table:
     table = Table(title=f"{mode}: completion rate % by simulator (score compression below)")
     table.add_column("agent")
     for sim in spreads:
@@ -120,6 +127,9 @@ def _rate_table(mode: str, spreads: dict[str, SimulatorSpread]) -> Table:
     table.add_section()
     table.add_row("spread (max-min)", *(_number(100 * s.spread, 1) for s in spreads.values()))
     table.add_row("std", *(_number(100 * s.std, 1) for s in spreads.values()))
+    if gold:
+        missing = Estimate(mean=None, n=0)
+        table.add_row("against gold", *(estimate_cell(gold.get(s, missing)) for s in spreads))
     return table
 
 
@@ -159,13 +169,16 @@ def _flip_table(mode: str, comparison: SimulatorComparison) -> Table:
 def comparison_tables(comparison: SimulatorComparison) -> list[Table]:
     """Per env mode: the CR table with spreads, the agreement matrix, the flipped pairs.
 
+    With a gold audit (``against_gold``), the CR table's last row is each simulator's
+    agreement with the gold world.
+
     Each mode shows only the simulators that ran in it.
     """
     tables = []
     for mode in comparison.env_modes:
         spreads = {s.simulator: s for s in comparison.spreads if s.env_mode == mode}
         tables += [
-            _rate_table(mode, spreads),
+            _rate_table(mode, spreads, comparison.against_gold),
             _agreement_table(mode, list(spreads), comparison),
             _flip_table(mode, comparison),
         ]

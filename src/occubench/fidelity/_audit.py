@@ -42,6 +42,7 @@ from occubench.fidelity._audit_eval import (
     AUDIT_SCORER,
     AuditGrade,
     AuditSample,
+    AuditWorld,
     ProbeRun,
     audit_probes,
 )
@@ -49,6 +50,7 @@ from occubench.fidelity._metrics import FidelityCheck, FidelityMetric
 from occubench.fidelity._probes import ProbeTrajectory, TrajectoryResult
 from occubench.roles import Role
 from occubench.scale import run_eval
+from occubench.worlds import WorldMode, shared_world
 
 AUDIT_TASK = "occubench/fidelity_audit"
 """Registry name of the audit task (``occubench.task.fidelity_audit``)."""
@@ -217,6 +219,7 @@ def run_audit(
     max_plans: int = DEFAULT_AUDIT_PLANS_PER_ENV,
     max_concurrency: int = DEFAULT_AUDIT_CONCURRENCY,
     log_dir: str | Path | None = None,
+    world: AuditWorld | None = None,
 ) -> AuditReport:
     """Audit the fidelity of each simulator on every environment of ``dataset`` (module doc).
 
@@ -237,10 +240,13 @@ def run_audit(
         max_plans: Task plans replayed per environment.
         max_concurrency: Trajectories (and model requests) at once.
         log_dir: Folder of the audit's logs (default: a temporary folder).
+        world: A world the simulators answer from first (recording what it lacks, or
+            replaying it); each simulator's answers are keyed under its own context.
 
     Raises:
         UsageError: no simulator given, or a model name Inspect does not know.
         DatasetError: the dataset does not load.
+        UsageError: the world cannot be opened as its mode needs.
     """
     if not simulators:
         raise UsageError("give at least one simulator model")
@@ -254,7 +260,10 @@ def run_audit(
         "seed": seed,
         "max_plans": max_plans,
         "rule_checks": rule_checks,
+        **({} if world is None else world.task_args()),
     }
+    if world is not None:  # a world that cannot be used as asked: said before any eval
+        shared_world(world.path, writable=world.mode is WorldMode.RECORD)
     options = EvalOptions(max_connections=max_concurrency, max_samples=max_concurrency)
     with ExitStack() as stack:
         folder = log_dir or stack.enter_context(tempfile.TemporaryDirectory())

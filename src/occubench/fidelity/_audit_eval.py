@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from typing import Literal
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -35,7 +36,8 @@ from occubench.fidelity._probes import (
 )
 from occubench.roles import Role
 from occubench.simchecks import known_values
-from occubench.simulator import Simulator, SimulatorError, render_system_prompt
+from occubench.simulator import Simulator, SimulatorError, attach_world, render_system_prompt
+from occubench.worlds import WORLD_METADATA, WorldInLog, WorldMode
 
 AUDIT_SCORER = "fidelity_checks"
 """Name of the audit's scorer in a log's scores."""
@@ -89,9 +91,28 @@ def rule_sample(
     return sorted(random.Random(seed).sample(candidates, min(n, len(candidates))))
 
 
+class AuditWorld(BaseModel):
+    """The world an audit's simulators answer from (``--world``, its mode and variant)."""
+
+    path: str = Field(description="The world (a folder, or a packed file to replay).")
+    mode: WorldMode = Field(default=WorldMode.RECORD, description="How it is used.")
+    variant: int | Literal["epoch"] = Field(default=0, description="The world's variant.")
+
+    def task_args(self) -> dict[str, object]:
+        """The world as the audit task's arguments (world, world_mode, world_variant)."""
+        return {"world": self.path, "world_mode": self.mode.value, "world_variant": self.variant}
+
+    def variant_of(self, epoch: int) -> int:
+        """The variant a sample of ``epoch`` uses (``epoch``: from 0)."""
+        return max(epoch - 1, 0) if self.variant == "epoch" else self.variant
+
+
 @solver
-def replay_probes(date: str) -> Solver:
-    """Ask the simulator role for every probe call of the sample's trajectory, in order."""
+def replay_probes(date: str, world: AuditWorld | None = None) -> Solver:
+    """Ask the simulator role for every probe call of the sample's trajectory, in order.
+
+    With ``world``, each call is answered from it first (``Simulator.use_world``).
+    """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         sample = AuditSample.model_validate(state.metadata)
@@ -99,6 +120,15 @@ def replay_probes(date: str) -> Solver:
             get_model(role=Role.SIMULATOR.value, required=True),
             render_system_prompt(sample.env, date=date),
         )
+        if world is not None:
+            attach_world(
+                simulator,
+                sample.env,
+                world.path,
+                world.mode,
+                variant=world.variant_of(state.epoch),
+                task=f"{sample.env.environment_name} probe {sample.index}",
+            )
         trajectory = sample.trajectory
         result = TrajectoryResult(env_name=trajectory.env_name, source=trajectory.source, steps=[])
         for probe in trajectory.probes:
@@ -162,10 +192,26 @@ def fidelity_checks(date: str) -> Scorer:
 
 
 def audit_task(
-    dataset: str | None, *, date: str, seed: int, max_plans: int, rule_checks: int
+    dataset: str | None,
+    *,
+    date: str,
+    seed: int,
+    max_plans: int,
+    rule_checks: int,
+    world: AuditWorld | None = None,
 ) -> Task:
-    """The audit of every environment of ``dataset`` as an Inspect task."""
+    """The audit of every environment of ``dataset`` as an Inspect task.
+
+    With ``world``, the simulator answers from it first; the log names it.
+
+    Raises:
+        UsageError: the world cannot be opened as its mode needs.
+    """
     data = load_dataset(resolve_dataset_dir(dataset))
+    metadata: dict[str, object] = {}
+    if world is not None:
+        used = WorldInLog.opened(world.path, world.mode, world.variant)
+        metadata[WORLD_METADATA] = used.model_dump(mode="json")
     probes = audit_probes(data, max_plans)
     judged: dict[tuple[str, int], list[int]] = {}
     for env, t, s in rule_sample(probes, rule_checks, seed):
@@ -186,7 +232,8 @@ def audit_task(
     ]
     return Task(
         dataset=MemoryDataset(samples, name=f"audit-{data.root.name}", location=str(data.root)),
-        solver=replay_probes(date),
+        solver=replay_probes(date, world),
         scorer=fidelity_checks(date),
         fail_on_error=False,
+        metadata=metadata or None,
     )

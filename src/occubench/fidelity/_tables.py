@@ -1,10 +1,11 @@
-"""Rich tables of a fidelity audit."""
+"""Rich tables of a fidelity audit and of an audit against gold."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
 from occubench.fidelity._audit import AuditReport, PartScore
+from occubench.fidelity._gold import GoldMetric, GoldReport, estimate_cell
 from occubench.fidelity._metrics import FidelityMetric
 
 LABELS = {
@@ -52,3 +53,44 @@ def audit_tables(report: AuditReport) -> list[Table]:
             cells.append(", ".join(names) or "ok")
         flags.add_row(env, *cells)
     return [scores, flags] if flagged else [scores]
+
+
+GOLD_LABELS = {
+    GoldMetric.JSON_OBJECT: "JSON object",
+    GoldMetric.KEYS: "keys",
+    GoldMetric.COMPLETE: "complete",
+    GoldMetric.GROUNDED: "grounded",
+    GoldMetric.IDS: "ids",
+    GoldMetric.NUMBERS: "numbers",
+    GoldMetric.TEXT: "text",
+    GoldMetric.CONSISTENT: "consistent",
+    GoldMetric.REALISM: "realism",
+}
+
+
+def gold_table(report: GoldReport, by_env: bool = False) -> Table:
+    """Scores against gold: a row per simulator (and per env with ``by_env``), 95% intervals."""
+    table = Table(
+        title=f"Against gold ({report.gold_entries} entries by {', '.join(report.authors)}; "
+        "1 = agrees; mean [95% interval])"
+    )
+    table.add_column("simulator")
+    if by_env:
+        table.add_column("environment", overflow="fold")
+        table.add_column("scenario", overflow="fold")
+    table.add_column("n", justify="right")
+    table.add_column("against gold", justify="right")
+    for metric in GoldMetric:
+        table.add_column(GOLD_LABELS[metric], justify="right")
+    for group in report.groups:
+        if (group.env_name is not None) != by_env:
+            continue
+        where = [group.env_name or "", group.scenario or ""] if by_env else []
+        table.add_row(
+            group.simulator,
+            *where,
+            str(group.entries),
+            estimate_cell(group.agreement),
+            *(estimate_cell(group.parts[m]) for m in GoldMetric),
+        )
+    return table

@@ -1,10 +1,13 @@
-"""Play a task by hand: a person as the agent, in a terminal or a browser.
+"""Play a task by hand: a person as the agent (a terminal or a browser) or the simulator.
 
 ``run_play`` runs one task through the one runner with ``human/<name>`` as the agent
 model (``HumanAPI``): each of its generate calls shows the person the turn at their desk
 (``TerminalDesk``, or the browser app over a ``HandOff``) and their move, a tool call made
 through a form built from the tool's schema or the final answer, is the output. Faults,
 grading and the log are the run's, so reports show human baselines beside models.
+
+``run_simulate`` seats the person as the simulator instead: an agent runs the task and
+each of its calls is shown to them (``TerminalSimDesk``), who write the observation.
 """
 
 from occubench.play._desk import HandOff, Phase
@@ -26,7 +29,18 @@ from occubench.play._human import (
     move_output,
     turn_of,
 )
-from occubench.play._session import PlaySetup, pick_task, run_play
+from occubench.play._session import PlaySetup, pick_task, run_play, run_simulate
+from occubench.play._simulate import (
+    MAX_OBSERVATION_CHARS,
+    Exchange,
+    PersonLeft,
+    SimDesk,
+    SimTurn,
+    TerminalSimDesk,
+    draft_observation,
+    observation_problems,
+    sim_turn_of,
+)
 from occubench.play._terminal import TerminalDesk
 from occubench.play._turns import (
     Entry,
@@ -42,6 +56,16 @@ from occubench.play._turns import (
 from occubench.play._web import MAX_ANSWER, MAX_PLAY_FORM_BYTES, create_play_app, served
 
 __all__ = [
+    "MAX_OBSERVATION_CHARS",
+    "Exchange",
+    "PersonLeft",
+    "SimDesk",
+    "SimTurn",
+    "TerminalSimDesk",
+    "draft_observation",
+    "observation_problems",
+    "run_simulate",
+    "sim_turn_of",
     "MAX_ANSWER",
     "MAX_PLAY_FORM_BYTES",
     "create_play_app",

@@ -7,6 +7,10 @@ very messages and tools a model would get) at their desk (the terminal or the br
 ``Desk``) and answers with their move, one tool call or the final answer. So a session's
 log has the shape of any model's, and reports name its agent ``human/<name>``.
 
+In the simulator role (``occubench play --as simulator``) the same model reads the request
+a simulator model would get and answers with the observation the person writes
+(``occubench.play._simulate``).
+
 A ``human/<name>`` model only answers inside ``occubench play``, which seats it at a
 desk; anywhere else its first call fails, saying so.
 """
@@ -34,6 +38,7 @@ from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from occubench.errors import UsageError
 from occubench.play._form import tool_view
+from occubench.play._simulate import SimDesk, draft_observation, sim_turn_of
 from occubench.play._turns import Entry, EntryKind, Move, Turn
 
 HUMAN_PROVIDER = "human"
@@ -114,11 +119,19 @@ class HumanAPI(ModelAPI):
                 "digits, '_', '.' or '-'"
             )
         self.desk: Desk | None = None
+        self.writer: SimDesk | None = None
+        """In the simulator role: where the person writes observations."""
+        self.draft: Model | None = None
+        """In the simulator role: the model whose answer is offered as a draft."""
         self.moves = 0
 
     def max_connections(self) -> int:
         """One person makes one move at a time."""
         return 1
+
+    def should_retry(self, ex: Exception) -> bool:
+        """Never: a person's failure to answer is not a transient error to wait out."""
+        return False
 
     async def generate(
         self,
@@ -127,7 +140,17 @@ class HumanAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        """Show the person the turn at their desk; their move is the output."""
+        """Show the person the turn at their desk; their move (or observation) is the output."""
+        name = f"{HUMAN_PROVIDER}/{self.model_name}"
+        if self.writer is not None:
+            self.moves += 1
+            draft = None
+            if self.draft is not None:
+                draft = draft_observation(
+                    (await self.draft.generate(input, config=config)).completion
+                )
+            text = await self.writer.write(sim_turn_of(input, self.moves, draft))
+            return ModelOutput.from_content(name, text)
         if self.desk is None:
             raise RuntimeError(
                 f"{HUMAN_PROVIDER}/{self.model_name} is a person: only `occubench play` "
@@ -135,11 +158,19 @@ class HumanAPI(ModelAPI):
             )
         self.moves += 1
         move = await self.desk.ask(turn_of(input, tools, self.moves))
-        return move_output(f"{HUMAN_PROVIDER}/{self.model_name}", move, self.moves)
+        return move_output(name, move, self.moves)
 
 
-def human_model(player: str, desk: Desk) -> Model:
-    """The ``human/<player>`` model, seated at ``desk``.
+def human_model(
+    player: str, desk: Desk | None = None, writer: SimDesk | None = None, draft: Model | None = None
+) -> Model:
+    """The ``human/<player>`` model, seated at ``desk`` (the agent) or ``writer`` (the simulator).
+
+    Args:
+        player: The person's name.
+        desk: Where they make their moves as the agent.
+        writer: Where they write observations as the simulator.
+        draft: In the simulator role, a model whose answer is offered to accept or edit.
 
     Raises:
         UsageError: ``player`` is not a player's name (``PLAYER_NAME``).
@@ -156,5 +187,5 @@ def human_model(player: str, desk: Desk) -> Model:
         console.quiet = quiet
     api = model.api
     assert isinstance(api, HumanAPI)
-    api.desk = desk
+    api.desk, api.writer, api.draft = desk, writer, draft
     return model

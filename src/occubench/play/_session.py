@@ -13,12 +13,14 @@ from __future__ import annotations
 import datetime as dt
 import random
 
+from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.config import EvalOptions, RunConfig, protocol_points
 from occubench.defaults import DEFAULT_PLAY_LOG_ROOT
 from occubench.errors import UsageError
 from occubench.play._human import HUMAN_PROVIDER, PLAYER_NAME, Desk, human_model
+from occubench.play._simulate import SimDesk
 from occubench.play._turns import PlayInfo, PlayResult
 from occubench.results import read_trajectories
 from occubench.roles import Role
@@ -61,11 +63,20 @@ class PlaySetup(BaseModel):
     log_root: str = Field(
         default=DEFAULT_PLAY_LOG_ROOT, description="Each session logs to a new folder here."
     )
+    agent_model: str | None = Field(
+        default=None,
+        description="The agent, when the person is the simulator (None: the person is the agent).",
+    )
+
+    @property
+    def person(self) -> str:
+        """The person's model name: ``human/<player>``."""
+        return f"{HUMAN_PROVIDER}/{self.player}"
 
     @property
     def agent(self) -> str:
         """The agent's model name in the log and the reports."""
-        return f"{HUMAN_PROVIDER}/{self.player}"
+        return self.agent_model or self.person
 
     def task_id(self) -> int:
         """The one task selected.
@@ -122,6 +133,35 @@ def run_play(setup: PlaySetup, desk: Desk, display: str = "none") -> PlayResult:
         UsageError: not one task is selected, or the player's name is refused.
         LogFolderError: the log folder cannot take the session.
     """
+    if setup.agent_model is not None:
+        raise UsageError("this session's agent is a model: the person writes the observations")
+    return _session(setup, {Role.AGENT: human_model(setup.player, desk)}, display)
+
+
+def run_simulate(
+    setup: PlaySetup, writer: SimDesk, draft: Model | None = None, display: str = "none"
+) -> PlayResult:
+    """Run one session with the person at ``writer`` as the simulator; the verdict from its log.
+
+    The agent (``setup.agent_model``: a model, a scripted agent or an agent program) runs
+    the task; each of its tool calls that reaches the simulator is answered by the person,
+    offered ``draft``'s answer to accept or edit when one is given.
+
+    Raises:
+        UsageError: no agent model or verifier, not one task selected, or the player's
+            name is refused.
+        LogFolderError: the log folder cannot take the session.
+    """
+    if setup.agent_model is None:
+        raise UsageError("the person writes the observations: name the agent (--agent-model)")
+    if setup.verifier is None:
+        raise UsageError("the person writes the observations, not the verdict: --verifier-model")
+    person = human_model(setup.player, writer=writer, draft=draft)
+    return _session(setup, {Role.SIMULATOR: person}, display)
+
+
+def _session(setup: PlaySetup, people: dict[Role, Model], display: str) -> PlayResult:
+    """Run the session's one task with ``people`` in their roles; the verdict from its log."""
     setup.task_id()
     roles = {Role.SIMULATOR: setup.simulator}
     if setup.verifier:
@@ -134,8 +174,7 @@ def run_play(setup: PlaySetup, desk: Desk, display: str = "none") -> PlayResult:
         options=EvalOptions(retry_on_error=0),
         log_dir=setup.log_dir(),
     )
-    person = human_model(setup.player, desk)
-    result = run_shard(whole_run(spec), models={Role.AGENT: person}, display=display)
+    result = run_shard(whole_run(spec), models=people, display=display)
     if not result.rows:
         return PlayResult(
             log=result.logs[0] if result.logs else spec.log_dir,

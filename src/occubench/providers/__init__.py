@@ -1,5 +1,10 @@
-"""Model providers of our own on Inspect's model API (``occubench-openai/<service>/<model>``)."""
+"""Model providers of our own on Inspect's model API, and the lean path for Inspect's.
 
+``occubench-openai/<service>/<model>`` is the lean OpenAI-compatible provider;
+``fast_path`` puts Inspect's ``openai-api`` and ``vllm`` models on the same lean path.
+"""
+
+from occubench.providers._fast_path import fast_path, lean_class
 from occubench.providers._lean_openai import PROVIDER, LeanOpenAIAPI, model_calls_kept
 
-__all__ = ["PROVIDER", "LeanOpenAIAPI", "model_calls_kept"]
+__all__ = ["PROVIDER", "LeanOpenAIAPI", "fast_path", "lean_class", "model_calls_kept"]

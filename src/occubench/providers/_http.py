@@ -17,6 +17,15 @@ be read (not JSON, no ``choices``) as a server error, which Inspect retries like
 Before Inspect's retry, a failed attempt is retried here as the SDK would have done it
 (``QuickRetry``): twice, 0.5 s then 1 s (jittered, up to 8 s), or after the answer's
 ``Retry-After`` when it asks for at most 60 s.
+
+Every attempt runs under the model's adaptive limit (``occubench.calls.AdaptiveLimit``):
+it waits for a place in the model's window of requests in flight, and reports how it
+ended (an answer grows the window, a 429 halves it and its ``Retry-After`` pauses the
+model's attempts). A rate-limited attempt is retried here up to ``rate_limit_retries``
+times (after the pause, or after the SDK's backoff when the answer gives no wait), so a
+rate limit is paced by the endpoint's own answers instead of Inspect's exponential
+backoff; a 429 is not billed, so these retries repeat no paid call. ``post_chat`` is
+that loop, for every request of the lean path.
 """
 
 from __future__ import annotations
@@ -30,13 +39,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx2
 import openai
 from inspect_ai.model._openai import OpenAIResponseError
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
-from occubench.calls import count_unreadable
+from occubench.calls import AdaptiveLimit, count_unreadable
+from occubench.defaults import DEFAULT_MAX_RETRY_AFTER, DEFAULT_RATE_LIMIT_RETRIES
 from occubench.redaction import known_secrets, redact
 
 FIRST_FIELDS = ("model", "messages")
@@ -148,6 +159,10 @@ class QuickRetry:
     max_delay: float = 8.0
     max_retry_after: float = 60.0
     """A ``Retry-After`` longer than this is left to Inspect's retry."""
+    rate_limit_retries: int = DEFAULT_RATE_LIMIT_RETRIES
+    """Rate-limited (429) attempts retried here, paced by the adaptive limit."""
+    max_pause: float = DEFAULT_MAX_RETRY_AFTER
+    """The longest ``Retry-After`` the model's attempts wait for (a longer one is cut)."""
 
     def should_retry(self, error: Exception) -> bool:
         """Whether a failed attempt is retried here (the SDK's rule, unreadable answers too)."""
@@ -189,3 +204,90 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
         return None if when is None else float(email.utils.mktime_tz(when) - time.time())
     except (TypeError, ValueError, OverflowError):
         return None
+
+
+async def post_chat(
+    client: httpx2.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    limit: AdaptiveLimit,
+    retry: QuickRetry,
+    secret: str | None = None,
+    count_header: str | None = None,
+) -> ChatCompletion:
+    """Post one chat-completion body until it is answered, as the module's docstring says.
+
+    Args:
+        client: The provider's pooled HTTP client.
+        url: The chat-completions URL.
+        body: The request body (``request_body``).
+        headers: Every header of the request (the credential included).
+        limit: The model's adaptive limit of requests in flight.
+        retry: Quick retries and rate-limit retries.
+        secret: The API key, cut out of any error text.
+        count_header: A header that carries the number of retries so far (the SDK's
+            ``x-stainless-retry-count``), if any.
+
+    Raises:
+        openai.APIError: the SDK's exception for the last failure (status, timeout,
+            connection), once retries are spent or the failure is not retried here.
+        OpenAIResponseError: an unreadable answer, once retries are spent.
+    """
+    retries = limited = 0
+    while True:
+        sent = dict(headers)
+        if count_header is not None:
+            sent[count_header] = str(retries + limited)
+        async with limit.slot() as attempt:
+            try:
+                completion = await _attempt(client, url, body, sent, secret)
+            except openai.RateLimitError as ex:
+                attempt.throttled(_pause(ex, retry))
+                error: Exception = ex
+            except (openai.APIError, OpenAIResponseError) as ex:
+                attempt.failed()
+                error = ex
+            else:
+                attempt.answered()
+                return completion
+        if not retry.should_retry(error):
+            raise error
+        if isinstance(error, openai.RateLimitError):
+            limited += 1
+            if limited > retry.rate_limit_retries:
+                raise error
+            if _pause(error, retry) is None:  # no wait asked: the SDK's backoff
+                await anyio.sleep(retry.delay(limited - 1, error))
+            continue  # with a Retry-After, the limit's pause is the wait
+        if retries >= retry.retries:
+            raise error
+        await anyio.sleep(retry.delay(retries, error))
+        retries += 1
+
+
+def _pause(error: openai.APIStatusError, retry: QuickRetry) -> float | None:
+    """The seconds a rate-limited answer asks to wait (at most ``max_pause``), if it asks."""
+    seconds = retry_after_seconds(error.response.headers)
+    if seconds is None or not seconds > 0:
+        return None
+    return min(seconds, retry.max_pause)
+
+
+async def _attempt(
+    client: httpx2.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    secret: str | None,
+) -> ChatCompletion:
+    """One POST of the body; the completion, or the SDK's exception for the failure."""
+    request = client.build_request("POST", url, content=body, headers=headers)
+    try:
+        response = await client.send(request)
+    except httpx2.TransportError as ex:
+        raise transport_error(ex, request) from ex
+    if not response.is_success:
+        raise status_error(response, secret)
+    return read_completion(response, secret)

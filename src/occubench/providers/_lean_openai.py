@@ -16,19 +16,24 @@ It also builds the raw-call record (``ModelEvent.call``) only when the log keeps
 with ``log_model_api`` off (occubench's default) Inspect drops the record of every
 successful call, so it is made only for a failed one, which Inspect always logs.
 
+The headers are the SDK's: those its client sends with every request (``Accept``,
+``Content-Type``, ``User-Agent``, its platform headers, the client's default headers),
+the credential, the retry count and read timeout it adds, then the request's own.
+Every attempt goes through ``post_chat`` (``occubench.providers._http``): quick retries
+as the SDK makes them, and the model's adaptive limit of requests in flight
+(``occubench.calls.AdaptiveLimit``, its ceiling the call's ``max_connections``).
+
 Not supported (refused when asked for, at model creation): streaming (``stream``),
 the Responses API (``responses_api``), tool emulation (``emulate_tools``). Requests
 are plain JSON: images and audio are sent as Inspect's message conversion encodes
 them, untested here. Extra ``-M`` arguments configure the SDK client that the base
-class still builds, not this transport.
+class still builds, whose default headers and timeout this transport takes.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from typing import Any
 
-import anyio
 import httpx2
 import openai
 from inspect_ai.log._samples import set_active_model_event_call
@@ -44,20 +49,17 @@ from inspect_ai.model._openai import (
 from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
 from inspect_ai.model._providers.util.hooks import HttpxHooks
 from inspect_ai.tool import ToolChoice, ToolInfo
+from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
+from occubench.calls import AdaptiveLimit, limit_for
 from occubench.errors import UsageError
-from occubench.providers._http import (
-    QuickRetry,
-    read_completion,
-    request_body,
-    status_error,
-    transport_error,
-)
+from occubench.providers._http import QuickRetry, post_chat, request_body
 
 PROVIDER = "occubench-openai"
 """Inspect provider name: models are ``occubench-openai/<service>/<model>``."""
-USER_AGENT = f"occubench/{version('occubench')}"
+RETRY_COUNT_HEADER = "x-stainless-retry-count"
+READ_TIMEOUT_HEADER = "x-stainless-read-timeout"
 UNSUPPORTED = ("stream", "responses_api", "emulate_tools")
 """Model arguments this provider refuses when set to a true value."""
 
@@ -130,7 +132,7 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
             kept = model_calls_kept()
             call = set_active_model_event_call(logged, openai_media_filter) if kept else None
             try:
-                completion = await self._complete(request_body(request), headers)
+                completion = await self._complete(request_body(request), headers, config)
             except openai.APIStatusError as ex:
                 call = self._failed_call(call, logged, ex.body, request_id)
                 if ex.status_code in (400, 403, 413, 422):
@@ -154,37 +156,36 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
         call.set_error(as_error_response(body), self._http_hooks.end_request(request_id))
         return call
 
-    async def _complete(self, body: bytes, headers: dict[str, str]) -> ChatCompletion:
-        """Post the body, retrying failed attempts as the SDK would (``QuickRetry``)."""
-        retry = 0
-        while True:
-            try:
-                return await self._attempt(body, headers)
-            except (openai.APIError, OpenAIResponseError) as ex:
-                if retry >= self.quick_retry.retries or not self.quick_retry.should_retry(ex):
-                    raise
-                await anyio.sleep(self.quick_retry.delay(retry, ex))
-                retry += 1
-
-    async def _attempt(self, body: bytes, headers: dict[str, str]) -> ChatCompletion:
-        """One POST of the body; the completion, or the SDK's exception for the failure."""
-        client: httpx2.AsyncClient = self.http_client
-        request = client.build_request(
-            "POST",
+    async def _complete(
+        self, body: bytes, headers: dict[str, str], config: GenerateConfig
+    ) -> ChatCompletion:
+        """Post the body (``post_chat``: quick retries, the model's adaptive limit)."""
+        return await post_chat(
+            self.http_client,
             f"{str(self.base_url).rstrip('/')}/chat/completions",
-            content=body,
-            headers={
-                "Authorization": f"Bearer {self.api_key}",
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-                "User-Agent": USER_AGENT,
-                **headers,
-            },
+            body,
+            self.sdk_headers() | {"Authorization": f"Bearer {self.api_key}"} | headers,
+            limit=self.adaptive_limit(config),
+            retry=self.quick_retry,
+            secret=self.api_key,
+            count_header=RETRY_COUNT_HEADER,
         )
-        try:
-            response = await client.send(request)
-        except httpx2.TransportError as ex:
-            raise transport_error(ex, request) from ex
-        if not response.is_success:
-            raise status_error(response, self.api_key)
-        return read_completion(response, self.api_key)
+
+    def sdk_headers(self) -> dict[str, str]:
+        """The headers the SDK's client sends with every request (made once per client)."""
+        client = self.client
+        made: tuple[AsyncOpenAI, dict[str, str]] | None = getattr(self, "_sdk_headers", None)
+        if made is None or made[0] is not client:
+            headers = {k: v for k, v in client.default_headers.items() if isinstance(v, str)}
+            timeout = client.timeout
+            read = timeout.read if isinstance(timeout, httpx2.Timeout) else timeout
+            if read is not None:
+                headers[READ_TIMEOUT_HEADER] = str(read)
+            made = self._sdk_headers = (client, headers)
+        return made[1]
+
+    def adaptive_limit(self, config: GenerateConfig) -> AdaptiveLimit:
+        """This model's adaptive limit: its connection pool's, ceiling ``max_connections``."""
+        ceiling = config.max_connections or self.max_connections()
+        label = getattr(self, "qualified_model_name", None) or self.model_name
+        return limit_for(f"{type(self).__name__}:{self.connection_key()}", label, ceiling)

@@ -1,28 +1,77 @@
-"""Reports: assembled, shown as terminal tables, written as files, with figures."""
+"""Reports: assembled, shown as terminal tables, written as files, with figures.
 
-from occubench.report._contrast import contrast_ratio, heat, text_colour
-from occubench.report._files import ReportFormat, write_report
-from occubench.report._html import content_security_policy, render_html
-from occubench.report._report import Report, build_report
-from occubench.report._summary import (
-    comparison_table,
-    cost_table,
-    estimate_table,
-    rate_table,
-    role_table,
-    sim_check_table,
-    summary_tables,
-)
-from occubench.report._tables import (
-    TextTable,
-    markdown_table,
-    pct,
-    ratio,
-    report_tables,
-    rich_table,
-)
+The names load with their module when first used (``__getattr__``): a command's options read
+the formats without importing the writers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from occubench.report._choices import ReportFormat
+    from occubench.report._contrast import contrast_ratio, heat, text_colour
+    from occubench.report._files import write_report
+    from occubench.report._html import content_security_policy, render_html
+    from occubench.report._report import GoldAgreement, Report, build_report
+    from occubench.report._summary import (
+        comparison_table,
+        cost_table,
+        estimate_table,
+        rate_table,
+        role_table,
+        sim_check_table,
+        summary_tables,
+    )
+    from occubench.report._tables import (
+        TextTable,
+        markdown_table,
+        pct,
+        ratio,
+        report_tables,
+        rich_table,
+    )
+
+_MODULES = {
+    "GoldAgreement": "_report",
+    "Report": "_report",
+    "ReportFormat": "_choices",
+    "TextTable": "_tables",
+    "build_report": "_report",
+    "comparison_table": "_summary",
+    "content_security_policy": "_html",
+    "contrast_ratio": "_contrast",
+    "cost_table": "_summary",
+    "estimate_table": "_summary",
+    "heat": "_contrast",
+    "markdown_table": "_tables",
+    "pct": "_tables",
+    "rate_table": "_summary",
+    "ratio": "_tables",
+    "render_html": "_html",
+    "report_tables": "_tables",
+    "rich_table": "_tables",
+    "role_table": "_summary",
+    "sim_check_table": "_summary",
+    "summary_tables": "_summary",
+    "text_colour": "_contrast",
+    "write_report": "_files",
+}
+"""The module of each public name."""
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, its module imported on first use."""
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
+    "GoldAgreement",
     "contrast_ratio",
     "heat",
     "text_colour",

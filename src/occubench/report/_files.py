@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from enum import Enum
 from pathlib import Path
 from typing import Any, get_args
 
@@ -28,23 +27,13 @@ from pydantic import BaseModel
 from occubench.analysis import VarianceRow
 from occubench.defaults import DEFAULT_REPORT_TRAJECTORIES
 from occubench.redaction import redact, redact_model
+from occubench.report._choices import ReportFormat
 from occubench.report._html import render_html
 from occubench.report._report import Report
 from occubench.report._tables import markdown_table, report_tables
 from occubench.results import EXPORT_FILE, SampleRow, read_trajectories, write_parquet
 from occubench.review import Disagreement, HumanRate, RealismRow
 from occubench.text import csv_text, markdown_cell
-
-
-class ReportFormat(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
-    """File formats of ``occubench report``."""
-
-    MD = "md"
-    CSV = "csv"
-    JSON = "json"
-    HTML = "html"
-    PARQUET = "parquet"
-
 
 PLOTS_DIR = "plots"
 CSV_TABLES = (
@@ -62,6 +51,9 @@ CSV_TABLES = (
     "generations",
     "suspect_impact",
     "invalid_rates",
+    "against_gold",
+    "world_use",
+    "shared_paths",
 )
 """Report fields written as one CSV file each."""
 REVIEW_CSV_TABLES: dict[str, tuple[str, type[BaseModel]]] = {

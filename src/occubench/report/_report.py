@@ -25,9 +25,11 @@ from occubench.analysis import (
     LeaderboardRow,
     PassK,
     Robustness,
+    SharedPaths,
     SimulatorAgreement,
     SuspectImpact,
     VarianceReport,
+    WorldUse,
     compare_models,
     costs,
     effort_rates,
@@ -44,15 +46,28 @@ from occubench.analysis import (
     pass_k,
     rates,
     robustness_scores,
+    shared_paths,
     simulator_agreement,
     suspect_impact,
     variance_report,
+    world_use,
 )
 from occubench.costs import PriceTable
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.review import Review, ReviewReport, review_report
+
+
+class GoldAgreement(BaseModel):
+    """A simulator's agreement with a gold world (``occubench audit --gold``; ``report --gold``)."""
+
+    simulator: str = Field(description="Simulator model.")
+    world: str = Field(description="The gold world.")
+    entries: int = Field(description="Gold entries the simulator answered.")
+    mean: float | None = Field(description="Mean over entries of their parts' mean (1: agrees).")
+    low: float | None = Field(default=None, description="Bootstrap 95% interval, low end.")
+    high: float | None = Field(default=None, description="Bootstrap 95% interval, high end.")
 
 
 class Report(BaseModel):
@@ -102,6 +117,18 @@ class Report(BaseModel):
     )
     variance: VarianceReport | None = Field(
         default=None, description="Variance components and MDDs (report --variance)."
+    )
+    against_gold: list[GoldAgreement] = Field(
+        default_factory=list,
+        description="Each simulator's agreement with a gold world (report --gold), if given.",
+    )
+    world_use: list[WorldUse] = Field(
+        default_factory=list,
+        description="Where observations came from per world: all, per run, agent and env.",
+    )
+    shared_paths: list[SharedPaths] = Field(
+        default_factory=list,
+        description="Per world with several agents: each agent's share of calls others made too.",
     )
 
     def label(self, agent: str, simulator: str) -> str:
@@ -175,4 +202,6 @@ def build_report(
         suspect_impact=suspect_impact(rows),
         invalid_rates=invalid_rates(rows),
         variance=noise,
+        world_use=world_use(rows),
+        shared_paths=shared_paths(rows),
     )

@@ -421,6 +421,12 @@ def report_tables(
         tables += [suspect_table(report), invalid_rate_table(report)]
     if report.variance is not None:
         tables.append(variance_table(report))
+    if report.against_gold:
+        tables.append(gold_agreement_table(report))
+    if report.world_use:
+        tables.append(world_use_table(report))
+    if report.shared_paths:
+        tables.append(shared_paths_table(report))
     tables.append(cost_breakdown_table(report))
     return tables + review_tables(report)
 
@@ -480,6 +486,73 @@ def invalid_rate_table(report: Report) -> TextTable:
                 *(str(r.failures.get(k, 0)) for k in kinds),
             ]
         )
+    return table
+
+
+def gold_agreement_table(report: Report) -> TextTable:
+    """Each simulator's agreement with a gold world, with its bootstrap 95% interval."""
+    table = TextTable(
+        title="Simulators against gold: agreement with the answers people wrote (1 = agrees; "
+        "bootstrap 95% CI; parts in occubench audit --gold)",
+        columns=["simulator", "gold world", "entries", "against gold", "95% CI"],
+    )
+    for g in report.against_gold:
+        known = g.low is not None and g.high is not None
+        table.rows.append(
+            [
+                g.simulator,
+                g.world,
+                str(g.entries),
+                "-" if g.mean is None else f"{g.mean:.2f}",
+                f"[{g.low:.2f}, {g.high:.2f}]" if known else "-",
+            ]
+        )
+    return table
+
+
+def world_use_table(report: Report) -> TextTable:
+    """Where observations came from, per world: all, then per run, agent and environment."""
+    table = TextTable(
+        title="Worlds: observations answered from the world (hit rate), by the simulator "
+        "(recorded) and live (replay-live)",
+        columns=[
+            "world",
+            "by",
+            "group",
+            "samples",
+            "observations",
+            "world",
+            "simulator",
+            "live",
+            "hit %",
+        ],
+    )
+    for r in report.world_use:
+        table.rows.append(
+            [
+                r.world,
+                r.dimension,
+                r.group,
+                str(r.samples),
+                str(r.observations),
+                str(r.world_hits),
+                str(r.simulator_calls),
+                str(r.live_calls),
+                pct(r.hit_rate),
+            ]
+        )
+    return table
+
+
+def shared_paths_table(report: Report) -> TextTable:
+    """Per world with several agents: how much of each agent's paths another agent took."""
+    table = TextTable(
+        title="Shared paths: an agent's calls whose path (every call before, then the call) "
+        "another agent also took in the same world",
+        columns=["world", "agent", "calls", "shared", "shared %"],
+    )
+    for r in report.shared_paths:
+        table.rows.append([r.world, r.agent, str(r.observations), str(r.shared), pct(r.share)])
     return table
 
 

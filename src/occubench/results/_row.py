@@ -91,6 +91,22 @@ class SampleRow(BaseModel):
         default_factory=dict,
         description="Observations whose first answer failed each kind of online check.",
     )
+    world: str | None = Field(
+        default=None, description="The world the run answered from (its path; None: none)."
+    )
+    world_hits: int = Field(default=0, description="Observations answered from the world.")
+    simulator_calls: int = Field(
+        default=0,
+        description="Observations the simulator was asked for (recorded into the world, if "
+        "the run used one in record mode).",
+    )
+    live_calls: int = Field(
+        default=0, description="Observations answered live for paths a replayed world lacks."
+    )
+    world_keys: list[str] = Field(
+        default_factory=list,
+        description="The world keys of the sample's answered calls, in order (empty: no world).",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

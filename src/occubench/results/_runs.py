@@ -33,6 +33,7 @@ from occubench.results._store import (
 )
 from occubench.roles import Role
 from occubench.simulator import SimStep
+from occubench.worlds import ObservationSource
 
 UNREAD_FIELDS = {"events", "messages", "attachments"}
 """Sample fields a row does not need: skipping them makes reading a log ~3x cheaper."""
@@ -158,6 +159,7 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
         "seed": config.seed,
         "simulator_seed": config.simulator_seed,
         "sim_fallback_model": _role_model(header, Role.SIMULATOR_FALLBACK),
+        "world": config.world,
     }
 
 
@@ -199,6 +201,7 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         sim_checked=episode["sim_checked"],
         simulator_suspect=episode["simulator_suspect"],
         sim_check_failures=_check_failures(episode["steps"]),
+        **_sources(episode["steps"]),
     )
 
 
@@ -260,3 +263,25 @@ def _check_failures(steps: list[SimStep]) -> dict[str, int]:
         for failure in step.check.failures if step.check is not None else []:
             counts[failure.kind.value] = counts.get(failure.kind.value, 0) + 1
     return counts
+
+
+def _sources(steps: list[SimStep]) -> dict[str, Any]:
+    """Where the observations came from (``SimStep.source``), and their world keys.
+
+    A step without a source is the simulator's (a log from before worlds), unless it
+    failed before reaching it.
+    """
+    counts = dict.fromkeys(ObservationSource, 0)
+    keys = []
+    for step in steps:
+        if step.failed:
+            continue
+        counts[step.source or ObservationSource.SIMULATOR] += 1
+        if step.key:
+            keys.append(step.key)
+    return {
+        "world_hits": counts[ObservationSource.WORLD],
+        "simulator_calls": counts[ObservationSource.SIMULATOR],
+        "live_calls": counts[ObservationSource.LIVE],
+        "world_keys": keys,
+    }

@@ -99,7 +99,7 @@ def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "4"
+STORE_VERSION = "5"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -154,6 +154,11 @@ SCHEMA = pa.schema(
         ("sim_checked", pa.int64()),
         ("simulator_suspect", pa.bool_()),
         ("sim_check_failures", TOKEN_MAP),
+        ("world", pa.string()),
+        ("world_hits", pa.int64()),
+        ("simulator_calls", pa.int64()),
+        ("live_calls", pa.int64()),
+        ("world_keys", pa.list_(pa.string())),
         ("sample_key", pa.string()),
         ("faults_applied", pa.int64()),
         ("faults_retried", pa.int64()),

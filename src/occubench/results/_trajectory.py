@@ -14,12 +14,14 @@ from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
 
+from occubench.agent import episode_in
 from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
 from occubench.grading import SCORER_NAME, Grade
 from occubench.results._row import SampleRow
 from occubench.results._store import log_samples, read_log_samples
+from occubench.simulator import SimStep
 
-TRAJECTORY_FIELDS = ("id", "epoch", "input", "target", "messages", "scores", "metadata")
+TRAJECTORY_FIELDS = ("id", "epoch", "input", "target", "messages", "scores", "metadata", "store")
 """Sample fields a trajectory is made of (the rest of a logged sample is not validated)."""
 
 
@@ -31,6 +33,11 @@ class Turn(BaseModel):
     calls: list[str] = Field(default_factory=list, description="Tool calls: name(arguments).")
     tool: str | None = Field(default=None, description="For a tool message: the tool called.")
     error: str | None = Field(default=None, description="For a tool message: the error shown.")
+    source: str | None = Field(
+        default=None,
+        description="For a tool message: where its observation came from (world, simulator, "
+        "live; None: a call that failed before the simulator, or not known).",
+    )
     cut: bool = Field(default=False, description="Whether some text was cut off.")
 
 
@@ -68,6 +75,7 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
             turn.tool = message.function
             turn.error = message.error.message if message.error else None
         turns.append(turn)
+    _mark_sources(turns, episode_in(sample.store).steps)
     score = (sample.scores or {}).get(SCORER_NAME)
     grade = Grade.of(score.metadata, passed=score.value == CORRECT) if score is not None else None
     target = sample.target if isinstance(sample.target, str) else "\n".join(sample.target)
@@ -83,6 +91,20 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
         ],
         checks=[c.model_dump() for c in (grade.checks if grade is not None else None) or []],
     )
+
+
+def _mark_sources(turns: list[Turn], steps: list[SimStep]) -> None:
+    """Give each answered tool turn its step's source (``SimStep.source``).
+
+    The calls that reached the tool layer are the tool turns without an error, in order;
+    when their count is not the steps' (an agent that made its own tool messages), the
+    sources are left unknown rather than guessed.
+    """
+    answered = [t for t in turns if t.role == "tool" and t.error is None]
+    if len(answered) != len(steps):
+        return
+    for turn, step in zip(answered, steps, strict=True):
+        turn.source = step.source.value if step.source and not step.failed else None
 
 
 def read_trajectories(

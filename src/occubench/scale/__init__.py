@@ -13,7 +13,15 @@ from occubench.scale._interrupt import (
     stop_process_groups,
     stop_signals,
 )
-from occubench.scale._local import run_local, start_shard
+from occubench.scale._local import (
+    ForkedProcess,
+    Worker,
+    WorkerPool,
+    can_fork,
+    run_local,
+    start_shard,
+    start_workers,
+)
 from occubench.scale._log_folder import (
     HeldFolder,
     LockOwner,
@@ -24,15 +32,17 @@ from occubench.scale._log_folder import (
     remove_unstarted,
 )
 from occubench.scale._log_housekeeping import move_aside_unreadable_logs, remove_superseded_logs
-from occubench.scale._preflight import PreflightFailure, preflight
+from occubench.scale._preflight import Preflight, PreflightFailure, PreflightReport, preflight
 from occubench.scale._progress import ProgressView, ShardCounts, ShardState, read_shard_counts
 from occubench.scale._ray import import_ray, run_ray
 from occubench.scale._runner import BENCHMARK_TASK, EvalOutcome, run_eval, run_shard
 from occubench.scale._shards import (
+    merged_concurrency,
     merged_rows,
     plan_shards,
     selected_task_ids,
     shard_count,
+    shards_for_latency,
     whole_run,
 )
 from occubench.scale._spec import Executor, RunSpec, ShardResult, ShardSpec, slug
@@ -69,6 +79,7 @@ __all__ = [
     "PLACEHOLDER",
     "AgentChoice",
     "Executor",
+    "ForkedProcess",
     "HeldFolder",
     "Interruption",
     "InterruptHooks",
@@ -76,7 +87,9 @@ __all__ = [
     "LogFolderBusy",
     "LogFolderError",
     "ModelChoice",
+    "Preflight",
     "PreflightFailure",
+    "PreflightReport",
     "ProgressView",
     "RunSpec",
     "ShardCounts",
@@ -84,7 +97,10 @@ __all__ = [
     "ShardSpec",
     "ShardState",
     "Sweep",
+    "Worker",
+    "WorkerPool",
     "absolute_location",
+    "can_fork",
     "check_executor",
     "demo_sweep",
     "execute",
@@ -94,6 +110,7 @@ __all__ = [
     "labelled",
     "load_sweep",
     "load_sweeps",
+    "merged_concurrency",
     "merged_rows",
     "missing_root",
     "move_aside_unreadable_logs",
@@ -111,9 +128,11 @@ __all__ = [
     "run_shard",
     "selected_task_ids",
     "shard_count",
+    "shards_for_latency",
     "shipped_sweeps",
     "slug",
     "start_shard",
+    "start_workers",
     "stop_process_groups",
     "stop_signals",
     "sweep_runs",

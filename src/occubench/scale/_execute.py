@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from importlib.util import find_spec
 from pathlib import Path
@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from occubench.errors import UsageError
-from occubench.scale._local import run_local
+from occubench.scale._local import WorkerPool, run_local
 from occubench.scale._progress import ProgressView
 from occubench.scale._ray import run_ray
 from occubench.scale._spec import Executor, ShardResult, ShardSpec
@@ -46,6 +46,8 @@ def execute(
     parallel: int | None = None,
     ray_address: str | None = None,
     console: Console | None = None,
+    pool: WorkerPool | None = None,
+    started: Callable[[], None] | None = None,
 ) -> list[ShardResult]:
     """Run the shards; one result per shard, in order.
 
@@ -56,10 +58,13 @@ def execute(
             Ray decides by the shards' resources instead.
         ray_address: Ray cluster to connect to (default: start a local instance).
         console: Where to show the live progress view (none when not given).
+        pool: Local executor: workers started before, which take the first shards
+            (``start_workers``).
+        started: Local executor: called once the shards that run at once were handed out.
 
     """
     view = ProgressView(shards, console) if console is not None else None
     with view or nullcontext():
         if Executor(executor) is Executor.RAY:
             return run_ray(shards, ray_address, view)
-        return run_local(shards, parallel or len(shards), view)
+        return run_local(shards, parallel or len(shards), view, pool, started)

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import importlib
 import logging
 import os
 import sys
@@ -185,13 +186,77 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
             installed,
             SNAPSHOT_CHECKED,
         )
+    global _lean_depth, _quieted
+    _lean_depth += 1
     try:
         yield
     finally:
+        _lean_depth -= 1
         _model._snapshot_messages = snapshot
         _use_tool_definitions(tool_fields)
         if not had_level:
             os.environ.pop(TRACE_LEVEL_ENV, None)
+        if _lean_depth == 0 and _quieted is not None:
+            logging.getLogger(INSPECT_LOGGER).setLevel(_quieted)
+            _quieted = None
+
+
+_lean_depth = 0
+"""Depth of nested ``lean_inspect`` blocks (``quiet_inspect_logging`` acts only inside)."""
+_quieted: int | None = None
+"""The Inspect logger's level before ``quiet_inspect_logging`` raised it."""
+INSPECT_LOGGER = "inspect_ai"
+
+
+def quiet_inspect_logging() -> None:
+    """Make Inspect's logger create no record its handler would not write (see the module doc).
+
+    Inspect's logger takes every record from ``TRACE`` up, whatever the handler then
+    writes; with the trace file at ``warning`` (``lean_inspect``) two records per model
+    call are made, filtered (the redaction rule among the filters) and dropped. Here the
+    logger's level is raised to the lowest level its handler writes somewhere (display,
+    log file, trace file, sample transcript), so those records are never made. Called
+    when an eval's run starts (Inspect's handler exists then), only inside
+    ``lean_inspect``, with the checked Inspect version; undone when the block ends.
+    """
+    global _quieted
+    if _lean_depth == 0 or version("inspect_ai") != SNAPSHOT_CHECKED:
+        return
+    from inspect_ai._util.logger import _logHandler
+
+    handler = _logHandler.get("handler")
+    if handler is None:
+        return
+    written = [
+        handler.transcript_levelno,
+        handler.trace_logger_level,
+        *([handler.display_level] if handler.display_level != logging.NOTSET else []),
+        *([handler.file_logger_level or logging.INFO] if handler.file_logger else []),
+    ]
+    inspect_logger = logging.getLogger(INSPECT_LOGGER)
+    lowest = min(written)
+    if inspect_logger.level < lowest:
+        if _quieted is None:
+            _quieted = inspect_logger.level
+        inspect_logger.setLevel(lowest)
+
+
+EVAL_IMPORTS = ("inspect_ai.agent._acp.server", "rich.markdown")
+"""Modules an Inspect eval imports only when it starts (inspect-ai 0.3.285): the ACP
+server's protocol models and its display's Markdown, about 0.8 s of imports."""
+
+
+def warm_eval_imports() -> None:
+    """Import what an eval imports at its start, before processes are forked from this one.
+
+    Each fork then starts its eval with them imported (shared memory, no second import).
+    A module this Inspect version lacks is skipped.
+    """
+    for name in EVAL_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            logger.debug("%s not found in inspect-ai %s", name, version("inspect_ai"))
 
 
 def tune_startup_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> None:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 import rich
 from inspect_ai.hooks import Hooks, RunStart, TaskStart, hooks
@@ -140,8 +140,21 @@ class InterruptHooks(Hooks):
         watch_sigint()
 
 
+class WorkerProcess(Protocol):
+    """What stopping needs of a worker process (``subprocess.Popen`` has it)."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None:
+        """The exit code, or None while it runs."""
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the exit code (``subprocess.TimeoutExpired`` after ``timeout``)."""
+
+
 def stop_process_groups(
-    processes: Iterable[subprocess.Popen[bytes]], grace: float = DEFAULT_WORKER_STOP_SECONDS
+    processes: Iterable[WorkerProcess], grace: float = DEFAULT_WORKER_STOP_SECONDS
 ) -> None:
     """Stop workers started in their own process groups: SIGINT, then SIGKILL after ``grace``.
 
@@ -166,7 +179,7 @@ def stop_process_groups(
             signal.signal(signal.SIGINT, previous)
 
 
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+def _signal_group(proc: WorkerProcess, sig: int) -> None:
     try:
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):

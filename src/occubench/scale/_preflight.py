@@ -15,10 +15,11 @@ import asyncio
 import contextlib
 import io
 import re
+import time
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
 
 from occubench.calls import resilient
@@ -108,27 +109,93 @@ def diagnose(model: str, error: BaseException) -> Remedy:
     return Remedy(failed, "check the model and its endpoint")
 
 
-async def _check(model: str, roles: list[Role], timeout: float) -> PreflightFailure | None:
-    config = GenerateConfig(
-        max_retries=DEFAULT_PREFLIGHT_RETRIES, timeout=int(timeout), attempt_timeout=int(timeout)
+class PreflightReport(BaseModel):
+    """What the preflight found: the unusable models, and how long the others took."""
+
+    failures: list[PreflightFailure] = Field(description="One per unusable model.")
+    latency: float | None = Field(
+        default=None,
+        description="Seconds the fastest answered model took for its test request (None: "
+        "no request was answered): the least a call takes, whatever else this machine "
+        "is doing.",
     )
-    try:
-        built = resilient(get_model(model, config=config, memoize=False), replay=False)
+
+
+def _failure(model: str, roles: list[Role], error: BaseException) -> PreflightFailure:
+    if isinstance(error, TimeoutError):
+        _, url_var = _service_variables(model)
+        problem, fix = "the endpoint did not answer in time", f"check that it is up and {url_var}"
+    else:
+        problem, fix = diagnose(model, error)
+    return PreflightFailure(roles=roles, model=model, problem=problem, fix=fix)
+
+
+class Preflight:
+    """Every model of a run, built (its provider imported, its key read), to be checked.
+
+    Building comes first and sends nothing, so that a run can start its shard processes
+    right after it, with the providers imported, while ``check`` waits on the endpoints.
+
+    Args:
+        models: Roles and their models (``preflight``'s).
+        timeout: Seconds each model has to answer.
+    """
+
+    def __init__(
+        self,
+        models: Mapping[Role, str] | Iterable[tuple[Role, str]],
+        timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
+    ) -> None:
+        pairs = models.items() if isinstance(models, Mapping) else models
+        self.roles: dict[str, list[Role]] = {}
+        for role, model in pairs:
+            if role not in self.roles.setdefault(model, []):
+                self.roles[model].append(role)
+        self.timeout = timeout
+        self.config = GenerateConfig(
+            max_retries=DEFAULT_PREFLIGHT_RETRIES,
+            timeout=int(timeout),
+            attempt_timeout=int(timeout),
+        )
+        self.built: dict[str, Model | PreflightFailure] = {}
+        # Inspect prints its version and hooks once per process, as the first model is
+        # built: here that would split the preflight's one line from the command's output
+        with contextlib.redirect_stdout(io.StringIO()):
+            for model, roles in self.roles.items():
+                try:
+                    built = get_model(model, config=self.config, memoize=False)
+                    self.built[model] = resilient(built, replay=False)
+                except Exception as error:  # noqa: BLE001 - any failure is reported
+                    self.built[model] = _failure(model, roles, error)
+
+    async def _check(self, model: str) -> PreflightFailure | float | None:
+        """The model's failure, or the seconds its request took (None: never called)."""
+        built = self.built[model]
+        if isinstance(built, PreflightFailure):
+            return built
         if _provider(model) in UNCALLED_PROVIDERS:
             return None
-        await asyncio.wait_for(
-            built.generate(PREFLIGHT_PROMPT, config=config.merge(GenerateConfig(max_tokens=16))),
-            timeout,
+        config = self.config.merge(GenerateConfig(max_tokens=16))
+        start = time.perf_counter()
+        try:
+            await asyncio.wait_for(built.generate(PREFLIGHT_PROMPT, config=config), self.timeout)
+        except Exception as error:  # noqa: BLE001 - any failure is reported, never raised
+            return _failure(model, self.roles[model], error)
+        return time.perf_counter() - start
+
+    def check(self) -> PreflightReport:
+        """Send each model (once, however many roles it plays) its tiny request."""
+
+        async def check_all() -> list[PreflightFailure | float | None]:
+            return list(await asyncio.gather(*(self._check(m) for m in self.roles)))
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            checked = asyncio.run(check_all())
+        times = [c for c in checked if isinstance(c, float)]
+        return PreflightReport(
+            failures=[c for c in checked if isinstance(c, PreflightFailure)],
+            latency=min(times, default=None),
         )
-    except Exception as error:  # noqa: BLE001 - any failure is reported, never raised
-        if isinstance(error, TimeoutError):
-            _, url_var = _service_variables(model)
-            problem = "the endpoint did not answer in time"
-            fix = f"check that it is up and {url_var}"
-        else:
-            problem, fix = diagnose(model, error)
-        return PreflightFailure(roles=roles, model=model, problem=problem, fix=fix)
-    return None
 
 
 def preflight(
@@ -141,19 +208,4 @@ def preflight(
     several roles). Models that are never called (``UNCALLED_PROVIDERS``) are resolved
     only. Returns the failures, one per model; empty when every model answered.
     """
-    pairs = models.items() if isinstance(models, Mapping) else models
-    by_model: dict[str, list[Role]] = {}
-    for role, model in pairs:
-        if role not in by_model.setdefault(model, []):
-            by_model[model].append(role)
-
-    async def check_all() -> list[PreflightFailure | None]:
-        return list(
-            await asyncio.gather(*(_check(m, roles, timeout) for m, roles in by_model.items()))
-        )
-
-    # Inspect prints its version and hooks once per process, as the first model is
-    # built: here that would split the preflight's one line from the command's output
-    with contextlib.redirect_stdout(io.StringIO()):
-        checked = asyncio.run(check_all())
-    return [failure for failure in checked if failure is not None]
+    return Preflight(models, timeout).check().failures

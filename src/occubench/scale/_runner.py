@@ -13,19 +13,27 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import rich
 from inspect_ai import eval_set
-from inspect_ai.hooks import Hooks, SampleEnd, hooks
+from inspect_ai.hooks import Hooks, RunStart, SampleEnd, hooks
 from inspect_ai.model import GenerateConfig, Model
 from pydantic import BaseModel, Field
 
-from occubench.calls import named_model, resilient
+from occubench.calls import (
+    ModelConcurrency,
+    concurrency_report,
+    named_model,
+    reset_concurrency,
+    resilient,
+)
 from occubench.config import EvalOptions, ResolvedRun
 from occubench.costs import Spend, SpendGuard, estimate_run, spending_limit, usage_cost
 from occubench.errors import UsageError
+from occubench.providers import fast_path
 from occubench.redaction import (
     model_secrets,
     redact_log_folder,
@@ -35,7 +43,13 @@ from occubench.redaction import (
 )
 from occubench.results import read_runs
 from occubench.roles import Role
-from occubench.scale._interpreter import gc_tuned, lean_inspect, sample_finished, tuned_gc
+from occubench.scale._interpreter import (
+    gc_tuned,
+    lean_inspect,
+    quiet_inspect_logging,
+    sample_finished,
+    tuned_gc,
+)
 from occubench.scale._log_folder import (
     LogFolderError,
     check_logs_written,
@@ -44,11 +58,14 @@ from occubench.scale._log_folder import (
 )
 from occubench.scale._log_housekeeping import mark_unfinished, remove_superseded_logs
 from occubench.scale._spec import ShardResult, ShardSpec
+from occubench.worlds import close_shared_worlds
 
 logger = logging.getLogger(__name__)
 
 BENCHMARK_TASK = "occubench/occubench"
 """Registry name of the benchmark task (``occubench.task.occubench``)."""
+CTL_SERVER_ENV = "INSPECT_EVAL_CTL_SERVER"
+"""Inspect's setting of its control-channel server (``inspect ctl``), honoured when set."""
 
 
 @hooks(
@@ -66,6 +83,10 @@ class FinishedSamples(Hooks):
         """A sample ended: maybe collect (see ``occubench.scale._interpreter``)."""
         sample_finished()
 
+    async def on_run_start(self, data: RunStart) -> None:
+        """An eval starts (Inspect's log handler exists): no record nothing writes."""
+        quiet_inspect_logging()
+
 
 class EvalOutcome(BaseModel):
     """What one eval set gave."""
@@ -81,22 +102,31 @@ class EvalOutcome(BaseModel):
         default_factory=list,
         description="What taking the log folder did: a stale lock taken over, logs moved aside.",
     )
+    concurrency: list[ModelConcurrency] = Field(
+        default_factory=list,
+        description="Per model on the fast path: the requests in flight it reached, its "
+        "rate-limited answers and Retry-After pauses.",
+    )
     spend: Spend | None = Field(
         default=None, description="What the eval spent against its budget (None: no budget)."
     )
 
 
-def _model(value: str | Model, config: GenerateConfig, replay: bool) -> Model:
+def _model(value: str | Model, config: GenerateConfig, replay: bool, fast: bool) -> Model:
     """A model built afresh from its name (not memoized) or as given, made resilient.
 
     Resilient (``occubench.calls``): unreadable answers retried at the call, restarted
     samples replaying the calls they paid for. Not memoized: each run reads the
     provider's base URL and key from the environment afresh, and a model never outlives
-    the endpoint a test served it from.
+    the endpoint a test served it from. A model built here from an ``openai-api`` or
+    ``vllm`` name goes on the lean path when ``fast`` (``occubench.providers.fast_path``);
+    a model given built is used as it is.
     """
     if isinstance(value, Model):
         return resilient(value, replay=replay)
-    return named_model(value, config, memoize=False, replay=replay)
+    return named_model(
+        value, config, memoize=False, replay=replay, prepare=fast_path if fast else None
+    )
 
 
 @contextlib.contextmanager
@@ -154,6 +184,7 @@ def run_eval(
     log folder once it ends (``occubench.redaction``). A run its budget
     stopped (a sample not started, or stopped by a model call the budget could not cover)
     leaves its logs unfinished (``mark_unfinished``): the same call again runs those samples.
+    The worlds its samples used are flushed to disk when the eval ends.
     """
     settings = generate or options.generate_config
     replay = options.replay_calls
@@ -164,14 +195,18 @@ def run_eval(
         lean_inspect(),
         spending_limit(budget),
     ):
-        main = _model(model, settings(Role.AGENT), replay)
-        role_models = {role.value: _model(m, settings(role), replay) for role, m in roles.items()}
+        fast = options.fast_path
+        main = _model(model, settings(Role.AGENT), replay, fast)
+        role_models = {
+            role.value: _model(m, settings(role), replay, fast) for role, m in roles.items()
+        }
         for built in (main, *role_models.values()):
             register_secrets(model_secrets(built))
         register_secrets(secrets_of_settings(dict(task_args)))
         redact_log_records()
         for note in held.notes:
             logger.warning(note)
+        reset_concurrency()  # each eval's limits start at their ceilings
         try:
             success, logs = eval_set(
                 tasks=task,
@@ -187,12 +222,17 @@ def run_eval(
                 retry_on_error=options.retry_on_error,
                 fail_on_error=False,
                 display=display,  # type: ignore[arg-type]
+                # Inspect's control server (an HTTP app for `inspect ctl`) costs each eval
+                # about half a second to start; off unless the environment asks for it
+                ctl_server=None if CTL_SERVER_ENV in os.environ else False,
             )
         except Exception as e:  # a log write that failed on the disk: one clear line
             problem = log_folder_error(e, log_dir)
             if problem is None:
                 raise
             raise problem from None
+        finally:
+            close_shared_worlds()  # the worlds the run's samples recorded to, on disk
         locations = [log.location for log in logs]
         check_logs_written(locations, log_dir)
         interrupted = any(log.status == "cancelled" for log in logs)
@@ -209,7 +249,12 @@ def run_eval(
                 "stopped by a model call it could not cover",
             )
     return EvalOutcome(
-        success=success, interrupted=interrupted, logs=locations, notes=held.notes, spend=spend
+        success=success,
+        interrupted=interrupted,
+        logs=locations,
+        notes=held.notes,
+        concurrency=concurrency_report(),
+        spend=spend,
     )
 
 
@@ -273,7 +318,10 @@ def run_shard(
             )
         except LogFolderError as e:  # busy, read-only, full: the shard did not run
             return spec.result(False, error=str(e))
-        rows = read_runs(outcome.logs)  # while the eval's objects are still about
+        # the logs are still in the page cache; the results store (Parquet beside each
+        # log) is left to the first report: building it here would import pyarrow and
+        # pandas at the end of every run
+        rows = read_runs(outcome.logs, cache=False)
     if outcome.success:
         error = None
     elif outcome.interrupted:
@@ -287,6 +335,7 @@ def run_shard(
         interrupted=outcome.interrupted,
         logs=outcome.logs,
         rows=rows,
+        concurrency=outcome.concurrency,
         error=error,
         spend=outcome.spend,
     )

@@ -24,6 +24,7 @@ from pydantic import (
     SerializationInfo,
 )
 
+from occubench.calls import ModelConcurrency
 from occubench.config import EvalOptions, RunConfig, checked_generate
 from occubench.costs import PriceTable, Spend
 from occubench.defaults import DEFAULT_RAY_NUM_CPUS
@@ -61,6 +62,11 @@ class Executor(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
     """One OS process per shard on this machine."""
     RAY = "ray"
     """One Ray task per shard, on a local or remote Ray cluster."""
+
+
+_NO_WORLD = {"world", "world_mode", "world_variant"}
+"""Settings left out of a run's key without a world: a run started before worlds existed
+keeps its log folder."""
 
 
 class RunSpec(BaseModel):
@@ -102,7 +108,9 @@ class RunSpec(BaseModel):
         what = {
             **self.model_dump(mode="json", include={"agent", "roles", "epochs"}),
             **({"generate": self.model_dump(mode="json")["generate"]} if self.generate else {}),
-            "config": self.config.normalized().model_dump(mode="json"),
+            "config": self.config.normalized().model_dump(mode="json", exclude=_NO_WORLD)
+            if self.config.world is None
+            else self.config.normalized().model_dump(mode="json"),
         }
         text = json.dumps(what, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
@@ -209,6 +217,11 @@ class ShardResult(BaseModel):
         description="The shard's samples, read from its logs by the shard (for the summary).",
     )
     error: str | None = Field(default=None, description="Why the shard did not finish.")
+    concurrency: list[ModelConcurrency] = Field(
+        default_factory=list,
+        description="Per model on the fast path: the requests in flight the shard reached, "
+        "its rate-limited answers and Retry-After pauses.",
+    )
     spend: Spend | None = Field(
         default=None, description="What the shard spent against its budget (None: no budget)."
     )

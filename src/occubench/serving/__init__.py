@@ -1,26 +1,81 @@
-"""Environments over MCP: ``occubench serve`` and agent programs (``--agent-command``)."""
+"""Environments over MCP: ``occubench serve`` and agent programs (``--agent-command``).
 
-from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
-from occubench.serving._guard import Access, http_app
-from occubench.serving._mcp import PROMPT_NAME, mcp_server
-from occubench.serving._program import ProgramInputs, agent_program, last_line, run_program
-from occubench.serving._record import (
-    AgentProgramError,
-    AnswerSource,
-    ProgramRun,
-    ServedSession,
-    SessionEndedError,
-)
-from occubench.serving._serve import (
-    DEFAULT_LINGER,
-    Transport,
-    Unsubmitted,
-    banner,
-    mcp_session,
-    serve_token,
-)
-from occubench.serving._session import SUBMIT_DESCRIPTION, ServedEpisode, ToolReply, verdict_text
-from occubench.serving._transports import claimed_stdio, http_endpoint, stdio_streams
+The names load with their module when first used (``__getattr__``): the benchmark's task
+and a command's options read the choices without importing the MCP server or the OpenAI SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
+    from occubench.serving._choices import DEFAULT_LINGER, Transport, Unsubmitted
+    from occubench.serving._guard import Access, http_app
+    from occubench.serving._mcp import PROMPT_NAME, mcp_server
+    from occubench.serving._program import ProgramInputs, agent_program, last_line, run_program
+    from occubench.serving._record import (
+        AgentProgramError,
+        AnswerSource,
+        ProgramRun,
+        ServedSession,
+        SessionEndedError,
+    )
+    from occubench.serving._serve import (
+        banner,
+        mcp_session,
+        serve_token,
+    )
+    from occubench.serving._session import (
+        SUBMIT_DESCRIPTION,
+        ServedEpisode,
+        ToolReply,
+        verdict_text,
+    )
+    from occubench.serving._transports import claimed_stdio, http_endpoint, stdio_streams
+
+_MODULES = {
+    "Access": "_guard",
+    "AgentProgramError": "_record",
+    "AnswerSource": "_record",
+    "BRIDGED_MODEL": "_bridge",
+    "DEFAULT_LINGER": "_choices",
+    "PROMPT_NAME": "_mcp",
+    "ProgramInputs": "_program",
+    "ProgramRun": "_record",
+    "SUBMIT_DESCRIPTION": "_session",
+    "ServedEpisode": "_session",
+    "ServedSession": "_record",
+    "SessionEndedError": "_record",
+    "ToolReply": "_session",
+    "Transport": "_choices",
+    "Unsubmitted": "_choices",
+    "agent_program": "_program",
+    "banner": "_serve",
+    "bridge_routes": "_bridge",
+    "claimed_stdio": "_transports",
+    "http_app": "_guard",
+    "http_endpoint": "_transports",
+    "last_line": "_program",
+    "mcp_server": "_mcp",
+    "mcp_session": "_serve",
+    "run_program": "_program",
+    "serve_token": "_serve",
+    "stdio_streams": "_transports",
+    "verdict_text": "_session",
+}
+"""The module of each public name."""
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, its module imported on first use."""
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BRIDGED_MODEL",

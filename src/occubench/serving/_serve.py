@@ -24,7 +24,6 @@ import secrets
 import signal
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from enum import Enum
 
 import anyio
 from inspect_ai.model import ModelOutput
@@ -36,6 +35,7 @@ from occubench.defaults import DEFAULT_ALLOWED_HOSTS, DEFAULT_SERVE_PORT, DEFAUL
 from occubench.env import EnvEpisode, EpisodeStart
 from occubench.errors import UsageError
 from occubench.redaction import register_secrets
+from occubench.serving._choices import DEFAULT_LINGER, Transport, Unsubmitted
 from occubench.serving._guard import MCP_PATH, Access, http_app
 from occubench.serving._mcp import mcp_server
 from occubench.serving._record import AnswerSource, ServedSession, SessionEndedError
@@ -43,29 +43,8 @@ from occubench.serving._session import ServedEpisode
 from occubench.serving._transports import claimed_stdio, http_endpoint, stdio_streams
 from occubench.text import strip_controls
 
-DEFAULT_LINGER = 2.0
-"""Seconds a session keeps serving after the submission, so the verdict reaches the client."""
-
 _TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]{16,512}")
 """A token a client can send in an Authorization header, long enough not to be guessed."""
-
-
-class Transport(str, Enum):  # noqa: UP042 - the project's str-Enum style
-    """How ``occubench serve`` talks to its client."""
-
-    STDIO = "stdio"
-    """The process's stdin and stdout (the client starts ``occubench serve``)."""
-    HTTP = "http"
-    """Streamable HTTP on a local address (the client connects to the URL)."""
-
-
-class Unsubmitted(str, Enum):  # noqa: UP042 - the project's str-Enum style
-    """What a session that ends without a submission counts as."""
-
-    GRADE = "grade"
-    """Graded on what the agent did, with no final answer."""
-    ERROR = "error"
-    """Recorded as an error (not scored)."""
 
 
 def banner(start: EpisodeStart, endpoint: str, submit_tool: str, access: str = "") -> str:

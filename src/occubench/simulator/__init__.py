@@ -1,40 +1,101 @@
-"""The Language Environment Simulator (LES): prompt, parsing, history."""
+"""The Language Environment Simulator (LES): prompt, parsing, history.
 
-from occubench.simulator._layout import (
-    LAYOUTS,
-    OccubenchLayout,
-    PaperLayout,
-    ParsedObservation,
-    SimulatorLayout,
-)
-from occubench.simulator._parse import ObservationParseError, parse_observation
-from occubench.simulator._prompt import (
-    SIM_CHECK_CONTRACT,
-    embeds_state,
-    failed_observation,
-    normalize_braces,
-    render_system_prompt,
-)
-from occubench.simulator._simulator import (
-    Observation,
-    Reading,
-    SimStep,
-    Simulator,
-    SimulatorError,
-)
-from occubench.simulator._state import (
-    STATE_CONTRACT,
-    PatchedState,
-    PatchError,
-    StateMode,
-    apply_reply_patch,
-)
+The names load with their module when first used (``__getattr__``): a command that reads
+only the settings (``StateMode``) imports neither Inspect nor the model calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from occubench.simulator._layout import (
+        LAYOUTS,
+        OccubenchLayout,
+        PaperLayout,
+        ParsedObservation,
+        SimulatorLayout,
+    )
+    from occubench.simulator._parse import ObservationParseError, parse_observation
+    from occubench.simulator._prompt import (
+        SIM_CHECK_CONTRACT,
+        embeds_state,
+        failed_observation,
+        normalize_braces,
+        render_system_prompt,
+    )
+    from occubench.simulator._simulator import (
+        Observation,
+        Reading,
+        SimStep,
+        Simulator,
+        SimulatorError,
+    )
+    from occubench.simulator._state import (
+        STATE_CONTRACT,
+        PatchedState,
+        PatchError,
+        StateMode,
+        apply_reply_patch,
+    )
+    from occubench.simulator._world import (
+        PERSON_PROVIDER,
+        WorldMiss,
+        WorldUse,
+        attach_world,
+        model_author,
+        world_context,
+    )
+
+_MODULES = {
+    "LAYOUTS": "_layout",
+    "Observation": "_simulator",
+    "ObservationParseError": "_parse",
+    "OccubenchLayout": "_layout",
+    "PaperLayout": "_layout",
+    "ParsedObservation": "_layout",
+    "PatchedState": "_state",
+    "Reading": "_simulator",
+    "PatchError": "_state",
+    "SIM_CHECK_CONTRACT": "_prompt",
+    "STATE_CONTRACT": "_state",
+    "SimStep": "_simulator",
+    "Simulator": "_simulator",
+    "SimulatorError": "_simulator",
+    "SimulatorLayout": "_layout",
+    "StateMode": "_state",
+    "apply_reply_patch": "_state",
+    "embeds_state": "_prompt",
+    "failed_observation": "_prompt",
+    "normalize_braces": "_prompt",
+    "parse_observation": "_parse",
+    "render_system_prompt": "_prompt",
+    "PERSON_PROVIDER": "_world",
+    "WorldMiss": "_world",
+    "WorldUse": "_world",
+    "attach_world": "_world",
+    "model_author": "_world",
+    "world_context": "_world",
+}
+"""The module of each public name."""
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, its module imported on first use."""
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "LAYOUTS",
     "SIM_CHECK_CONTRACT",
     "Observation",
     "OccubenchLayout",
+    "PERSON_PROVIDER",
     "PaperLayout",
     "ParsedObservation",
     "PatchedState",
@@ -49,8 +110,13 @@ __all__ = [
     "Simulator",
     "SimulatorError",
     "StateMode",
+    "WorldMiss",
+    "WorldUse",
     "apply_reply_patch",
+    "attach_world",
+    "model_author",
     "normalize_braces",
     "parse_observation",
     "render_system_prompt",
+    "world_context",
 ]

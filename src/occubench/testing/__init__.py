@@ -11,12 +11,15 @@ from occubench.testing._openai_server import (
     ScriptedOpenAIServer,
     ServerStats,
 )
+from occubench.testing._rate_limits import RateLimiter, RateLimits
 
 __all__ = [
     "TRANSIENT_KINDS",
     "FailureKind",
     "Flakiness",
     "HardFailure",
+    "RateLimiter",
+    "RateLimits",
     "ScriptedOpenAIServer",
     "ServerStats",
 ]

@@ -5,6 +5,10 @@ run offline: the request's ``model`` names a behaviour (``schema-agent``,
 ``echo-simulator``, ``scripted-judge``), ``latency`` adds a fixed delay per request.
 It binds to a loopback address only. ``GET /stats`` returns the request counts.
 
+With ``rate_limits=RateLimits(...)`` it enforces requests and tokens per minute as an
+endpoint does: a request over either limit is answered 429 at once, with the seconds to
+wait in ``Retry-After`` and ``retry-after-ms`` (``occubench.testing._rate_limits``).
+
 With ``flaky=Flakiness(...)`` it behaves like a real, unreliable endpoint: a seeded
 share of the distinct completion requests fail on their first attempt(s) with a 429
 (with ``Retry-After``), a 500, no answer (timeout), a dropped connection, or a 200
@@ -33,7 +37,7 @@ from collections import Counter
 from collections.abc import Mapping
 from enum import Enum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from inspect_ai.model import messages_from_openai
 from inspect_ai.tool import ToolInfo, ToolParams
@@ -42,6 +46,12 @@ from pydantic import BaseModel, Field
 from occubench.calls import prompt_tokens, reply_tokens
 from occubench.errors import UsageError
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
+from occubench.testing._rate_limits import (
+    RateLimiter,
+    RateLimits,
+    rate_limit_error,
+    retry_after_headers,
+)
 
 
 class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
@@ -114,6 +124,15 @@ def request_key(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
+class Sent(NamedTuple):
+    """One request as it reached the server."""
+
+    body: bytes
+    """The raw body."""
+    headers: dict[str, str]
+    """Its headers, as sent."""
+
+
 class ServerStats:
     """Counts kept by the server: requests per model, injected failures, retries, peak load."""
 
@@ -121,6 +140,8 @@ class ServerStats:
         self._lock = threading.Lock()
         self.requests: Counter[str] = Counter()
         self.prompt_tokens: Counter[str] = Counter()
+        self.answered: Counter[str] = Counter()
+        self.rate_limited: Counter[str] = Counter()
         self.failures: Counter[str] = Counter()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -136,6 +157,16 @@ class ServerStats:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             return self.requests[model]
+
+    def answer(self, model: str) -> None:
+        """A completion was answered (HTTP 200, a billed call)."""
+        with self._lock:
+            self.answered[model] += 1
+
+    def limit(self, model: str) -> None:
+        """A request was refused by the rate limits (HTTP 429, not billed)."""
+        with self._lock:
+            self.rate_limited[model] += 1
 
     def fail_hard(self) -> None:
         """A request was refused for good (``HardFailure``)."""
@@ -207,6 +238,8 @@ class ServerStats:
             return {
                 "requests": dict(self.requests),
                 "prompt_tokens": dict(self.prompt_tokens),
+                "answered": dict(self.answered),
+                "rate_limited": dict(self.rate_limited),
                 "failures": dict(self.failures),
                 "retries": retries,
                 "repeated": repeated,
@@ -308,10 +341,11 @@ class _Handler(BaseHTTPRequestHandler):
         arrived = time.monotonic()
         length = int(self.headers.get("Content-Length", 0))
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
+            raw = self.rfile.read(length)
+            body = json.loads(raw or b"{}")
             if self.server.recorded is not None:
                 with self.server.record_lock:
-                    self.server.recorded.append(body)
+                    self.server.recorded.append(Sent(raw, dict(self.headers.items())))
             model, reply, prompt_tokens = answer(body, self.server.behaviours)
         except (KeyError, ValueError) as e:
             self._send(400, {"error": {"message": str(e), "type": "invalid_request_error"}})
@@ -326,13 +360,21 @@ class _Handler(BaseHTTPRequestHandler):
             stats.leave()
             return
         try:
+            completion = completion_body(model, reply, prompt_tokens)
+            if self.server.limiter is not None:
+                wait = self.server.limiter.admit(completion["usage"]["total_tokens"])
+                if wait is not None:  # refused at once, as an endpoint does
+                    stats.limit(model)
+                    self._send(429, rate_limit_error(wait), retry_after_headers(wait))
+                    return
             if self.server.latency:  # the latency is the whole answer time, work included
                 time.sleep(max(0.0, arrived + self.server.latency - time.monotonic()))
             failure = stats.attempt(request_key(body), self.server.flaky)
             if failure is None:
-                self._send(200, completion_body(model, reply, prompt_tokens))
+                self._send(200, completion)
+                stats.answer(model)
             else:
-                self._fail(failure, completion_body(model, reply, prompt_tokens))
+                self._fail(failure, completion)
         finally:
             stats.leave()
 
@@ -369,8 +411,11 @@ class ScriptedOpenAIServer:
         latency: Seconds added to every completion request.
         flaky: Fail a seeded share of the requests at first (see ``Flakiness``).
         behaviours: More models, by name, beside ``BEHAVIOURS`` (e.g. a test's own agent).
-        record: Keep every completion request's body, in arrival order (``recorded``).
+        record: Keep every completion request, in arrival order (``recorded``: the bodies,
+            ``sent``: raw bodies and headers).
         hard_failures: Requests refused for good with HTTP 400 (a forced sample error).
+        rate_limits: Per-minute request and token limits, answered 429 with a Retry-After
+            (``RateLimits``).
     """
 
     class _HTTPServer(ThreadingHTTPServer):
@@ -379,9 +424,10 @@ class ScriptedOpenAIServer:
         latency: float
         flaky: Flakiness | None
         behaviours: Mapping[str, Behaviour]
-        recorded: list[dict[str, Any]] | None
+        recorded: list[Sent] | None
         record_lock: threading.Lock
         hard_failures: list[HardFailure]
+        limiter: RateLimiter | None
 
         def handle_error(self, request: Any, client_address: Any) -> None:
             """A client that gave up (timeout, retry) is expected: no traceback on stderr."""
@@ -397,6 +443,7 @@ class ScriptedOpenAIServer:
         behaviours: Mapping[str, Behaviour] | None = None,
         record: bool = False,
         hard_failures: list[HardFailure] | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> None:
         if not ipaddress.ip_address(host).is_loopback:
             raise UsageError(f"the test server binds to loopback only, not {host}")
@@ -408,11 +455,17 @@ class ScriptedOpenAIServer:
         self._server.recorded = [] if record else None
         self._server.record_lock = threading.Lock()
         self._server.hard_failures = list(hard_failures or [])
+        self._server.limiter = RateLimiter(rate_limits) if rate_limits else None
         self._thread: threading.Thread | None = None
 
     @property
     def recorded(self) -> list[dict[str, Any]]:
         """The completion requests' bodies so far, in arrival order (with ``record=True``)."""
+        return [json.loads(sent.body) for sent in self.sent]
+
+    @property
+    def sent(self) -> list[Sent]:
+        """The completion requests as they arrived: raw body and headers (``record=True``)."""
         with self._server.record_lock:
             return list(self._server.recorded or [])
 

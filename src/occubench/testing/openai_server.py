@@ -3,7 +3,8 @@
 ``--flaky-rate 0.3`` makes it fail that share of the distinct completion requests on
 their first attempt (429, 500, timeout, dropped connection, malformed body; seeded by
 ``--flaky-seed``), to try a client's retry settings offline; with ``--flaky-per-attempt``
-every attempt fails with that probability (a retry can fail again).
+every attempt fails with that probability (a retry can fail again). ``--rpm`` and
+``--tpm`` limit requests and tokens per minute, answering 429 with a Retry-After.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from occubench.testing._openai_server import (
     Flakiness,
     ScriptedOpenAIServer,
 )
+from occubench.testing._rate_limits import RateLimits
 
 
 def main() -> None:
@@ -48,6 +50,8 @@ def main() -> None:
         action="store_true",
         help="fail every attempt with that probability, independently",
     )
+    parser.add_argument("--rpm", type=float, help="requests per minute (429 beyond)")
+    parser.add_argument("--tpm", type=float, help="tokens per minute (429 beyond)")
     args = parser.parse_args()
     flaky = (
         Flakiness(
@@ -60,7 +64,14 @@ def main() -> None:
         if args.flaky_rate > 0
         else None
     )
-    with ScriptedOpenAIServer(args.host, args.port, args.latency, flaky=flaky) as server:
+    limits = (
+        RateLimits(requests_per_minute=args.rpm, tokens_per_minute=args.tpm)
+        if args.rpm or args.tpm
+        else None
+    )
+    with ScriptedOpenAIServer(
+        args.host, args.port, args.latency, flaky=flaky, rate_limits=limits
+    ) as server:
         print(f"serving {server.base_url}", flush=True)
         try:
             while True:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspect_ai.model import ChatMessageAssistant, ModelOutput
 from pydantic_core import PydanticSerializationError
+
+if TYPE_CHECKING:
+    from inspect_ai.model import ModelOutput
 
 _RAW_SURROGATE = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
 _JSON_ESCAPE = re.compile(
@@ -86,6 +88,8 @@ def clean_json(value: Any) -> Any:
 
 def clean_output(output: ModelOutput) -> ModelOutput:
     """``output`` with its completion, error and messages serializable (changed in place)."""
+    from inspect_ai.model import ChatMessageAssistant
+
     output.completion = escape_invalid(output.completion)
     if output.error is not None:
         output.error = escape_invalid(output.error)

@@ -31,8 +31,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rich.markup import escape
 
-from occubench.redaction import redact
-
 _ESCAPES = re.compile(
     r"""
     \x1b\[[0-?]*[ -/]*[@-~]                 # CSI: ESC [ params intermediates final
@@ -53,6 +51,8 @@ def strip_controls(text: str) -> str:
 
 def terminal_plain(text: object) -> str:
     """Return ``text`` ready for a console printing without markup: redacted, controls stripped."""
+    from occubench.redaction import redact  # with Inspect's hooks: when text is shown
+
     return strip_controls(redact(str(text)))
 
 

@@ -5,7 +5,8 @@ observations, a third party replays a run without paying for its simulator, and 
 can author answers. ``World`` is the store (a folder of append-only segments that many
 processes write at once, or one packed file); the key functions say what an answer is
 recorded under; ``world_stats``, ``verify_world``, ``merge_worlds`` and ``export_world``
-are the ``occubench world`` commands' work.
+are the ``occubench world`` commands' work; ``shared_world`` opens a world once per process
+for every sample of a run.
 """
 
 from occubench.worlds._models import (
@@ -38,12 +39,19 @@ from occubench.worlds._operations import (
     world_stats,
 )
 from occubench.worlds._read import ProblemKind, WorldProblem
+from occubench.worlds._shared import (
+    WORLD_METADATA,
+    WorldInLog,
+    close_shared_worlds,
+    shared_world,
+)
 from occubench.worlds._store import Answer, EntryTooLarge, Record, World
 
 __all__ = [
     "ANSWER_FIELDS",
     "RAW_ARGUMENTS",
     "WORLD_FORMAT",
+    "WORLD_METADATA",
     "Answer",
     "AuthorStats",
     "ContextStats",
@@ -56,6 +64,7 @@ __all__ = [
     "World",
     "WorldContext",
     "WorldEntry",
+    "WorldInLog",
     "WorldLimits",
     "WorldManifest",
     "WorldMode",
@@ -65,10 +74,12 @@ __all__ = [
     "WrittenWorld",
     "canonical_arguments",
     "canonical_json",
+    "close_shared_worlds",
     "entry_key",
     "env_digest",
     "export_world",
     "merge_worlds",
+    "shared_world",
     "text_digest",
     "verify_world",
     "world_stats",
