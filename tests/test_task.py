@@ -4,6 +4,7 @@ import sys
 import pytest
 
 from conftest import RELEASE_IDS, run_task
+from occubench.agent import episode_in
 
 
 def test_all_sample_tasks_run_and_are_graded(tmp_path):
@@ -20,8 +21,8 @@ def test_all_sample_tasks_run_and_are_graded(tmp_path):
     assert log.eval.task_version == "0.1.0"
     for sample in log.samples:
         assert sample.role_usage["simulator"].input_tokens > 0  # usage set offline
-        steps = sample.store["Episode:steps"]
-        assert len(steps) == sample.store["Episode:tool_calls"] > 0
+        episode = episode_in(sample.store)
+        assert len(episode.steps) == episode.tool_calls > 0
 
 
 def test_inspect_cli_entry_point(tmp_path):

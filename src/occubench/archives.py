@@ -370,7 +370,7 @@ def _data_start(file: io.BufferedReader, info: zipfile.ZipInfo, what: str) -> in
     if len(header) != 30 or not header.startswith(_LOCAL_HEADER):
         raise ArchiveRefused(f"refused: {what}'s member {info.filename!r} has no local header")
     name_length, extra_length = struct.unpack("<HH", header[26:30])
-    return info.header_offset + 30 + name_length + extra_length
+    return info.header_offset + 30 + int(name_length) + int(extra_length)
 
 
 def _inflated(window: _Window, info: zipfile.ZipInfo) -> Iterator[bytes]:

@@ -65,7 +65,18 @@ class UsageError(ValueError):
     """
 
 
-class InfrastructureError(RuntimeError):
+class SourcedError(Exception):
+    """An exception that says which part of a run it comes from (``ErrorSource``).
+
+    ``error_source`` reads ``source`` from the class of a logged exception; an exception
+    of any other class is the harness's.
+    """
+
+    source: ClassVar[ErrorSource]
+    """The part of a run an exception of this class comes from."""
+
+
+class InfrastructureError(SourcedError, RuntimeError):
     """A failure of the harness's parts, never the agent's: see ``ErrorSource``."""
 
     source: ClassVar[ErrorSource] = ErrorSource.HARNESS
@@ -106,7 +117,13 @@ def exception_name(traceback: str) -> str | None:
 
 
 def error_source(traceback: str) -> ErrorSource:
-    """Which part failed, from the traceback Inspect logged for an errored sample."""
+    """Which part failed, from the traceback Inspect logged for an errored sample.
+
+    A provider's exception (or one raised in a provider's frames) is the provider's; an
+    occubench exception whose class is a ``SourcedError`` names its own source (the class
+    is imported by its logged name and its ``source`` read); anything else is the
+    harness's.
+    """
     name = exception_name(traceback)
     if name is None:
         return ErrorSource.HARNESS
@@ -121,8 +138,6 @@ def error_source(traceback: str) -> ErrorSource:
             found = getattr(importlib.import_module(module), cls, None)
         except ImportError:
             found = None
-        if isinstance(found, type) and issubclass(found, InfrastructureError):
+        if isinstance(found, type) and issubclass(found, SourcedError):
             return found.source
-        if isinstance(found, type) and found.__name__ == "DatasetError":
-            return ErrorSource.DATASET
     return ErrorSource.HARNESS

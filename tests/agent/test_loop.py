@@ -13,6 +13,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall
 
 from conftest import SCRIPTED_ROLES, make_dataset, run_task, tool
+from occubench.agent import episode_in
 from occubench.errors import BudgetExhausted, ErrorSource, error_source
 from occubench.scripted import BEHAVIOURS
 from occubench.scripted._provider import to_output
@@ -64,13 +65,14 @@ def test_thirty_calls_in_one_message_under_a_cap_of_five(tmp_path):
     (sample,) = log.samples
     assert sample.error is None
     assert len(asked) == 5 and [f'"A-{i}"' in a for i, a in enumerate(asked)] == [True] * 5
-    assert sample.store["Episode:tool_calls"] == 5 and len(sample.store["Episode:steps"]) == 5
+    episode = episode_in(sample.store)
+    assert episode.tool_calls == 5 and len(episode.steps) == 5
     results = [m for m in sample.messages if isinstance(m, ChatMessageTool)]
     assert len(results) == 30  # every call answered: 5 observations, then 25 errors
     assert all(m.error is None for m in results[:5])
     assert all(m.error is not None and m.error.type == "limit" for m in results[5:])
     assert "budget exhausted (5 calls)" in results[5].error.message
-    assert sample.store["Episode:stop_reason"] == "tool_call_limit"
+    assert episode.stop_reason == "tool_call_limit"
 
 
 def test_a_call_the_budget_refused_errors_the_sample_even_under_the_paper_rule(tmp_path):
@@ -83,4 +85,4 @@ def test_a_call_the_budget_refused_errors_the_sample_even_under_the_paper_rule(t
     log = run_task(tmp_path / "logs", agent=agent, protocol="paper")
     (sample,) = log.samples[:1]
     assert sample.error is not None and error_source(sample.error.traceback) is ErrorSource.BUDGET
-    assert not sample.scores and sample.store.get("Episode:stop_reason") != "agent_error"
+    assert not sample.scores and episode_in(sample.store).stop_reason != "agent_error"

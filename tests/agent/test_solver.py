@@ -1,6 +1,7 @@
 from inspect_ai.model import ChatMessageTool
 
 from conftest import SCRIPTED_ROLES, replay, run_task
+from occubench.agent import episode_in
 
 
 def tool_messages(sample):
@@ -14,7 +15,8 @@ def test_bad_arguments_never_reach_the_simulator(tmp_path):
     (msg,) = tool_messages(sample)
     assert msg.error is not None and msg.error.type == "parsing"
     assert "patient_id" in msg.error.message
-    assert sample.store["Episode:tool_calls"] == 0 and sample.store["Episode:steps"] == []
+    episode = episode_in(sample.store)
+    assert episode.tool_calls == 0 and episode.steps == []
     assert "simulator" not in sample.role_usage
 
 
@@ -23,7 +25,7 @@ def test_unknown_tool_is_an_error_observation(tmp_path):
     sample = run_task(tmp_path, agent=agent, task_ids="11").samples[0]
     (msg,) = tool_messages(sample)
     assert msg.error is not None and "launch_rocket" in msg.error.message
-    assert sample.store["Episode:tool_calls"] == 0
+    assert episode_in(sample.store).tool_calls == 0
     assert sample.scores["occubench_scorer"].metadata["stop_reason"] == "answered"
 
 
@@ -31,8 +33,9 @@ def test_tool_call_limit_stops_the_loop(tmp_path):
     agent = replay({"tool": "get_patient_vitals", "arguments": {"patient_id": "P-2231"}})
     sample = run_task(tmp_path, agent=agent, task_ids="11", max_tool_calls=3).samples[0]
     assert sample.error is None
-    assert sample.store["Episode:tool_calls"] == 3
-    assert sample.store["Episode:stop_reason"] == "tool_call_limit"
+    episode = episode_in(sample.store)
+    assert episode.tool_calls == 3
+    assert episode.stop_reason == "tool_call_limit"
     score = sample.scores["occubench_scorer"]
     assert score.value == "I" and score.answer == ""  # no final answer was given
 

@@ -5,7 +5,7 @@ from inspect_ai.model import ChatMessageTool, ModelOutput, get_model
 from conftest import run_task
 from occubench.agent import episode_in
 from occubench.errors import ErrorSource, error_source
-from occubench.worlds import WORLD_METADATA, World, close_shared_worlds
+from occubench.worlds import WORLD_METADATA, ObservationSource, World, close_shared_worlds
 
 
 class Counted:
@@ -44,7 +44,7 @@ def observations(log):
 
 
 def sources(log):
-    return [[s.get("source") for s in episode_in(s.store).steps] for s in log.samples]
+    return [[s.source for s in episode_in(s.store).steps] for s in log.samples]
 
 
 def test_a_recorded_run_replays_without_a_simulator_call(tmp_path):
@@ -53,7 +53,7 @@ def test_a_recorded_run_replays_without_a_simulator_call(tmp_path):
     recorded = run_task(tmp_path / "a", roles=roles(first), world=str(world))
     assert first.calls > 0
     assert all(s.error is None for s in recorded.samples)
-    assert {x for row in sources(recorded) for x in row} == {"simulator"}
+    assert {x for row in sources(recorded) for x in row} == {ObservationSource.SIMULATOR}
     noted = recorded.eval.metadata[WORLD_METADATA]
     assert noted["mode"] == "record" and noted["variant"] == 0 and noted["entries"] == 0
     close_shared_worlds()
@@ -64,7 +64,7 @@ def test_a_recorded_run_replays_without_a_simulator_call(tmp_path):
     second = Counted()
     replayed = run_task(tmp_path / "b", roles=roles(second), world=str(world), world_mode="replay")
     assert second.calls == 0
-    assert {x for row in sources(replayed) for x in row} == {"world"}
+    assert {x for row in sources(replayed) for x in row} == {ObservationSource.WORLD}
     assert observations(replayed) == observations(recorded)
     verdicts = [[s.scores[k].value for k in s.scores] for s in recorded.samples]
     assert [[s.scores[k].value for k in s.scores] for s in replayed.samples] == verdicts
@@ -109,7 +109,7 @@ def test_replay_live_answers_the_rest_live_and_records_nothing(tmp_path):
     )
     (sample,) = log.samples
     assert sample.error is None and counter.calls > 0
-    assert {x for row in sources(log) for x in row} == {"live"}
+    assert {x for row in sources(log) for x in row} == {ObservationSource.LIVE}
     close_shared_worlds()
     assert len(World.open(world, writable=False).keys()) == keys
 

@@ -169,6 +169,7 @@ FAULT = {
     "explicit": True,
     "applied": True,
     "changes": [],
+    "seen_by_agent": {"error": "internal server error"},
     "retried_later": True,
 }
 

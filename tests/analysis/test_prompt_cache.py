@@ -5,6 +5,7 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
 from conftest import run_task
+from occubench.agent import episode_in
 from occubench.analysis import PrefixShare, prefix_share
 
 STEPS_ROLES = {"simulator": "occubench/echo-simulator", "verifier": "occubench/scripted-judge"}
@@ -46,10 +47,10 @@ def test_simulator_prompts_are_prefixes_of_the_next(tmp_path, env_mode):
     )
     assert log.status == "success"
     for sample in log.samples:
-        assert sample.store["Episode:tool_calls"] == 16
+        assert episode_in(sample.store).tool_calls == 16
         share = prefix_share(sample.events)
-        explicit = [f for f in sample.store["Episode:fault_log"] if f["explicit"]]
+        explicit = [f for f in episode_in(sample.store).fault_log if f.explicit]
         assert share.prompts == 16 - len(explicit)
         assert share.share >= 0.9 and share.exact_pairs == share.pairs
     if env_mode == "E3":
-        assert any(f["explicit"] for s in log.samples for f in s.store["Episode:fault_log"])
+        assert any(f.explicit for s in log.samples for f in episode_in(s.store).fault_log)

@@ -18,7 +18,7 @@ from occubench.agent import episode_in
 from occubench.cli import app
 from occubench.fidelity import GoldMetric, GoldReport, SimulatorComparison
 from occubench.results import log_files, read_runs
-from occubench.worlds import EntrySource, World
+from occubench.worlds import EntrySource, ObservationSource, World
 
 runner = CliRunner()
 TASKS = list(range(1001, 1011))
@@ -108,7 +108,7 @@ def test_a_run_replays_the_gold_world_without_a_simulator(gold, tmp_path):
     assert len(rows) == 10 and all(r.passed for r in rows)
     for log in {r.log for r in rows}:
         for sample in read_eval_log(log).samples:
-            assert {s.get("source") for s in episode_in(sample.store).steps} == {"world"}
+            assert {s.source for s in episode_in(sample.store).steps} == {ObservationSource.WORLD}
 
 
 def test_audit_against_gold_catches_each_flawed_simulator_on_its_own_metric(gold, tmp_path):

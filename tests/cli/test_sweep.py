@@ -6,6 +6,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from typer.testing import CliRunner
 
 from conftest import RELEASE_DIR
+from occubench.agent import episode_in
 from occubench.cli import app
 from occubench.dataset import TASKS_FILE, reference_suite_dir
 
@@ -95,8 +96,9 @@ def test_sweep_sets_explicit_state_and_a_fault_family(tmp_path):
     assert result.exit_code == 0, result.output
     (log,) = list_eval_logs(str(tmp_path / "logs"), recursive=True)
     sample = read_eval_log(log.name).samples[0]
-    assert sample.store["Episode:state"]["patient_vitals"]["heart_rate"] == 128
-    assert {f["family"] for f in sample.store["Episode:fault_log"]} == {"latency"}
+    episode = episode_in(sample.store)
+    assert episode.state is not None and episode.state["patient_vitals"]["heart_rate"] == 128
+    assert {f.family for f in episode.fault_log} == {"latency"}
     checks = sample.scores["occubench_scorer"].metadata["checks"]
     assert [c["passed"] for c in checks if c["check"]["kind"] == "state_equals"] == [True]
 

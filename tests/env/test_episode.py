@@ -85,7 +85,7 @@ def test_steps_refuse_bad_calls_and_report_faults():
     assert not_json.refused.value == "not_json"
     assert [s.call_index for s in steps] == list(range(16))
     faulted = [s for s in steps if s.faults]
-    assert faulted and all(f["explicit"] for s in faulted for f in s.faults)
+    assert faulted and all(f.explicit for s in faulted for f in s.faults)
     assert all("error" in json.loads(s.observation) for s in faulted)
     assert grade.passed is False and episode.record.stop_reason == "answered"
     assert len(episode.record.fault_log) == sum(len(s.faults) for s in steps)

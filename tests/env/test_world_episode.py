@@ -7,7 +7,7 @@ from inspect_ai.model import ModelOutput, get_model
 
 from occubench.env import ToolCallAction, make_episode
 from occubench.scripted import BEHAVIOURS
-from occubench.worlds import World, close_shared_worlds
+from occubench.worlds import ObservationSource, World, close_shared_worlds
 
 TASK = 1002
 
@@ -54,8 +54,8 @@ def test_an_episode_replays_its_world_under_the_same_faults(tmp_path):
     assert first.calls > 0 and second.calls == 0
     assert seen_two == seen_one and grade_two.passed == grade_one.passed
     assert two.record.fault_log == one.record.fault_log
-    sources = [s.get("source") for s in two.record.steps]
-    explicit = [s for s in two.record.steps if s.get("failed")]
-    assert explicit and all(s.get("source") is None for s in explicit)  # never in the world
-    assert set(sources) - {None} == {"world"}
+    sources = [s.source for s in two.record.steps]
+    explicit = [s for s in two.record.steps if s.failed]
+    assert explicit and all(s.source is None for s in explicit)  # never in the world
+    assert set(sources) - {None} == {ObservationSource.WORLD}
     assert len(World.open(world, writable=False).keys()) == len(sources) - len(explicit)

@@ -218,6 +218,7 @@ def test_refused_calls_are_noted(tmp_path):
     from inspect_ai.tool import ToolCall, ToolCallError
 
     from occubench.export import exported_messages
+    from occubench.faults import InjectedFault
 
     messages = [
         ChatMessageAssistant(content="", tool_calls=[ToolCall(id="a", function="t", arguments={})]),
@@ -227,7 +228,15 @@ def test_refused_calls_are_noted(tmp_path):
         ChatMessageAssistant(content="", tool_calls=[ToolCall(id="b", function="t", arguments={})]),
         ChatMessageTool(content='{"error": "HTTP 500"}', tool_call_id="b", function="t"),
     ]
-    fault = {"call_index": 0, "kind": "http_500", "explicit": True, "changes": ["error returned"]}
+    fault = InjectedFault(
+        call_index=0,
+        tool="t",
+        kind="http_500",
+        explicit=True,
+        applied=True,
+        changes=["error returned"],
+        seen_by_agent={"error": "HTTP 500"},
+    )
     out = exported_messages(messages, [fault])
     assert out[1].faults[0].kind == "refused" and out[1].faults[0].changes == ["bad"]
     assert out[3].faults[0].kind == "http_500"  # the first call that reached the environment

@@ -6,6 +6,7 @@ import json
 from inspect_ai.model import ChatMessageTool
 
 from conftest import run_task
+from occubench.agent import episode_in
 from occubench.faults import FaultEvent, FaultKind, FaultPlan, FaultSession, FaultSettings
 
 REFERENCE = {"dataset": "reference", "with_plan": True}
@@ -31,8 +32,8 @@ def test_explicit_fault_then_clean_retry():
     assert session.before_call(2, "get", {}) is None  # transient: then clean
     assert asyncio.run(session.after_call(2, "get", {}, {"a": 1})) == {"a": 1}
     log = session.log()
-    assert [f["call_index"] for f in log] == [0, 1] and all(f["explicit"] for f in log)
-    assert log[0]["retried_later"] is True and log[1]["retried_later"] is True
+    assert [f.call_index for f in log] == [0, 1] and all(f.explicit for f in log)
+    assert log[0].retried_later is True and log[1].retried_later is True
 
 
 def test_implicit_fault_degrades_only_the_agents_copy():
@@ -42,7 +43,7 @@ def test_implicit_fault_degrades_only_the_agents_copy():
     seen = asyncio.run(session.after_call(0, "list", {}, clean))
     assert len(seen["items"]) in (1, 2) and len(clean["items"]) == 4
     (fault,) = session.log()
-    assert fault["seen_by_agent"] == seen and fault["applied"] and not fault["retried_later"]
+    assert fault.seen_by_agent == seen and fault.applied and not fault.retried_later
 
 
 def test_settings_choose_the_engine():
@@ -67,21 +68,21 @@ def test_log_matches_what_the_agent_saw_and_simulator_keeps_truth(tmp_path):
     )
     for sample in log.samples:
         results = [m for m in sample.messages if isinstance(m, ChatMessageTool)]
-        faults = sample.store["Episode:fault_log"]
-        steps = sample.store["Episode:steps"]
-        assert faults and len(results) == sample.store["Episode:tool_calls"] == len(steps)
+        episode = episode_in(sample.store)
+        faults, steps = episode.fault_log, episode.steps
+        assert faults and len(results) == episode.tool_calls == len(steps)
         for fault in faults:
-            assert json.loads(results[fault["call_index"]].text) == fault["seen_by_agent"]
-            step = steps[fault["call_index"]]
-            assert step["failed"] is fault["explicit"]
-            if not fault["explicit"] and fault["applied"]:
-                assert step["observation"] != fault["seen_by_agent"]  # history kept the truth
-        assert sample.store["Episode:fault_plan"]["env_mode"] == "E3"
+            assert json.loads(results[fault.call_index].text) == fault.seen_by_agent
+            step = steps[fault.call_index]
+            assert step.failed is fault.explicit
+            if not fault.explicit and fault.applied:
+                assert step.observation != fault.seen_by_agent  # history kept the truth
+        assert episode.fault_plan is not None and episode.fault_plan.env_mode == "E3"
         assert sample.scores["occubench_scorer"].value == "C"
 
 
 def fault_logs(log):
-    return {s.id: s.store["Episode:fault_log"] for s in log.samples}
+    return {s.id: episode_in(s.store).fault_log for s in log.samples}
 
 
 def test_same_seed_same_faults_other_seed_other_faults(tmp_path):
@@ -109,7 +110,8 @@ def test_prompt_engine_appends_rules_and_injects_nothing(tmp_path):
     from inspect_ai.log import resolve_sample_attachments
 
     sample = resolve_sample_attachments(log.samples[0])
-    assert sample.store["Episode:fault_log"] == [] and sample.store["Episode:fault_plan"] is None
+    episode = episode_in(sample.store)
+    assert episode.fault_log == [] and episode.fault_plan is None
     system = next(e for e in sample.events if e.event == "model" and e.role == "simulator").input[0]
     assert "fault" in system.text.lower()
 
@@ -118,4 +120,4 @@ def test_real_model_path_with_faults_on_the_sample(tmp_path):
     """--env-mode E2 works with any Inspect model for agent and simulator."""
     log = run_task(tmp_path, env_mode="E2", fault_count=1, fault_duration=1)
     assert log.status == "success" and all(s.error is None for s in log.samples)
-    assert any(s.store["Episode:fault_log"] for s in log.samples)
+    assert any(episode_in(s.store).fault_log for s in log.samples)

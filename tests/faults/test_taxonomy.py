@@ -7,7 +7,9 @@ import pytest
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from conftest import run_task
+from occubench.agent import episode_in
 from occubench.config import RunConfig
+from occubench.dataset import PlanStep
 from occubench.faults import (
     EnvMode,
     FaultEvent,
@@ -19,7 +21,11 @@ from occubench.faults import (
     make_fault_plan,
 )
 
-CRITICAL = [("get_a", {"id": "A"}), ("list_b", {}), ("get_c", {"id": "C"})]
+CRITICAL = [
+    PlanStep(tool="get_a", arguments={"id": "A"}),
+    PlanStep(tool="list_b"),
+    PlanStep(tool="get_c", arguments={"id": "C"}),
+]
 
 
 def context(**kw):
@@ -78,7 +84,7 @@ def test_family_events_are_seeded_and_shaped():
     assert events != make_family_events(families, context(seed=1))
     by = {f: [e for e in events if e.source == f.value] for f in families}
     (down,) = by[FaultFamily.PERSISTENT]
-    assert down.tool in {t for t, _ in CRITICAL} and down.duration is None
+    assert down.tool in {c.tool for c in CRITICAL} and down.duration is None
     assert len(by[FaultFamily.TARGETED]) == 2
     assert {e.kind.is_explicit for e in by[FaultFamily.TARGETED]} == {True, False}
     for family in (FaultFamily.CASCADING, FaultFamily.SEMANTIC, FaultFamily.LATENCY):
@@ -96,7 +102,7 @@ def test_persistent_tool_stays_down_others_work():
     for i in range(1, 6):
         assert s.before_call(i, "get_a", {"id": "A"})["error"]["code"] == "SERVICE_DOWN"
     assert s.before_call(6, "list_b", {}) is None
-    assert {f["family"] for f in s.log()} == {"persistent"} and len(s.log()) == 5
+    assert {f.family for f in s.log()} == {"persistent"} and len(s.log()) == 5
 
 
 def test_cascading_fails_every_tool_in_its_window():
@@ -141,7 +147,7 @@ def test_targeted_implicit_degrades():
     seen = asyncio.run(s.after_call(0, "list_b", {}, {"items": [{"id": i} for i in range(5)]}))
     assert len(seen["items"]) <= 2
     (fault,) = s.log()
-    assert fault["family"] == "targeted" and fault["kind"] == "truncated_list"
+    assert fault.family == "targeted" and fault.kind == "truncated_list"
 
 
 def test_semantic_and_latency_change_only_what_they_say():
@@ -162,8 +168,8 @@ def test_semantic_and_latency_change_only_what_they_say():
         "amount": 2,
     }
     semantic, latency = s.log()
-    assert semantic["changes"] == ["changed $.amount"] and not semantic["explicit"]
-    assert latency["changes"] == ["answered 0.01 s late"]
+    assert semantic.changes == ["changed $.amount"] and not semantic.explicit
+    assert latency.changes == ["answered 0.01 s late"]
 
 
 def test_families_alone_make_a_session():
@@ -183,9 +189,11 @@ def test_families_end_to_end(tmp_path):
         fault_latency=0.001,
     )
     for sample in log.samples:
-        plan = sample.store["Episode:fault_plan"]
-        assert {e["source"] for e in plan["events"]} == {"persistent", "semantic", "latency"}
-        families = {f["family"] for f in sample.store["Episode:fault_log"]}
+        episode = episode_in(sample.store)
+        assert episode.fault_plan is not None
+        events = episode.fault_plan.events
+        assert {e.source for e in events} == {"persistent", "semantic", "latency"}
+        families = {f.family for f in episode.fault_log}
         assert "persistent" in families and "semantic" in families
         score = sample.scores["occubench_scorer"]
         assert score.value == "I"  # a tool never came back (and semantic faults fool it)

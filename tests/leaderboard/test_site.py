@@ -8,7 +8,8 @@ import pytest
 
 from leaderboard.sites import make_site
 from occubench.bundle import BundleClass, Outcome, verify_bundle
-from occubench.leaderboard import tie_ranks
+from occubench.errors import UsageError
+from occubench.leaderboard import build_site, tie_ranks
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +102,11 @@ def test_the_published_rows_are_stated_values_only(site):
     (row,) = data.published.rows
     assert row.modes == {"E0": 0.7, "E1": 0.6, "E2": 0.5, "E3": None} and row.r is None
     assert "never ranked with them" in data.published.apart
+
+
+def test_no_bundle_or_one_given_twice_is_bad_input(site, tmp_path):
+    _, _, paths = site
+    with pytest.raises(UsageError, match="no bundle given"):
+        build_site([], tmp_path / "none")
+    with pytest.raises(UsageError, match="the same bundle is given twice"):
+        build_site([paths["paper"], paths["paper"]], tmp_path / "twice", resamples=50)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from occubench.errors import UsageError
 from occubench.play import (
     FieldKind,
     FormProblems,
@@ -82,7 +83,7 @@ def test_typed_text_gives_the_value_of_its_field(name, text, value):
 )
 def test_text_of_the_wrong_kind_is_refused_with_the_reason(name, text, problem):
     field = next(f for f in TOOL.fields if f.name == name)
-    with pytest.raises(ValueError, match=problem):
+    with pytest.raises(UsageError, match=problem):
         field_value(field, text)
 
 

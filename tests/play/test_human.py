@@ -62,7 +62,7 @@ def test_a_session_logs_the_sample_a_model_making_the_same_moves_logs(tmp_path):
     )
     result = run_play(setup, desk)
     assert result.passed is True and result.stop_reason == "answered" and result.tool_calls == 4
-    assert [f["kind"] for f in result.faults] == ["connection_refused"]
+    assert [f.kind for f in result.faults] == ["connection_refused"]
 
     first, second = desk.turns[:2]
     assert first.number == 1 and first.entries == [] and "N4-S2" in first.instruction
@@ -123,7 +123,7 @@ def test_a_person_only_answers_at_a_desk():
 
 @pytest.mark.parametrize("name", ["9lives", "a b", "x" * 41, "eve/../x", ""])
 def test_a_player_name_that_is_not_one_is_refused(name):
-    with pytest.raises(ValueError, match="letter"):
+    with pytest.raises(UsageError, match="letter"):
         human_model(name, ScriptDesk([]))
 
 

@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from conftest import HANG_BOUND
+from occubench.faults import InjectedFault
 from occubench.play import (
     MAX_PLAY_FORM_BYTES,
     Entry,
@@ -223,13 +224,15 @@ def test_the_verdict_then_the_end_of_the_session(session):
         follow_redirects=False,
     )
     assert session.handed() == Move(answer="Wait at most 10 minutes.")
-    fault = {
-        "call_index": 0,
-        "tool": "get_protocol",
-        "kind": "connection_refused",
-        "explicit": True,
-        "changes": ["error returned; the simulator was not called"],
-    }
+    fault = InjectedFault(
+        call_index=0,
+        tool="get_protocol",
+        kind="connection_refused",
+        explicit=True,
+        applied=True,
+        changes=["error returned; the simulator was not called"],
+        seen_by_agent=None,
+    )
     session.desk.finish(
         PlayResult(
             log="/logs/x.eval",

@@ -18,6 +18,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from typer.testing import CliRunner
 
 from conftest import run_task
+from occubench.agent import episode_in
 from occubench.cli import app
 from occubench.dataset import (
     CONFIGS_DIR,
@@ -522,7 +523,7 @@ def test_malformed_tool_calls_get_error_observations(tmp_path):
     assert all(m.error is not None and m.error.type == "parsing" for m in results[: len(BAD_CALLS)])
     assert results[len(BAD_CALLS)].error is None  # the huge note reached the simulator
     assert results[-1].error.type == "parsing"
-    assert sample.store["Episode:tool_calls"] == 1  # only the well-formed call was simulated
+    assert episode_in(sample.store).tool_calls == 1  # only the well-formed call was simulated
     assert sample.scores["occubench_scorer"].value in ("C", "I")
 
 

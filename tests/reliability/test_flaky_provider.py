@@ -16,6 +16,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from conftest import HANG_BOUND, HANG_LIMIT, RELEASE_IDS
+from occubench.agent import episode_in
 from occubench.testing._openai_server import (
     TRANSIENT_KINDS,
     FailureKind,
@@ -133,7 +134,7 @@ def summary(log_dir) -> dict:
             "error": s.error.message if s.error else None,
             "verdict": score.value,
             "votes": [(v["is_correct"], v["feedback"]) for v in score.metadata["votes"]],
-            "stop": s.store["Episode:stop_reason"],
+            "stop": episode_in(s.store).stop_reason,
             "messages": [
                 (
                     m.role,

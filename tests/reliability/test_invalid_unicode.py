@@ -22,6 +22,7 @@ from inspect_ai.tool import ToolInfo
 from typer.testing import CliRunner, Result
 
 from conftest import make_dataset, tool
+from occubench.agent import episode_in
 from occubench.cli import app
 from occubench.scripted import BEHAVIOURS, Reply
 from occubench.scripted._simulated import observation_reply
@@ -135,10 +136,10 @@ def test_half_emojis_from_every_role_reach_the_log_escaped(
         (observed,) = [m for m in sample.messages if isinstance(m, ChatMessageTool)]
         seen = loads(observed.text)  # the agent's text: JSON, the escape decodes to six characters
         assert seen["tenant"] == f"J{SHOWN} Doe" and seen["contact"] == f"K{SHOWN} Roe"
-        (step,) = sample.store["Episode:steps"]
+        (step,) = episode_in(sample.store).steps
         if protocol == "occubench":  # the store keeps the parsed observation
-            assert step["observation"]["tenant"] == f"J{SHOWN} Doe"
-            assert step["observation"]["contact"] == f"K{SHOWN} Roe"
+            assert step.observation["tenant"] == f"J{SHOWN} Doe"
+            assert step.observation["contact"] == f"K{SHOWN} Roe"
         for vote in sample.scores["occubench_scorer"].metadata["votes"]:
             assert vote["is_correct"] is True
             assert vote["feedback"].startswith(f"J{SHOWN} Doe / K{SHOWN} Roe: ")

@@ -105,7 +105,7 @@ def expected_rate(rows, agent, mode):
     """CR by the judge's rule, from the fault log: explicit faults under half the calls."""
     chosen = [r for r in rows if r.agent_model == agent and r.env_mode == mode]
     passes = [
-        agent == SCHEMA and 2 * sum(f["explicit"] for f in r.faults) < r.tool_calls for r in chosen
+        agent == SCHEMA and 2 * sum(f.explicit for f in r.faults) < r.tool_calls for r in chosen
     ]
     return sum(passes) / len(passes)
 

@@ -30,7 +30,15 @@ PASSES = {  # agent -> passes out of 10 tasks in E0, E1, E2
     "b/brittle": (10, 0, 0),  # R = 0, nothing under faults
     "c/shaky": (8, 0, 5),  # R = 0 too, but half of E2
 }
-FAULT = {"tool": "read", "explicit": True, "applied": True, "retried_later": False}
+FAULT = {
+    "call_index": 0,
+    "tool": "read",
+    "explicit": True,
+    "applied": True,
+    "changes": ["error returned; the simulator was not called"],
+    "seen_by_agent": {"error": "unavailable"},
+    "retried_later": False,
+}
 KINDS = ("http_500", "timeout")
 PAYLOAD = "<script>document.title='PWNED'</script><b id=bold>x</b>"
 

@@ -70,7 +70,9 @@ def test_grid_expands_to_runs_then_shards(tmp_path):
     ]
     careful = [r for r in runs if r.agent == "occubench/careful"]
     assert {r.agent_label for r in careful} == {"occubench/careful[reasoning_effort=high]"}
-    assert all(r.generate == {Role.AGENT: {"reasoning_effort": "high"}} for r in careful)
+    assert all(
+        r.model_dump()["generate"] == {Role.AGENT: {"reasoning_effort": "high"}} for r in careful
+    )
     assert all(r.resources == {"node:a": 0.01} for r in careful)
     assert len({r.log_dir for r in runs}) == len(runs)
 
@@ -142,7 +144,7 @@ def test_override_names_the_users_models_and_keeps_variants():
         simulators=["google/s"],
     )
     assert len(effort.agents) == 10 and not placeholders(effort)
-    assert sorted({a.generate["reasoning_effort"] for a in effort.agents}) == [
+    assert sorted({a.generate.reasoning_effort for a in effort.agents}) == [
         "high",
         "low",
         "medium",
@@ -164,7 +166,7 @@ def test_shipped_paper_sweeps_follow_the_paper_protocol_at_high_effort():
     for sweep in load_sweeps(["paper-*"]):
         runs = expand_sweep(override(sweep, agents=["openai/a"], simulators=["google/s"]))
         assert all(r.config.protocol == "paper" for r in runs)
-        efforts = {r.generate.get(Role.AGENT, {}).get("reasoning_effort") for r in runs}
+        efforts = {r.generate_config(Role.AGENT).reasoning_effort for r in runs}
         if sweep.name == "paper-reasoning-effort":
             assert efforts == {"none", "low", "medium", "high", "xhigh"}
         else:
@@ -205,7 +207,8 @@ def test_alias_expansion_is_counted_before_any_object_is_built(tmp_path):
         "name: shared\nagents:\n  - {model: m/a, generate: &g {temperature: 0}}\n"
         "  - {model: m/b, generate: *g}\nsimulators: [m/s]\n"
     )
-    assert [a.generate for a in load_sweep(shared).agents] == [{"temperature": 0}] * 2
+    given = [a.generate.model_dump(exclude_unset=True) for a in load_sweep(shared).agents]
+    assert given == [{"temperature": 0}] * 2
 
 
 def test_a_cycle_a_deep_nesting_or_a_large_file_is_refused(tmp_path):
@@ -246,3 +249,29 @@ def test_the_grid_is_sized_before_it_is_expanded(tmp_path):
     assert len(sweep.configs()) * 4 == MAX_SWEEP_RUNS
     with pytest.raises(ValidationError, match="is 20,000 runs"):  # more agents: over again
         override(sweep, agents=["m/a", "m/b"])  # x 2 generate variants
+
+
+def test_generation_settings_are_typed_and_written_as_given(tmp_path):
+    agent = {"model": "m/a", "generate": {"reasoning_effort": "high", "temperature": 0.5}}
+    data = {
+        **GRID,
+        "agents": [agent],
+        "agent_generate": {"top_p": 0.9, "temperature": 1.0},
+        "simulators": [{"model": "m/s", "generate": {"temperature": 0.0}}],
+        "verifiers": [None],
+        "grid": {},
+    }
+    sweep = load_sweep(write(tmp_path, data))
+    assert sweep.model_dump(mode="json")["agents"][0]["generate"] == agent["generate"]
+    (run,) = expand_sweep(sweep)
+    config = run.generate_config(Role.AGENT)  # the validated GenerateConfig, merged
+    assert (config.reasoning_effort, config.temperature, config.top_p) == ("high", 0.5, 0.9)
+    assert run.generate_config(Role.SIMULATOR).temperature == 0.0
+    assert run.model_dump(mode="json")["generate"] == {  # the fields given, nothing else
+        "agent": {"top_p": 0.9, "temperature": 0.5, "reasoning_effort": "high"},
+        "simulator": {"temperature": 0.0},
+    }
+    assert type(run).model_validate_json(run.model_dump_json()) == run  # as a worker reads it
+    unknown = {**data, "agents": [{"model": "m/a", "generate": {"temprature": 1}}]}
+    with pytest.raises(ValidationError, match="unknown generation settings: temprature"):
+        load_sweep(write(tmp_path, unknown))

@@ -3,12 +3,17 @@
 from inspect_ai.model import get_model
 
 from conftest import run_task
+from occubench.agent import episode_in
 from occubench.dataset import reference_suite_dir
 
 
 def busy_steps(log):
     return [
-        [i for i, s in enumerate(sample.store["Episode:steps"]) if "UNAVAILABLE" in str(s)]
+        [
+            i
+            for i, s in enumerate(episode_in(sample.store).steps)
+            if "UNAVAILABLE" in str(s.model_dump(exclude_none=True))
+        ]
         for sample in sorted(log.samples, key=lambda s: s.id)
     ]
 

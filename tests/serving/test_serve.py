@@ -127,12 +127,12 @@ def check_session(seen: dict, log_dir: Path) -> None:
     log, row = the_log(log_dir)
     assert row.passed is True and row.error is None and row.env_mode == "E2"
     assert row.agent_model == "MCP client" and row.stop_reason == "answered"
-    applied = [f for f in row.faults if f["applied"]]
+    applied = [f for f in row.faults if f.applied]
     assert applied, "E2 degrades at least one read of this task"
     # the client saw exactly the degraded copy the fault log records
     seen_texts = [json.loads(text) for _, text in seen["observations"]]
     for fault in applied:
-        assert seen_texts[fault["call_index"]] == fault["seen_by_agent"]
+        assert seen_texts[fault.call_index] == fault.seen_by_agent
     from inspect_ai.log import read_eval_log
 
     sample = read_eval_log(log).samples[0]

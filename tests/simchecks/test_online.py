@@ -4,6 +4,7 @@ import pytest
 from inspect_ai.model import get_model
 
 from conftest import run_task
+from occubench.agent import episode_in
 from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import reference_suite_dir
 from occubench.report import build_report, report_tables
@@ -35,10 +36,10 @@ def checked_run(log_dir, simulator, fallback=None, **task_args):
 
 def failed_kinds(log):
     return {
-        f["kind"]
+        f.kind.value
         for sample in log.samples
-        for step in sample.store["Episode:steps"]
-        for f in (step.get("check") or {}).get("failures", [])
+        for step in episode_in(sample.store).steps
+        for f in (step.check.failures if step.check else [])
     }
 
 
@@ -46,8 +47,9 @@ def test_the_canned_simulator_passes_every_check(tmp_path):
     log = checked_run(tmp_path, "occubench/canned")
     assert failed_kinds(log) == set()
     for sample in log.samples:
-        assert sample.store["Episode:simulator_suspect"] is False
-        assert sample.store["Episode:sim_checked"] == sample.store["Episode:tool_calls"] > 0
+        episode = episode_in(sample.store)
+        assert episode.simulator_suspect is False
+        assert episode.sim_checked == episode.tool_calls > 0
     calls = [e for e in log.samples[0].events if e.event == "model" and e.role == "simulator"]
     system = calls[0].input[0].text
     system = log.samples[0].attachments.get(system.removeprefix("attachment://"), system)
@@ -66,22 +68,23 @@ def test_each_flawed_simulator_is_caught_by_its_own_check(tmp_path, simulator):
         assert kinds == {"fabrication"}
     if simulator == "occubench/omitting":
         assert kinds == {"initial_state"}
-    suspect = [s for s in log.samples if s.store["Episode:simulator_suspect"]]
+    suspect = [episode_in(s.store) for s in log.samples if episode_in(s.store).simulator_suspect]
     assert suspect, simulator
-    step = next(st for s in suspect for st in s.store["Episode:steps"] if st.get("check"))
-    check = step["check"]
+    step = next(st for e in suspect for st in e.steps if st.check)
+    check = step.check
+    assert check is not None
     # the simulator was re-asked once, with the problem named, and both answers are logged
-    assert check["reask_model"] == simulator and check["suspect"] is True
-    assert check["reask_failures"] and step["attempts"] == 2
+    assert check.reask_model == simulator and check.suspect is True
+    assert check.reask_failures and step.attempts == 2
 
 
 def test_a_fallback_simulator_repairs_the_observations(tmp_path):
     log = checked_run(tmp_path, "occubench/fabricating", fallback="occubench/canned")
-    steps = [st for s in log.samples for st in s.store["Episode:steps"] if st.get("check")]
-    assert steps and all(st["check"]["kept"] == "reask" for st in steps)
-    assert all(st["check"]["reask_failures"] == [] for st in steps)
-    assert all(st["check"]["rejected"] is not None for st in steps)
-    assert not any(s.store["Episode:simulator_suspect"] for s in log.samples)
+    checks = [st.check for s in log.samples for st in episode_in(s.store).steps if st.check]
+    assert checks and all(c.kept == "reask" for c in checks)
+    assert all(c.reask_failures == [] for c in checks)
+    assert all(c.rejected is not None for c in checks)
+    assert not any(episode_in(s.store).simulator_suspect for s in log.samples)
     assert "simulator_fallback" in log.samples[0].role_usage
 
 
@@ -92,15 +95,15 @@ def test_checks_off_leave_no_mark(tmp_path, protocol, sim_checks):
     log = checked_run(
         tmp_path, "occubench/fabricating", sim_checks=sim_checks, protocol=protocol, task_ids="1001"
     )
-    sample = log.samples[0]
-    assert sample.store.get("Episode:simulator_suspect") is None
-    assert sample.store.get("Episode:sim_checked") is None
+    episode = episode_in(log.samples[0].store)
+    assert episode.simulator_suspect is None
+    assert episode.sim_checked is None
     assert failed_kinds(log) == set()
 
 
 def test_the_occubench_protocol_checks_by_default(tmp_path):
     log = checked_run(tmp_path, "occubench/fabricating", sim_checks=None, task_ids="1001")
-    assert log.samples[0].store["Episode:simulator_suspect"] is True
+    assert episode_in(log.samples[0].store).simulator_suspect is True
     assert ResolvedRun.of(RunConfig(protocol="occubench")).points.sim_checks
     assert not ResolvedRun.of(RunConfig(protocol="paper")).points.sim_checks
     # left to the protocol, the checks give way to faults the simulator is told to make

@@ -5,6 +5,7 @@ import pytest
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from conftest import run_task
+from occubench.agent import episode_in
 from occubench.simulator import PatchError, Simulator, SimulatorError, apply_reply_patch
 
 STATE = {"orders": [{"id": "A1", "status": "open"}], "count": 1}
@@ -85,10 +86,11 @@ def test_patch_that_never_applies_is_an_infrastructure_error():
 def test_explicit_run_logs_the_state_after_every_step(tmp_path):
     log = run_task(tmp_path, task_ids="26", state_mode="explicit")
     sample = log.samples[0]
-    steps = sample.store["Episode:steps"]
-    assert steps and all("state" in s and "patch" in s for s in steps)
-    assert [s["state"]["last_action"] for s in steps] == [s["tool"] for s in steps]
-    assert sample.store["Episode:state"]["last_action"] == steps[-1]["tool"]
+    episode = episode_in(sample.store)
+    steps = episode.steps
+    assert steps and all(s.state is not None and s.patch is not None for s in steps)
+    assert [s.state["last_action"] for s in steps if s.state] == [s.tool for s in steps]
+    assert episode.state is not None and episode.state["last_action"] == steps[-1].tool
     assert log.eval.metadata["config"]["state_mode"] == "explicit"
 
 

@@ -3,6 +3,7 @@
 import pytest
 
 from conftest import run_task
+from occubench.agent import episode_in
 from occubench.testing._openai_server import ScriptedOpenAIServer
 
 
@@ -23,7 +24,7 @@ def test_full_run_over_http(tmp_path, monkeypatch):
         requests = dict(server.stats.requests)
     assert log.status == "success"
     assert [s.scores["occubench_scorer"].value for s in log.samples] == ["C"] * 3
-    tool_calls = sum(s.store["Episode:tool_calls"] for s in log.samples)
+    tool_calls = sum(episode_in(s.store).tool_calls for s in log.samples)
     assert requests["echo-simulator"] == tool_calls
     assert requests["schema-agent"] == tool_calls + 3  # one more turn per task: the answer
     assert requests["scripted-judge"] == 9  # 3 votes x 3 tasks

@@ -3,6 +3,7 @@
 from occubench.agent._arguments import (
     BadToolCall,
     CallProblem,
+    LooseArguments,
     checked_arguments,
     loose_arguments,
     tool_schema,
@@ -60,6 +61,7 @@ __all__ = [
     "expected_calls",
     "inspect_agent",
     "limited_tools",
+    "LooseArguments",
     "loose_arguments",
     "occubench_agent",
     "open_environment",

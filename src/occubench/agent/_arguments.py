@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from jsonschema import Draft7Validator
 
@@ -106,18 +106,23 @@ def checked_arguments(
     return value
 
 
-def loose_arguments(arguments: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], str]:
-    """The paper's rule: no check. The parsed object (or {}) and the raw text passed on.
+class LooseArguments(NamedTuple):
+    """A call's arguments under the paper's rule: passed on unchecked."""
 
-    The simulator is shown the raw text (it absorbs a malformed call); the parsed object
-    only serves fault matching.
-    """
+    parsed: dict[str, Any]
+    """The parsed object, or {} (fault matching only)."""
+    raw: str
+    """The text the simulator is shown (it absorbs a malformed call)."""
+
+
+def loose_arguments(arguments: str | Mapping[str, Any] | None) -> LooseArguments:
+    """The paper's rule: no check. The parsed object (or {}) and the raw text passed on."""
     if isinstance(arguments, Mapping):
         given = clean_json(dict(arguments))
-        return given, json.dumps(given, ensure_ascii=False)
+        return LooseArguments(given, json.dumps(given, ensure_ascii=False))
     raw = escape_invalid(arguments or "")
     try:
         parsed = loads(raw) if raw.strip() else {}
     except (json.JSONDecodeError, RecursionError, ValueError):
         parsed = {}
-    return (parsed if isinstance(parsed, dict) else {}), raw
+    return LooseArguments(parsed if isinstance(parsed, dict) else {}, raw)

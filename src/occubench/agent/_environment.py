@@ -8,14 +8,14 @@ alike whoever makes the calls, and the simulator is asked in the protocol's layo
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, model_roles
 
 from occubench.agent._state import Episode
 from occubench.agent._tool_layer import ToolLayer
 from occubench.config import ResolvedRun, RunConfig
-from occubench.dataset import EnvConfig, TaskRecord
+from occubench.dataset import EnvConfig, PlanStep, TaskRecord
+from occubench.errors import UsageError
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
 from occubench.simchecks import ObservationChecker
@@ -182,15 +182,14 @@ def check_model() -> Model | None:
     """The ``simulator_fallback`` role, re-asked after a failed online check (None: unbound)."""
     chosen = model_roles().get(Role.SIMULATOR_FALLBACK.value)
     if isinstance(chosen, list):
-        raise ValueError(f"role {Role.SIMULATOR_FALLBACK.value!r} must be one model, not a list")
+        raise UsageError(f"role {Role.SIMULATOR_FALLBACK.value!r} must be one model, not a list")
     return chosen
 
 
-def critical_calls(task: TaskRecord) -> list[tuple[str, dict[str, Any]]]:
+def critical_calls(task: TaskRecord) -> list[PlanStep]:
     """The calls a targeted fault may hit: the plan's critical steps (all, if none marked)."""
     steps = task.reference_plan.steps if task.reference_plan else []
-    marked = [s for s in steps if s.critical] or steps
-    return [(s.tool, s.arguments) for s in marked]
+    return [s for s in steps if s.critical] or list(steps)
 
 
 def expected_calls(task: TaskRecord) -> int | None:

@@ -25,6 +25,7 @@ from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
 from occubench.config import ResolvedRun
 from occubench.dataset import EnvConfig, TaskRecord
+from occubench.errors import UsageError
 from occubench.roles import Role
 
 
@@ -44,7 +45,7 @@ def create_agent(name: str, tools: Sequence[ToolDef], arguments: dict[str, Any])
     """An Inspect agent by registry name (``react``) or ``module:function``, given the tools.
 
     Raises:
-        ValueError: the agent cannot be found, or does not take ``tools`` and the
+        UsageError: the agent cannot be found, or does not take ``tools`` and the
             arguments given.
     """
     factory: Any
@@ -55,15 +56,15 @@ def create_agent(name: str, tools: Sequence[ToolDef], arguments: dict[str, Any])
         else:
             factory = None
     except (ImportError, AttributeError) as e:
-        raise ValueError(f"agent {name!r} not found: {e}") from None
+        raise UsageError(f"agent {name!r} not found: {e}") from None
     try:
         if factory is not None:
             return factory(tools=list(tools), **arguments)  # type: ignore[no-any-return]
         return registry_create("agent", name, tools=list(tools), **arguments)
     except LookupError as e:
-        raise ValueError(f"agent {name!r} is not in Inspect's registry: {e}") from None
+        raise UsageError(f"agent {name!r} is not in Inspect's registry: {e}") from None
     except TypeError as e:
-        raise ValueError(
+        raise UsageError(
             f"agent {name!r} must accept tools=... and the agent_args given: {e}"
         ) from None
 

@@ -8,6 +8,9 @@ from typing import Any
 from inspect_ai.util import Store, StoreModel
 from pydantic import Field
 
+from occubench.faults import FaultPlan, InjectedFault
+from occubench.simulator import SimStep
+
 
 class StopReason(StrEnum):
     """Why the agent loop ended (a ``StrEnum``: shown as its value in reports)."""
@@ -29,10 +32,15 @@ class StopReason(StrEnum):
 
 
 class Episode(StoreModel):
-    """Per-sample record of the interaction, kept in the log under ``Episode:*``."""
+    """Per-sample record of the interaction, kept in the log under ``Episode:*``.
 
-    steps: list[dict[str, Any]] = Field(
-        default_factory=list, description="Simulator history: SimStep dumps, in call order."
+    The log holds each field as JSON (a step without its None fields, a fault plan and
+    the fault log with theirs, as before they were typed); reading a logged store
+    (``episode_in``) gives the typed records back.
+    """
+
+    steps: list[SimStep] = Field(
+        default_factory=list, description="Simulator history, in call order."
     )
     tool_calls: int = Field(default=0, description="Tool calls that reached the tool layer.")
     turns: int = Field(default=0, description="Model turns of the agent.")
@@ -48,8 +56,10 @@ class Episode(StoreModel):
         default=None, description="Explicit state mode: the state after the last step."
     )
     stop_reason: StopReason | None = Field(default=None, description="Why the loop ended.")
-    fault_plan: dict[str, Any] | None = Field(default=None, description="FaultPlan dump.")
-    fault_log: list[dict[str, Any]] = Field(
+    fault_plan: FaultPlan | None = Field(
+        default=None, description="The fault plan injected by code (None: no code faults)."
+    )
+    fault_log: list[InjectedFault] = Field(
         default_factory=list, description="Every injected fault, in call order."
     )
     sim_checked: int | None = Field(

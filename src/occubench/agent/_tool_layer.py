@@ -15,6 +15,7 @@ from inspect_ai.tool import ToolDef
 
 from occubench.agent._state import Episode
 from occubench.dataset import EnvConfig, ToolSpec, tool_params
+from occubench.faults import InjectedFault
 from occubench.simulator import Simulator
 
 
@@ -31,7 +32,7 @@ class FaultHook(Protocol):
     ) -> dict[str, Any]:
         """The observation the agent sees (possibly degraded)."""
 
-    def log(self) -> list[dict[str, Any]]:
+    def log(self) -> list[InjectedFault]:
         """Every fault injected so far."""
 
 
@@ -67,7 +68,7 @@ class ToolLayer:
                 return observation.text
             return json.dumps(seen, ensure_ascii=False)
         finally:
-            self.episode.steps = [s.model_dump(exclude_none=True) for s in self.simulator.steps]
+            self.episode.steps = list(self.simulator.steps)
             self.episode.state = self.simulator.state
             if self.simulator.checker is not None:
                 self.episode.sim_checked = self.simulator.checked

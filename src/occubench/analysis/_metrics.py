@@ -31,6 +31,8 @@ from occubench.analysis._stats import (
 )
 from occubench.costs import PriceTable, cost_summary, row_cost
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.errors import UsageError
+from occubench.faults import InjectedFault
 from occubench.results import SampleRow
 from occubench.roles import Role
 
@@ -128,7 +130,7 @@ class GroupRate(RateRow):
 def rates(rows: Sequence[SampleRow], dimension: str = "overall") -> list[GroupRate]:
     """Completion rates per setup, env mode and group of ``dimension`` (Wilson 95%)."""
     if dimension not in DIMENSIONS:
-        raise ValueError(f"unknown dimension {dimension!r}; known: {', '.join(DIMENSIONS)}")
+        raise UsageError(f"unknown dimension {dimension!r}; known: {', '.join(DIMENSIONS)}")
     key = DIMENSIONS[dimension]
     out: list[GroupRate] = []
     for (agent, simulator, mode, name), members in group(
@@ -472,8 +474,8 @@ class FaultRecovery(MetricRow):
     hit_high: float = Field(description="Wilson 95% interval of hit_rate, high end.")
 
 
-def _applied(row: SampleRow, kind: str) -> list[dict]:
-    return [f for f in row.faults if f.get("applied", True) and kind in (ALL, f.get("kind"))]
+def _applied(row: SampleRow, kind: str) -> list[InjectedFault]:
+    return [f for f in row.faults if f.applied and kind in (ALL, f.kind)]
 
 
 def fault_recovery(rows: Sequence[SampleRow]) -> list[FaultRecovery]:
@@ -482,11 +484,11 @@ def fault_recovery(rows: Sequence[SampleRow]) -> list[FaultRecovery]:
     for (agent, simulator, mode), members in group(
         _scored(rows), lambda r: (*setup_of(r), r.env_mode)
     ).items():
-        kinds = sorted({f.get("kind", "") for r in members for f in _applied(r, ALL)})
+        kinds = sorted({f.kind for r in members for f in _applied(r, ALL)})
         for kind in [ALL, *kinds] if kinds else ():
             faults = [f for r in members for f in _applied(r, kind)]
             hit = [r for r in members if _applied(r, kind)]
-            retried = sum(bool(f.get("retried_later")) for f in faults)
+            retried = sum(f.retried_later for f in faults)
             passed = sum(bool(r.passed) for r in hit)
             retry, cr = wilson_interval(retried, len(faults)), wilson_interval(passed, len(hit))
             out.append(

@@ -25,6 +25,8 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import ArrayLike
 
+from occubench.errors import UsageError
+
 BASELINE_MODE = "E0"
 PERTURBED_MODES = ("E1", "E2", "E3")
 
@@ -161,7 +163,7 @@ def _bootstrap(
 
 def _check_resamples(n_resamples: int) -> None:
     if n_resamples < 1:
-        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+        raise UsageError(f"n_resamples must be positive, got {n_resamples}")
 
 
 def _count_bootstrap(

@@ -55,6 +55,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any, TypeAlias
 
 import numpy as np
 from pydantic import Field
@@ -66,6 +67,7 @@ from occubench.defaults import (
     DEFAULT_MDD_POWER,
     DEFAULT_VARIANCE_RESAMPLES,
 )
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 
 LEVELS = ("task", "simulator", "agent", "judge")
@@ -76,7 +78,7 @@ PAIR_LEVELS = ("task", "within")
 
 _NAN = float("nan")
 
-Tree = list
+Tree: TypeAlias = list[Any]
 """A nested design: a list of children (lists), down to leaf outcomes (floats)."""
 
 
@@ -91,7 +93,9 @@ class _TaskSums:
     c: np.ndarray  # (T, L, L) df-weighted mean child coefficients: c[t, j, k] for k > j
 
 
-def _summarise(node: Tree | float, level: int, depth: int, out: dict) -> tuple[float, np.ndarray]:
+def _summarise(
+    node: Tree | float, level: int, depth: int, out: dict[str, np.ndarray]
+) -> tuple[float, np.ndarray]:
     """Mean and H coefficients (indexed by level) of a node; accumulate a, b, c in ``out``."""
     if level == depth:
         return float(node), np.zeros(depth + 1)  # type: ignore[arg-type]
@@ -227,12 +231,14 @@ class VarianceReport(MetricRow):
 def mdd_factor(power: float = DEFAULT_MDD_POWER, alpha: float = DEFAULT_MDD_ALPHA) -> float:
     """z_{1-alpha/2} + z_{power}: the MDD is this times the standard error of a difference."""
     if not 0 < power < 1 or not 0 < alpha < 1:
-        raise ValueError(f"power and alpha must be in (0, 1), got {power}, {alpha}")
+        raise UsageError(f"power and alpha must be in (0, 1), got {power}, {alpha}")
     normal = NormalDist()
     return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
 
 
-def cr_variance(task: float, simulator: float, agent: float, tasks: int, sims: int, epochs: int):
+def cr_variance(
+    task: float, simulator: float, agent: float, tasks: int, sims: int, epochs: int
+) -> float:
     """Variance of the CR of a balanced design (module doc)."""
     if min(tasks, sims, epochs) < 1:
         raise ValueError("tasks, simulators and epochs must be at least 1")
@@ -322,7 +328,8 @@ def _design_coefficients(trees: Sequence[Tree]) -> np.ndarray:
 
 def _design_variance(components: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
     """The CR variance for raw components (one row per resample, or one vector)."""
-    return np.nan_to_num(np.clip(components, 0, None)) @ coefficients
+    variance: np.ndarray = np.nan_to_num(np.clip(components, 0, None)) @ coefficients
+    return variance
 
 
 def variance_report(

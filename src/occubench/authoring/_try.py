@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import ChatMessage, Model, ModelOutput, get_model
+from inspect_ai.model import ChatMessage, Model, ModelOutput
 from pydantic import BaseModel, Field
 
 from occubench.agent import BadToolCall, checked_arguments, environment_simulator, loose_arguments
-from occubench.calls import ResilientModel, resilient
+from occubench.calls import ResilientModel, named_model, resilient
 from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import load_env
 from occubench.errors import UsageError
@@ -122,7 +122,7 @@ async def try_call(
             parsed, raw = loose_arguments(arguments)
     except BadToolCall as bad:
         raise UsageError(f"--args: {bad.message}") from None
-    built = simulator if isinstance(simulator, Model) else get_model(simulator, memoize=False)
+    built = simulator if isinstance(simulator, Model) else named_model(simulator, memoize=False)
     model = _recording(built)
     observed, error = None, None
     try:

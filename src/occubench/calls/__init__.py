@@ -29,7 +29,13 @@ from occubench.calls._concurrency import (
     limit_for,
     reset_concurrency,
 )
-from occubench.calls._model import CallGate, ResilientModel, gated_calls, resilient
+from occubench.calls._model import (
+    CallGate,
+    ResilientModel,
+    gated_calls,
+    named_model,
+    resilient,
+)
 from occubench.calls._replay import AttemptChain, ReplayHooks, current_chain, request_key
 from occubench.calls._tokens import (
     approx_tokens,
@@ -58,6 +64,7 @@ __all__ = [
     "is_unreadable",
     "limit_for",
     "request_key",
+    "named_model",
     "reset_concurrency",
     "resilient",
     "watch_answers",

@@ -12,7 +12,8 @@ with two additions, both at the call:
   the run, if any (``gated_calls``: the spending limit's).
 
 ``resilient`` makes one from any model; every model occubench builds or is given for a
-run goes through it (the runner, the gym API, synthesis, the audit).
+run goes through it (the runner, the gym API, synthesis, the audit). ``named_model``
+builds one from a name the user gave.
 """
 
 from __future__ import annotations
@@ -32,12 +33,14 @@ from inspect_ai.model import (
     Model,
     ModelOutput,
     StreamHandler,
+    get_model,
 )
 from inspect_ai.tool import Tool, ToolChoice, ToolDef, ToolInfo, ToolSource
 from inspect_ai.util import store_as
 
 from occubench.calls._answers import CallCounts, count_unreadable, is_unreadable, watch_answers
 from occubench.calls._replay import current_chain, request_key, tool_info
+from occubench.errors import UsageError
 
 NOT_GIVEN: Any = inspect.signature(Model.generate).parameters["cache"].default
 """Inspect's "not given" default of ``cache`` (its sentinel, taken from its signature)."""
@@ -186,3 +189,29 @@ def resilient(model: Model, replay: bool = True) -> ResilientModel:
     made.replay = replay
     watch_answers(made.api)
     return made
+
+
+def named_model(
+    name: str,
+    config: GenerateConfig | None = None,
+    *,
+    memoize: bool = True,
+    replay: bool = True,
+    prepare: Callable[[Model], object] | None = None,
+) -> ResilientModel:
+    """The model of a name the user gave (``provider/model``), built by Inspect, resilient.
+
+    ``prepare`` is called on the built model before it is made resilient (the runner's
+    fast path, which changes its provider in place).
+
+    Raises:
+        UsageError: Inspect refuses the name or its arguments (an unknown provider, a
+            model its provider does not know).
+    """
+    try:
+        built = get_model(name, config=config or GenerateConfig(), memoize=memoize)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    if prepare is not None:
+        prepare(built)
+    return resilient(built, replay=replay)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant
 from inspect_ai.tool import ToolInfo
@@ -34,7 +35,7 @@ def approx_tokens(text: str) -> int:
     return max(1, len(text) // DEFAULT_CHARS_PER_TOKEN)
 
 
-def calls_text(calls: Sequence[tuple[str, dict]]) -> str:
+def calls_text(calls: Sequence[tuple[str, dict[str, Any]]]) -> str:
     """Tool calls (name, arguments) as the JSON a provider sends or bills."""
     return json.dumps([{"name": n, "arguments": a} for n, a in calls], ensure_ascii=False)
 
@@ -59,7 +60,7 @@ def prompt_tokens(messages: Sequence[ChatMessage], tools: Sequence[ToolInfo] = (
     return sum(message_tokens(m) for m in messages) + tools_tokens(tools)
 
 
-def reply_tokens(content: str, calls: Sequence[tuple[str, dict]] = ()) -> int:
+def reply_tokens(content: str, calls: Sequence[tuple[str, dict[str, Any]]] = ()) -> int:
     """Output tokens of one reply: its text and its tool calls."""
     return approx_tokens(content + (calls_text(calls) if calls else ""))
 

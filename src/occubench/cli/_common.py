@@ -24,7 +24,7 @@ from rich.table import Column, Table
 
 from occubench.dataset import DatasetError, resolve_dataset_dir
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
-from occubench.errors import ExitCode
+from occubench.errors import ExitCode, UsageError
 from occubench.roles import Role
 from occubench.text import terminal_text
 
@@ -90,13 +90,19 @@ def exit_with(code: ExitCode) -> NoReturn:
     raise typer.Exit(int(code))
 
 
+BAD_INPUT_ERRORS: tuple[type[Exception], ...] = (UsageError, ValidationError, FileNotFoundError)
+"""What a command reports as bad input: ``UsageError`` (``DatasetError`` among them), a
+pydantic model refusing what the user gave, a file or folder the user named that is not
+there. Any other exception, a ``ValueError`` included, is a bug: it keeps its traceback."""
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Report bad input as a clear message and exit 2, without a traceback.
+    """Report bad input (``BAD_INPUT_ERRORS``) as a clear message and exit 2, no traceback.
 
     Messages may quote the input, so they are printed with control sequences stripped
     and rich markup escaped. A log folder that cannot take the run (``LogFolderError``)
-    is one line too, with exit code 1.
+    is one line too, with exit code 1. Anything else propagates with its traceback.
     """
     try:
         yield
@@ -111,7 +117,7 @@ def user_errors() -> Iterator[None]:
             line = terminal_text(error_line(err))
             err_console.print(f"[bold red]Error[/]: {line}", highlight=False)
         exit_with(ExitCode.BAD_INPUT)
-    except (ValueError, FileNotFoundError) as e:
+    except BAD_INPUT_ERRORS as e:
         err_console.print(f"[bold red]Error[/]: {terminal_text(e)}", highlight=False)
         exit_with(ExitCode.BAD_INPUT)
     except RuntimeError as e:
@@ -129,7 +135,8 @@ def error_line(err: Mapping[str, Any]) -> str:
     where = ".".join(str(p) for p in err["loc"])
     value = err.get("input")
     shown = repr(value) if not isinstance(value, dict | list) and len(repr(value)) <= 80 else ""
-    return (f"{where}: " if where else "") + err["msg"] + (f" (got {shown})" if shown else "")
+    message = str(err["msg"])
+    return (f"{where}: " if where else "") + message + (f" (got {shown})" if shown else "")
 
 
 _NAMES = ("scenario", "industry", "domain")
@@ -275,24 +282,24 @@ def model_roles(given: Mapping[str, Any]) -> dict[Role, str]:
     ``--model-role ROLE=MODEL`` (repeatable) is Inspect's spelling of the same thing.
 
     Raises:
-        ValueError: an unknown role, a role named twice with two models, no simulator.
+        UsageError: an unknown role, a role named twice with two models, no simulator.
     """
     roles = {role: given[name] for role, name in _ROLE_OPTIONS.items() if given.get(name)}
     for item in given.get("model_role") or []:
         name, sep, model = item.partition("=")
         allowed = {role.value: role for role in _ROLE_OPTIONS}
         if not sep or not model.strip():
-            raise ValueError(f"--model-role {item!r}: give ROLE=MODEL, e.g. simulator=openai/gpt-5")
+            raise UsageError(f"--model-role {item!r}: give ROLE=MODEL, e.g. simulator=openai/gpt-5")
         role = allowed.get(name.strip().lower())
         if role is None:
-            raise ValueError(
+            raise UsageError(
                 f"--model-role {item!r}: unknown role {name!r}; use {', '.join(allowed)}"
             )
         if roles.get(role, model.strip()) != model.strip():
-            raise ValueError(f"two models for the {role.value} role: {roles[role]}, {model}")
+            raise UsageError(f"two models for the {role.value} role: {roles[role]}, {model}")
         roles[role] = model.strip()
     if Role.SIMULATOR not in roles:
-        raise ValueError(
+        raise UsageError(
             "no simulator model: give --simulator-model MODEL (or --model-role simulator=MODEL)"
         )
     return {role: roles[role] for role in _ROLE_OPTIONS if role in roles}

@@ -32,6 +32,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from occubench.config import aliases, cli_of, default_of
+from occubench.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,10 +44,10 @@ def executor_named(value: str) -> str:
     """``--executor``'s value as one of ``EXECUTORS`` (any case), as a setting's choice is read.
 
     Raises:
-        ValueError: not one of them.
+        UsageError: not one of them.
     """
     if value.lower() not in EXECUTORS:
-        raise ValueError(f"executor: {value!r} is not one of {', '.join(EXECUTORS)}")
+        raise UsageError(f"executor: {value!r} is not one of {', '.join(EXECUTORS)}")
     return value.lower()
 
 

@@ -96,15 +96,13 @@ def audit(
     Parts: fabrication, omission, determinism, schema conformity, unknown-id handling
     and, with a verifier, rule invention.
     """
-    from inspect_ai.model import get_model
-
-    from occubench.calls import resilient
+    from occubench.calls import named_model
     from occubench.fidelity import NO_VERIFIER, audit_tables, gold_audit, run_audit
 
     with user_errors():
         data = load_dataset(dataset_dir(chosen["dataset"]))
-        models = [resilient(get_model(name)) for name in simulator_model]
-        judge = resilient(get_model(verifier_model)) if verifier_model else None
+        models = [named_model(name) for name in simulator_model]
+        judge = named_model(verifier_model) if verifier_model else None
         world = audit_world(chosen)
     if gold is not None:
         with user_errors():

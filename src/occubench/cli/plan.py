@@ -9,6 +9,7 @@ from rich.table import Table
 
 from occubench.cli._common import console, user_errors
 from occubench.defaults import DEFAULT_MDD_ALPHA, DEFAULT_MDD_POWER, DEFAULT_VARIANCE_RESAMPLES
+from occubench.errors import UsageError
 from occubench.text import terminal_text
 
 
@@ -35,10 +36,10 @@ def plan(
 
     with user_errors():
         if mdd <= 0:
-            raise ValueError(f"--mdd must be positive, got {mdd}")
+            raise UsageError(f"--mdd must be positive, got {mdd}")
         rows = read_runs(logs)
         if not any(r.passed is not None for r in rows):
-            raise ValueError("the pilot logs hold no scored sample")
+            raise UsageError("the pilot logs hold no scored sample")
         noise = variance_report(
             rows, power=power, alpha=alpha, n_resamples=DEFAULT_VARIANCE_RESAMPLES
         )

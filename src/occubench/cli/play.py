@@ -102,10 +102,10 @@ def print_result(result: PlayResult, who: str = "you") -> None:
     if result.faults:
         _say(f"Faults {who} met ({len(result.faults)}):")
         for fault in result.faults:
-            how = "an error instead of the answer" if fault.get("explicit") else "answer changed"
-            changes = "; ".join(fault.get("changes") or [])
-            where = f"call {int(fault.get('call_index', 0)) + 1} ({fault.get('tool', '')})"
-            _say(f"  {terminal_plain(where)}: {terminal_plain(fault.get('kind', ''))}, {how}: ")
+            how = "an error instead of the answer" if fault.explicit else "answer changed"
+            changes = "; ".join(fault.changes)
+            where = f"call {fault.call_index + 1} ({fault.tool})"
+            _say(f"  {terminal_plain(where)}: {terminal_plain(fault.kind)}, {how}: ")
             _say(f"    {terminal_plain(changes)}")
     else:
         _say(f"Faults {who} met: none.")

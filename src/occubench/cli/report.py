@@ -12,6 +12,7 @@ from occubench.cli._common import console, from_options, user_errors
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.errors import UsageError
 from occubench.report import ReportFormat
 from occubench.text import markdown_cell, terminal_text
 
@@ -119,13 +120,13 @@ def report(
     with user_errors():
         unknown = [d for d in by if d not in DIMENSIONS]
         if unknown:
-            raise ValueError(f"unknown breakdown {', '.join(unknown)}; use {', '.join(DIMENSIONS)}")
+            raise UsageError(f"unknown breakdown {', '.join(unknown)}; use {', '.join(DIMENSIONS)}")
         table = load_prices(prices) if prices is not None else None
         stated = load_published(published) if published is not None else None
         judged = _reviews(reviews) if reviews is not None else None
         rows = read_runs(logs)
         if not rows:
-            raise ValueError(f"no samples in {', '.join(logs)}")
+            raise UsageError(f"no samples in {', '.join(logs)}")
         groups = comparable_groups(rows)
         results = [
             build_report(

@@ -10,6 +10,7 @@ import typer
 
 from occubench.cli._common import console, user_errors, warn_if_exposed
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
+from occubench.errors import UsageError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -56,7 +57,7 @@ def review(
             console.print(f"Wrote {len(reviews)} review(s) to {export}", markup=False)
             return
         if not logs and store.sample_count() == 0:
-            raise ValueError(f"{db} holds no sample yet: give the logs to review")
+            raise UsageError(f"{db} holds no sample yet: give the logs to review")
         rows = read_runs(logs or [])
         added = store.add_samples(rows, read_trajectories(rows)) if rows else 0
         listener = _listen(host, port)

@@ -43,6 +43,8 @@ from occubench.roles import Role
 from occubench.text import terminal_text
 
 if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig
+
     from occubench.costs import PriceTable, Spend
     from occubench.scale import Interruption, RunSpec, ShardResult
 
@@ -78,7 +80,9 @@ _MAX_TOKENS_FIELDS = {
 }
 
 
-def generation_settings(given: dict[str, Any]) -> tuple[dict[Role, dict[str, Any]], dict[str, int]]:
+def generation_settings(
+    given: dict[str, Any],
+) -> tuple[dict[Role, GenerateConfig], dict[str, int]]:
     """``--temperature``, ``--reasoning-effort`` (GenerateConfig per role) and ``--max-tokens``.
 
     Returns the settings per role and the ``RunConfig`` max-tokens fields to set (the
@@ -87,16 +91,17 @@ def generation_settings(given: dict[str, Any]) -> tuple[dict[Role, dict[str, Any
     Raises:
         UsageError: an unknown role or value.
     """
-    settings: dict[Role, dict[str, Any]] = {}
+    values: dict[Role, dict[str, Any]] = {}
     for option, field, parse in (
         ("--temperature", "temperature", _number),
         ("--reasoning-effort", "reasoning_effort", lambda v: v.lower()),
     ):
         for role, value in role_values(option, given[field], parse).items():
-            settings.setdefault(role, {})[field] = value
-    for role, values in settings.items():
+            values.setdefault(role, {})[field] = value
+    settings: dict[Role, GenerateConfig] = {}
+    for role, fields in values.items():
         try:
-            checked_generate(values)
+            settings[role] = checked_generate(fields)
         except ValueError as e:
             raise UsageError(f"{role.value}: {e}".splitlines()[0]) from None
     max_tokens = {}
@@ -253,7 +258,10 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
         options = from_options(EvalOptions, given)
         executor = check_executor(executor_named(given["executor"]))
-        resources = json.loads(given["ray_resources"]) if given["ray_resources"] else {}
+        try:
+            resources = json.loads(given["ray_resources"]) if given["ray_resources"] else {}
+        except json.JSONDecodeError as e:
+            raise UsageError(f"--ray-resources is not JSON: {e}") from None
         selected = selected_task_ids(config)  # loaded once: the shard planner reuses it
         if given["limit"]:
             selected = selected[: given["limit"]]
@@ -288,7 +296,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                 )
             unbounded = unbounded_roles(config)
             if unbounded:
-                raise ValueError(
+                raise UsageError(
                     "--budget bounds each model call's cost by its max_tokens, and the "
                     f"{', '.join(r.value for r in unbounded)} calls of this protocol set none: "
                     "give them one, e.g. "

@@ -26,10 +26,10 @@ from occubench.errors import ExitCode, UsageError
 from occubench.roles import Role
 
 if TYPE_CHECKING:
-    from occubench.scale import RunSpec
+    from occubench.scale import SweepRun
 
 
-def runs_table(runs: Sequence[tuple[RunSpec, int]]) -> Table:
+def runs_table(runs: Sequence[SweepRun]) -> Table:
     """The expanded runs, one line each (``--dry-run``)."""
     table = Table(title=f"{len(runs)} runs")
     for name in (

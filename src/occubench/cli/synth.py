@@ -85,10 +85,10 @@ def synth(
 
     Running the same command again resumes: finished steps are read from OUT/work.
     """
-    from inspect_ai.model import GenerateConfig, get_model
+    from inspect_ai.model import GenerateConfig
     from inspect_ai.util import display_type
 
-    from occubench.calls import resilient
+    from occubench.calls import named_model
     from occubench.costs import load_prices
     from occubench.synthesis import (
         DATASET_DIR,
@@ -116,12 +116,10 @@ def synth(
         table = load_prices(prices) if prices else None
         config = GenerateConfig(max_connections=max_connections)
         models = SynthesisModels(  # unreadable answers retried at the call, for every role
-            generator=resilient(get_model(generator_model, config=config)),
-            agent=resilient(get_model(agent_model, config=config)),
-            simulator=resilient(get_model(simulator_model, config=config)),
-            verifier=(
-                resilient(get_model(verifier_model, config=config)) if verifier_model else None
-            ),
+            generator=named_model(generator_model, config),
+            agent=named_model(agent_model, config),
+            simulator=named_model(simulator_model, config),
+            verifier=named_model(verifier_model, config) if verifier_model else None,
         )
     os.environ.setdefault("INSPECT_DISPLAY", "none")  # our bars, not Inspect's, unless asked
     display_type()

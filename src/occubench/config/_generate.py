@@ -10,10 +10,14 @@ the agent's), a sweep file as ``generate:`` of an agent, simulator or verifier (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from occubench.errors import UsageError
 from occubench.roles import Role
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig
 
 T = TypeVar("T")
 
@@ -21,19 +25,21 @@ GENERATE_ROLES = (Role.AGENT, Role.SIMULATOR, Role.VERIFIER, Role.SIMULATOR_FALL
 """The roles a run's generation settings may name."""
 
 
-def checked_generate(value: dict[str, Any]) -> dict[str, Any]:
-    """``value`` if it is valid ``GenerateConfig`` fields; unknown fields and bad values raise.
+def checked_generate(value: Mapping[str, Any]) -> GenerateConfig:
+    """The ``GenerateConfig`` of these fields; unknown fields and bad values raise.
+
+    Its set fields (``model_fields_set``) are the ones given.
 
     Raises:
-        ValueError: a field GenerateConfig does not have, or a value it refuses.
+        UsageError: a field GenerateConfig does not have.
+        ValidationError: a value it refuses.
     """
     from inspect_ai.model import GenerateConfig  # Inspect: when a value is checked
 
     unknown = sorted(set(value) - set(GenerateConfig.model_fields))
     if unknown:
-        raise ValueError(f"unknown generation settings: {', '.join(unknown)}")
-    GenerateConfig(**value)  # validation: bad values are errors now, not at run time
-    return value
+        raise UsageError(f"unknown generation settings: {', '.join(unknown)}")
+    return GenerateConfig.model_validate(value)  # bad values are errors now, not at run time
 
 
 def role_values(
@@ -42,7 +48,7 @@ def role_values(
     """Values per role of a repeatable ``ROLE=VALUE`` option (a bare ``VALUE``: the agent).
 
     Raises:
-        ValueError: an unknown role, a value ``parse`` refuses, a role given twice.
+        UsageError: an unknown role, a value ``parse`` refuses, a role given twice.
     """
     chosen: dict[Role, T] = {}
     for item in given or []:
@@ -50,15 +56,15 @@ def role_values(
         role_name, text = (name.strip().lower(), text) if sep else (Role.AGENT.value, item)
         roles = {r.value: r for r in GENERATE_ROLES}
         if role_name not in roles:
-            raise ValueError(
+            raise UsageError(
                 f"{option} {item!r}: unknown role {role_name!r}; use {', '.join(roles)} "
                 f"(e.g. {option} simulator=VALUE)"
             )
         role = roles[role_name]
         if role in chosen:
-            raise ValueError(f"{option} given twice for the {role.value}")
+            raise UsageError(f"{option} given twice for the {role.value}")
         try:
             chosen[role] = parse(text.strip())
         except ValueError as e:
-            raise ValueError(f"{option} {item!r}: {e}") from None
+            raise UsageError(f"{option} {item!r}: {e}") from None
     return chosen

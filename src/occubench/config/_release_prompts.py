@@ -33,6 +33,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from occubench.errors import UsageError
 from occubench.faults import EnvMode, FaultRules
 
 PACKAGE = "occubench"
@@ -64,7 +65,7 @@ VERIFIER_FIELDS = frozenset(
 """The placeholders of the verifier prompt (the release's and our paraphrase's)."""
 
 
-class PromptsError(ValueError):
+class PromptsError(UsageError):
     """A clone's file is missing, over a bound or not Python, or a constant is not as expected."""
 
 

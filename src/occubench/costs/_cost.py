@@ -30,6 +30,7 @@ from pathlib import Path
 from inspect_ai.model import ModelUsage
 from pydantic import BaseModel, Field, ValidationError
 
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.roles import Role
 from occubench.text import YamlBoundError, bounded_yaml, nests_deeper
@@ -37,7 +38,7 @@ from occubench.text import YamlBoundError, bounded_yaml, nests_deeper
 PER_MTOK = 1_000_000
 
 
-class PriceError(ValueError):
+class PriceError(UsageError):
     """A price file could not be read; the message names the file and the fields."""
 
 

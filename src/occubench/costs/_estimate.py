@@ -60,7 +60,7 @@ from occubench.agent import (
 from occubench.calls import approx_tokens, message_tokens, prompt_tokens, reply_tokens
 from occubench.config import ResolvedRun
 from occubench.costs._cost import PER_MTOK, PriceTable
-from occubench.dataset import EnvConfig, TaskRecord, example_arguments, tool_params
+from occubench.dataset import EnvConfig, PlanStep, TaskRecord, example_arguments, tool_params
 from occubench.defaults import (
     DEFAULT_CHARS_PER_TOKEN,
     DEFAULT_ESTIMATE_ANSWER_TOKENS,
@@ -189,15 +189,18 @@ def _tools(env: EnvConfig) -> list[ToolInfo]:
     ]
 
 
-def planned_calls(task: TaskRecord, env: EnvConfig) -> list[tuple[str, dict[str, Any]]]:
+def planned_calls(task: TaskRecord, env: EnvConfig) -> list[PlanStep]:
     """The calls the estimate's agent makes, in order (module doc)."""
     if task.reference_plan and task.reference_plan.steps:
-        return [(s.tool, dict(s.arguments)) for s in task.reference_plan.steps]
+        return [s.model_copy(deep=True) for s in task.reference_plan.steps]
     tools = env.action_set_definitions
     if not tools:
         return []
     count = expected_calls(task) or DEFAULT_EXPECTED_TOOL_CALLS
-    return [(t.name, example_arguments(t.parameters)) for t in (tools * count)[:count]]
+    return [
+        PlanStep(tool=t.name, arguments=example_arguments(t.parameters))
+        for t in (tools * count)[:count]
+    ]
 
 
 def _observation(env: EnvConfig, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -249,7 +252,13 @@ class _Play:
         self.roles = {Role.AGENT.value: RoleTokens(), Role.SIMULATOR.value: RoleTokens()}
 
     def call(
-        self, index: int, tool: str, arguments: dict[str, Any], result: dict, *, failed: bool
+        self,
+        index: int,
+        tool: str,
+        arguments: dict[str, Any],
+        result: dict[str, Any],
+        *,
+        failed: bool,
     ) -> None:
         """One tool call: the agent's turn, the simulator's answer (unless it failed)."""
         agent = self.roles[Role.AGENT.value]
@@ -332,7 +341,8 @@ def estimate_task(
     )
     index = failed = 0
     calls = planned_calls(task, env)
-    for tool, arguments in [c for c in calls for _ in range(assumptions.calls_per_step)]:
+    for call in [c for c in calls for _ in range(assumptions.calls_per_step)]:
+        tool, arguments = call.tool, call.arguments
         for attempt in range(MAX_RETRIES_PER_CALL + 1):
             error = session.before_call(index, tool, arguments) if session else None
             play.call(
@@ -387,7 +397,7 @@ def estimate_run(
 
     Raises:
         DatasetError: the dataset is malformed or a filter names what it lacks.
-        ValueError: no dataset is named.
+        UsageError: no dataset is named.
     """
     chosen = assumptions or Assumptions()
     loaded = run.config.load_tasks()

@@ -59,6 +59,8 @@ from occubench.dataset._models import (
     ToolSpec,
 )
 from occubench.dataset._tool_schema import (
+    FieldProblem,
+    ToolCheck,
     check_tool,
     example_arguments,
     example_value,
@@ -111,6 +113,8 @@ __all__ = [
     "ToolCalledCheck",
     "ToolNotCalledCheck",
     "ToolSpec",
+    "FieldProblem",
+    "ToolCheck",
     "check_tool",
     "example_arguments",
     "example_value",

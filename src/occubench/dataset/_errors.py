@@ -9,6 +9,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from occubench.errors import ErrorSource, SourcedError, UsageError
+
 
 class DatasetIssue(BaseModel):
     """One problem in one place of a dataset."""
@@ -24,8 +26,13 @@ class DatasetIssue(BaseModel):
         return f"{where}{what}: {self.message}"
 
 
-class DatasetError(ValueError):
-    """A dataset could not be loaded; ``issues`` lists every problem found."""
+class DatasetError(SourcedError, UsageError):
+    """A dataset could not be loaded; ``issues`` lists every problem found.
+
+    Bad input (a command reports it, exit 2); in a logged sample, a ``dataset`` error.
+    """
+
+    source = ErrorSource.DATASET
 
     def __init__(self, issues: list[DatasetIssue]) -> None:
         self.issues = issues

@@ -16,6 +16,7 @@ from occubench.dataset._fetch import (
 )
 from occubench.dataset._loader import TASKS_FILE
 from occubench.defaults import DEFAULT_DATASET_ENV
+from occubench.errors import UsageError
 
 REFERENCE_DATASET = "reference"
 """Dataset name that stands for the built-in suite (``--dataset reference``)."""
@@ -33,12 +34,12 @@ def resolve_dataset_dir(dataset: str | Path | None) -> Path:
     public release in the cache, fetched (with a message on stderr) on first use.
 
     Raises:
-        ValueError: no dataset is named.
+        UsageError: no dataset is named.
         FetchError: the release is not cached and could not be fetched.
     """
     chosen = dataset or os.environ.get(DEFAULT_DATASET_ENV)
     if not chosen:
-        raise ValueError(
+        raise UsageError(
             f"no dataset given: pass dataset=DIR (CLI: --dataset DIR) or set "
             f"{DEFAULT_DATASET_ENV}; --dataset {REFERENCE_DATASET} is the built-in suite"
         )

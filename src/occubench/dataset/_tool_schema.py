@@ -9,7 +9,7 @@ every keyword lost so that no constraint disappears unnoticed.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jsonschema
 from pydantic import ValidationError
@@ -34,14 +34,20 @@ def is_schema_keyword(path: str) -> bool:
     return path.rsplit(".", 1)[-1] in JSON_SCHEMA_KEYWORDS
 
 
-def fill_descriptions(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+class FilledSchema(NamedTuple):
+    """A tool's parameter schema with every top-level property described."""
+
+    schema: dict[str, Any]
+    """The filled copy."""
+    filled: list[str]
+    """The names of the properties that were given a description."""
+
+
+def fill_descriptions(schema: dict[str, Any]) -> FilledSchema:
     """Copy ``schema`` with a description on every top-level property that lacks one.
 
     Inspect refuses a tool parameter without a description, and many release configs
     have some (482 of 2932 parameters). The filler is the parameter name in words.
-
-    Returns:
-        The filled copy and the names of the properties that were filled.
     """
     filled = copy.deepcopy(schema)
     names = []
@@ -49,15 +55,14 @@ def fill_descriptions(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]
         if isinstance(prop, dict) and not prop.get("description"):
             prop["description"] = name.replace("_", " ").strip().capitalize() + "."
             names.append(name)
-    return filled, names
+    return FilledSchema(filled, names)
 
 
 def tool_params(spec: ToolSpec) -> ToolParams:
     """The Inspect parameters of a tool (descriptions filled, see ``fill_descriptions``)."""
     from inspect_ai.tool import ToolParams
 
-    filled, _ = fill_descriptions(spec.parameters)
-    return ToolParams.model_validate(filled)
+    return ToolParams.model_validate(fill_descriptions(spec.parameters).schema)
 
 
 def lost_keywords(original: Any, kept: Any, path: str = "$") -> list[str]:
@@ -75,42 +80,61 @@ def lost_keywords(original: Any, kept: Any, path: str = "$") -> list[str]:
     return lost
 
 
-def check_tool(spec: ToolSpec) -> tuple[list[tuple[str, str]], list[str]]:
-    """Validate one tool's parameter schema: JSON Schema, then the tool Inspect builds of it.
+class FieldProblem(NamedTuple):
+    """What is wrong with one field."""
 
-    Returns:
-        ``errors`` as (field, message) pairs, relative to the tool, and ``lost``,
-        the keyword paths Inspect would drop (a warning, not an error).
-    """
+    field: str
+    """Its dotted path (relative to the record it is in)."""
+    message: str
+    """What is wrong."""
+
+
+class ToolCheck(NamedTuple):
+    """What checking one tool's parameter schema found."""
+
+    errors: list[FieldProblem]
+    """Problems that make the tool unusable, relative to the tool."""
+    lost: list[str]
+    """The keyword paths Inspect would drop (a warning, not an error)."""
+
+
+def check_tool(spec: ToolSpec) -> ToolCheck:
+    """Validate one tool's parameter schema: JSON Schema, then the tool Inspect builds of it."""
     from inspect_ai.tool import ToolDef, ToolParams
 
-    errors: list[tuple[str, str]] = []
+    errors: list[FieldProblem] = []
     schema = spec.parameters
     try:
         jsonschema.Draft7Validator.check_schema(schema)
     except jsonschema.SchemaError as e:
         where = ".".join(str(p) for p in e.absolute_path)
-        errors.append((f"parameters.{where}".rstrip("."), f"invalid JSON Schema: {e.message}"))
-        return errors, []
+        errors.append(
+            FieldProblem(f"parameters.{where}".rstrip("."), f"invalid JSON Schema: {e.message}")
+        )
+        return ToolCheck(errors, [])
     if schema.get("type", "object") != "object":
-        errors.append(("parameters.type", f"must be 'object', got {schema.get('type')!r}"))
-        return errors, []
-    filled, _ = fill_descriptions(schema)
+        errors.append(
+            FieldProblem("parameters.type", f"must be 'object', got {schema.get('type')!r}")
+        )
+        return ToolCheck(errors, [])
+    filled = fill_descriptions(schema).schema
     try:
         params = ToolParams.model_validate(filled)
     except ValidationError as e:
         for err in e.errors():
             where = ".".join(str(p) for p in err["loc"])
-            errors.append((f"parameters.{where}", f"not usable as a tool schema: {err['msg']}"))
-        return errors, []
+            errors.append(
+                FieldProblem(f"parameters.{where}", f"not usable as a tool schema: {err['msg']}")
+            )
+        return ToolCheck(errors, [])
     try:  # the tool as a run builds it: bound to the tool layer, and as the agent is shown it
         ToolDef(_never_called, spec.name, spec.description or spec.name, params, max_output=0)
         tool_info(spec, fill=False)
     except (ValueError, TypeError) as e:  # pydantic's ValidationError is a ValueError
-        errors.append(("parameters", f"Inspect cannot make a tool of it: {e}"))
-        return errors, []
+        errors.append(FieldProblem("parameters", f"Inspect cannot make a tool of it: {e}"))
+        return ToolCheck(errors, [])
     kept = params.model_dump(exclude_none=True)
-    return errors, lost_keywords(filled, kept)
+    return ToolCheck(errors, lost_keywords(filled, kept))
 
 
 async def _never_called(**arguments: Any) -> str:
@@ -155,7 +179,7 @@ def tool_info(spec: ToolSpec, *, fill: bool = True) -> ToolInfo:
     """
     from inspect_ai.tool import ToolInfo, ToolParams
 
-    parameters = fill_descriptions(spec.parameters)[0] if fill else spec.parameters
+    parameters = fill_descriptions(spec.parameters).schema if fill else spec.parameters
     return ToolInfo(
         name=spec.name,
         description=spec.description or ("" if not fill else spec.name),

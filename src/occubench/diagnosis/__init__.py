@@ -11,7 +11,7 @@ from occubench.diagnosis._report import (
     diagnosis_tables,
     read_diagnoses,
 )
-from occubench.diagnosis._run import run_diagnosis
+from occubench.diagnosis._run import Diagnosed, run_diagnosis
 from occubench.diagnosis._task import DiagnosisError, diagnose, diagnosis_scorer, diagnosis_solver
 from occubench.diagnosis._taxonomy import DEFINITIONS, FailureClass
 from occubench.diagnosis._verdict import (
@@ -47,5 +47,6 @@ __all__ = [
     "read_diagnoses",
     "read_failures",
     "render_steps",
+    "Diagnosed",
     "run_diagnosis",
 ]

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_samples
+from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ModelConfig
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from occubench.agent import StopReason, episode_in
 from occubench.config import CONFIG_METADATA, RunConfig
 from occubench.grading import SCORER_NAME, Grade
-from occubench.results import log_files
+from occubench.results import log_files, log_header, log_samples
 from occubench.roles import Role
 
 
@@ -100,17 +100,16 @@ def _annotate(steps: list[TrajectoryStep], sample: EvalSample) -> None:
     reached = [s for s in steps if s.tool_error is None]
     episode = episode_in(sample.store)
     for fault in episode.fault_log:
-        index = fault.get("call_index", -1)
-        if 0 <= index < len(reached) and fault.get("applied", True):
-            how = "explicit error" if fault.get("explicit") else "degraded observation"
-            changes = "; ".join(fault.get("changes", []))
-            reached[index].fault = f"{how} ({fault.get('kind')}): {changes}"
+        index = fault.call_index
+        if 0 <= index < len(reached) and fault.applied:
+            how = "explicit error" if fault.explicit else "degraded observation"
+            changes = "; ".join(fault.changes)
+            reached[index].fault = f"{how} ({fault.kind}): {changes}"
     for index, step in enumerate(episode.steps):
-        check = step.get("check") or {}
-        if check.get("suspect") and index < len(reached):
-            kept = check.get("reask_failures") if check.get("kept") == "reask" else None
-            failures = kept or check.get("failures", [])
-            reached[index].sim_check = "; ".join(f"{f['kind']}: {f['detail']}" for f in failures)
+        check = step.check
+        if check is not None and check.suspect and index < len(reached):
+            failures = check.kept_failures()
+            reached[index].sim_check = "; ".join(f"{f.kind.value}: {f.detail}" for f in failures)
 
 
 def _grading(sample: EvalSample) -> tuple[list[str], list[str], str]:
@@ -139,12 +138,12 @@ def read_failures(paths: Iterable[str | Path]) -> list[FailedTrajectory]:
     """Every failed trajectory of the occubench logs under ``paths`` (module doc)."""
     out = []
     for file in log_files(paths):
-        header = read_eval_log(file, header_only=True)
+        header = log_header(file)
         if header.eval.task_registry_name not in (None, "occubench/occubench"):
             continue
         simulator = (header.eval.model_roles or {}).get(Role.SIMULATOR.value)
         config = RunConfig.model_validate((header.eval.metadata or {}).get(CONFIG_METADATA, {}))
-        for sample in read_eval_log_samples(file, all_samples_required=False):
+        for sample in log_samples(file):
             if not _failed(sample):
                 continue
             md = sample.metadata or {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from inspect_ai.model import Model
 
@@ -11,6 +12,15 @@ from occubench.config import EvalOptions
 from occubench.diagnosis._report import DIAGNOSE_TASK, DiagnosisRow, read_diagnoses
 from occubench.roles import Role
 from occubench.scale import run_eval
+
+
+class Diagnosed(NamedTuple):
+    """What a diagnosis run gave."""
+
+    success: bool
+    """Whether its eval set completed (else: run it again to resume)."""
+    rows: list[DiagnosisRow]
+    """The classified trajectories."""
 
 
 def run_diagnosis(
@@ -22,11 +32,8 @@ def run_diagnosis(
     options: EvalOptions | None = None,
     cache: bool = False,
     display: str = "none",
-) -> tuple[bool, list[DiagnosisRow]]:
-    """Classify the failed trajectories of ``logs`` (``occubench/diagnose``), resumably.
-
-    Returns whether the eval set completed, and the classified trajectories.
-    """
+) -> Diagnosed:
+    """Classify the failed trajectories of ``logs`` (``occubench/diagnose``), resumably."""
     paths = [str(Path(p).resolve()) if "://" not in str(p) else str(p) for p in logs]
     outcome = run_eval(
         DIAGNOSE_TASK,
@@ -37,4 +44,4 @@ def run_diagnosis(
         options=options or EvalOptions(),
         display=display,
     )
-    return outcome.success, read_diagnoses(outcome.logs)
+    return Diagnosed(outcome.success, read_diagnoses(outcome.logs))

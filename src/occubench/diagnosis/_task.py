@@ -28,7 +28,7 @@ from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
 from occubench.diagnosis._failures import read_failures
 from occubench.diagnosis._prompt import DIAGNOSIS_REASK, DIAGNOSIS_SYSTEM_PROMPT, diagnosis_request
 from occubench.diagnosis._verdict import Diagnosis, DiagnosisParseError, decide, parse_vote
-from occubench.errors import ErrorSource, InfrastructureError
+from occubench.errors import ErrorSource, InfrastructureError, UsageError
 from occubench.roles import Role
 
 DIAGNOSIS_VERSION = "0.1.0"
@@ -100,12 +100,12 @@ def diagnose(
     """Classify every failed trajectory of ``logs`` (files or folders) with k verifier votes.
 
     Raises:
-        ValueError: the logs hold no failed trajectory.
+        UsageError: the logs hold no failed trajectory.
     """
     paths = split_list(logs) or []
     failures = read_failures(paths)
     if not failures:
-        raise ValueError(f"no failed trajectory in {', '.join(map(str, paths))}")
+        raise UsageError(f"no failed trajectory in {', '.join(map(str, paths))}")
     samples = [
         Sample(
             id=f.key,

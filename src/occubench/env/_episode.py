@@ -47,6 +47,7 @@ from occubench.agent import (
 )
 from occubench.config import ResolvedRun
 from occubench.dataset import EnvConfig, TaskRecord
+from occubench.faults import InjectedFault
 from occubench.grading import Grade, SubmittedGrade, grade_trajectory, judge_model
 from occubench.roles import Role
 from occubench.text import clean_json, escape_invalid, loads
@@ -94,8 +95,8 @@ class StepResult(BaseModel):
     refused: CallProblem | None = Field(
         default=None, description="Why the call never reached the environment, if it did not."
     )
-    faults: list[dict[str, Any]] = Field(
-        default_factory=list, description="Faults injected on this call (InjectedFault dumps)."
+    faults: list[InjectedFault] = Field(
+        default_factory=list, description="Faults injected on this call."
     )
 
 

@@ -116,7 +116,7 @@ class OccuBenchEnv(gymnasium.Env[str, str]):
         info: dict[str, Any] = {
             "call_index": result.call_index,
             "refused": None if result.refused is None else result.refused.value,
-            "faults": result.faults,
+            "faults": [f.model_dump(mode="json") for f in result.faults],
         }
         return _observation_text(result.observation), 0.0, False, truncated, info
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import Model, get_model
+from inspect_ai.model import Model
 
-from occubench.calls import resilient
+from occubench.calls import named_model, resilient
 from occubench.config import ResolvedRun, RunConfig
 from occubench.env._episode import EnvEpisode
 from occubench.grading import choose_judge
@@ -17,7 +17,7 @@ def _model(value: str | Model | None) -> Model | None:
     """The model by name (built afresh) or as given, resilient (``occubench.calls``)."""
     if value is None:
         return None
-    return resilient(value if isinstance(value, Model) else get_model(value, memoize=False))
+    return resilient(value) if isinstance(value, Model) else named_model(value, memoize=False)
 
 
 def make_episode(

@@ -20,6 +20,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from occubench.errors import UsageError
 from occubench.export._records import ExportedMessage, ExportedTrajectory
 
 STEM = "trajectories"
@@ -183,7 +184,7 @@ def write_export(
     model or a provider error quoted never reaches training data).
 
     Raises:
-        ValueError: Parquet without pyarrow installed.
+        UsageError: Parquet without pyarrow installed.
     """
     from occubench.redaction import known_secrets, redact_strings
 
@@ -209,7 +210,7 @@ def write_export(
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ValueError("Parquet export needs pyarrow: pip install 'occubench[export]'") from None
+        raise UsageError("Parquet export needs pyarrow: pip install 'occubench[export]'") from None
     path = out / f"{STEM}.parquet"
     table = pa.Table.from_pylist([parquet_row(t) for t in trajectories], schema=_parquet_schema())
     pq.write_table(table, path)

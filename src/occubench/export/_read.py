@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalSample, read_eval_log_samples
+from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from pydantic import BaseModel, Field
 
@@ -20,7 +20,8 @@ from occubench.export._records import (
     FaultNote,
     Verdict,
 )
-from occubench.results import SampleRow, read_runs
+from occubench.faults import InjectedFault
+from occubench.results import SampleRow, log_samples, read_runs
 
 
 class ExportFilter(BaseModel):
@@ -61,7 +62,7 @@ def openai_tools(env: EnvConfig) -> list[dict[str, Any]]:
     ]
 
 
-def _notes(entries: Iterable[dict[str, Any]]) -> list[FaultNote]:
+def _notes(entries: Iterable[InjectedFault]) -> list[FaultNote]:
     """Notes of the faults that changed what the agent saw.
 
     A fault with nothing to change (a truncation of a result without a list) left the
@@ -69,18 +70,18 @@ def _notes(entries: Iterable[dict[str, Any]]) -> list[FaultNote]:
     """
     return [
         FaultNote(
-            kind=str(e.get("kind")),
-            family=e.get("family"),
-            explicit=bool(e.get("explicit")),
-            changes=[str(c) for c in e.get("changes") or []],
+            kind=e.kind,
+            family=e.family,
+            explicit=e.explicit,
+            changes=list(e.changes),
         )
         for e in entries
-        if e.get("applied", True)
+        if e.applied
     ]
 
 
 def exported_messages(
-    messages: Sequence[ChatMessage], fault_log: Sequence[dict[str, Any]]
+    messages: Sequence[ChatMessage], fault_log: Sequence[InjectedFault]
 ) -> list[ExportedMessage]:
     """The conversation with each tool result's faults attached.
 
@@ -88,9 +89,9 @@ def exported_messages(
     fault log counts (``call_index``); a tool message with an error is a call refused
     before the environment (a malformed call), noted as ``refused``.
     """
-    by_call: dict[int, list[dict[str, Any]]] = {}
+    by_call: dict[int, list[InjectedFault]] = {}
     for entry in fault_log:
-        by_call.setdefault(int(entry.get("call_index", -1)), []).append(entry)
+        by_call.setdefault(entry.call_index, []).append(entry)
     exported, layer_calls = [], 0
     for position, message in enumerate(messages):
         item = ExportedMessage(role=message.role, content=message.text)
@@ -146,7 +147,7 @@ def read_exports(
         by_log.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = row
     found: dict[str, ExportedTrajectory] = {}
     for log, wanted in by_log.items():
-        for sample in read_eval_log_samples(log, all_samples_required=False):
+        for sample in log_samples(log):
             kept = wanted.get((str(sample.id), sample.epoch))
             if kept is not None:
                 record = _record(kept, sample)

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from occubench.faults import FaultFamily
+
 
 class Verdict(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """Which samples an export keeps, by their verdict."""
@@ -31,7 +33,7 @@ class FaultNote(BaseModel):
         description="The fault kind (http_500, truncated_list, ...), a family name, or "
         "'refused' for a call refused before the environment."
     )
-    family: str | None = Field(default=None, description="Fault family; None for E1-E3.")
+    family: FaultFamily | None = Field(default=None, description="Fault family; None for E1-E3.")
     explicit: bool = Field(description="An error answer (True) or a changed observation.")
     changes: list[str] = Field(description="What the agent's copy differs in, or the refusal.")
 

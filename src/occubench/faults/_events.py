@@ -5,10 +5,11 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from occubench.faults._kinds import FaultKind
 from occubench.faults._modes import EnvMode
+from occubench.faults._record import NullsKept
 
 
 class Scope(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
@@ -22,8 +23,12 @@ class Scope(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
     """The first ``duration`` calls of ``tool`` with exactly ``arguments``."""
 
 
-class FaultEvent(BaseModel):
-    """One fault, placed by a registry entry (an env mode or a family) before the agent starts."""
+class FaultEvent(NullsKept):
+    """One fault, placed by a registry entry (an env mode or a family) before the agent starts.
+
+    ``source`` is a name of the fault registry, an open set (``register_fault_type``),
+    so it is text; the E1-E3 ``kind`` is a ``FaultKind``.
+    """
 
     source: str = Field(description="Registry entry that placed it: E1-E3 or a family name.")
     scope: Scope = Field(default=Scope.WINDOW, description="Which calls it acts on.")
@@ -55,8 +60,8 @@ class FaultEvent(BaseModel):
         return self.kind.value if self.kind is not None else self.source
 
 
-class FaultPlan(BaseModel):
-    """All fault events of one task, decided before the agent starts."""
+class FaultPlan(NullsKept):
+    """All fault events of one task, decided before the agent starts (``Episode.fault_plan``)."""
 
     env_mode: EnvMode = Field(description="Environment mode the plan was made for.")
     fault_count: int = Field(description="Fault events requested (E0 ignores it).")

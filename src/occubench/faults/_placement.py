@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from occubench.dataset import PlanStep
 from occubench.faults._modes import EnvMode
 from occubench.faults._seeding import seeded_rng
 
@@ -32,7 +32,7 @@ class PlacementContext:
     fault_duration: int
     expected_calls: int
     tools: Sequence[str] = ()
-    critical_calls: Sequence[tuple[str, dict[str, Any]]] = field(default_factory=tuple)
+    critical_calls: Sequence[PlanStep] = field(default_factory=tuple)
     latency_seconds: float = 0.0
 
     @property

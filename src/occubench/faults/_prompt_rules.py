@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from occubench.errors import UsageError
 from occubench.faults._modes import EnvMode
 from occubench.protocols import MessageStyle
 
@@ -113,13 +114,13 @@ def prompt_fault_rules(
         The rules text, or ``""`` for E0 or a zero fault count.
 
     Raises:
-        ValueError: On a negative count or a duration below 1.
+        UsageError: On a negative count or a duration below 1.
 
     """
     if fault_count < 0:
-        raise ValueError(f"fault_count must be >= 0, got {fault_count}")
+        raise UsageError(f"fault_count must be >= 0, got {fault_count}")
     if fault_duration < 1:
-        raise ValueError(f"fault_duration must be >= 1, got {fault_duration}")
+        raise UsageError(f"fault_duration must be >= 1, got {fault_duration}")
     if env_mode is EnvMode.E0 or fault_count == 0:
         return ""
     if style is MessageStyle.PAPER:

@@ -218,7 +218,7 @@ def _windows(family: FaultFamily, ctx: PlacementContext, **extra: Any) -> list[F
 
 
 def _place_persistent(ctx: PlacementContext) -> list[FaultEvent]:
-    candidates = sorted({t for t, _ in ctx.critical_calls}) or sorted(ctx.tools)
+    candidates = sorted({c.tool for c in ctx.critical_calls}) or sorted(ctx.tools)
     if not candidates:
         return []
     rng = ctx.family_rng(FaultFamily.PERSISTENT.value)
@@ -242,12 +242,12 @@ def _place_targeted(ctx: PlacementContext) -> list[FaultEvent]:
         FaultEvent(
             source=FaultFamily.TARGETED.value,
             scope=Scope.MATCHING,
-            tool=tool,
-            arguments=arguments,
+            tool=call.tool,
+            arguments=call.arguments,
             duration=ctx.fault_duration,
             kind=rng.choice(kinds),
         )
-        for (tool, arguments), kinds in zip(chosen, classes, strict=False)
+        for call, kinds in zip(chosen, classes, strict=False)
     ]
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from occubench.dataset import PlanStep
 from occubench.defaults import (
     DEFAULT_ENV_MODE,
     DEFAULT_EXPECTED_TOOL_CALLS,
@@ -30,11 +31,13 @@ from occubench.defaults import (
     DEFAULT_SEED,
     DEFAULT_SIMULATOR_RETRIES,
 )
+from occubench.errors import UsageError
 from occubench.faults._events import FaultEvent, FaultPlan, Scope
 from occubench.faults._kinds import FaultFamily, FaultKind
 from occubench.faults._modes import EnvMode, FaultEngine
 from occubench.faults._placement import PlacementContext
 from occubench.faults._prompt_rules import FaultRules, prompt_fault_rules
+from occubench.faults._record import NullsKept
 from occubench.faults._registry import Call, SimulatorAccess, fault_type
 from occubench.protocols import MessageStyle
 
@@ -42,18 +45,26 @@ if TYPE_CHECKING:
     from inspect_ai.model import Model
 
 
-class InjectedFault(BaseModel):
-    """One fault as injected, for the log."""
+class InjectedFault(NullsKept):
+    """One fault as injected, for the log (``Episode.fault_log``).
+
+    ``kind`` is text, not a ``FaultKind``: a family's own fault (latency, semantic, ...)
+    is named by its entry in the fault registry, which is open (``register_fault_type``).
+    ``family`` is one of ``FaultFamily``: a fault only names a family run configurations
+    can select.
+    """
 
     call_index: int = Field(description="0-based index of the agent's tool call.")
     tool: str = Field(description="Tool the call went to.")
-    kind: str = Field(description="FaultKind value, or the family name for family faults.")
+    kind: str = Field(
+        description="FaultKind value, or the registry name of the family that made it."
+    )
     planned_kind: str | None = Field(
         default=None,
         description="The kind the plan drew, when it could not apply to this observation "
         "and ``kind`` was injected instead.",
     )
-    family: str | None = Field(default=None, description="Fault family, None for E1-E3.")
+    family: FaultFamily | None = Field(default=None, description="Fault family, None for E1-E3.")
     explicit: bool = Field(description="An error observation (True) or a changed one.")
     applied: bool = Field(description="False when the observation had nothing to change.")
     changes: list[str] = Field(description="What the agent's copy differs in.")
@@ -73,7 +84,7 @@ def make_fault_plan(
     expected_calls: int | None = None,
     families: Sequence[FaultFamily] = (),
     tools: Sequence[str] = (),
-    critical_calls: Sequence[tuple[str, dict[str, Any]]] = (),
+    critical_calls: Sequence[PlanStep] = (),
     latency_seconds: float = DEFAULT_FAULT_LATENCY,
 ) -> FaultPlan:
     """Build the deterministic fault plan of one task.
@@ -103,16 +114,16 @@ def make_fault_plan(
         The plan; the same arguments give the same plan on any machine.
 
     Raises:
-        ValueError: On an out-of-range count.
+        UsageError: On an out-of-range count.
 
     """
     if fault_count < 0:
-        raise ValueError(f"fault_count must be >= 0, got {fault_count}")
+        raise UsageError(f"fault_count must be >= 0, got {fault_count}")
     if fault_duration < 1:
-        raise ValueError(f"fault_duration must be >= 1, got {fault_duration}")
+        raise UsageError(f"fault_duration must be >= 1, got {fault_duration}")
     calls = DEFAULT_EXPECTED_TOOL_CALLS if expected_calls is None else expected_calls
     if calls < 1:
-        raise ValueError(f"expected_calls must be >= 1, got {calls}")
+        raise UsageError(f"expected_calls must be >= 1, got {calls}")
     ctx = PlacementContext(
         seed=seed,
         task_id=task_id,
@@ -196,7 +207,7 @@ class FaultSettings(BaseModel):
         key_fields: Sequence[str] = (),
         *,
         tools: Sequence[str] = (),
-        critical_calls: Sequence[tuple[str, dict[str, Any]]] = (),
+        critical_calls: Sequence[PlanStep] = (),
         simulator: Model | None = None,
         simulator_retries: int = DEFAULT_SIMULATOR_RETRIES,
         cache: bool = False,
@@ -227,8 +238,9 @@ class FaultSettings(BaseModel):
         return FaultSession(plan, key_fields, simulator=access, error_hints=error_hints)
 
 
-def _family(event: FaultEvent) -> str | None:
-    return event.source if event.source in {f.value for f in FaultFamily} else None
+def _family(event: FaultEvent) -> FaultFamily | None:
+    """The family that placed the event (None: an env mode or an entry no run can select)."""
+    return next((f for f in FaultFamily if f.value == event.source), None)
 
 
 class FaultSession:
@@ -252,9 +264,9 @@ class FaultSession:
         self._hits = [0] * len(plan.events)
         self._active: dict[int, list[FaultEvent]] = {}
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> FaultPlan:
         """The plan as logged (``Episode.fault_plan``)."""
-        return self.plan.model_dump(mode="json")
+        return self.plan
 
     def _call(self, index: int, tool: str, arguments: dict[str, Any], previous: Any) -> Call:
         return Call(
@@ -368,8 +380,11 @@ class FaultSession:
             )
         )
 
-    def log(self) -> list[dict[str, Any]]:
-        """Every injected fault, with whether the agent called that tool again later."""
+    def log(self) -> list[InjectedFault]:
+        """Every injected fault, with whether the agent called that tool again later.
+
+        Copies: a log kept earlier is not changed by later calls.
+        """
         for fault in self.injected:
             fault.retried_later = fault.tool in self._calls[fault.call_index + 1 :]
-        return [f.model_dump(mode="json") for f in self.injected]
+        return [f.model_copy() for f in self.injected]

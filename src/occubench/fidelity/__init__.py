@@ -31,10 +31,17 @@ from occubench.fidelity._gold import (
     gold_audit,
     normalised,
 )
-from occubench.fidelity._judge import RULE_JUDGE_SYSTEM_PROMPT, judge_rules, rule_request
+from occubench.fidelity._judge import (
+    RULE_JUDGE_SYSTEM_PROMPT,
+    RuleVerdict,
+    judge_rules,
+    rule_request,
+)
 from occubench.fidelity._metrics import FidelityCheck, FidelityMetric, trajectory_checks
 from occubench.fidelity._probes import (
+    PlannedCalls,
     Probe,
+    ProbeCall,
     ProbeKind,
     ProbeResult,
     ProbeTrajectory,
@@ -89,10 +96,13 @@ __all__ = [
     "is_error",
     "is_id_key",
     "is_read_tool",
+    "RuleVerdict",
     "judge_rules",
     "known_values",
     "part_scores",
     "plan_calls",
+    "ProbeCall",
+    "PlannedCalls",
     "rule_request",
     "run_audit",
     "simulator_spreads",

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from rich.table import Table
 
 from occubench.analysis import SimulatorAgreement, env_modes, group, rate_row, simulator_agreement
+from occubench.errors import UsageError
 from occubench.fidelity._gold import Estimate, estimate_cell
 from occubench.results import SampleRow
 
@@ -90,12 +91,12 @@ def compare_simulators(rows: Sequence[SampleRow]) -> SimulatorComparison:
     """Agreement and compression between the simulators of ``rows`` (module doc).
 
     Raises:
-        ValueError: when the rows hold runs under fewer than two simulators.
+        UsageError: when the rows hold runs under fewer than two simulators.
     """
     simulators = sorted({r.simulator_model or "" for r in rows})
     if len(simulators) < 2:
         found = ", ".join(simulators) or "none"
-        raise ValueError(
+        raise UsageError(
             f"compare-simulators needs runs of the same agents under two or more "
             f"simulators; the logs hold {len(simulators)} ({found})"
         )

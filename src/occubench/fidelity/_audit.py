@@ -37,6 +37,7 @@ from occubench.defaults import (
     DEFAULT_FIDELITY_WEIGHTS,
     DEFAULT_SEED,
 )
+from occubench.errors import UsageError
 from occubench.fidelity._audit_eval import (
     AUDIT_SCORER,
     AuditGrade,
@@ -243,12 +244,12 @@ def run_audit(
             replaying it); each simulator's answers are keyed under its own context.
 
     Raises:
-        ValueError: no simulator given, or a model name Inspect does not know.
+        UsageError: no simulator given, or a model name Inspect does not know.
         DatasetError: the dataset does not load.
         UsageError: the world cannot be opened as its mode needs.
     """
     if not simulators:
-        raise ValueError("give at least one simulator model")
+        raise UsageError("give at least one simulator model")
     root = dataset.root if isinstance(dataset, Dataset) else resolve_dataset_dir(dataset)
     data = dataset if isinstance(dataset, Dataset) else load_dataset(root)
     weight = {FidelityMetric(k): float(v) for k, v in (weights or DEFAULT_FIDELITY_WEIGHTS).items()}

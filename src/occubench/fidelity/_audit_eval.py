@@ -24,6 +24,7 @@ from inspect_ai.util import StoreModel
 from pydantic import BaseModel, Field
 
 from occubench.dataset import Dataset, EnvConfig, load_dataset, resolve_dataset_dir
+from occubench.errors import UsageError
 from occubench.fidelity._judge import judge_rules
 from occubench.fidelity._metrics import FidelityCheck, FidelityMetric, call_text, trajectory_checks
 from occubench.fidelity._probes import (
@@ -159,7 +160,7 @@ def fidelity_checks(date: str) -> Scorer:
         checks = trajectory_checks(sample.env, result, known_values(sample.env), sample.index)
         verifier = model_roles().get(Role.VERIFIER.value)
         if isinstance(verifier, list):
-            raise ValueError(f"role {Role.VERIFIER.value!r} must be one model, not a list")
+            raise UsageError(f"role {Role.VERIFIER.value!r} must be one model, not a list")
         if verifier is not None:
             prompt = render_system_prompt(sample.env, date=date)
             for step in (result.steps[s] for s in sample.judged_steps if s < len(result.steps)):
@@ -172,10 +173,10 @@ def fidelity_checks(date: str) -> Scorer:
                     checks.append(
                         FidelityCheck(
                             metric=FidelityMetric.RULE_INVENTION,
-                            value=verdict[0],
+                            value=verdict.value,
                             trajectory=sample.index,
                             step=result.steps.index(step),
-                            detail=f"{call_text(step)}: {verdict[1]}",
+                            detail=f"{call_text(step)}: {verdict.feedback}",
                         )
                     )
         grade = AuditGrade(checks=checks, judged=verifier is not None)

@@ -10,7 +10,7 @@ does not give. ``occubench.grading.parse_verdict`` reads it.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, Model
 
@@ -61,6 +61,15 @@ def rule_request(
     return RULE_JUDGE_REQUEST.format(blocks="\n\n".join(blocks))
 
 
+class RuleVerdict(NamedTuple):
+    """The verifier's verdict on whether an observation invents a rule."""
+
+    value: float
+    """1.0 when the observation is faithful, 0.0 when it invents a rule."""
+    feedback: str
+    """The verifier's reason."""
+
+
 async def judge_rules(
     model: Model,
     environment: str,
@@ -69,12 +78,11 @@ async def judge_rules(
     observation: dict[str, Any],
     *,
     retries: int = DEFAULT_VERIFIER_RETRIES,
-) -> tuple[float, str] | None:
+) -> RuleVerdict | None:
     """Ask the verifier whether an observation invents a rule.
 
     Returns:
-        (1.0, feedback) when faithful, (0.0, feedback) when it invents a rule, None when
-        no reply held a verdict after ``retries`` re-asks.
+        The verdict; None when no reply held one after ``retries`` re-asks.
     """
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=RULE_JUDGE_SYSTEM_PROMPT),
@@ -83,4 +91,4 @@ async def judge_rules(
     vote = await ask_verdict(model, messages, retries=retries, reask=RULE_JUDGE_REASK)
     if vote.is_correct is None:
         return None
-    return (1.0 if vote.is_correct else 0.0), vote.feedback
+    return RuleVerdict(1.0 if vote.is_correct else 0.0, vote.feedback)

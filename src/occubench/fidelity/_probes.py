@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -37,7 +37,21 @@ from occubench.simchecks import (
     stem,
 )
 
-Call = tuple[str, dict[str, Any]]
+
+class ProbeCall(NamedTuple):
+    """One tool call a probe makes."""
+
+    tool: str
+    arguments: dict[str, Any]
+
+
+class PlannedCalls(NamedTuple):
+    """A plan's calls and where the plan comes from."""
+
+    source: str
+    """The task and its plan (``task 11 reference_plan``), or ``generated``."""
+    calls: list[ProbeCall]
+
 
 _DIGIT = re.compile(r"\d")
 
@@ -92,11 +106,11 @@ def unknown_value(value: Any, known: set[str]) -> Any:
     return candidate
 
 
-def solution_plan_calls(text: str, tools: list[ToolSpec]) -> list[Call]:
+def solution_plan_calls(text: str, tools: list[ToolSpec]) -> list[ProbeCall]:
     """Calls named in a solution plan's lines: a tool name, then optionally a JSON object."""
     names = sorted((t.name for t in tools), key=len, reverse=True)
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b") if names else None
-    calls: list[Call] = []
+    calls: list[ProbeCall] = []
     for line in text.splitlines() if pattern else []:
         found = pattern.search(line)  # type: ignore[union-attr]
         if not found:
@@ -109,23 +123,23 @@ def solution_plan_calls(text: str, tools: list[ToolSpec]) -> list[Call]:
             except json.JSONDecodeError:
                 value = None
             arguments = value if isinstance(value, dict) else {}
-        calls.append((found.group(1), arguments))
+        calls.append(ProbeCall(found.group(1), arguments))
     return calls
 
 
-def plan_calls(task: TaskRecord, env: EnvConfig) -> tuple[str, list[Call]] | None:
+def plan_calls(task: TaskRecord, env: EnvConfig) -> PlannedCalls | None:
     """The task's planned calls to the env's tools, with where they come from (None if none)."""
     names = {t.name for t in env.action_set_definitions}
     if task.reference_plan is not None:
         source = "reference_plan"
-        calls = [(s.tool, s.arguments) for s in task.reference_plan.steps]
+        calls = [ProbeCall(s.tool, s.arguments) for s in task.reference_plan.steps]
     elif task.solution_plan:
         source = "solution_plan"
         calls = solution_plan_calls(task.solution_plan, env.action_set_definitions)
     else:
         return None
-    calls = [c for c in calls if c[0] in names]
-    return (f"task {task.task_id} {source}", calls) if calls else None
+    calls = [c for c in calls if c.tool in names]
+    return PlannedCalls(f"task {task.task_id} {source}", calls) if calls else None
 
 
 def _fit(value: Any, schema: dict[str, Any]) -> Any:
@@ -154,9 +168,19 @@ def _candidates(param: str, scalars: list[tuple[str, Any]]) -> list[Any]:
     return list(dict.fromkeys(exact + related))
 
 
+class _BaseArguments(NamedTuple):
+    """A tool's example arguments with state values filled in, and the parameter to vary."""
+
+    arguments: dict[str, Any]
+    primary: str | None
+    """The parameter to vary (an id first), None when none has several values."""
+    values: list[Any]
+    """The values to vary it over."""
+
+
 def _base_arguments(
     tool: ToolSpec, scalars: list[tuple[str, Any]], max_values: int
-) -> tuple[dict[str, Any], str | None, list[Any]]:
+) -> _BaseArguments:
     """Schema example arguments with state values filled in, and the parameter to vary."""
     schema = tool.parameters
     props = schema.get("properties") or {}
@@ -170,7 +194,7 @@ def _base_arguments(
             choices[param] = values
     varied = sorted(choices, key=lambda p: not is_id_key(p))
     primary = next((p for p in varied if len(choices[p]) > 1), None)
-    return arguments, primary, choices.get(primary, []) if primary else []
+    return _BaseArguments(arguments, primary, choices.get(primary, []) if primary else [])
 
 
 def generated_calls(
@@ -178,22 +202,22 @@ def generated_calls(
     *,
     max_values: int = DEFAULT_AUDIT_PROBE_VALUES,
     max_calls: int = DEFAULT_AUDIT_MAX_PROBES,
-) -> list[Call]:
+) -> list[ProbeCall]:
     """Read calls for the entities of the initial state (module doc, step 1)."""
     scalars = list(state_scalars(env.task_initial_state))
-    calls: list[Call] = []
+    calls: list[ProbeCall] = []
     for tool in env.action_set_definitions:
         if not is_read_tool(tool.name):
             continue
         arguments, primary, values = _base_arguments(tool, scalars, max_values)
         if primary is None:
-            calls.append((tool.name, arguments))
+            calls.append(ProbeCall(tool.name, arguments))
         else:
-            calls += [(tool.name, {**arguments, primary: v}) for v in values]
+            calls += [ProbeCall(tool.name, {**arguments, primary: v}) for v in values]
     return calls[:max_calls]
 
 
-def _with_repeats(calls: list[Call], kind: ProbeKind) -> list[Probe]:
+def _with_repeats(calls: list[ProbeCall], kind: ProbeKind) -> list[Probe]:
     """The first pass with each read call made again before the next write (module doc, 2)."""
     probes: list[Probe] = []
     segment: dict[str, int] = {}
@@ -224,7 +248,7 @@ def _with_repeats(calls: list[Call], kind: ProbeKind) -> list[Probe]:
     return probes
 
 
-def _unknown_id_probes(env: EnvConfig, calls: list[Call], max_values: int) -> list[Probe]:
+def _unknown_id_probes(env: EnvConfig, calls: list[ProbeCall], max_values: int) -> list[Probe]:
     """One call per read tool with an identifying parameter, given a made-up id (module doc, 3)."""
     known = known_values(env)
     for _, arguments in calls:
@@ -235,9 +259,8 @@ def _unknown_id_probes(env: EnvConfig, calls: list[Call], max_values: int) -> li
         if not is_read_tool(tool.name):
             continue
         first = next((args for name, args in calls if name == tool.name), None)
-        arguments = (
-            dict(first) if first is not None else _base_arguments(tool, scalars, max_values)[0]
-        )
+        base = first if first is not None else _base_arguments(tool, scalars, max_values).arguments
+        arguments = dict(base)
         param = next(
             (p for p in tool.parameters.get("required", []) if is_id_key(p) and p in arguments),
             None,
@@ -274,15 +297,19 @@ def env_trajectories(
         max_values: Entity values a generated probe tries per tool.
         max_calls: First-pass calls of a generated trajectory at most.
     """
-    plans: list[tuple[str, list[Call]]] = []
+    plans: list[PlannedCalls] = []
     for task in tasks:
         found = plan_calls(task, env)
-        if found is not None and all(found[1] != calls for _, calls in plans):
+        if found is not None and all(found.calls != plan.calls for plan in plans):
             plans.append(found)
     kind = ProbeKind.PLAN
     if not plans:
         kind = ProbeKind.GENERATED
-        plans = [("generated", generated_calls(env, max_values=max_values, max_calls=max_calls))]
+        plans = [
+            PlannedCalls(
+                "generated", generated_calls(env, max_values=max_values, max_calls=max_calls)
+            )
+        ]
     return [
         ProbeTrajectory(
             env_name=env.environment_name,

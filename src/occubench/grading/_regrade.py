@@ -44,12 +44,12 @@ from inspect_ai.log import (
     recompute_metrics,
     write_eval_log,
 )
-from inspect_ai.model import Model, ModelConfig, ModelUsage, get_model
+from inspect_ai.model import Model, ModelConfig, ModelUsage
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field, ValidationError
 
 from occubench.agent import episode_in
-from occubench.calls import resilient
+from occubench.calls import named_model, resilient
 from occubench.dataset import Dataset, EnvConfig, TaskRecord, load_dataset
 from occubench.defaults import DEFAULT_MAX_REGRADE_LOG_BYTES, DEFAULT_VERIFIER_VOTES
 from occubench.errors import ErrorSource, UsageError, error_source
@@ -341,8 +341,10 @@ def _write(log: EvalLog, path: Path) -> None:
 
 def _judge(verifier: str | Model) -> Model:
     """The judge, resilient, built afresh from its name (each log's event loop its own)."""
-    built = verifier if isinstance(verifier, Model) else get_model(verifier, memoize=False)
-    judge = resilient(built, replay=False)
+    if isinstance(verifier, Model):
+        judge = resilient(verifier, replay=False)
+    else:
+        judge = named_model(verifier, memoize=False, replay=False)
     register_secrets(model_secrets(judge))
     return judge
 

@@ -40,7 +40,7 @@ from inspect_ai.util import LimitExceededError, collect
 from occubench.agent import Episode
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
-from occubench.errors import BudgetExhausted, ErrorSource, InfrastructureError
+from occubench.errors import BudgetExhausted, ErrorSource, InfrastructureError, UsageError
 from occubench.grading._checks import run_checks
 from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
 from occubench.grading._prompt import (
@@ -82,7 +82,7 @@ def judge_model(has_checks: bool) -> Model | None:
     roles = model_roles()
     verifier, simulator = roles.get(Role.VERIFIER.value), roles.get(Role.SIMULATOR.value)
     if isinstance(verifier, list) or isinstance(simulator, list):
-        raise ValueError("the verifier and simulator roles must be one model each, not a list")
+        raise UsageError("the verifier and simulator roles must be one model each, not a list")
     return choose_judge(has_checks, verifier, simulator)
 
 
@@ -281,7 +281,7 @@ def occubench_scorer(
             sample's failure does not stop the others.
     """
     if votes < 1:
-        raise ValueError("votes must be at least 1")
+        raise UsageError("votes must be at least 1")
 
     async def score(state: TaskState, target: Target) -> Score:
         given = state.store_as(SubmittedGrade)

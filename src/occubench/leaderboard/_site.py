@@ -42,6 +42,7 @@ from occubench.bundle import (
     read_bundle,
 )
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.errors import UsageError
 from occubench.leaderboard._ties import tie_ranks
 from occubench.published import MODES, PublishedTable, apart_line
 from occubench.report import Report, build_report, content_security_policy
@@ -146,7 +147,9 @@ def _slug(path: Path, sha256: str) -> str:
     return f"{_SLUG.sub('_', stem)[:60]}-{sha256[:8]}"
 
 
-def _relabelled(verified: Sequence[tuple[str, VerifiedBundle]]) -> tuple[list[SampleRow], dict]:
+def _relabelled(
+    verified: Sequence[tuple[str, VerifiedBundle]],
+) -> tuple[list[SampleRow], dict[tuple[str, str], tuple[str, str]]]:
     """The bundles' rows; an agent in two bundles gets the bundle's name in its label.
 
     Returns the rows and, per (agent label, simulator), the bundle it came from and the
@@ -360,10 +363,10 @@ def build_site(
 
     Raises:
         FileNotFoundError: a bundle file is missing.
-        ValueError: no bundle is given, or one is given twice.
+        UsageError: no bundle is given, or one is given twice.
     """
     if not bundles:
-        raise ValueError("no bundle given")
+        raise UsageError("no bundle given")
     (out / RECORDS).mkdir(parents=True, exist_ok=True)
     env = _environment()
     verified: list[tuple[str, VerifiedBundle]] = []
@@ -374,7 +377,7 @@ def build_site(
         result = vb.verification
         slug = _slug(path, result.sha256)
         if slug in records:
-            raise ValueError(f"{path}: the same bundle is given twice")
+            raise UsageError(f"{path}: the same bundle is given twice")
         records[slug] = f"{RECORDS}/{slug}.html"
         (out / RECORDS / f"{slug}.json").write_text(result.model_dump_json(indent=1) + "\n")
         (out / RECORDS / f"{slug}.html").write_text(

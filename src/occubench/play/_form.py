@@ -19,6 +19,7 @@ from typing import Any
 
 from occubench.agent import BadToolCall, checked_arguments
 from occubench.dataset import MAX_DEPTH, ToolSpec, json_depth
+from occubench.errors import UsageError
 from occubench.play._turns import FieldKind, FormField, ToolView
 
 MAX_FIELD_CHARS = 100_000
@@ -34,7 +35,7 @@ _TRUE = {"true", "yes", "y", "1"}
 _FALSE = {"false", "no", "n", "0"}
 
 
-class FormProblems(ValueError):
+class FormProblems(UsageError):
     """A form that cannot be sent as it is: every problem, one line each."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -90,13 +91,13 @@ def tool_view(name: str, description: str, parameters: Mapping[str, Any]) -> Too
 
 def _json_value(text: str) -> Any:
     if len(text) > MAX_FIELD_CHARS:
-        raise ValueError(f"longer than {MAX_FIELD_CHARS} characters")
+        raise UsageError(f"longer than {MAX_FIELD_CHARS} characters")
     try:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as e:
-        raise ValueError(f"not JSON ({e})") from None
+        raise UsageError(f"not JSON ({e})") from None
     if json_depth(value) > MAX_DEPTH:
-        raise ValueError(f"nested more than {MAX_DEPTH} levels")
+        raise UsageError(f"nested more than {MAX_DEPTH} levels")
     return value
 
 
@@ -104,37 +105,37 @@ def field_value(field: FormField, text: str) -> Any:
     """The value a field's text gives.
 
     Raises:
-        ValueError: the text is not a value of the field's kind (the message says why).
+        UsageError: the text is not a value of the field's kind (the message says why).
     """
     if len(text) > MAX_FIELD_CHARS:
-        raise ValueError(f"longer than {MAX_FIELD_CHARS} characters")
+        raise UsageError(f"longer than {MAX_FIELD_CHARS} characters")
     if field.kind is FieldKind.TEXT:
         return text
     given = text.strip()
     if field.kind is FieldKind.INTEGER:
         if not _INTEGER.fullmatch(given):
-            raise ValueError(f"not a whole number: {given!r}")
+            raise UsageError(f"not a whole number: {given!r}")
         return int(given)
     if field.kind is FieldKind.NUMBER:
         try:
             number = float(given)
         except ValueError:
-            raise ValueError(f"not a number: {given!r}") from None
+            raise UsageError(f"not a number: {given!r}") from None
         if not math.isfinite(number):
-            raise ValueError(f"not a finite number: {given!r}")
+            raise UsageError(f"not a finite number: {given!r}")
         return int(number) if _INTEGER.fullmatch(given) else number
     if field.kind is FieldKind.BOOLEAN:
         if given.lower() in _TRUE:
             return True
         if given.lower() in _FALSE:
             return False
-        raise ValueError(f"not true or false: {given!r}")
+        raise UsageError(f"not true or false: {given!r}")
     if field.kind is FieldKind.CHOICE:  # a value, as JSON or as its text
         for choice in field.choices:
             value = json.loads(choice)
             if given in (choice, str(value)):
                 return value
-        raise ValueError(f"not one of {', '.join(field.choices)}: {given!r}")
+        raise UsageError(f"not one of {', '.join(field.choices)}: {given!r}")
     return _json_value(given)
 
 
@@ -169,7 +170,7 @@ def form_arguments(tool: ToolView, values: Mapping[str, str], checks: bool) -> d
             continue
         try:
             arguments[field.name] = field_value(field, text)
-        except ValueError as e:
+        except UsageError as e:
             problems.append(f"{field.name}: {e}")
     if problems:
         raise FormProblems(problems)
@@ -184,7 +185,7 @@ def json_arguments(tool: ToolView, text: str, checks: bool) -> dict[str, Any]:
     """
     try:
         value = _json_value(text.strip() or "{}")
-    except ValueError as e:
+    except UsageError as e:
         raise FormProblems([f"arguments: {e}"]) from None
     if not isinstance(value, dict):
         raise FormProblems([f"arguments: a JSON object is needed, not {type(value).__name__}"])

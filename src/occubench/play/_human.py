@@ -36,6 +36,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
+from occubench.errors import UsageError
 from occubench.play._form import tool_view
 from occubench.play._simulate import SimDesk, draft_observation, sim_turn_of
 from occubench.play._turns import Entry, EntryKind, Move, Turn
@@ -113,7 +114,7 @@ class HumanAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         if not PLAYER_NAME.fullmatch(model_name):
-            raise ValueError(
+            raise UsageError(
                 f"human/{model_name}: a player's name is a letter, then up to 39 letters, "
                 "digits, '_', '.' or '-'"
             )
@@ -172,10 +173,10 @@ def human_model(
         draft: In the simulator role, a model whose answer is offered to accept or edit.
 
     Raises:
-        ValueError: ``player`` is not a player's name (``PLAYER_NAME``).
+        UsageError: ``player`` is not a player's name (``PLAYER_NAME``).
     """
     if not PLAYER_NAME.fullmatch(player):
-        raise ValueError(
+        raise UsageError(
             f"player name {player!r}: a letter, then up to 39 letters, digits, '_', '.' or '-'"
         )
     console = rich.get_console()  # Inspect's banner, printed as its first model is built

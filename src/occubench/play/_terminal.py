@@ -25,6 +25,7 @@ from typing import IO
 import anyio
 from rich.console import Console
 
+from occubench.errors import UsageError
 from occubench.play._form import MAX_FIELD_CHARS, FormProblems, checked, field_value, json_arguments
 from occubench.play._turns import (
     Entry,
@@ -266,7 +267,7 @@ class TerminalDesk:
                 return _LEFT_OUT
             try:
                 return field_value(field, text)
-            except ValueError as e:
+            except UsageError as e:
                 self.say(f"  ! {terminal_plain(e)}")
             if field.kind is FieldKind.JSON:
                 self.say('  (type the value as JSON, e.g. [1, 2] or {"a": 1})')

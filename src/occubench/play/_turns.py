@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
+from occubench.faults import InjectedFault
+
 
 class FieldKind(str, Enum):
     """How a form asks for one argument."""
@@ -152,7 +154,7 @@ class PlayResult(BaseModel):
     explanation: str = Field(default="", description="The scorer's summary.")
     votes: list[dict[str, Any]] = Field(default_factory=list, description="The judge's votes.")
     checks: list[dict[str, Any]] = Field(default_factory=list, description="Check results.")
-    faults: list[dict[str, Any]] = Field(
+    faults: list[InjectedFault] = Field(
         default_factory=list, description="The faults the session met (the log's fault log)."
     )
     tool_calls: int = Field(default=0, description="Tool calls that reached the environment.")

@@ -53,6 +53,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from occubench.calls import AdaptiveLimit, limit_for
+from occubench.errors import UsageError
 from occubench.providers._http import QuickRetry, post_chat, request_body
 
 PROVIDER = "occubench-openai"
@@ -92,7 +93,7 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
     ) -> None:
         refused = [name for name in UNSUPPORTED if model_args.get(name) not in (None, False)]
         if refused:
-            raise ValueError(
+            raise UsageError(
                 f"the {PROVIDER} provider does not support {', '.join(refused)}; "
                 "use openai-api/<service>/<model> for that"
             )

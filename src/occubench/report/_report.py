@@ -54,6 +54,7 @@ from occubench.analysis import (
 )
 from occubench.costs import PriceTable
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.review import Review, ReviewReport, review_report
 
@@ -160,11 +161,11 @@ def build_report(
             difference is below the pair's MDD.
 
     Raises:
-        ValueError: when ``rows`` is empty.
+        UsageError: when ``rows`` is empty.
 
     """
     if not rows:
-        raise ValueError("no samples in the logs given")
+        raise UsageError("no samples in the logs given")
     all_rates = [g for dim in DIMENSIONS for g in rates(rows, dim)]
     robust = robustness_scores(rows, n_resamples=n_resamples, seed=seed)
     cost_rows = costs(rows, prices)

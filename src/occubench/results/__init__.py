@@ -2,7 +2,13 @@
 
 from occubench.results._row import SampleRow
 from occubench.results._runs import log_files, read_runs, run_fields
-from occubench.results._store import EXPORT_FILE, write_parquet
+from occubench.results._store import (
+    EXPORT_FILE,
+    LogReadError,
+    log_header,
+    log_samples,
+    write_parquet,
+)
 from occubench.results._trajectory import Trajectory, read_trajectories
 
 __all__ = [
@@ -13,5 +19,8 @@ __all__ = [
     "read_runs",
     "run_fields",
     "EXPORT_FILE",
+    "LogReadError",
+    "log_header",
+    "log_samples",
     "write_parquet",
 ]

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field, computed_field
 
 from occubench.agent import StopReason
 from occubench.errors import ErrorSource
-from occubench.faults import EnvMode, FaultEngine
+from occubench.faults import EnvMode, FaultEngine, InjectedFault
 from occubench.protocols import Protocol
 
 
@@ -61,7 +59,7 @@ class SampleRow(BaseModel):
     )
     stop_reason: StopReason | None
     tool_calls: int
-    faults: list[dict[str, Any]] = Field(default_factory=list, description="Injected faults.")
+    faults: list[InjectedFault] = Field(default_factory=list, description="Injected faults.")
     tokens: dict[str, int] = Field(default_factory=dict, description="Total tokens by role.")
     input_tokens: dict[str, int] = Field(default_factory=dict, description="Input tokens by role.")
     output_tokens: dict[str, int] = Field(default_factory=dict, description="Output by role.")
@@ -133,10 +131,10 @@ class SampleRow(BaseModel):
     @property
     def faults_applied(self) -> int:
         """Injected faults that changed what the agent saw."""
-        return sum(bool(f.get("applied", True)) for f in self.faults)
+        return sum(f.applied for f in self.faults)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def faults_retried(self) -> int:
         """Applied faults after which the agent called the same tool again."""
-        return sum(bool(f.get("applied", True) and f.get("retried_later")) for f in self.faults)
+        return sum(f.applied and f.retried_later for f in self.faults)

@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, read_eval_log_samples
+from inspect_ai.log import EvalLog, list_eval_logs
 from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import CORRECT
 from pydantic import TypeAdapter
@@ -24,8 +24,15 @@ from occubench.config import (
 from occubench.errors import error_source
 from occubench.grading import REGRADE_METADATA, SCORER_NAME, Grade, Regrade
 from occubench.results._row import SampleRow
-from occubench.results._store import cached_rows, eval_sample_documents, local_path
+from occubench.results._store import (
+    cached_rows,
+    eval_sample_documents,
+    local_path,
+    log_header,
+    log_samples,
+)
 from occubench.roles import Role
+from occubench.simulator import SimStep
 from occubench.worlds import ObservationSource
 
 UNREAD_FIELDS = {"events", "messages", "attachments"}
@@ -185,7 +192,7 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         error_source=error_source(error.get("traceback") or "") if error else None,
         stop_reason=episode["stop_reason"],
         tool_calls=episode["tool_calls"],
-        faults=list(episode["fault_log"]),
+        faults=episode["fault_log"],
         tokens={r: u.total_tokens for r, u in usage.items()},
         input_tokens={r: u.input_tokens for r, u in usage.items()},
         output_tokens={r: u.output_tokens for r, u in usage.items()},
@@ -225,7 +232,7 @@ def read_log_rows(file: str) -> list[SampleRow]:
     events and messages included, but never validated as a whole ``EvalSample``);
     any other log goes through Inspect's sample reader, without events and messages.
     """
-    header = read_eval_log(file, header_only=True)
+    header = log_header(file)
     run = run_fields(file, header)
     path = local_path(file)
     if path is not None and path.is_file() and zipfile.is_zipfile(path):
@@ -233,9 +240,7 @@ def read_log_rows(file: str) -> list[SampleRow]:
         return in_dataset_order(header, (sample_row(run, doc) for doc in documents))
     return [
         sample_row(run, sample.model_dump(include=ROW_FIELDS))
-        for sample in read_eval_log_samples(
-            file, all_samples_required=False, exclude_fields=UNREAD_FIELDS
-        )
+        for sample in log_samples(file, exclude_fields=UNREAD_FIELDS)
     ]
 
 
@@ -253,16 +258,16 @@ def read_runs(paths: Iterable[str | Path], *, cache: bool = True) -> list[Sample
     return rows
 
 
-def _check_failures(steps: list[dict[str, Any]]) -> dict[str, int]:
+def _check_failures(steps: list[SimStep]) -> dict[str, int]:
     """Observations whose first answer failed each kind of online check (``SimStep.check``)."""
     counts: dict[str, int] = {}
     for step in steps:
-        for failure in (step.get("check") or {}).get("failures", []):
-            counts[failure["kind"]] = counts.get(failure["kind"], 0) + 1
+        for failure in step.check.failures if step.check is not None else []:
+            counts[failure.kind.value] = counts.get(failure.kind.value, 0) + 1
     return counts
 
 
-def _sources(steps: list[dict[str, Any]]) -> dict[str, Any]:
+def _sources(steps: list[SimStep]) -> dict[str, Any]:
     """Where the observations came from (``SimStep.source``), and their world keys.
 
     A step without a source is the simulator's (a log from before worlds), unless it
@@ -271,11 +276,11 @@ def _sources(steps: list[dict[str, Any]]) -> dict[str, Any]:
     counts = dict.fromkeys(ObservationSource, 0)
     keys = []
     for step in steps:
-        if step.get("failed"):
+        if step.failed:
             continue
-        counts[ObservationSource(step.get("source") or ObservationSource.SIMULATOR)] += 1
-        if step.get("key"):
-            keys.append(step["key"])
+        counts[step.source or ObservationSource.SIMULATOR] += 1
+        if step.key:
+            keys.append(step.key)
     return {
         "world_hits": counts[ObservationSource.WORLD],
         "simulator_calls": counts[ObservationSource.SIMULATOR],

@@ -40,6 +40,7 @@ import json
 import sys
 import zipfile
 from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -48,11 +49,53 @@ from urllib.parse import unquote, urlparse
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log, read_eval_log_samples
 
+from occubench.errors import UsageError
 from occubench.results._row import SampleRow
 
 if sys.version_info < (3, 14):
     import zipfile_zstd  # noqa: F401 - registers Inspect's zstd compression with zipfile
+
+
+class LogReadError(UsageError):
+    """A log file that cannot be read (not an Inspect log, or damaged): bad input."""
+
+
+@contextmanager
+def reading_log(log: str | Path) -> Iterator[None]:
+    """Inspect's (or the zip reader's) refusal of a log file, as a ``LogReadError`` naming it.
+
+    Only the reading goes in the block: a ``ValueError`` of what is done with the log
+    afterwards is a bug, not bad input.
+    """
+    try:
+        yield
+    except UsageError:
+        raise
+    except (ValueError, zipfile.BadZipFile) as e:  # JSON, UTF-8, a zip's directory, a model
+        raise LogReadError(f"{log} is not a readable log: {e}") from e
+
+
+def log_header(log: str) -> EvalLog:
+    """The header of a log (``read_eval_log(header_only=True)``).
+
+    Raises:
+        LogReadError: the file is not a readable log.
+    """
+    with reading_log(log):
+        return read_eval_log(log, header_only=True)
+
+
+def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
+    """The samples of a log (``read_eval_log_samples``, ``all_samples_required=False``).
+
+    Raises:
+        LogReadError: the file is not a readable log.
+    """
+    with reading_log(log):
+        yield from read_eval_log_samples(log, all_samples_required=False, **options)
+
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
@@ -161,10 +204,10 @@ def rows_table(rows: Sequence[SampleRow], metadata: dict[bytes, bytes] | None = 
     """Sample rows as an Arrow table with ``SCHEMA``."""
     columns: dict[str, list[Any]] = {f.name: [] for f in SCHEMA}
     for row in rows:
-        record = row.model_dump()
+        record = row.model_dump(exclude={"faults"})
         record["task_id_is_int"] = isinstance(row.task_id, int)
         record["task_id"] = str(row.task_id)
-        record["faults"] = orjson.dumps(row.faults).decode()
+        record["faults"] = orjson.dumps([f.model_dump(mode="json") for f in row.faults]).decode()
         for name, value in record.items():  # choices (env mode, protocol, ...) as their values
             if isinstance(value, Enum):
                 record[name] = value.value
@@ -302,7 +345,7 @@ def eval_sample_documents(
     ``events``, each sample is parsed without them (``without_events``).
     """
     parse = log_json if events else without_events
-    with zipfile.ZipFile(path) as archive:
+    with reading_log(path), zipfile.ZipFile(path) as archive:
         names = dict.fromkeys(archive.namelist())
         for name in names:
             wanted = name in members if members is not None else name.startswith("samples/")

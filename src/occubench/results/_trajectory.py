@@ -9,7 +9,7 @@ import json
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from inspect_ai.log import EvalSample, read_eval_log_samples
+from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
@@ -18,7 +18,8 @@ from occubench.agent import episode_in
 from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
 from occubench.grading import SCORER_NAME, Grade
 from occubench.results._row import SampleRow
-from occubench.results._store import read_log_samples
+from occubench.results._store import log_samples, read_log_samples
+from occubench.simulator import SimStep
 
 TRAJECTORY_FIELDS = ("id", "epoch", "input", "target", "messages", "scores", "metadata", "store")
 """Sample fields a trajectory is made of (the rest of a logged sample is not validated)."""
@@ -92,7 +93,7 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
     )
 
 
-def _mark_sources(turns: list[Turn], steps: list[dict[str, Any]]) -> None:
+def _mark_sources(turns: list[Turn], steps: list[SimStep]) -> None:
     """Give each answered tool turn its step's source (``SimStep.source``).
 
     The calls that reached the tool layer are the tool turns without an error, in order;
@@ -103,8 +104,7 @@ def _mark_sources(turns: list[Turn], steps: list[dict[str, Any]]) -> None:
     if len(answered) != len(steps):
         return
     for turn, step in zip(answered, steps, strict=True):
-        source = step.get("source")
-        turn.source = str(source) if source and not step.get("failed") else None
+        turn.source = step.source.value if step.source and not step.failed else None
 
 
 def read_trajectories(
@@ -133,7 +133,7 @@ def read_trajectories(
                 for doc in documents.values()
             )
         else:
-            samples = read_eval_log_samples(log, all_samples_required=False)
+            samples = log_samples(log)
         for sample in samples:
             index = positions.get((str(sample.id), sample.epoch))
             if index is not None:

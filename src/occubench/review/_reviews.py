@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from occubench.analysis import MetricRow, cohen_kappa, group, setup_of, wilson_interval
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.text import csv_text, from_spreadsheet_cell
 
@@ -73,7 +74,7 @@ REVIEW_COLUMNS = list(Review.model_fields)
 """Columns of the CSV export, in order."""
 
 
-class ReviewFileError(ValueError):
+class ReviewFileError(UsageError):
     """A reviews file could not be read; the message names the file, line and field."""
 
 

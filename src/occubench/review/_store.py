@@ -20,10 +20,12 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from occubench.analysis import setup_of
+from occubench.errors import UsageError
 from occubench.results import SampleRow, Trajectory
 from occubench.review._reviews import Review, Verdict, automatic_verdict
 
@@ -65,7 +67,7 @@ MAX_INTEGER = 2**63 - 1
 """Largest integer SQLite holds: a queue position beyond it is no position."""
 
 
-class ReviewError(ValueError):
+class ReviewError(UsageError):
     """A review or a name that cannot be stored (the message says why)."""
 
 
@@ -168,7 +170,8 @@ class ReviewStore:
                     for row, t in zip(rows, trajectories, strict=True)
                 ],
             )
-            return db.execute("SELECT COUNT(*) FROM samples").fetchone()[0] - before
+            added: int = db.execute("SELECT COUNT(*) FROM samples").fetchone()[0] - before
+            return added
 
     def sample_count(self) -> int:
         """Samples in the database."""
@@ -244,7 +247,9 @@ class ReviewStore:
                 ),
             )
 
-    def _reviews(self, db: sqlite3.Connection, where: str = "", args: tuple = ()) -> list[Review]:
+    def _reviews(
+        self, db: sqlite3.Connection, where: str = "", args: tuple[Any, ...] = ()
+    ) -> list[Review]:
         query = (
             "SELECT r.sample_key, r.reviewer, r.verdict, r.scenario_realism, r.rubric_realism, "
             "r.comment, r.saved_at, s.row_json FROM reviews r JOIN samples s USING (sample_key) "

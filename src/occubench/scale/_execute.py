@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from occubench.errors import UsageError
 from occubench.scale._local import WorkerPool, run_local
 from occubench.scale._progress import ProgressView
 from occubench.scale._ray import run_ray
@@ -25,12 +26,16 @@ def check_executor(executor: Executor | str) -> Executor:
     """The executor, if it can run here.
 
     Raises:
-        ValueError: for an unknown name, or ``ray`` when Ray is not installed.
+        UsageError: for an unknown name, or ``ray`` when Ray is not installed.
 
     """
-    chosen = Executor(executor)
+    try:
+        chosen = Executor(executor)
+    except ValueError:
+        known = ", ".join(e.value for e in Executor)
+        raise UsageError(f"unknown executor {executor!r}; use {known}") from None
     if chosen is Executor.RAY and find_spec("ray") is None:
-        raise ValueError("--executor ray needs Ray: pip install 'occubench[ray]'")
+        raise UsageError("--executor ray needs Ray: pip install 'occubench[ray]'")
     return chosen
 
 

@@ -176,7 +176,7 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
     snapshot, tool_fields = _model._snapshot_messages, _tool_def.tool_def_fields
     installed = version("inspect_ai")
     if installed == SNAPSHOT_CHECKED:
-        _model._snapshot_messages = _live_messages  # type: ignore[assignment]
+        _model._snapshot_messages = _live_messages
         if not isinstance(tool_fields, _ToolDefinitions):
             _use_tool_definitions(_ToolDefinitions(tool_fields))
     elif snapshot is not _live_messages:
@@ -192,7 +192,7 @@ def lean_inspect(trace_level: str = DEFAULT_TRACE_LEVEL) -> Iterator[None]:
         yield
     finally:
         _lean_depth -= 1
-        _model._snapshot_messages = snapshot  # type: ignore[assignment]
+        _model._snapshot_messages = snapshot
         _use_tool_definitions(tool_fields)
         if not had_level:
             os.environ.pop(TRACE_LEVEL_ENV, None)

@@ -17,6 +17,7 @@ import io
 import re
 import time
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from inspect_ai.model import GenerateConfig, Model, get_model
 from pydantic import BaseModel, Field
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field
 from occubench.calls import resilient
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_PREFLIGHT_RETRIES, DEFAULT_PREFLIGHT_TIMEOUT
+from occubench.errors import UsageError
 from occubench.redaction import redact
 from occubench.roles import Role
 
@@ -67,6 +69,13 @@ class PreflightFailure(BaseModel):
         return f"{roles} model {self.model}: {self.problem}; {self.fix}"
 
 
+class Remedy(NamedTuple):
+    """What is wrong with a model, in a few words, and what to do about it."""
+
+    problem: str
+    fix: str
+
+
 def _provider(model: str) -> str:
     return model.split("/", 1)[0]
 
@@ -84,8 +93,8 @@ def _plain(text: str) -> str:
     return redact(" ".join(_MARKUP.sub("", text).split()))
 
 
-def diagnose(model: str, error: BaseException) -> tuple[str, str]:
-    """(problem, fix) for a model that failed to build or to answer."""
+def diagnose(model: str, error: BaseException) -> Remedy:
+    """What is wrong with a model that failed to build or to answer, and the fix."""
     text = _plain(str(error))
     name = type(error).__name__
     key_var, url_var = _service_variables(model)
@@ -93,26 +102,28 @@ def diagnose(model: str, error: BaseException) -> tuple[str, str]:
     lowered = text.lower()
     if "api_key" in lowered or "api key" in lowered or name == "AuthenticationError":
         if name == "AuthenticationError" or "invalid" in lowered or "incorrect" in lowered:
-            return "the API key was refused", f"check {named[0] if named else key_var}"
-        return "no API key", f"set {named[0] if named else key_var}"
+            return Remedy("the API key was refused", f"check {named[0] if named else key_var}")
+        return Remedy("no API key", f"set {named[0] if named else key_var}")
     if "not recognized" in lowered:
-        return "unknown model provider", "check the name (Inspect's provider/model)"
+        return Remedy("unknown model provider", "check the name (Inspect's provider/model)")
     if "requires optional dependencies" in lowered or "pip install" in lowered:
         found = re.search(r"pip install ([\w\-\[\]., ]+)", text)
-        return "its provider's package is not installed", (
-            f"pip install {found.group(1).strip()}" if found else "install the provider's package"
+        return Remedy(
+            "its provider's package is not installed",
+            f"pip install {found.group(1).strip()}" if found else "install the provider's package",
         )
     if name in ("NotFoundError",) or "model_not_found" in lowered or "does not exist" in lowered:
-        return "the endpoint does not know this model", "check the model name"
+        return Remedy("the endpoint does not know this model", "check the model name")
     if "base_url" in lowered or "base url" in lowered:
-        return "no endpoint URL", f"set {named[0] if named else url_var}"
+        return Remedy("no endpoint URL", f"set {named[0] if named else url_var}")
     if name in ("APIConnectionError", "ConnectError", "ConnectionError", "APITimeoutError") or (
         "connect" in lowered or "timed out" in lowered or "timeout" in lowered
     ):
-        return "the endpoint did not answer", f"check that it is up and {url_var}"
-    if name == "ValueError" and _provider(model) == "occubench":
-        return "unknown scripted model", text.split("; ", 1)[-1]
-    return f"the test request failed ({name}: {text[:160]})", "check the model and its endpoint"
+        return Remedy("the endpoint did not answer", f"check that it is up and {url_var}")
+    if isinstance(error, UsageError) and _provider(model) == "occubench":
+        return Remedy("unknown scripted model", text.split("; ", 1)[-1])
+    failed = f"the test request failed ({name}: {text[:160]})"
+    return Remedy(failed, "check the model and its endpoint")
 
 
 class PreflightReport(BaseModel):

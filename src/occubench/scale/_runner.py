@@ -20,12 +20,19 @@ from typing import Any
 import rich
 from inspect_ai import eval_set
 from inspect_ai.hooks import Hooks, RunStart, SampleEnd, hooks
-from inspect_ai.model import GenerateConfig, Model, get_model
+from inspect_ai.model import GenerateConfig, Model
 from pydantic import BaseModel, Field
 
-from occubench.calls import ModelConcurrency, concurrency_report, reset_concurrency, resilient
+from occubench.calls import (
+    ModelConcurrency,
+    concurrency_report,
+    named_model,
+    reset_concurrency,
+    resilient,
+)
 from occubench.config import EvalOptions, ResolvedRun
 from occubench.costs import Spend, SpendGuard, estimate_run, spending_limit, usage_cost
+from occubench.errors import UsageError
 from occubench.providers import fast_path
 from occubench.redaction import (
     model_secrets,
@@ -117,10 +124,9 @@ def _model(value: str | Model, config: GenerateConfig, replay: bool, fast: bool)
     """
     if isinstance(value, Model):
         return resilient(value, replay=replay)
-    built = get_model(value, config=config, memoize=False)
-    if fast:
-        fast_path(built)
-    return resilient(built, replay=replay)
+    return named_model(
+        value, config, memoize=False, replay=replay, prepare=fast_path if fast else None
+    )
 
 
 @contextlib.contextmanager
@@ -258,14 +264,14 @@ def shard_budget(spec: ShardSpec) -> SpendGuard | None:
     The expected cost of a sample before any finishes is the run's estimate of it.
 
     Raises:
-        ValueError: a budget without prices.
+        UsageError: a budget without prices.
     """
     limit = spec.budget()
     if limit is None:
         return None
     prices = spec.run.prices
     if prices is None:
-        raise ValueError("a budget needs a price table (--prices)")
+        raise UsageError("a budget needs a price table (--prices)")
     estimate = estimate_run(
         ResolvedRun.of(spec.config()),
         agent=spec.run.agent,

@@ -23,6 +23,7 @@ from occubench.defaults import (
     DEFAULT_SHARD_MIN_IN_FLIGHT,
     DEFAULT_SHARD_MIN_SAMPLES,
 )
+from occubench.errors import UsageError
 from occubench.results import SampleRow
 from occubench.scale._spec import RunSpec, ShardResult, ShardSpec
 
@@ -92,14 +93,15 @@ def plan_shards(run: RunSpec, count: int) -> list[ShardSpec]:
     connections and samples at once are split over the shards (``ShardSpec.generate_config``).
 
     Raises:
-        ValueError: when the selection is empty or ``count`` is below 1.
+        UsageError: when the selection is empty.
+        ValueError: when ``count`` is below 1.
 
     """
     if count < 1:
         raise ValueError(f"the number of shards must be at least 1 (got {count})")
     ids = selected_task_ids(run.config)
     if not ids:
-        raise ValueError("the task selection is empty: no shard to run")
+        raise UsageError("the task selection is empty: no shard to run")
     count = min(count, len(ids))
     return [
         ShardSpec(run=run, index=i + 1, count=count, task_ids=ids[i::count]) for i in range(count)
@@ -110,7 +112,7 @@ def whole_run(run: RunSpec) -> ShardSpec:
     """The run as one shard that logs in the run's own folder (a run in this process).
 
     Raises:
-        ValueError: when the selection is empty.
+        UsageError: when the selection is empty.
     """
     (shard,) = plan_shards(run, 1)
     return shard.model_copy(update={"whole": True})

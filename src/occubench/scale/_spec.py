@@ -10,14 +10,22 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 from inspect_ai.model import GenerateConfig
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SerializationInfo,
+)
 
 from occubench.calls import ModelConcurrency
-from occubench.config import EvalOptions, RunConfig
+from occubench.config import EvalOptions, RunConfig, checked_generate
 from occubench.costs import PriceTable, Spend
 from occubench.defaults import DEFAULT_RAY_NUM_CPUS
 from occubench.results import SampleRow
@@ -27,6 +35,24 @@ from occubench.roles import Role
 def slug(text: str) -> str:
     """Text as a safe folder-name part (model names: ``openai/gpt-5`` -> ``openai_gpt-5``)."""
     return re.sub(r"[^A-Za-z0-9._=-]+", "_", text).strip("_")
+
+
+def _checked(value: Any) -> Any:
+    """Fields given as a mapping are checked: unknown ones refused (GenerateConfig ignores them)."""
+    return checked_generate(value) if isinstance(value, Mapping) else value
+
+
+def _as_given(config: GenerateConfig, info: SerializationInfo) -> dict[str, Any]:
+    return config.model_dump(mode=info.mode, exclude_unset=True)
+
+
+RoleSettings = Annotated[GenerateConfig, BeforeValidator(_checked), PlainSerializer(_as_given)]
+"""A model's generation settings in its role: Inspect ``GenerateConfig`` fields.
+
+Given as a mapping of its fields (a sweep file, the command's options), unknown fields
+refused; written back as the fields given (``model_fields_set``), so a sweep file and a
+run's digest read as they were written.
+"""
 
 
 class Executor(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
@@ -58,7 +84,7 @@ class RunSpec(BaseModel):
     roles: dict[Role, str] = Field(description="Model role -> model name (simulator, verifier).")
     config: RunConfig = Field(description="What the run computes (the task's arguments).")
     epochs: int = Field(default=1, ge=1, description="Runs of each task.")
-    generate: dict[Role, dict[str, Any]] = Field(
+    generate: dict[Role, RoleSettings] = Field(
         default_factory=dict,
         description="GenerateConfig fields per role (e.g. agent: {reasoning_effort: high}, "
         "simulator: {temperature: 0}), on top of the run's connections and retries.",
@@ -96,9 +122,8 @@ class RunSpec(BaseModel):
         role's own settings (``generate``) go on top.
         """
         config = self.options.generate_config(role, votes=self.config.votes, shards=shards)
-        if self.generate.get(role):
-            config = config.merge(GenerateConfig(**self.generate[role]))
-        return config
+        own = self.generate.get(role)
+        return config if own is None else config.merge(own)
 
     def folder_name(self, shards: int) -> str:
         """The name of the run's log folder: agent, simulator, judge, mode, a digest.

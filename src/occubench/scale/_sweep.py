@@ -33,18 +33,20 @@ from collections.abc import Sequence
 from importlib.resources import files
 from itertools import product
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from inspect_ai.model import GenerateConfig
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from occubench.config import EvalOptions, RunConfig, checked_generate, setting_names
+from occubench.config import EvalOptions, RunConfig, setting_names
 from occubench.dataset import REFERENCE_DATASET
 from occubench.defaults import DEFAULT_DATASET_ENV, DEFAULT_RAY_NUM_CPUS, DEFAULT_SWEEP_LOG_DIR
+from occubench.errors import UsageError
 from occubench.redaction import redact, redact_settings
 from occubench.roles import Role
 from occubench.scale._execute import absolute_location
 from occubench.scale._shards import plan_shards
-from occubench.scale._spec import RunSpec, ShardResult, ShardSpec, slug
+from occubench.scale._spec import RoleSettings, RunSpec, ShardResult, ShardSpec, slug
 from occubench.text import bounded_yaml
 
 if TYPE_CHECKING:  # the analysis stack is heavy: worker processes never import it
@@ -76,8 +78,8 @@ class ModelChoice(BaseModel):
         default_factory=dict,
         description="Ray resources a shard using this model needs (e.g. the node serving it).",
     )
-    generate: dict[str, Any] = Field(
-        default_factory=dict,
+    generate: RoleSettings = Field(
+        default_factory=GenerateConfig,
         description="Inspect GenerateConfig fields for this model in its role (e.g. "
         "reasoning_effort: high, temperature: 0); see occubench.config.checked_generate.",
     )
@@ -86,11 +88,6 @@ class ModelChoice(BaseModel):
     @classmethod
     def _from_name(cls, value: Any) -> Any:
         return {"model": value} if isinstance(value, str) else value
-
-    @field_validator("generate")
-    @classmethod
-    def _generate_config(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return checked_generate(value)
 
 
 class AgentChoice(ModelChoice):
@@ -108,7 +105,7 @@ class AgentChoice(ModelChoice):
         """
         if self.label:
             return redact(self.label)
-        shown = redact_settings(self.generate)
+        shown = redact_settings(self.generate.model_dump(exclude_unset=True))
         options = ",".join(f"{k}={v}" for k, v in sorted(shown.items()))
         return f"{self.model}[{options}]" if options else self.model
 
@@ -119,6 +116,22 @@ _MOVED_KEYS = {
     "filters": "the top-level task_ids, industries, domains and difficulty",
 }
 """Keys of the older sweep format, and where their content goes now."""
+
+
+class GridPoint(NamedTuple):
+    """One point of a sweep's grid."""
+
+    axes: dict[str, Any]
+    """The value of each grid axis at the point."""
+    config: RunConfig
+    """The run configuration there, normalized."""
+
+
+class SweepRun(NamedTuple):
+    """A run of a sweep and the shards it is split into."""
+
+    run: RunSpec
+    shards: int
 
 
 class Sweep(RunConfig):
@@ -133,8 +146,8 @@ class Sweep(RunConfig):
     name: str = Field(description="Name of the sweep.")
     description: str = Field(default="", description="What the sweep measures.")
     agents: list[AgentChoice] = Field(min_length=1, description="Agents under test.")
-    agent_generate: dict[str, Any] = Field(
-        default_factory=dict,
+    agent_generate: RoleSettings = Field(
+        default_factory=GenerateConfig,
         description="GenerateConfig fields for every agent (e.g. reasoning_effort: high); "
         "an agent's own generate options win.",
     )
@@ -166,29 +179,24 @@ class Sweep(RunConfig):
                 "and durations are grid axes: grid: {fault_count: [...], fault_duration: [...]}"
             )
         if moved:
-            raise ValueError("older sweep format; " + "; ".join(moved))
+            raise UsageError("older sweep format; " + "; ".join(moved))
         return data
-
-    @field_validator("agent_generate")
-    @classmethod
-    def _generate_config(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return checked_generate(value)
 
     @model_validator(mode="after")
     def _valid(self) -> Sweep:
         self._bounded()
         unknown = sorted(set(self.grid) - set(setting_names(RunConfig)))
         if unknown:
-            raise ValueError(
+            raise UsageError(
                 f"grid axes must be run configuration fields; unknown: {', '.join(unknown)} "
                 f"(fields: {', '.join(RunConfig.model_fields)})"
             )
         empty = sorted(axis for axis, values in self.grid.items() if not values)
         if empty:
-            raise ValueError(f"grid axes need at least one value: {', '.join(empty)}")
+            raise UsageError(f"grid axes need at least one value: {', '.join(empty)}")
         self.configs()  # every point of the grid is a valid configuration, now (bounded)
         if self.options.budget is not None:
-            raise ValueError(
+            raise UsageError(
                 "options.budget: a sweep has no price table; give --budget and --prices to "
                 "occubench run"
             )
@@ -199,7 +207,7 @@ class Sweep(RunConfig):
         ):
             repeated = sorted({n for n in names if names.count(n) > 1})
             if repeated:
-                raise ValueError(
+                raise UsageError(
                     f"{what}s must differ; repeated: {', '.join(repeated)} "
                     "(give agents of one model a label or different generate options)"
                 )
@@ -217,7 +225,7 @@ class Sweep(RunConfig):
                     ["agents", "simulators", "verifiers", *self.grid], sizes + axes, strict=True
                 )
             )
-            raise ValueError(
+            raise UsageError(
                 f"grid: sweep {self.name} is {runs:,} runs ({shown}); a sweep holds at most "
                 f"{MAX_SWEEP_RUNS:,} runs: split it into several sweep files"
             )
@@ -226,7 +234,7 @@ class Sweep(RunConfig):
         """The configuration every run starts from (the file's top-level fields)."""
         return RunConfig.model_validate(self.model_dump(include=set(RunConfig.model_fields)))
 
-    def configs(self) -> list[tuple[dict[str, Any], RunConfig]]:
+    def configs(self) -> list[GridPoint]:
         """Every point of the grid (its axis values) with its normalized configuration.
 
         An axis may name a field by an older name (``categories``); the point keeps it.
@@ -240,7 +248,7 @@ class Sweep(RunConfig):
             chosen = {fields[axis]: value for axis, value in point.items()}
             return RunConfig.model_validate({**base, **chosen}).normalized()
 
-        return [(point, config(point)) for point in points]
+        return [GridPoint(point, config(point)) for point in points]
 
 
 def shipped_sweeps() -> list[str]:
@@ -314,12 +322,9 @@ def override(
     """
     update: dict[str, Any] = {}
     if agents:
-        variants = list(
-            {json.dumps(a.generate, sort_keys=True): a.generate for a in sweep.agents}.values()
-        )
-        update["agents"] = [
-            AgentChoice(model=m, generate=g).model_dump() for m in agents for g in variants
-        ]
+        given = [a.generate.model_dump(mode="json", exclude_unset=True) for a in sweep.agents]
+        variants = list({json.dumps(g, sort_keys=True): g for g in given}.values())
+        update["agents"] = [{"model": m, "generate": g} for m in agents for g in variants]
     if simulators:
         update["simulators"] = [{"model": m} for m in simulators]
     if verifiers:
@@ -379,6 +384,11 @@ def _run_name(
     return "__".join(parts)
 
 
+def _over(base: GenerateConfig, own: GenerateConfig) -> GenerateConfig:
+    """``base`` with the fields ``own`` sets set as ``own`` sets them (an agent's own win)."""
+    return base.model_copy(update=own.model_dump(exclude_unset=True))
+
+
 def expand_sweep(sweep: Sweep) -> list[RunSpec]:
     """Every run of the grid, in a fixed order (agent, simulator, verifier, grid points)."""
     root = absolute_location(sweep.log_dir or DEFAULT_SWEEP_LOG_DIR)
@@ -403,11 +413,11 @@ def expand_sweep(sweep: Sweep) -> list[RunSpec]:
             generate={
                 role: settings
                 for role, settings in (
-                    (Role.AGENT, {**sweep.agent_generate, **agent.generate}),
+                    (Role.AGENT, _over(sweep.agent_generate, agent.generate)),
                     (Role.SIMULATOR, simulator.generate),
-                    (Role.VERIFIER, verifier.generate if verifier else {}),
+                    (Role.VERIFIER, verifier.generate if verifier else GenerateConfig()),
                 )
-                if settings
+                if settings.model_fields_set
             },
             options=sweep.options,
             log_dir=root,
@@ -421,16 +431,16 @@ def expand_sweep(sweep: Sweep) -> list[RunSpec]:
     return list(runs.values())
 
 
-def sweep_runs(sweeps: Sequence[Sweep]) -> list[tuple[RunSpec, int]]:
+def sweep_runs(sweeps: Sequence[Sweep]) -> list[SweepRun]:
     """The runs of one or more sweeps with their shard counts; a run in two sweeps once."""
-    seen: dict[str, tuple[RunSpec, int]] = {}
+    seen: dict[str, SweepRun] = {}
     for sweep in sweeps:
         for run in expand_sweep(sweep):
-            seen.setdefault(run.log_dir, (run, sweep.shards))
+            seen.setdefault(run.log_dir, SweepRun(run, sweep.shards))
     return list(seen.values())
 
 
-def sweep_shards(runs: Sequence[tuple[RunSpec, int]]) -> list[ShardSpec]:
+def sweep_shards(runs: Sequence[SweepRun]) -> list[ShardSpec]:
     """Every shard of the runs (loads the dataset to deal the task ids)."""
     return [shard for run, count in runs for shard in plan_shards(run, count)]
 

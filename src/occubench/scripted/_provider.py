@@ -28,6 +28,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from occubench.calls import prompt_tokens, reply_tokens
+from occubench.errors import UsageError
 from occubench.scripted._behaviours import BEHAVIOURS
 from occubench.scripted._flawed import SEEDED
 from occubench.scripted._reply import Reply
@@ -69,7 +70,7 @@ class ScriptedAPI(ModelAPI):
         if model_name == REPLAY:
             outputs = model_args.get("outputs") or []
             if not outputs:
-                raise ValueError("occubench/replay needs outputs (-M outputs=[...])")
+                raise UsageError("occubench/replay needs outputs (-M outputs=[...])")
             self._replay = itertools.cycle(outputs)
         elif model_name in SYNTHESIS_MODELS:
             self._behaviour = SYNTHESIS_MODELS[model_name](**model_args)
@@ -77,7 +78,7 @@ class ScriptedAPI(ModelAPI):
             self._seeded = SEEDED[model_name]
         elif model_name not in BEHAVIOURS:
             known = ", ".join(sorted([*BEHAVIOURS, *SEEDED, *SYNTHESIS_MODELS, REPLAY]))
-            raise ValueError(f"unknown scripted model occubench/{model_name}; known: {known}")
+            raise UsageError(f"unknown scripted model occubench/{model_name}; known: {known}")
         else:
             self._behaviour = BEHAVIOURS[model_name]
 

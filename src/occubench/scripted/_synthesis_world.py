@@ -48,6 +48,7 @@ from inspect_ai.tool import ToolInfo
 
 from occubench.agent import PLAN_MARKERS
 from occubench.dataset import example_arguments
+from occubench.errors import UsageError
 from occubench.scripted._reply import Behaviour, Reply
 from occubench.scripted._simulated import last_action, observation_reply
 
@@ -147,7 +148,7 @@ def _call(tool: str) -> dict[str, Any]:
     return {"tool": tool, "arguments": arguments}
 
 
-def _task(level: int, title: str, calls: list[str], checks: list[dict[str, Any]]) -> dict:
+def _task(level: int, title: str, calls: list[str], checks: list[dict[str, Any]]) -> dict[str, Any]:
     steps = [_call(t) for t in calls]
     plan = "\n".join(
         f"{n}. Call {s['tool']} with {json.dumps(s['arguments'])}." for n, s in enumerate(steps, 1)
@@ -197,7 +198,7 @@ class ScriptedGenerator:
             offset = 0 if self.profiles else int(hashlib.sha256(scenario.encode()).hexdigest(), 16)
         unknown = sorted(set(cycle) - set(PROFILES))
         if unknown:
-            raise ValueError(f"unknown profiles {unknown}; known: {', '.join(PROFILES)}")
+            raise UsageError(f"unknown profiles {unknown}; known: {', '.join(PROFILES)}")
         return cycle[(offset + index) % len(cycle)]
 
     def __call__(self, messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:

@@ -41,6 +41,7 @@ from occubench.agent import StopReason
 from occubench.config import NO_AGENT_MODEL, ResolvedRun
 from occubench.defaults import DEFAULT_AGENT_EXIT_GRACE, DEFAULT_ALLOWED_HOSTS
 from occubench.env import EnvEpisode
+from occubench.errors import UsageError
 from occubench.redaction import redact_strings
 from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
 from occubench.serving._guard import Access, http_app
@@ -118,11 +119,14 @@ class ProgramInputs:
         """The command split into words, each with its placeholders filled.
 
         Raises:
-            ValueError: the command is empty or its quoting is unbalanced.
+            UsageError: the command is empty or its quoting is unbalanced.
         """
-        words = shlex.split(command)
+        try:
+            words = shlex.split(command)
+        except ValueError as e:  # unbalanced quoting
+            raise UsageError(f"agent_command: {e}") from None
         if not words:
-            raise ValueError("agent_command is empty")
+            raise UsageError("agent_command is empty")
         filled = []
         for word in words:
             for name, value in self.values.items():

@@ -33,6 +33,7 @@ from mcp.server.lowlevel import Server
 from occubench.config import ResolvedRun
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS, DEFAULT_SERVE_PORT, DEFAULT_SERVE_TOKEN_ENV
 from occubench.env import EnvEpisode, EpisodeStart
+from occubench.errors import UsageError
 from occubench.redaction import register_secrets
 from occubench.serving._choices import DEFAULT_LINGER, Transport, Unsubmitted
 from occubench.serving._guard import MCP_PATH, Access, http_app
@@ -66,14 +67,14 @@ def serve_token(environ: Mapping[str, str] | None = None) -> str | None:
     """The token ``$OCCUBENCH_SERVE_TOKEN`` sets for ``occubench serve`` over HTTP (None: unset).
 
     Raises:
-        ValueError: it is set but is not 16 to 512 letters, digits or ``._~+/=-``
+        UsageError: it is set but is not 16 to 512 letters, digits or ``._~+/=-``
             (the message does not repeat it).
     """
     value = (os.environ if environ is None else environ).get(DEFAULT_SERVE_TOKEN_ENV, "")
     if not value:
         return None
     if not _TOKEN.fullmatch(value):
-        raise ValueError(
+        raise UsageError(
             f"{DEFAULT_SERVE_TOKEN_ENV} must be 16 to 512 letters, digits or ._~+/=- "
             "(what a client can send as 'Authorization: Bearer <token>')"
         )

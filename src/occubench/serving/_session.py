@@ -16,7 +16,7 @@ import anyio
 from pydantic import BaseModel, Field
 
 from occubench.env import EnvEpisode, EpisodeOver, EpisodeStart, ToolCallAction, ToolSpecView
-from occubench.errors import InfrastructureError
+from occubench.errors import InfrastructureError, UsageError
 from occubench.grading import Grade
 
 SUBMIT_DESCRIPTION = (
@@ -61,7 +61,7 @@ class ServedEpisode:
 
     def __init__(self, episode: EnvEpisode, start: EpisodeStart, submit_tool: str) -> None:
         if submit_tool in {t.name for t in start.tools}:
-            raise ValueError(f"submit tool {submit_tool!r} has the name of one of the env's tools")
+            raise UsageError(f"submit tool {submit_tool!r} has the name of one of the env's tools")
         self.episode = episode
         self.start = start
         self.submit_tool = submit_tool

@@ -30,7 +30,7 @@ import json
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.dataset import EnvConfig
 from occubench.defaults import DEFAULT_SIM_CHECK_MIN_SCHEMA
@@ -82,7 +82,12 @@ class KeptAnswer(str, Enum):  # noqa: UP042 - the project's str-Enum style
 
 
 class SimCheck(BaseModel):
-    """The online checks of one observation whose first answer failed (``SimStep.check``)."""
+    """The online checks of one observation whose first answer failed (``SimStep.check``).
+
+    NaN and Infinity in the rejected answer are logged as JSON's constants, as ``SimStep``'s.
+    """
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
 
     failures: list[CheckFailure] = Field(description="Checks the first answer failed.")
     reask_model: str = Field(description="Model re-asked: the simulator or its fallback.")
@@ -94,6 +99,12 @@ class SimCheck(BaseModel):
         default=None, description="The answer not kept (None when the re-ask was unusable)."
     )
     suspect: bool = Field(description="The kept answer failed a check.")
+
+    def kept_failures(self) -> list[CheckFailure]:
+        """The checks the kept answer failed (the first answer's when the re-ask gave none)."""
+        if self.kept is KeptAnswer.REASK and self.reask_failures:
+            return self.reask_failures
+        return self.failures
 
 
 def _call_key(tool: str, arguments: dict[str, Any]) -> str:

@@ -247,7 +247,9 @@ def _volatile(key: str) -> bool:
     return bool(words) and words[-1] in VOLATILE_WORDS
 
 
-def _record_facts(record: dict[str, Any], parent: str, extra: Identity) -> tuple[Identity, dict]:
+def _record_facts(
+    record: dict[str, Any], parent: str, extra: Identity
+) -> tuple[Identity, dict[str, Any]]:
     ids = {
         (_norm_key(k, parent), str(v)) for k, v in record.items() if is_id_key(k) and is_scalar(v)
     }
@@ -303,7 +305,7 @@ def _equal(a: Any, b: Any) -> bool:
         return float(a) == float(b)
     if isinstance(a, str) and isinstance(b, str):
         return a.strip().lower() == b.strip().lower()
-    return a == b
+    return bool(a == b)
 
 
 def contradictions(known: Facts, obs: dict[str, Any]) -> list[str]:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         LAYOUTS,
         OccubenchLayout,
         PaperLayout,
+        ParsedObservation,
         SimulatorLayout,
     )
     from occubench.simulator._parse import ObservationParseError, parse_observation
@@ -24,8 +25,20 @@ if TYPE_CHECKING:
         normalize_braces,
         render_system_prompt,
     )
-    from occubench.simulator._simulator import Observation, SimStep, Simulator, SimulatorError
-    from occubench.simulator._state import STATE_CONTRACT, PatchError, StateMode, apply_reply_patch
+    from occubench.simulator._simulator import (
+        Observation,
+        Reading,
+        SimStep,
+        Simulator,
+        SimulatorError,
+    )
+    from occubench.simulator._state import (
+        STATE_CONTRACT,
+        PatchedState,
+        PatchError,
+        StateMode,
+        apply_reply_patch,
+    )
     from occubench.simulator._world import (
         PERSON_PROVIDER,
         WorldMiss,
@@ -41,6 +54,9 @@ _MODULES = {
     "ObservationParseError": "_parse",
     "OccubenchLayout": "_layout",
     "PaperLayout": "_layout",
+    "ParsedObservation": "_layout",
+    "PatchedState": "_state",
+    "Reading": "_simulator",
     "PatchError": "_state",
     "SIM_CHECK_CONTRACT": "_prompt",
     "STATE_CONTRACT": "_state",
@@ -81,6 +97,9 @@ __all__ = [
     "OccubenchLayout",
     "PERSON_PROVIDER",
     "PaperLayout",
+    "ParsedObservation",
+    "PatchedState",
+    "Reading",
     "SimulatorLayout",
     "embeds_state",
     "failed_observation",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
@@ -38,6 +38,15 @@ from occubench.simulator._prompt import (
 )
 from occubench.simulator._state import reask_for, state_action
 from occubench.text import loads
+
+
+class ParsedObservation(NamedTuple):
+    """The observation a reply holds."""
+
+    value: Any
+    """Its JSON value."""
+    text: str
+    """It as the agent sees it."""
 
 
 class SimulatorLayout(ABC):
@@ -62,7 +71,7 @@ class SimulatorLayout(ABC):
         """The message asking for the current call's observation."""
 
     @abstractmethod
-    def read(self, text: str) -> tuple[Any, str]:
+    def read(self, text: str) -> ParsedObservation:
         """The observation in a reply: its JSON value and the text the agent sees.
 
         Raises:
@@ -132,7 +141,7 @@ class PaperLayout(SimulatorLayout):
             content=f"<agent_action>\n{action}\n</agent_action>\n{FORMAT_HEADING}\n{self.reminder}"
         )
 
-    def read(self, text: str) -> tuple[Any, str]:
+    def read(self, text: str) -> ParsedObservation:
         found = _PREDICTED.search(text)
         body = found.group(1).strip() if found else text
         for candidate in (body, *(m.group(1).strip() for m in [_FENCE.search(body)] if m)):
@@ -141,7 +150,7 @@ class PaperLayout(SimulatorLayout):
             except json.JSONDecodeError:
                 continue
             if value is not None:
-                return value, body
+                return ParsedObservation(value, body)
         raise ObservationParseError(f"no JSON in the reply: {body.strip()[:120]!r}")
 
     def reask(self, error: Exception) -> str | None:
@@ -168,9 +177,9 @@ class OccubenchLayout(SimulatorLayout):
         sent = json.loads(action)
         return ChatMessageUser(content=state_action(sent["name"], sent["arguments"], state))
 
-    def read(self, text: str) -> tuple[Any, str]:
+    def read(self, text: str) -> ParsedObservation:
         value = parse_observation(text)
-        return value, json.dumps(value, ensure_ascii=False)
+        return ParsedObservation(value, json.dumps(value, ensure_ascii=False))
 
     def reask(self, error: Exception) -> str | None:
         return reask_for(error)

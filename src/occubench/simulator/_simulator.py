@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, GenerateConfig, Model, ModelOutput
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.calls import Asked, ask
 from occubench.defaults import DEFAULT_SIMULATOR_RETRIES
@@ -53,7 +53,13 @@ class Observation(BaseModel):
 
 
 class SimStep(BaseModel):
-    """One action and what the simulator's history holds for it."""
+    """One action and what the simulator's history holds for it (``Episode.steps``).
+
+    A simulator may answer NaN or Infinity; the log writes them as JSON's extension
+    constants (``NaN``), as it does in a plain dict, not as null.
+    """
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
 
     tool: str = Field(description="Action name.")
     arguments: dict[str, Any] = Field(description="Action arguments (parsed).")
@@ -92,9 +98,30 @@ class SimStep(BaseModel):
     )
 
 
-Reading = tuple[Any, str, list[dict[str, Any]] | None, Any]
-"""A parsed reply: the observation's value and text, and in explicit state mode the patch
-and the new state."""
+class Reading(NamedTuple):
+    """A usable reply, read: its observation, and in explicit state mode its state patch."""
+
+    value: Any
+    """The observation's JSON value."""
+    text: str
+    """The observation as the agent sees it."""
+    patch: list[dict[str, Any]] | None = None
+    """Explicit state mode: the reply's JSON Patch (None: history mode)."""
+    state: dict[str, Any] | None = None
+    """Explicit state mode: the state after the patch (None: history mode)."""
+
+
+class _Checked(NamedTuple):
+    """What the online checks made of an answer (``Simulator._checked``)."""
+
+    reading: Reading
+    """The answer kept: the first, or the re-ask's."""
+    check: SimCheck | None
+    """The record of the checks (None: every check passed)."""
+    reasks: int
+    """Model calls the re-ask took."""
+    outputs: list[ModelOutput]
+    """The re-ask's model outputs (none without one)."""
 
 
 def _checkable(value: Any) -> dict[str, Any]:
@@ -332,9 +359,8 @@ class Simulator:
         def read(text: str) -> Reading:
             value, shown = self.layout.read(text)
             if self.state is None:
-                return value, shown, None, None
-            patch, new_state = apply_reply_patch(text, self.state)
-            return value, shown, patch, new_state
+                return Reading(value, shown)
+            return Reading(value, shown, *apply_reply_patch(text, self.state))
 
         layout = self.layout
         asked = await ask(
@@ -366,21 +392,21 @@ class Simulator:
                 source=ObservationSource.SIMULATOR,
             )
             return failed, outputs
-        reading, check, extra = asked.value, None, 0
+        checked = _Checked(asked.value, None, 0, [])
         if self.checker is not None:
-            reading, check, extra, more = await self._checked(tool, arguments, action, asked, read)
-            outputs += more
-        value, shown, patch, new_state = reading
+            checked = await self._checked(tool, arguments, action, asked, read)
+            outputs += checked.outputs
+        value, shown, patch, new_state = checked.reading
         step = SimStep(
             tool=tool,
             arguments=arguments,
             raw_arguments=raw_arguments,
             observation=value,
             text=shown,
-            attempts=asked.attempts + extra,
+            attempts=asked.attempts + checked.reasks,
             patch=patch,
             state=new_state,
-            check=check,
+            check=checked.check,
             source=ObservationSource.SIMULATOR,
         )
         return step, outputs
@@ -404,18 +430,14 @@ class Simulator:
         action: str,
         asked: Asked[Reading],
         read: Callable[[str], Reading],
-    ) -> tuple[Reading, SimCheck | None, int, list[ModelOutput]]:
-        """Check the answer; on a failure re-ask once with the problem named.
-
-        Returns the reading kept, the check record (None when every check passed), the
-        model calls the re-ask took and its outputs.
-        """
+    ) -> _Checked:
+        """Check the answer; on a failure re-ask once with the problem named."""
         assert self.checker is not None and asked.value is not None
         first = asked.value
         self.checked += 1
-        failures = self.checker.check(tool, arguments, _checkable(first[0]))
+        failures = self.checker.check(tool, arguments, _checkable(first.value))
         if not failures:
-            return first, None, 0, []
+            return _Checked(first, None, 0, [])
         model = self.check_model or self.model
         layout = self.layout
         again = await ask(
@@ -436,7 +458,7 @@ class Simulator:
         retried = (
             None
             if again.value is None
-            else self.checker.check(tool, arguments, _checkable(again.value[0]))
+            else self.checker.check(tool, arguments, _checkable(again.value.value))
         )
         reask_kept = again.value is not None and retried is not None
         reask_kept = reask_kept and len(retried or []) <= len(failures)
@@ -447,10 +469,10 @@ class Simulator:
             reask_model=str(model),
             reask_failures=retried,
             kept=KeptAnswer.REASK if reask_kept else KeptAnswer.FIRST,
-            rejected=None if rejected is None else _checkable(rejected[0]),
+            rejected=None if rejected is None else _checkable(rejected.value),
             suspect=bool(retried) if reask_kept else True,
         )
-        return kept, check, again.attempts, list(again.outputs)
+        return _Checked(kept, check, again.attempts, list(again.outputs))
 
     def record_failure(
         self,

@@ -15,7 +15,7 @@ import copy
 import json
 import re
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 import jsonpatch
 import jsonpointer
@@ -58,9 +58,18 @@ def state_action(tool: str, arguments: dict[str, Any], state: dict[str, Any]) ->
     )
 
 
+class PatchedState(NamedTuple):
+    """A reply's state patch and the state it leads to."""
+
+    patch: list[dict[str, Any]]
+    """The JSON Patch operations the reply gave."""
+    state: dict[str, Any]
+    """The state after them."""
+
+
 def apply_reply_patch(
     text: str, state: dict[str, Any], max_size: int = DEFAULT_MAX_STATE_SIZE
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> PatchedState:
     """Read the ``<state_patch>`` of a reply and apply it to ``state``.
 
     Returns:
@@ -85,7 +94,7 @@ def apply_reply_patch(
         raise PatchError(f"the state patch does not apply: {e}") from None
     if not isinstance(new_state, dict):
         raise PatchError("the state patch must leave the state a JSON object")
-    return patch, new_state
+    return PatchedState(patch, new_state)
 
 
 def _size(value: Any) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from occubench.errors import UsageError
 from occubench.text import YamlBoundError, bounded_yaml
 
 CATALOG_VERSION = 1
@@ -30,7 +31,7 @@ CATALOG_VERSION = 1
 _TOP_LEVEL_KEYS = {"version", "scenarios"}
 
 
-class CatalogError(ValueError):
+class CatalogError(UsageError):
     """A catalog file is unreadable, malformed or conflicts with another; or a bad query."""
 
 
@@ -65,7 +66,7 @@ class Catalog(BaseModel):
     def _check_consistent(self) -> Catalog:
         problems = _conflicts((f"scenarios[{i}]", s) for i, s in enumerate(self.scenarios))
         if problems:
-            raise ValueError("; ".join(problems))
+            raise UsageError("; ".join(problems))
         return self
 
     def select(

@@ -146,7 +146,7 @@ async def generate_json(
     failed = asked.error if isinstance(asked.error, ReplyError) else None
     value = asked.value if failed is None else failed.value
     return StageResult[output](  # type: ignore[valid-type]
-        value=value,  # type: ignore[arg-type]
+        value=value,
         issues=failed.problems if failed is not None else [],
         usage={Role.GENERATOR.value: usage},
     )

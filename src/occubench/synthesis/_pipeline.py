@@ -26,13 +26,14 @@ import shutil
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from inspect_ai.model import Model
 from pydantic import BaseModel
 
 from occubench.costs import PriceTable
 from occubench.dataset import EnvConfig, Scenario, write_dataset
+from occubench.errors import UsageError
 from occubench.roles import Role
 from occubench.synthesis._artifacts import (
     ArtifactStore,
@@ -67,6 +68,7 @@ DATASET_DIR = "dataset"
 MAX_REASON_CHARS = 400
 
 T = TypeVar("T")
+S = TypeVar("S", bound="StageResult[Any]")
 
 STAGE_SUBTOPICS = "sub-topics"
 STAGE_ENVS = "environments"
@@ -179,7 +181,7 @@ def check_spec(store: ArtifactStore, spec: SynthesisSpec) -> None:
     """Record the run's spec, or refuse to resume artifacts made with another one.
 
     Raises:
-        ValueError: the stored spec differs (models or settings other than neutral ones).
+        UsageError: the stored spec differs (models or settings other than neutral ones).
     """
     stored = store.load(SPEC_KEY, SynthesisSpec)
     if stored is not None:
@@ -187,7 +189,7 @@ def check_spec(store: ArtifactStore, spec: SynthesisSpec) -> None:
         new = {**spec.models, **spec.settings.model_dump(exclude=NEUTRAL_SETTINGS)}
         changed = [f"{k}: {old.get(k)} -> {new.get(k)}" for k in new if old.get(k) != new[k]]
         if changed:
-            raise ValueError(
+            raise UsageError(
                 f"{store.root} holds the work of a run with other models or settings "
                 f"({'; '.join(changed)}): use another output folder, or delete "
                 f"{store.root} to start over"
@@ -227,9 +229,7 @@ class _Pipeline:
 
         await asyncio.gather(*(one(item) for item in items))
 
-    async def stored(
-        self, key: str, kind: type[StageResult], make: Callable[[], Awaitable[StageResult]]
-    ) -> StageResult:
+    async def stored(self, key: str, kind: type[S], make: Callable[[], Awaitable[S]]) -> S:
         """A stage result from the store, or made and stored; its tokens are counted."""
         result = await self.store.cached(key, kind, make)
         self.spent.append(result.usage)
@@ -597,7 +597,7 @@ def run_synthesis(
     slugs = [slugify(s.name) for s in scenarios]
     clashes = sorted({x for x in slugs if slugs.count(x) > 1})
     if clashes:
-        raise ValueError(f"scenario names map to the same folder name: {clashes}")
+        raise UsageError(f"scenario names map to the same folder name: {clashes}")
     settings = settings or SynthesisSettings()
     pipeline = _Pipeline(Path(out), models, settings, progress or NoProgress())
     check_spec(pipeline.store, SynthesisSpec(models=models.names(), settings=settings))

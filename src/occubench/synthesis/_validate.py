@@ -57,7 +57,7 @@ def validate_env(env: EnvConfig) -> list[str]:
             problems.append(f"{where}: name must be letters, digits and underscores")
         if not tool.description.strip():
             problems.append(f"{where}: empty description")
-        problems += [f"{where}.{field}: {message}" for field, message in check_tool(tool)[0]]
+        problems += [f"{where}.{field}: {message}" for field, message in check_tool(tool).errors]
         if not isinstance(tool.example_output, dict):
             problems.append(f"{where}.example_output: must be a JSON object")
     prompt = env.world_model_system_prompt

@@ -51,6 +51,7 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field
 
 from occubench.calls import prompt_tokens, reply_tokens
+from occubench.errors import UsageError
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
 from occubench.testing._rate_limits import (
     RateLimiter,
@@ -468,9 +469,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not readable:
             return False
         try:
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
+            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)
         except ConnectionError:
             return True
+        return peeked == b""
 
 
 class ScriptedOpenAIServer:
@@ -522,7 +524,7 @@ class ScriptedOpenAIServer:
         hold: Hold | None = None,
     ) -> None:
         if not ipaddress.ip_address(host).is_loopback:
-            raise ValueError(f"the test server binds to loopback only, not {host}")
+            raise UsageError(f"the test server binds to loopback only, not {host}")
         self._server = self._HTTPServer((host, port), _Handler)
         self._server.stats = ServerStats()
         self._server.latency = latency

@@ -15,8 +15,10 @@ from typing import Any
 
 import yaml
 
+from occubench.errors import UsageError
 
-class YamlBoundError(ValueError):
+
+class YamlBoundError(UsageError):
     """A YAML document over a bound, or not YAML; the message names the file and line."""
 
 
@@ -31,7 +33,7 @@ def _key(index: Any) -> str | int | None:
     return index if isinstance(index, int) else None
 
 
-class _BoundedLoader(yaml.SafeLoader):
+class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
     """The safe loader, counting nodes (aliases at their expanded size) and depth."""
 
     def __init__(self, text: str, *, max_nodes: int, max_depth: int) -> None:

@@ -25,6 +25,8 @@ from starlette.datastructures import MutableHeaders
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from occubench.errors import UsageError
+
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'",
@@ -146,7 +148,7 @@ def guarded_app(title: str, hosts: Sequence[str], max_body: int) -> FastAPI:
     return app
 
 
-class FormError(ValueError):
+class FormError(UsageError):
     """A form that cannot be accepted (the message is shown to the person)."""
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -109,7 +109,7 @@ def scan_lines(stream: BinaryIO, *, offset: int, number: int, max_bytes: int) ->
         offset, number = offset + len(chunk), number + 1
 
 
-def parse_line(raw: RawLine, limits: WorldLimits) -> dict | str:
+def parse_line(raw: RawLine, limits: WorldLimits) -> dict[str, Any] | str:
     """A line's JSON object, or what keeps it from being one."""
     if raw.too_long:
         return f"line longer than {limits.line_bytes} bytes: not read"
