@@ -354,7 +354,9 @@ def variance_report(
             _trees(members, by_vote=True) if voted else verdicts, levels, weights
         )
         if not voted:
-            shown.append(Component(level="verifier", variance=None, low=_NAN, high=_NAN, share=_NAN))
+            shown.append(
+                Component(level="verifier", variance=None, low=_NAN, high=_NAN, share=_NAN)
+            )
         verdict_parts, point, boot = _components(verdicts, LEVELS[:3], weights)
         coefficients = _design_coefficients(verdicts)
         variance = float(_design_variance(point, coefficients))
