@@ -30,7 +30,7 @@ def truth(k: int, spreads=SPREADS) -> tuple[dict[str, float], dict[str, float]]:
         "task": d1**2,
         "simulator": d2**2,
         "agent": d3**2,
-        "judge": 0.5 - (0.25 + d1**2 + d2**2 + d3**2),
+        "verifier": 0.5 - (0.25 + d1**2 + d2**2 + d3**2),
     }
     # verdict-scale conditional means
     by_task = {

@@ -44,9 +44,9 @@ def test_checks_only_runs_have_no_judge_component():
     rows = [r.model_copy(update={"votes_yes": None, "votes_total": None}) for r in rows]
     row = variance_report(rows, n_resamples=300).rows[0]
     shown = by_level(row.components)
-    assert row.outcome == "verdict" and shown["judge"].variance is None
+    assert row.outcome == "verdict" and shown["verifier"].variance is None
     votes, _ = truth(1)  # one vote is the verdict: agent + judge form the epoch level
-    assert shown["agent"].low <= votes["agent"] + votes["judge"] <= shown["agent"].high
+    assert shown["agent"].low <= votes["agent"] + votes["verifier"] <= shown["agent"].high
     assert shown["task"].low <= votes["task"] <= shown["task"].high
 
 

@@ -94,7 +94,7 @@ def test_export_then_report_with_the_reviews(reviewed, logs, tmp_path):
         command = ["report", str(logs), "--reviews", str(source), "--resamples", "100"]
         report = runner.invoke(app, [*command, *extra])
         assert report.exit_code == 0, report.output
-        assert "Human-judge agreement: 2 review(s) by 1 reviewer(s) of 2 sample(s)" in report.output
+        assert "Reviewer agreement: 2 review(s) by 1 reviewer(s) of 2 sample(s)" in report.output
         assert "CR with human verdicts" in report.output and "checked by hand" in report.output
     page = (tmp_path / "report" / "report.html").read_text()
     assert 'id="review-agreement"' in page and 'id="disagreements-table"' in page

@@ -60,7 +60,7 @@ def test_unknown_filter_values_are_errors(release_dir):
         load_dataset(release_dir, task_ids=[99999, 1000, 5], categories=["Space"])
     text = str(e.value)
     assert "3 unknown task ids: 5, 1000, 99999; the dataset has 10: 11, 24, 26, 32," in text
-    assert "1 unknown categories: Space; the dataset has 11: Agriculture" in text
+    assert "1 unknown industries: Space; the dataset has 11: Agriculture" in text
 
 
 def test_unknown_ids_are_summed_up(tmp_path):

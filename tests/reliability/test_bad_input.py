@@ -432,7 +432,7 @@ MODELS = [
         (None, None, ["--tasks", "1,x"], "task_ids.1: Input should be a valid integer"),
         (None, None, ["--tasks", "77"], "unknown task ids"),
         (None, None, ["--env-mode", "\x1b]0;pwned\x07[/]"], "env_mode"),
-        (None, None, ["--categories", "[bold]\x1b[2J[/]"], "unknown categories"),
+        (None, None, ["--categories", "[bold]\x1b[2J[/]"], "unknown industries"),
     ],
     ids=[
         "binary",

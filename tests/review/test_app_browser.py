@@ -196,7 +196,7 @@ def test_ten_samples_judged_by_hand_give_the_agreement_table(app_url, new_page, 
     for table in report_tables(report)[-5:-1]:  # agreement, confusion, disagreements, human CR
         console.print(rich_table(table))
     text = console.export_text()
-    assert "Human-judge agreement: 10 review(s) by 1 reviewer(s) of 10 sample(s)" in text
+    assert "Reviewer agreement: 10 review(s) by 1 reviewer(s) of 10 sample(s)" in text
     folder = os.environ.get(ARTIFACTS_ENV)
     if folder:
         Path(folder, "agreement-table.txt").write_text(text)

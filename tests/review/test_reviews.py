@@ -122,7 +122,7 @@ def test_realism_per_scenario_and_industry_and_cr_with_human_verdicts():
 def test_report_tables_and_files_show_the_review(tmp_path):
     report = build_report(rows(), n_resamples=50, reviews=REVIEWS)
     titles = [t.title for t in report_tables(report)]
-    assert any(t.startswith("Human-judge agreement") for t in titles)
+    assert any(t.startswith("Reviewer agreement") for t in titles)
     assert "Realism ratings (1-5): mean (n)" in titles
     assert build_report(rows(), n_resamples=50).review is None
 

@@ -3,19 +3,19 @@
 Model. The samples of one agent in one env mode (and fault setting) form a nested design:
 tasks; within a task, environment replicates (the simulator model, its seed and the fault
 plan's seed: ``simulator``); within a replicate, epochs (the agent's sampling: ``agent``);
-within an epoch, the k judge votes (``judge``). A sample's outcome is modelled as nested
-random effects, y = mu + task + simulator + agent + judge, each effect with mean zero, its
+within an epoch, the k verifier votes (``verifier``). A sample's outcome is modelled as nested
+random effects, y = mu + task + simulator + agent + verifier, each effect with mean zero, its
 own variance and independent of the others. On the outcome scale these variances are the
 variances of the conditional means: ``task`` = Var(E[y | task]), ``simulator`` = the mean
 over tasks of Var(E[y | task, replicate]), and so on.
 
 Outcomes. With votes, the unit is one judged outcome: a vote counts as passing when it says
-"correct" and the task's deterministic checks (if any) passed, so ``judge`` is the variance
-of one judge call's verdict on a fixed trajectory. Without votes (checks only) the unit is
-the verdict and ``judge`` is not measured. The completion rate averages verdicts (the
+"correct" and the task's deterministic checks (if any) passed, so ``verifier`` is the variance
+of one verifier call's verdict on a fixed trajectory. Without votes (checks only) the unit is
+the verdict and ``verifier`` is not measured. The completion rate averages verdicts (the
 majority of k votes), so the minimum detectable difference is computed from the same model
-fitted to the verdicts (levels task, simulator, agent; the judge's noise is then part of
-``agent``, as each epoch gets its own judge round).
+fitted to the verdicts (levels task, simulator, agent; the verifier's noise is then part of
+``agent``, as each epoch gets its own verifier round).
 
 Estimation. Method-of-moments (ANOVA) estimators from means of means, exact for unbalanced
 designs: at each level, the sample variance of the child means within a parent has
@@ -70,7 +70,7 @@ from occubench.defaults import (
 from occubench.errors import UsageError
 from occubench.results import SampleRow
 
-LEVELS = ("task", "simulator", "agent", "judge")
+LEVELS = ("task", "simulator", "agent", "verifier")
 """The variance components, outermost first."""
 
 PAIR_LEVELS = ("task", "within")
@@ -156,7 +156,7 @@ def _estimate(sums: _TaskSums, weights: np.ndarray, depth: int) -> np.ndarray:
 class Component(MetricRow):
     """One variance component with its bootstrap interval."""
 
-    level: str = Field(description="task, simulator, agent or judge.")
+    level: str = Field(description="task, simulator, agent or verifier.")
     variance: float | None = Field(description="Estimate (>= 0); None when not identified.")
     low: float = Field(description="Bootstrap 95% interval, low end (nan if not identified).")
     high: float = Field(description="Bootstrap 95% interval, high end.")
@@ -354,7 +354,9 @@ def variance_report(
             _trees(members, by_vote=True) if voted else verdicts, levels, weights
         )
         if not voted:
-            shown.append(Component(level="judge", variance=None, low=_NAN, high=_NAN, share=_NAN))
+            shown.append(
+                Component(level="verifier", variance=None, low=_NAN, high=_NAN, share=_NAN)
+            )
         verdict_parts, point, boot = _components(verdicts, LEVELS[:3], weights)
         coefficients = _design_coefficients(verdicts)
         variance = float(_design_variance(point, coefficients))

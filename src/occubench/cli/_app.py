@@ -95,7 +95,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "review": LazyCommand(
         "review",
         "review",
-        "Serve a web app where experts judge samples and rate scenario and rubric realism.",
+        "Serve a web app where experts grade samples and rate scenario and rubric realism.",
     ),
     "serve": LazyCommand(
         "serve",

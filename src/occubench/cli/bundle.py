@@ -39,7 +39,7 @@ def bundle(
     """Bundle runs into one archive someone else can check with occubench verify.
 
     The archive holds the logs, a manifest (each run's resolved configuration and protocol
-    points, its simulator and judge models, the dataset's digest, the world used, the
+    points, its simulator and verifier models, the dataset's digest, the world used, the
     occubench and Inspect versions, the SHA-256 of every file) and the summary the report
     computes (CR per mode and industry, R, intervals, MDDs, costs). Every member of every
     log is scanned for secrets first: a hit refuses the bundle, naming the member.
@@ -71,7 +71,7 @@ def bundle(
 def runs_table(manifest: Manifest) -> Table:
     """The bundle's runs: agent, mode, models, task set."""
     table = Table(title="Runs in the bundle")
-    for column in ("agent", "mode", "simulator", "judge", "tasks x epochs", "protocol"):
+    for column in ("agent", "mode", "simulator", "verifier", "tasks x epochs", "protocol"):
         table.add_column(column)
     for run in manifest.runs:
         table.add_row(

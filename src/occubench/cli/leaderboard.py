@@ -35,7 +35,7 @@ def leaderboard(
     """Write a static leaderboard site from bundles, each verified first.
 
     Standard bundles are ranked apart from custom ones, and rows only with rows of the
-    same simulator, judge, task set and protocol; rows the run's minimum detectable
+    same simulator, verifier, task set and protocol; rows the run's minimum detectable
     difference cannot tell apart share a rank (a tie group). The page filters rows, draws
     the industry profile (radar) of any selection and a cost-vs-CR Pareto chart, and links
     every row to its bundle's verification record; it needs no server and loads nothing

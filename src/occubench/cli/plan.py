@@ -57,7 +57,7 @@ def plan(
         alpha=alpha,
     )
     pilot = Table(title="Pilot variance components (verdict scale) and MDD of its design")
-    for name in ("agent", "mode", "tasks", "sims", "epochs", "task", "simulator", "agent+judge"):
+    for name in ("agent", "mode", "tasks", "sims", "epochs", "task", "simulator", "agent+verifier"):
         pilot.add_column(name, justify="left" if name in ("agent", "mode") else "right")
     pilot.add_column("MDD pp", justify="right")
     for row, (t, s, a) in zip(noise.rows, parts, strict=True):
@@ -85,7 +85,7 @@ def plan(
         table.add_row(str(d.epochs), str(d.tasks), f"{d.samples}{mark}", f"{100 * d.mdd:.2f}")
     console.print(table)
     console.print(
-        f"Pooled components: task {task:.4f}, simulator {sim:.4f}, agent+judge {agent:.4f}. "
+        f"Pooled components: task {task:.4f}, simulator {sim:.4f}, agent+verifier {agent:.4f}. "
         "Epochs only shrink the agent part; the task part needs more tasks.",
         highlight=False,
     )

@@ -26,16 +26,16 @@ def regrade(
         list[str], typer.Argument(help="Logs of occubench runs: files or folders (recursive).")
     ],
     verifier_model: Annotated[
-        str, typer.Option(help="The judge that grades again (an Inspect model).")
+        str, typer.Option(help="The verifier that grades again (an Inspect model).")
     ],
     votes: Annotated[
-        int | None, typer.Option(min=1, help="k, judge votes per sample (default: each log's).")
+        int | None, typer.Option(min=1, help="k, verifier votes per sample (default: each log's).")
     ] = None,
     protocol: Annotated[
         Protocol | None,
         typer.Option(
             case_sensitive=False,
-            help="Ask the judge in this protocol's verifier layout: paper or occubench "
+            help="Ask the verifier in this protocol's verifier layout: paper or occubench "
             "(default: each log's own protocol's).",
         ),
     ] = None,
@@ -57,12 +57,12 @@ def regrade(
 ) -> None:
     """Grade the trajectories recorded in logs again, without running them.
 
-    Each log's samples are scored again by the judge given (Inspect's re-scoring, the
+    Each log's samples are scored again by the verifier given (Inspect's re-scoring, the
     verifier role bound to it): the agent and the simulator are not called, their turns
     are read from the log. Each log gives a new .eval log in --log-dir, with the new
     verdicts, the new verifier and the log it came from; occubench report over both
     folders shows the two gradings as separate groups. A sample that errored before it
-    was graded is kept as it is; a judge that fails is an infrastructure error of the
+    was graded is kept as it is; a verifier that fails is an infrastructure error of the
     sample (exit 3), never a failed task. The same command again writes the same files.
     """
     from occubench.grading import VerifierLayout, regrade_logs
@@ -99,7 +99,7 @@ def regrade(
     failed = sum(d.verifier_errors for d in done)
     if failed:
         console.print(
-            f"{failed} sample(s) could not be graded: the judge failed (infrastructure errors, "
+            f"{failed} sample(s) could not be graded: the verifier failed (infrastructure errors, "
             "not scored); the same command again grades them again.",
             highlight=False,
         )

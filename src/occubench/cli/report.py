@@ -68,7 +68,7 @@ def report(
         Path | None,
         typer.Option(
             help="Expert reviews: a review database (occubench review --db) or its JSON/CSV "
-            "export. Adds human-judge agreement, realism ratings and CR with human verdicts."
+            "export. Adds reviewer agreement, realism ratings and CR with human verdicts."
         ),
     ] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = (
@@ -79,7 +79,7 @@ def report(
         bool,
         typer.Option(
             "--variance",
-            help="Add variance components (task, simulator, agent, judge) and the minimum "
+            help="Add variance components (task, simulator, agent, verifier) and the minimum "
             "detectable difference; mark leaderboard lines closer than it.",
         ),
     ] = False,

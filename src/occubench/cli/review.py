@@ -35,10 +35,10 @@ def review(
         typer.Option(help="Write the reviews in DB to this file (.json or .csv) and exit."),
     ] = None,
 ) -> None:
-    """Serve a web app where experts judge samples and rate scenario and rubric realism.
+    """Serve a web app where experts grade samples and rate scenario and rubric realism.
 
     Reviewers sign in with a name, walk through their own queue of samples (trajectory,
-    fault log, verification plan, the judge's votes and feedback), and record a
+    fault log, verification plan, the verifier's votes and feedback), and record a
     verdict, two 1-5 realism ratings and a comment. The samples of LOGS are added to DB
     (samples already there are kept, with their reviews). Export the reviews from the
     app or with --export, and give them to `occubench report --reviews FILE`.

@@ -402,7 +402,7 @@ def _select(
         unknown("task ids", task_ids, (t.task_id for t in tasks))
         tasks = [t for t in tasks if t.task_id in set(task_ids)]
     if categories is not None:
-        unknown("categories", categories, [s.category for s in scenarios.values()] + [UNKNOWN])
+        unknown("industries", categories, [s.category for s in scenarios.values()] + [UNKNOWN])
         tasks = [t for t in tasks if scenario_field(t, "category") in set(categories)]
     if domains is not None:
         unknown("domains", domains, [s.domain for s in scenarios.values()] + [UNKNOWN])

@@ -105,7 +105,7 @@ class Report(BaseModel):
         description="CR of agent models with a release date in the price file."
     )
     review: ReviewReport | None = Field(
-        default=None, description="Human-judge agreement, realism and human-verdict CR."
+        default=None, description="Reviewer agreement, realism and human-verdict CR."
     )
     suspect_impact: list[SuspectImpact] = Field(
         default_factory=list,

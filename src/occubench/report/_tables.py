@@ -307,7 +307,7 @@ def review_tables(report: Report) -> list[TextTable]:
         return []
     a = review.agreement
     agreement = TextTable(
-        title=f"Human-judge agreement: {a.reviews} review(s) by {len(a.reviewers)} reviewer(s) "
+        title=f"Reviewer agreement: {a.reviews} review(s) by {len(a.reviewers)} reviewer(s) "
         f"of {a.samples_reviewed} sample(s)",
         columns=["compared", "undecided", "agree %", "kappa", "kappa 95% CI", "unmatched"],
         rows=[

@@ -5,7 +5,7 @@ own verdict, a 1-5 realism rating of the scenario and of the rubric, and a comme
 Reviews are exported as JSON or CSV (`Review` is the record) and read back here for
 ``occubench report --reviews FILE``:
 
-- human-judge agreement: Cohen's kappa between the automatic verdict (checks and judge
+- reviewer agreement: Cohen's kappa between the automatic verdict (checks and verifier
   combined, as scored) and the reviewers' verdict, with a bootstrap 95% interval, the
   confusion table and every disagreement;
 - realism ratings per scenario and per industry;
