@@ -6,8 +6,9 @@ the formats without importing the writers.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from occubench.lazy import lazy_names
 
 if TYPE_CHECKING:
     from occubench.report._choices import ReportFormat
@@ -61,13 +62,7 @@ _MODULES = {
 """The module of each public name."""
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, its module imported on first use."""
-    if name not in _MODULES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_MODULES[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _MODULES)
 
 
 __all__ = [
