@@ -133,6 +133,6 @@ def test_a_failing_judge_exits_3(logs, tmp_path, monkeypatch):
         ["regrade", str(logs), "--verifier-model", "occubench/rubric-judge", "--log-dir", str(out)],
     )
     assert result.exit_code == ExitCode.SAMPLE_ERRORS, result.output
-    assert "2 sample(s) could not be graded: the judge failed" in result.output
+    assert "2 sample(s) could not be graded: the verifier failed" in result.output
     row = next(line for line in result.output.splitlines() if ".eval" in line)
     assert [cell.strip() for cell in row.split("│")[2:-1]] == ["2", "2", "2", "0", "2", "0"]
