@@ -20,7 +20,9 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -356,3 +358,34 @@ def sample_row(**fields):
         wall_time=1.0,
     )
     return SampleRow(**{**defaults, **fields})
+
+
+@pytest.fixture
+def attacker():
+    """A page server elsewhere, for cross-site attacks on the local apps.
+
+    ``serve(html)`` puts a page up and returns its port.
+    """
+    pages: list[bytes] = []
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(pages[-1])
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def serve(html: str) -> int:
+        pages.append(html.encode())
+        return server.server_address[1]
+
+    yield serve
+    server.shutdown()
+    thread.join()

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -27,34 +26,6 @@ ANSWER = (
     "Heart rate 128, systolic BP 84; assign bed ED-11 (cleaned 6 minutes ago); "
     "ESI 2 allows 10 minutes."
 )
-
-
-@pytest.fixture
-def attacker():
-    """A page server elsewhere: ``serve(html)`` puts a page up and returns its port."""
-    pages: list[bytes] = []
-
-    class Page(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.end_headers()
-            self.wfile.write(pages[-1])
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-
-    def serve(html: str) -> int:
-        pages.append(html.encode())
-        return server.server_address[1]
-
-    yield serve
-    server.shutdown()
-    thread.join()
 
 
 def give_up_form(url: str, turn: int) -> str:

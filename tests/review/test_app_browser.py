@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -203,34 +201,6 @@ def test_ten_samples_judged_by_hand_give_the_agreement_table(app_url, new_page, 
         Path(folder, "reviews.json").write_text(json.dumps(json.loads(export.text()), indent=2))
     page.goto(url + "/queue")
     screenshot(page, "review-queue.png")
-
-
-@pytest.fixture
-def attacker():
-    """A page server elsewhere: ``serve(html)`` puts a page up and returns its port."""
-    pages: list[bytes] = []
-
-    class Page(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.end_headers()
-            self.wfile.write(pages[-1])
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-
-    def serve(html: str) -> int:
-        pages.append(html.encode())
-        return server.server_address[1]
-
-    yield serve
-    server.shutdown()
-    thread.join()
 
 
 def signin_form(url: str, script: str = "") -> str:
