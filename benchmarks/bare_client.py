@@ -61,10 +61,10 @@ def chains(lines: list[bytes], judge: str) -> list[list[list[bytes]]]:
     return result
 
 
-async def replay(base_url: str, tasks: list[list[list[bytes]]]) -> tuple[float, float]:
+async def replay(base_url: str, key: str, tasks: list[list[list[bytes]]]) -> tuple[float, float]:
     """Send every chain concurrently; returns the times of the first request and last answer."""
     url = f"{base_url.rstrip('/')}/chat/completions"
-    headers = {"Authorization": "Bearer benchmark", "Content-Type": "application/json"}
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     first, last = float("inf"), 0.0
     async with DefaultAsyncHttpxClient(**default_client_kwargs()) as client:
 
@@ -88,6 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("requests", type=Path)
     parser.add_argument("--base-url", required=True)
+    parser.add_argument("--api-key", required=True, help="the key the run sent")
     parser.add_argument("--count", type=int, required=True, help="requests of the run to replay")
     parser.add_argument("--skip", type=int, default=0, help="of those, the first ones left out")
     parser.add_argument("--judge", required=True, help="model name of the judge")
@@ -96,7 +97,7 @@ def main() -> None:
         lines = [line for _, line in zip(range(args.count), f, strict=False)][args.skip :]
     tasks = chains(lines, args.judge)
     cpu0, start = time.process_time(), time.perf_counter()
-    first, last = asyncio.run(replay(args.base_url, tasks))
+    first, last = asyncio.run(replay(args.base_url, args.api_key, tasks))
     cpu1, wall = time.process_time(), time.perf_counter() - start
     json.dump(
         {

@@ -77,6 +77,10 @@ PROVIDER = "openai-api"
 occubench's fast path by default; ``-- --no-fast-path`` for Inspect's own path through the
 OpenAI SDK; ``occubench-openai`` for the lean provider by name)."""
 BIN = Path(sys.executable).parent
+API_KEY = "sk-bench-5e0c2a9d71f34b68"
+"""The key the harness sends: shaped like a real one, so it occurs in no prompt (a key that
+is a word, such as "benchmark", occurs in the verifier's prompt, and the harness would
+redact it from every log at the end of the run, which a real run never pays for)."""
 
 
 def make_dataset(root: Path, tasks: int, tool_calls: int, source: Path = SAMPLE_DIR) -> Path:
@@ -468,6 +472,8 @@ def bare_client(srv: Server, count: int, skip: int = 0) -> Floor:
         str(srv.record),
         "--base-url",
         srv.base_url,
+        "--api-key",
+        API_KEY,
         "--count",
         str(count),
         "--skip",
@@ -547,7 +553,7 @@ def main() -> None:
             env = {
                 **os.environ,
                 "LOCAL_BASE_URL": srv.base_url,
-                "LOCAL_API_KEY": "benchmark",
+                "LOCAL_API_KEY": API_KEY,
                 "INSPECT_CACHE_DIR": str(work / "cache"),
             }
             common = run_args(

@@ -7,7 +7,13 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import read_eval_log
 
 from occubench.defaults import DEFAULT_GC_THRESHOLDS, DEFAULT_TRACE_LEVEL
-from occubench.scale._interpreter import tuned_gc
+from occubench.scale._interpreter import (
+    expect_samples,
+    sample_finished,
+    sample_started,
+    tuned_gc,
+    warm_eval_imports,
+)
 
 
 def test_tuned_gc_freezes_and_restores():
@@ -30,6 +36,35 @@ def test_tuned_gc_restores_after_an_error():
         pass
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_finished_samples_are_collected_until_every_sample_has_started():
+    with tuned_gc():
+        expect_samples(6)
+        for _ in range(4):
+            sample_started()
+        collected = [sample_finished(every=2) for _ in range(4)]
+        assert collected == [False, True, False, True]  # samples still to start
+        sample_started()
+        sample_started()  # every sample has started: no pause for memory no sample will take
+        assert [sample_finished(every=2) for _ in range(4)] == [False, False, False, False]
+
+
+def test_an_eval_of_unknown_size_is_collected_as_before():
+    with tuned_gc():
+        sample_started()
+        assert [sample_finished(every=2) for _ in range(2)] == [False, True]
+    assert not sample_finished(every=1)  # outside the tuned block: CPython's own collector
+
+
+def test_the_model_database_is_read_before_workers_are_forked(monkeypatch):
+    from inspect_ai.model import _model_info
+
+    monkeypatch.setattr(_model_info, "_model_info_cache", None)
+    looked_up = dict(_model_info._result_cache)
+    warm_eval_imports()
+    assert _model_info._model_info_cache  # read once here, shared by every fork
+    assert _model_info._result_cache == looked_up  # no model's information looked up
 
 
 def run_python(code: str) -> subprocess.CompletedProcess[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +46,7 @@ from occubench.text import terminal_text
 if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig
 
-    from occubench.costs import PriceTable, Spend
+    from occubench.costs import PriceTable, RunEstimate, Spend
     from occubench.scale import Interruption, RunSpec, ShardResult
 
 
@@ -321,12 +322,28 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
     most = shard_count(given["workers"], len(selected), samples, in_flight)
     root = given["log_dir"]
 
+    estimating: Future[RunEstimate] | None = None
+
+    def estimate_meanwhile() -> None:
+        """Start the estimate in a thread (after the forks: a fork copies no thread).
+
+        It is made while the preflight waits on the endpoints, so no shard waits for it,
+        and printed once the shards have started (``show_estimate``).
+        """
+        nonlocal estimating
+        thread = ThreadPoolExecutor(1, "estimate")
+        estimating = thread.submit(
+            estimate_run, resolved, agent=agent, roles=roles, epochs=epochs, prices=price_table
+        )
+        thread.shutdown(wait=False)  # the thread ends with its one task
+
     def show_estimate() -> None:
         """The run's estimate (printed while it starts: it is not on its way)."""
+        if estimating is None:
+            estimate_meanwhile()
+        assert estimating is not None
         with user_errors():
-            estimate = estimate_run(
-                resolved, agent=agent, roles=roles, epochs=epochs, prices=price_table
-            )
+            estimate = estimating.result()
         console.print(estimate_table(estimate))
         if budget is not None and (estimate.total_cost or 0) > budget:
             console.print(
@@ -350,6 +367,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             asked = preflight_models({Role.AGENT: agent, **roles}, config)
             checks = Preflight(asked) if given["preflight"] else None
             pool = stack.enter_context(start_workers(most)) if local and most > 1 else None
+            estimate_meanwhile()
             latency = check_models(checks) if checks is not None else None
         except typer.Exit:
             stack.close()

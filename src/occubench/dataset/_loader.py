@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from occubench.dataset._errors import (
     DatasetError,
     DatasetIssue,
+    Path_,
     issues_from_validation,
     json_lines,
 )
@@ -449,7 +450,7 @@ def _check_tools(
     warnings: list[DatasetIssue],
 ) -> None:
     seen: list[str] = []
-    places = json_lines(text)
+    places: dict[Path_, int] = {}  # every place's line, found when an issue needs one
     for i, tool in enumerate(tools):
         where = f"action_set_definitions[{i}]"
         line = _line_of(text, f'"{tool.name}"', seen.count(tool.name))
@@ -460,6 +461,8 @@ def _check_tools(
             """An issue at ``field`` of this tool: at the field's own line when it is found."""
             if field.startswith(f"{where}.parameters"):
                 steps = field.removeprefix(f"{where}.").split(".")
+                if not places:
+                    places.update(json_lines(text))
                 line = places.get(("action_set_definitions", i, *steps)) or line
             return DatasetIssue(file=str(path), line=line, field=field, message=message)
 

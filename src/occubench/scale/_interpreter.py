@@ -16,7 +16,10 @@ full collections are rare: a shard's memory grew by about 1.3 MB per finished sa
 Inspect hook at the end of each sample, ``occubench.scale``) runs a full collection
 every ``DEFAULT_COLLECT_EVERY`` finished samples. Frozen objects are never scanned, so
 such a collection covers only the samples in flight and the garbage since the last
-one: the peak stays flat whatever the task count, for a bounded pause.
+one: the peak stays flat whatever the task count, for a bounded pause. Once every
+sample of the eval has started (``expect_samples``, ``sample_started``), no collection
+runs: no new sample will take the memory it frees, and a pause then only delays the
+samples still in flight and the end of the run (0.3 s per shard of 50 samples).
 
 ``lean_inspect`` configures Inspect for throughput while an eval runs: its trace file
 at ``DEFAULT_TRACE_LEVEL`` (Inspect's default traces the start and end of every model
@@ -73,6 +76,10 @@ _tuned = 0
 """Depth of nested ``tuned_gc`` blocks: only the outermost one collects and freezes."""
 _finished = 0
 """Samples finished since the last collection ``sample_finished`` ran."""
+_expected = 0
+"""Samples the evals running in this process will start (0: not known)."""
+_started = 0
+"""Samples started since ``tuned_gc`` began."""
 
 
 @contextmanager
@@ -82,7 +89,7 @@ def tuned_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> Iterat
     The previous thresholds are restored and the frozen objects released on exit. A
     block inside another one changes nothing (one collection, one freeze).
     """
-    global _tuned, _finished
+    global _tuned, _finished, _expected, _started
     if _tuned:
         _tuned += 1
         try:
@@ -94,7 +101,7 @@ def tuned_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> Iterat
     gc.collect()
     gc.freeze()
     gc.set_threshold(*thresholds)
-    _tuned, _finished = 1, 0
+    _tuned, _finished, _expected, _started = 1, 0, 0, 0
     try:
         yield
     finally:
@@ -108,17 +115,32 @@ def gc_tuned() -> bool:
     return _tuned > 0
 
 
+def expect_samples(count: int) -> None:
+    """An eval of ``count`` samples (epochs included) starts in this ``tuned_gc`` block."""
+    global _expected
+    if _tuned:
+        _expected += count
+
+
+def sample_started() -> None:
+    """Count a started sample (while ``tuned_gc`` is active)."""
+    global _started
+    if _tuned:
+        _started += 1
+
+
 def sample_finished(every: int = DEFAULT_COLLECT_EVERY) -> bool:
     """Count a finished sample; run a full collection every ``every`` of them.
 
-    Only while ``tuned_gc`` is active (otherwise CPython's own thresholds collect).
-    Returns whether it collected.
+    Only while ``tuned_gc`` is active (otherwise CPython's own thresholds collect), and
+    not once every expected sample has started (see the module's docstring). Returns
+    whether it collected.
     """
     global _finished
     if not _tuned:
         return False
     _finished += 1
-    if _finished < every:
+    if _finished < every or 0 < _expected <= _started:
         return False
     _finished = 0
     gc.collect()
@@ -244,19 +266,32 @@ def quiet_inspect_logging() -> None:
 EVAL_IMPORTS = ("inspect_ai.agent._acp.server", "rich.markdown")
 """Modules an Inspect eval imports only when it starts (inspect-ai 0.3.285): the ACP
 server's protocol models and its display's Markdown, about 0.8 s of imports."""
+MODEL_DATA = ("inspect_ai.model._model_info", ("_get_model_info_db", "_get_lookup_index"))
+"""Where Inspect keeps its model database (inspect-ai 0.3.285): read from its bundled YAML
+files (about 0.3 s) at the first model call of a process, and indexed by lower-case name."""
 
 
 def warm_eval_imports() -> None:
-    """Import what an eval imports at its start, before processes are forked from this one.
+    """Load what an eval loads at its start, before processes are forked from this one.
 
-    Each fork then starts its eval with them imported (shared memory, no second import).
-    A module this Inspect version lacks is skipped.
+    Each fork then starts its eval with it loaded (shared memory, no second load): the
+    modules an eval imports (``EVAL_IMPORTS``) and Inspect's model database, which the
+    first model call of every process reads (``MODEL_DATA``; the preflight's calls come
+    after the forks). Only the database is read: no model's information is looked up or
+    cached. What this Inspect version lacks is skipped.
     """
     for name in EVAL_IMPORTS:
         try:
             importlib.import_module(name)
         except ImportError:
             logger.debug("%s not found in inspect-ai %s", name, version("inspect_ai"))
+    module, loaders = MODEL_DATA
+    try:
+        found = importlib.import_module(module)
+        for loader in loaders:
+            getattr(found, loader)()
+    except (ImportError, AttributeError):
+        logger.debug("no model database to load in inspect-ai %s", version("inspect_ai"))
 
 
 def tune_startup_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import rich
 from inspect_ai import eval_set
-from inspect_ai.hooks import Hooks, RunStart, SampleEnd, hooks
+from inspect_ai.hooks import Hooks, RunStart, SampleEnd, SampleStart, TaskStart, hooks
 from inspect_ai.model import GenerateConfig, Model
 from pydantic import BaseModel, Field
 
@@ -44,10 +44,12 @@ from occubench.redaction import (
 from occubench.results import read_runs
 from occubench.roles import Role
 from occubench.scale._interpreter import (
+    expect_samples,
     gc_tuned,
     lean_inspect,
     quiet_inspect_logging,
     sample_finished,
+    sample_started,
     tuned_gc,
 )
 from occubench.scale._log_folder import (
@@ -78,6 +80,16 @@ class FinishedSamples(Hooks):
     def enabled(self) -> bool:
         """Only while occubench's tuned collector is on (``run_eval``)."""
         return gc_tuned()
+
+    async def on_task_start(self, data: TaskStart) -> None:
+        """An eval's task starts: the samples it will run (epochs included)."""
+        samples = data.spec.dataset.samples
+        if samples:
+            expect_samples(samples * (data.spec.config.epochs or 1))
+
+    async def on_sample_start(self, data: SampleStart) -> None:
+        """A sample starts (its first attempt)."""
+        sample_started()
 
     async def on_sample_end(self, data: SampleEnd) -> None:
         """A sample ended: maybe collect (see ``occubench.scale._interpreter``)."""
