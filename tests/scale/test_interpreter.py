@@ -12,7 +12,7 @@ from occubench.scale._interpreter import (
     sample_finished,
     sample_started,
     tuned_gc,
-    warm_eval_imports,
+    warm_model_data,
 )
 
 
@@ -62,7 +62,7 @@ def test_the_model_database_is_read_before_workers_are_forked(monkeypatch):
 
     monkeypatch.setattr(_model_info, "_model_info_cache", None)
     looked_up = dict(_model_info._result_cache)
-    warm_eval_imports()
+    warm_model_data()
     assert _model_info._model_info_cache  # read once here, shared by every fork
     assert _model_info._result_cache == looked_up  # no model's information looked up
 

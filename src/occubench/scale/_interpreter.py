@@ -272,26 +272,34 @@ files (about 0.3 s) at the first model call of a process, and indexed by lower-c
 
 
 def warm_eval_imports() -> None:
-    """Load what an eval loads at its start, before processes are forked from this one.
+    """Import what an eval imports at its start (``EVAL_IMPORTS``), before it starts.
 
-    Each fork then starts its eval with it loaded (shared memory, no second load): the
-    modules an eval imports (``EVAL_IMPORTS``) and Inspect's model database, which the
-    first model call of every process reads (``MODEL_DATA``; the preflight's calls come
-    after the forks). Only the database is read: no model's information is looked up or
-    cached. What this Inspect version lacks is skipped.
+    A worker does so while it waits for its shard (``occubench.scale.worker``), in
+    parallel with the run's preflight and the other workers. A module this Inspect
+    version lacks is skipped.
     """
     for name in EVAL_IMPORTS:
         try:
             importlib.import_module(name)
         except ImportError:
             logger.debug("%s not found in inspect-ai %s", name, version("inspect_ai"))
+
+
+def warm_model_data() -> None:
+    """Read Inspect's model database (``MODEL_DATA``) before processes are forked from this one.
+
+    The first model call of every process reads it, and the preflight's calls come after
+    the forks: read here once, each fork has it (shared memory, no second read). Only the
+    database is read: no model's information is looked up or cached. Skipped when this
+    Inspect version keeps it elsewhere.
+    """
     module, loaders = MODEL_DATA
     try:
         found = importlib.import_module(module)
         for loader in loaders:
             getattr(found, loader)()
     except (ImportError, AttributeError):
-        logger.debug("no model database to load in inspect-ai %s", version("inspect_ai"))
+        logger.debug("no model database to read in inspect-ai %s", version("inspect_ai"))
 
 
 def tune_startup_gc(thresholds: tuple[int, int, int] = DEFAULT_GC_THRESHOLDS) -> None:

@@ -15,8 +15,9 @@ them as soon as it knows how many it may need, and they get ready (imports, the 
 registry) while the run checks its models and decides how many shards it has; each is
 then given its shard or dismissed (``WorkerPool``). Where it is safe, a worker is a fork
 of this process (``can_fork``: Linux, one thread), which has imported everything a shard
-needs already: it starts in milliseconds instead of seconds of imports, and its
-imported modules are shared with this process until written. Elsewhere it is a new
+needs already, and read Inspect's model database: it starts in milliseconds instead of
+seconds of imports, and its imported modules are shared with this process until
+written; it imports the modules an eval imports at its start while it waits. Elsewhere it is a new
 interpreter started with ``LAUNCHER`` (``occubench.scale.worker``), which tunes the
 collector before its first import.
 """
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import IO
 
 from occubench.redaction import redact
-from occubench.scale._interpreter import exit_now, warm_eval_imports
+from occubench.scale._interpreter import exit_now, warm_model_data
 from occubench.scale._interrupt import WorkerProcess, stop_process_groups
 from occubench.scale._progress import ProgressView, ShardState
 from occubench.scale._spec import ShardResult, ShardSpec
@@ -258,7 +259,7 @@ def start_workers(count: int) -> Iterator[WorkerPool]:
     folder = Path(tempfile.mkdtemp(prefix="occubench-shards-"))
     fork = can_fork()
     if fork:
-        warm_eval_imports()  # imported once here, shared by every fork
+        warm_model_data()  # read once here, shared by every fork
         gc.collect()
         gc.freeze()  # the forks' collections leave the copied objects (and pages) alone
     workers: list[Worker] = []

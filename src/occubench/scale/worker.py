@@ -7,12 +7,14 @@ exit code is 0 when the shard completed, 1 when it did not, 130 when it was inte
 result).
 
 With ``--wait`` the worker starts before its shard is planned: it imports what a shard
-needs, then waits for one line on its standard input; ``go`` runs the shard whose spec
-is in SPEC.json by then, the end of the input ends the worker at once (0, no result: it
-was not needed). The local executor (``occubench.scale``) starts its workers so, by
-fork when it can, else with ``LAUNCHER``, which tunes the collector before anything is
-imported (``python -m`` would import the whole ``occubench.scale`` package first, with
-CPython's thresholds: 0.3-0.6 s more per start).
+needs (an eval's own start-up imports too, ``warm_eval_imports``: while the run's
+preflight waits on the endpoints), then waits for one line on its standard input;
+``go`` runs the shard whose spec is in SPEC.json by then, the end of the input ends the
+worker at once (0, no result: it was not needed). The local executor
+(``occubench.scale``) starts its workers so, by fork when it can, else with
+``LAUNCHER``, which tunes the collector before anything is imported (``python -m``
+would import the whole ``occubench.scale`` package first, with CPython's thresholds:
+0.3-0.6 s more per start).
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ def serve(spec: Path, result: Path, go: IO[bytes] | None = None) -> int:
     """
     from occubench.errors import ExitCode
     from occubench.scale import ShardSpec, run_shard, stop_signals
+    from occubench.scale._interpreter import warm_eval_imports
 
+    if go is not None:
+        warm_eval_imports()
     if go is not None and go.readline().strip() != GO:
         return ExitCode.OK  # not needed: nothing ran, nothing to report
     shard = ShardSpec.model_validate_json(spec.read_text())
