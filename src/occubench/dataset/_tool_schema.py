@@ -9,7 +9,8 @@ every keyword lost so that no constraint disappears unnoticed.
 from __future__ import annotations
 
 import copy
-import functools
+import json
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jsonschema
@@ -100,26 +101,35 @@ class ToolCheck(NamedTuple):
 
 
 CHECKED_TOOLS = 4096
-"""Tool checks a process keeps (by the tool's JSON): a dataset loaded again (the estimate,
-each shard forked from the run) checks only tools it has not seen."""
+"""Tool checks a process keeps (by the tool's definition): a dataset loaded again (the
+estimate, each shard forked from the run) checks only tools it has not seen."""
+
+_checked: OrderedDict[str, ToolCheck] = OrderedDict()
 
 
 def check_tool(spec: ToolSpec) -> ToolCheck:
     """Validate one tool's parameter schema: JSON Schema, then the tool Inspect builds of it.
 
-    The answer depends on the definition alone, so it is kept per definition
-    (``CHECKED_TOOLS``): about 0.5 ms of schema validation per tool, paid once.
+    The answer depends on the definition alone (name, description, parameters), so it is
+    kept per definition (``CHECKED_TOOLS``, the oldest dropped first): about 0.5 ms of
+    schema validation per tool, paid once per process.
     """
-    found = _checked(spec.model_dump_json())
+    try:  # NaN and 1.0 stay apart from null and 1: every value as JSON writes it
+        key = json.dumps([spec.name, spec.description, spec.parameters])
+    except (TypeError, ValueError):  # not JSON (built in code): checked, not kept
+        return _check(spec)
+    found = _checked.get(key)
+    if found is None:
+        found = _checked[key] = _check(spec)
+        if len(_checked) > CHECKED_TOOLS:
+            _checked.popitem(last=False)
     return ToolCheck(list(found.errors), list(found.lost))
 
 
-@functools.lru_cache(maxsize=CHECKED_TOOLS)
-def _checked(definition: str) -> ToolCheck:
-    """``check_tool`` of the tool whose JSON this is (kept, see ``CHECKED_TOOLS``)."""
+def _check(spec: ToolSpec) -> ToolCheck:
+    """``check_tool``'s work, for a definition it has not kept."""
     from inspect_ai.tool import ToolDef, ToolParams
 
-    spec = ToolSpec.model_validate_json(definition)
     errors: list[FieldProblem] = []
     schema = spec.parameters
     try:
