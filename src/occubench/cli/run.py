@@ -249,6 +249,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         selected_task_ids,
         shard_count,
         start_workers,
+        warm_eval_imports,
         whole_run,
     )
 
@@ -324,17 +325,25 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
 
     estimating: Future[RunEstimate] | None = None
 
-    def estimate_meanwhile() -> None:
+    def estimate_meanwhile(in_process: bool = False) -> None:
         """Start the estimate in a thread (after the forks: a fork copies no thread).
 
         It is made while the preflight waits on the endpoints, so no shard waits for it,
-        and printed once the shards have started (``show_estimate``).
+        and printed once the shards have started (``show_estimate``). A run that will
+        run in this process (``in_process``) also imports there what its eval imports
+        at its start (``warm_eval_imports``), which workers do while they wait.
         """
         nonlocal estimating
+
+        def prepare() -> RunEstimate:
+            if in_process:
+                warm_eval_imports()
+            return estimate_run(
+                resolved, agent=agent, roles=roles, epochs=epochs, prices=price_table
+            )
+
         thread = ThreadPoolExecutor(1, "estimate")
-        estimating = thread.submit(
-            estimate_run, resolved, agent=agent, roles=roles, epochs=epochs, prices=price_table
-        )
+        estimating = thread.submit(prepare)
         thread.shutdown(wait=False)  # the thread ends with its one task
 
     def show_estimate() -> None:
@@ -367,7 +376,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             asked = preflight_models({Role.AGENT: agent, **roles}, config)
             checks = Preflight(asked) if given["preflight"] else None
             pool = stack.enter_context(start_workers(most)) if local and most > 1 else None
-            estimate_meanwhile()
+            estimate_meanwhile(in_process=local and pool is None)
             latency = check_models(checks) if checks is not None else None
         except typer.Exit:
             stack.close()

@@ -6,7 +6,7 @@ collector tuning of a long eval are in ``_interpreter``.
 
 from occubench.scale._demo import DEMO_SWEEP, demo_sweep, run_demo
 from occubench.scale._execute import absolute_location, check_executor, execute
-from occubench.scale._interpreter import exit_now
+from occubench.scale._interpreter import exit_now, warm_eval_imports
 from occubench.scale._interrupt import (
     InterruptHooks,
     Interruption,
@@ -140,6 +140,7 @@ __all__ = [
     "slug",
     "start_shard",
     "start_workers",
+    "warm_eval_imports",
     "stop_process_groups",
     "stop_signals",
     "sweep_runs",
