@@ -72,3 +72,32 @@ def test_nothing_is_replayed_across_epochs(release_dir, tmp_path, monkeypatch):
     two, log = run(release_dir, tmp_path, monkeypatch, "two", fail=False, epochs=2)
     assert {k: 2 * v for k, v in one.items()} == two  # the second epoch paid for every call
     assert all(s.store.get("CallCounts:replayed", 0) == 0 for s in log.samples)
+
+
+def test_a_request_key_reads_each_message_and_tool_once_and_ignores_message_ids(monkeypatch):
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, GenerateConfig
+    from inspect_ai.tool import ToolInfo
+
+    from occubench.calls._replay import PartDigests, request_key
+
+    tool = ToolInfo(name="get_order", description="Look an order up.")
+    history = [ChatMessageUser(content="Find A1."), ChatMessageAssistant(content="Looking.")]
+    parts = PartDigests()
+    first = request_key("m", "agent", history, [tool], None, GenerateConfig(), parts)
+    dumped = []
+    real_dump = ChatMessageUser.model_dump_json
+
+    def counting(self, **kwargs):
+        dumped.append(self)
+        return real_dump(self, **kwargs)
+
+    monkeypatch.setattr(ChatMessageUser, "model_dump_json", counting)
+    longer = [*history, ChatMessageUser(content="And now?")]
+    second = request_key("m", "agent", longer, [tool], None, GenerateConfig(), parts)
+    assert dumped == [longer[2]]  # only the new message: the history's digests are kept
+    assert second != first
+    fresh = [ChatMessageUser(content="Find A1."), ChatMessageAssistant(content="Looking.")]
+    assert fresh[0].id != history[0].id
+    assert request_key("m", "agent", fresh, [tool], None, GenerateConfig()) == first
+    changed = [ChatMessageUser(content="Find A2."), history[1]]
+    assert request_key("m", "agent", changed, [tool], None, GenerateConfig()) != first

@@ -105,7 +105,7 @@ class ResilientModel(Model):
         watch_answers(self.api)  # cheap; a client rebuilt by the provider gets it again
         chain = current_chain() if self.replay else None
         key = (
-            request_key(self.label, self.role, input, tools, tool_choice, config)
+            request_key(self.label, self.role, input, tools, tool_choice, config, chain.parts)
             if chain is not None
             else None
         )

@@ -45,6 +45,7 @@ class AttemptChain:
         self.used: Counter[str] = Counter()
         self.attempt = 0
         self.call_failed = False
+        self.parts = PartDigests()
 
     def begin(self, attempt: int) -> None:
         """A new attempt starts: the record is read from its start again."""
@@ -94,6 +95,38 @@ def tool_info(tool: Any) -> ToolInfo | None:
     )
 
 
+class PartDigests:
+    """The digests of the messages and tools one sample's calls sent, by object.
+
+    A sample's calls resend its history, and its tools, with every call: each message
+    and tool is serialised once, not once per call (O(history) per call before). A
+    message is taken as it was when first sent (occubench's agent, simulator and judge
+    never edit one after sending it); the objects are held, so that their ids stay theirs.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[object, bytes | None]] = {}
+
+    def message(self, message: ChatMessage) -> bytes:
+        """The digest of a message, its id left out (drawn afresh in every attempt)."""
+        known = self._known.get(id(message))
+        if known is None or known[0] is not message:
+            text = message.model_dump_json(exclude={"id"})
+            digest = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).digest()
+            known = self._known[id(message)] = (message, digest)
+        assert known[1] is not None
+        return known[1]
+
+    def tool(self, tool: Any) -> bytes | None:
+        """The digest of a tool's definition as a provider is sent it (None: it has none)."""
+        known = self._known.get(id(tool))
+        if known is None or known[0] is not tool:
+            info = tool_info(tool)
+            made = None if info is None else hashlib.sha256(info.model_dump_json().encode())
+            known = self._known[id(tool)] = (tool, None if made is None else made.digest())
+        return known[1]
+
+
 def request_key(
     model: str,
     role: str | None,
@@ -101,11 +134,14 @@ def request_key(
     tools: Any,
     tool_choice: Any,
     config: GenerateConfig,
+    parts: PartDigests | None = None,
 ) -> str | None:
     """A digest of a call's request, or None when it cannot be made (a tool source).
 
-    Message ids are left out: they are drawn afresh in every attempt.
+    Message ids are left out: they are drawn afresh in every attempt. ``parts`` keeps
+    the digests of the messages and tools seen before (the sample's chain's).
     """
+    parts = parts or PartDigests()
     digest = hashlib.sha256()
     for part in (model, str(role), repr(tool_choice), config.model_dump_json(exclude_none=True)):
         digest.update(part.encode())
@@ -114,14 +150,13 @@ def request_key(
         digest.update(input.encode("utf-8", errors="surrogatepass"))
     else:
         for message in input:
-            text = message.model_dump_json(exclude={"id"})
-            digest.update(text.encode("utf-8", errors="surrogatepass"))
-            digest.update(b"\x00")
+            digest.update(parts.message(message))
+    digest.update(b"\x01")
     for tool in tools if isinstance(tools, list | tuple) else [tools]:
-        info = tool_info(tool)
-        if info is None:
+        made = parts.tool(tool)
+        if made is None:
             return None
-        digest.update(info.model_dump_json().encode())
+        digest.update(made)
     return digest.hexdigest()
 
 
