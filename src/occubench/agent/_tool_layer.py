@@ -43,6 +43,8 @@ class ToolLayer:
         self.simulator = simulator
         self.episode = episode
         self.faults = faults
+        self.calls = episode.tool_calls
+        self._written: dict[str, Any] = {"state": episode.state}
 
     async def call(
         self, tool: str, arguments: dict[str, Any], raw_arguments: str | None = None
@@ -53,8 +55,8 @@ class ToolLayer:
         to the simulator unchanged; ``arguments`` are the parsed ones (fault matching).
         An observation no fault changed reaches the agent as the simulator's text.
         """
-        index = self.episode.tool_calls
-        self.episode.tool_calls = index + 1
+        index = self.calls
+        self.calls = self.episode.tool_calls = index + 1
         try:
             error = self.faults.before_call(index, tool, arguments) if self.faults else None
             if error is not None:
@@ -68,15 +70,28 @@ class ToolLayer:
                 return observation.text
             return json.dumps(seen, ensure_ascii=False)
         finally:
-            self.episode.steps = list(self.simulator.steps)
-            self.episode.state = self.simulator.state
-            if self.simulator.checker is not None:
-                self.episode.sim_checked = self.simulator.checked
-                self.episode.simulator_suspect = any(
-                    s.check is not None and s.check.suspect for s in self.simulator.steps
-                )
-            if self.faults:
-                self.episode.fault_log = self.faults.log()
+            self._record()
+
+    def _record(self) -> None:
+        """Write the episode's record of the calls so far (a field only when it changed).
+
+        Each write of a store field validates the whole episode again (Inspect's
+        ``StoreModel``), so unchanged fields are not written.
+        """
+        sim = self.simulator
+        self.episode.steps = list(sim.steps)
+        changed: dict[str, Any] = {"state": sim.state}
+        if sim.checker is not None:
+            changed["sim_checked"] = sim.checked
+            changed["simulator_suspect"] = any(
+                s.check is not None and s.check.suspect for s in sim.steps
+            )
+        if self.faults:
+            changed["fault_log"] = self.faults.log()
+        for name, value in changed.items():
+            if name not in self._written or self._written[name] != value:
+                setattr(self.episode, name, value)
+                self._written[name] = value
 
     def tools(self, env: EnvConfig) -> list[ToolDef]:
         """The env's actions as Inspect tools bound to this layer."""
