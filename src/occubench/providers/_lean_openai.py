@@ -137,7 +137,7 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
     def start_lean_path(self) -> None:
         """Give the provider the lean path's own state: quick retries, HTTP sessions."""
         self.quick_retry = QuickRetry()
-        self.sessions = LoopSessions(keepalive=default_limits().keepalive_expiry or 0.0)
+        self.sessions = LoopSessions(keepalive=default_limits().keepalive_expiry)
 
     async def aclose(self) -> None:
         """Close the running loop's HTTP session, then the SDK's client."""

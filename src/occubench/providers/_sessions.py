@@ -106,12 +106,12 @@ def _keepalive_socket(addr_info: aiohttp.AddrInfoType) -> socket.socket:
     return sock
 
 
-def open_session(url: str, keepalive: float) -> aiohttp.ClientSession:
+def open_session(url: str, keepalive: float | None) -> aiohttp.ClientSession:
     """A session for requests to ``url`` (its proxy looked up now), as the module describes.
 
     Args:
         url: The URL the session posts to.
-        keepalive: Seconds an idle connection is kept.
+        keepalive: Seconds an idle connection is kept (None: as long as the server keeps it).
     """
     connector = aiohttp.TCPConnector(
         limit=0,
@@ -139,7 +139,7 @@ async def _closed_with_its_loop(session: aiohttp.ClientSession) -> AsyncGenerato
 class LoopSessions:
     """A provider's aiohttp sessions, one per event loop it posts from."""
 
-    def __init__(self, keepalive: float) -> None:
+    def __init__(self, keepalive: float | None) -> None:
         """Sessions whose idle connections are kept ``keepalive`` seconds."""
         self.keepalive = keepalive
         self._per_loop: dict[
