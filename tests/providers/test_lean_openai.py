@@ -308,6 +308,17 @@ def test_the_fast_path_sends_inspects_request_byte_for_byte(recorder, name, conf
     assert comparable(outputs[1]) == comparable(outputs[0])
 
 
+def test_credentials_in_the_base_url_are_sent_as_httpx_sends_them(recorder):
+    """``user:password@`` in the base URL: Basic credentials in place of the API key's."""
+    base_url = recorder.base_url.replace("://", "://us%40er:p%3Aw@")
+    paths = [built("openai-api/local/schema-agent", base_url, fast) for fast in (False, True)]
+    outputs = [asyncio.run(generate_with(m, {})) for m in paths]
+    sdk, lean = recorder.requests
+    assert lean.path == sdk.path == "/v1/chat/completions"
+    assert lean.headers["authorization"] == sdk.headers["authorization"] == "Basic dXNAZXI6cDp3"
+    assert comparable(outputs[1]) == comparable(outputs[0])
+
+
 @pytest.mark.parametrize(("status", "kind"), [(500, openai.InternalServerError), (404, None)])
 def test_failures_are_the_sdks_exceptions(recorder, status, kind):
     recorder.reply = (status, ERROR_BODY, {})

@@ -39,6 +39,7 @@ class still builds, whose default headers and timeout this transport takes.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,10 +96,15 @@ def on_asyncio() -> bool:
 
 @dataclass(frozen=True)
 class Wire:
-    """What every request of one SDK client sends: its headers and timeouts."""
+    """What every request of one SDK client sends: where, its headers and timeouts."""
 
     client: AsyncOpenAI
     """The SDK client they were read from."""
+    url: str
+    """The chat-completions URL, without credentials."""
+    basic_auth: str | None
+    """The ``Authorization`` of credentials in the base URL (``user:password@``), which
+    httpx sends in place of the API key's; None when it has none."""
     headers: dict[str, str]
     """Header names in lower case."""
     timeout: aiohttp.ClientTimeout
@@ -201,12 +207,13 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
     ) -> ChatCompletion:
         """Post the body (``post_chat``: quick retries, the model's adaptive limit)."""
         wire = self.wire()
-        url = f"{str(self.base_url).rstrip('/')}/chat/completions"
         sent = wire.headers | {"authorization": f"Bearer {self.api_key}"}
         sent.update((name.lower(), value) for name, value in headers.items())
+        if wire.basic_auth is not None:
+            sent["authorization"] = wire.basic_auth
         return await post_chat(
-            await self.sessions.session(url),
-            url,
+            await self.sessions.session(wire.url),
+            wire.url,
             body,
             sent,
             timeout=wire.timeout,
@@ -218,10 +225,16 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
         )
 
     def wire(self) -> Wire:
-        """The headers and timeouts of the SDK's client (read once per client)."""
+        """The URL, headers and timeouts of the SDK's client (read once per client)."""
         client = self.client
         made: Wire | None = getattr(self, "_wire", None)
         if made is None or made.client is not client:
+            url = httpx2.URL(f"{str(self.base_url).rstrip('/')}/chat/completions")
+            basic_auth = None
+            if url.username or url.password:
+                pair = f"{url.username}:{url.password}".encode()
+                basic_auth = f"Basic {base64.b64encode(pair).decode()}"
+                url = url.copy_with(username=None, password=None)
             headers = {k.lower(): v for k, v in self.http_client.headers.items()}
             if "accept-encoding" in headers:
                 headers["accept-encoding"] = accept_encoding(headers["accept-encoding"])
@@ -233,7 +246,9 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
             if read is not None:
                 headers[READ_TIMEOUT_HEADER] = str(read)
             floor = self.http_client.timeout.connect
-            made = self._wire = Wire(client, headers, client_timeout(timeout, floor))
+            made = self._wire = Wire(
+                client, str(url), basic_auth, headers, client_timeout(timeout, floor)
+            )
         return made
 
     def adaptive_limit(self, config: GenerateConfig) -> AdaptiveLimit:
