@@ -217,7 +217,7 @@ async def read_answer(response: aiohttp.ClientResponse, max_bytes: int, url: str
             return b"".join(chunks)
     response.close()
     problem = f"an answer of more than {max_bytes} bytes"
-    raise _unreadable(f"{problem} (HTTP {response.status}), not read", problem, url)
+    raise _unreadable(f"{problem} (HTTP {response.status}): refused", problem, url)
 
 
 @dataclass(frozen=True)
