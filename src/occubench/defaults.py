@@ -104,6 +104,11 @@ DEFAULT_MAX_RETRY_AFTER = 120.0
 """The longest Retry-After (seconds) a model's attempts wait for on the lean path; a longer
 one is cut to this (an endpoint's answer is input: it cannot stall a run for days)."""
 
+DEFAULT_MAX_ANSWER_BYTES = 64 * 2**20
+"""Bytes of one answer body the lean path reads (64 MiB, decoded; a completion is a few KB,
+a long one with logprobs a few MB): a larger answer is refused as it arrives, as an
+unreadable answer (retried like a 5xx), never held whole."""
+
 DEFAULT_FAST_PATH = True
 """OpenAI-compatible models (``openai-api/...``, ``vllm/...``) post their chat requests
 through occubench's lean path (``occubench.providers``: the same bytes as the OpenAI SDK,

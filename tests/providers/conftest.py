@@ -1,12 +1,21 @@
-"""A recording OpenAI-compatible server: the scripted answers, every request kept as sent."""
+"""A recording OpenAI-compatible server: the scripted answers, every request kept as sent.
+
+``recorder`` is plain HTTP; ``tls_recorder`` serves HTTPS with a certificate made for the
+test (its file in ``tls_recorder.cert_file``; needs the ``openssl`` command).
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
+import ssl
+import subprocess
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +42,8 @@ class Recorder:
     replies: list[Any] = field(default_factory=list)
     """Replies to send first, one per request, in order (then ``reply`` or the scripted one)."""
     base_url: str = ""
+    cert_file: str = ""
+    """The server's self-signed certificate (PEM), for ``tls_recorder``."""
 
 
 def _handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
@@ -66,13 +77,17 @@ def _handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    """A recording server on 127.0.0.1 (its URL in ``recorder.base_url``)."""
+@contextmanager
+def _serving(tls: ssl.SSLContext | None = None) -> Iterator[Recorder]:
+    """A recording server on 127.0.0.1, over TLS with ``tls``; stopped after the test."""
     found = Recorder()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(found))
     server.daemon_threads = True
-    found.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    scheme = "http"
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    found.base_url = f"{scheme}://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -80,3 +95,31 @@ def recorder() -> Iterator[Recorder]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    """A recording server on 127.0.0.1 (its URL in ``recorder.base_url``)."""
+    with _serving() as found:
+        yield found
+
+
+@pytest.fixture
+def tls_recorder(tmp_path: Path) -> Iterator[Recorder]:
+    """A recording HTTPS server on 127.0.0.1, its certificate self-signed for that address."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command makes the test's certificate; it is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
+        + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    with _serving(tls) as found:
+        found.cert_file = str(cert)
+        yield found

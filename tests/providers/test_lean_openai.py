@@ -1,13 +1,22 @@
 """The lean path against Inspect's: same wire, same results, same errors.
 
 The lean provider (``occubench-openai``) and Inspect's ``openai-api`` and ``vllm`` models
-put on the lean path (``fast_path``), each against Inspect's own path.
+put on the lean path (``fast_path``), each against Inspect's own path. The last tests use
+raw socket servers, so that an answer can be cut, withheld or made as large as a test needs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import openai
 import pytest
@@ -24,9 +33,14 @@ from inspect_ai.model import (
 from inspect_ai.model._openai import OpenAIResponseError
 from inspect_ai.tool import ToolCall, ToolInfo, ToolParams
 
+from conftest import HANG_BOUND
 from occubench.calls import check_answer, reset_concurrency, resilient
-from occubench.defaults import DEFAULT_MAX_RETRY_AFTER
+from occubench.defaults import DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_RETRY_AFTER
+from occubench.errors import UsageError
 from occubench.providers import PROVIDER, LeanOpenAIAPI, fast_path
+from occubench.providers._http import QuickRetry, post_chat, request_body
+from occubench.providers._sessions import LoopSessions, client_timeout
+from occubench.testing._openai_server import answer, completion_body
 
 KEY = "sk-occubench-test-0123456789"
 PROVIDERS = ("openai-api", PROVIDER)
@@ -237,6 +251,17 @@ def test_unsupported_options_are_refused(recorder, arg):
         model(PROVIDER, recorder.base_url, **{arg: True})
 
 
+def test_the_trio_backend_keeps_inspects_path(recorder, monkeypatch):
+    """aiohttp runs on asyncio only: under Inspect's trio backend the lean path is not taken."""
+    monkeypatch.setenv("INSPECT_ASYNC_BACKEND", "trio")
+    inspects = get_model(
+        "openai-api/local/schema-agent", base_url=recorder.base_url, api_key=KEY, memoize=False
+    )
+    assert not fast_path(inspects) and not isinstance(inspects.api, LeanOpenAIAPI)
+    with pytest.raises(UsageError, match="does not support the trio async backend"):
+        model(PROVIDER, recorder.base_url)
+
+
 def test_reads_service_variables(recorder, monkeypatch):
     monkeypatch.setenv("MYSVC_BASE_URL", recorder.base_url)
     monkeypatch.setenv("MYSVC_API_KEY", KEY)
@@ -280,6 +305,17 @@ def test_the_fast_path_sends_inspects_request_byte_for_byte(recorder, name, conf
     assert lean.headers.keys() == sdk.headers.keys()  # the SDK's headers, every one
     for header in sdk.headers.keys() - VARYING:
         assert lean.headers[header] == sdk.headers[header], header
+    assert comparable(outputs[1]) == comparable(outputs[0])
+
+
+def test_credentials_in_the_base_url_are_sent_as_httpx_sends_them(recorder):
+    """``user:password@`` in the base URL: Basic credentials in place of the API key's."""
+    base_url = recorder.base_url.replace("://", "://us%40er:p%3Aw@")
+    paths = [built("openai-api/local/schema-agent", base_url, fast) for fast in (False, True)]
+    outputs = [asyncio.run(generate_with(m, {})) for m in paths]
+    sdk, lean = recorder.requests
+    assert lean.path == sdk.path == "/v1/chat/completions"
+    assert lean.headers["authorization"] == sdk.headers["authorization"] == "Basic dXNAZXI6cDp3"
     assert comparable(outputs[1]) == comparable(outputs[0])
 
 
@@ -390,3 +426,268 @@ def test_a_retry_after_beyond_a_minute_is_left_to_inspect_and_its_pause_is_bound
     limit = limit_of(m)
     assert limit.paused == pytest.approx(DEFAULT_MAX_RETRY_AFTER, abs=1)  # cut to the bound
     reset_concurrency()
+
+
+COMPLETION = json.dumps(
+    completion_body(
+        *answer({"model": "schema-agent", "messages": [{"role": "user", "content": "hi"}]})
+    )
+).encode()
+
+
+@dataclass
+class RawServer:
+    """A socket server on 127.0.0.1 that answers each connection's one request by hand."""
+
+    base_url: str
+    sent: int = 0
+    """Bytes of answers the server managed to write."""
+    closed_by_client: queue.Queue[bool] = field(default_factory=queue.Queue)
+    """Per connection left waiting (``until_closed``), whether the client closed it."""
+
+    def closed(self, connections: int) -> list[bool]:
+        """Whether the client closed each of ``connections`` waits, once they have ended."""
+        return [self.closed_by_client.get(timeout=HANG_BOUND) for _ in range(connections)]
+
+
+def read_request(conn: socket.socket) -> bytes:
+    """One HTTP request off the connection (headers, then ``Content-Length`` bytes)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head
+
+
+def head(status: str, length: int | None, *extra: str) -> bytes:
+    """An answer's status line and headers (``Connection: close``: one request a connection)."""
+    lines = [f"HTTP/1.1 {status}", "Content-Type: application/json", "Connection: close", *extra]
+    if length is not None:
+        lines.append(f"Content-Length: {length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def send(conn: socket.socket, server: RawServer, data: bytes) -> None:
+    conn.sendall(data)
+    server.sent += len(data)
+
+
+def until_closed(conn: socket.socket) -> bool:
+    """Wait (at most ``HANG_BOUND``) for the client to close; whether it did."""
+    conn.settimeout(HANG_BOUND)
+    try:
+        return conn.recv(1) == b""
+    except OSError:
+        return True
+
+
+@contextmanager
+def raw_server(behaviour: Callable[[socket.socket, RawServer], None]) -> Iterator[RawServer]:
+    listener = socket.create_server(("127.0.0.1", 0))
+    server = RawServer(f"http://127.0.0.1:{listener.getsockname()[1]}/v1")
+
+    def handle(conn: socket.socket) -> None:
+        with conn:
+            read_request(conn)
+            try:
+                behaviour(conn, server)
+            except OSError:
+                pass  # the client went away
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield server
+    finally:
+        listener.close()
+
+
+def test_a_gzip_answer_reads_as_with_the_sdk(recorder):
+    recorder.reply = (200, gzip.compress(COMPLETION), {"Content-Encoding": "gzip"})
+    sdk, lean = [asyncio.run(raw_generate(p, recorder.base_url)) for p in PROVIDERS]
+    assert isinstance(lean, ModelOutput) and isinstance(sdk, ModelOutput)
+    assert comparable(lean) == comparable(sdk) and lean.completion
+    assert recorder.requests[1].headers["accept-encoding"] == "gzip, deflate"
+
+
+def test_a_gzip_error_answer_keeps_its_message(recorder):
+    error = json.dumps({"error": {"message": "it failed", "type": "server_error"}}).encode()
+    recorder.reply = (500, gzip.compress(error), {"Content-Encoding": "gzip"})
+    sdk, lean = [asyncio.run(raw_generate(p, recorder.base_url)) for p in PROVIDERS]
+    assert isinstance(lean, openai.InternalServerError)
+    assert (str(lean), lean.body) == (str(sdk), sdk.body)
+
+
+def test_a_dropped_connection_fails_as_with_the_sdk():
+    def drop(conn: socket.socket, server: RawServer) -> None:
+        conn.shutdown(socket.SHUT_RDWR)
+
+    with raw_server(drop) as server:
+        sdk, lean = [asyncio.run(raw_generate(p, server.base_url)) for p in PROVIDERS]
+    assert type(lean) is type(sdk) is openai.APIConnectionError
+    assert model(PROVIDER, server.base_url).api.should_retry(lean).kind == "transient"
+
+
+def test_an_answer_cut_short_fails_as_with_the_sdk():
+    def cut(conn: socket.socket, server: RawServer) -> None:
+        send(conn, server, head("200 OK", len(COMPLETION)) + COMPLETION[:20])
+
+    with raw_server(cut) as server:
+        sdk, lean = [asyncio.run(raw_generate(p, server.base_url)) for p in PROVIDERS]
+    assert type(lean) is type(sdk) is openai.APIConnectionError
+
+
+def test_a_read_timeout_fails_as_with_the_sdk():
+    """The SDK's read timeout (``client_timeout``) applies: a server that never answers."""
+
+    def withhold(conn: socket.socket, server: RawServer) -> None:
+        server.closed_by_client.put(until_closed(conn))
+
+    async def timed_out(provider: str, base_url: str) -> Exception | ModelOutput:
+        m = model(provider, base_url, max_retries=0, client_timeout=1)
+        if isinstance(m.api, LeanOpenAIAPI):
+            m.api.quick_retry = QuickRetry(retries=0)
+            assert m.api.wire().timeout.sock_read == 1
+        try:
+            result = await m.api.generate(MESSAGES, TOOLS, "auto", GenerateConfig())
+            return result[0] if isinstance(result, tuple) else result
+        except Exception as ex:
+            return ex
+        finally:
+            await m.api.aclose()
+
+    with raw_server(withhold) as server:
+        sdk, lean = [asyncio.run(timed_out(p, server.base_url)) for p in PROVIDERS]
+    assert type(lean) is type(sdk) is openai.APITimeoutError
+    assert server.closed(2) == [True, True]  # each client gave up, not the server
+    assert model(PROVIDER, server.base_url).api.should_retry(lean).kind == "transient"
+
+
+def test_an_answer_over_the_bound_is_refused_before_it_is_read():
+    """A ``Content-Length`` over 64 MiB: refused as unreadable, the connection closed."""
+    closed = threading.Event()
+
+    def huge(conn: socket.socket, server: RawServer) -> None:
+        send(conn, server, head("200 OK", DEFAULT_MAX_ANSWER_BYTES + 1))
+        block = b" " * 2**20
+        try:
+            while server.sent < 2 * DEFAULT_MAX_ANSWER_BYTES:  # bounded if never refused
+                send(conn, server, block)
+        finally:
+            closed.set()
+
+    with raw_server(huge) as server:
+        lean = asyncio.run(raw_generate(PROVIDER, server.base_url))
+        assert closed.wait(HANG_BOUND)
+    assert isinstance(lean, OpenAIResponseError) and lean.code == "server_error"
+    assert "more than 67108864 bytes" in lean.message
+    assert server.sent < DEFAULT_MAX_ANSWER_BYTES  # the client stopped reading at once
+
+
+def post(base_url: str, max_bytes: int) -> Exception | object:
+    """One ``post_chat`` with a bound of ``max_bytes`` (no retry); the result or the error."""
+
+    async def run() -> object:
+        reset_concurrency()
+        sessions = LoopSessions(keepalive=5.0)
+        url = f"{base_url}/chat/completions"
+        try:
+            return await post_chat(
+                await sessions.session(url),
+                url,
+                request_body({"model": "m", "messages": []}),
+                {"content-type": "application/json"},
+                timeout=client_timeout(60.0, None),
+                limit=model(PROVIDER, base_url).api.adaptive_limit(GenerateConfig()),
+                retry=QuickRetry(retries=0),
+                max_bytes=max_bytes,
+            )
+        except Exception as ex:
+            return ex
+        finally:
+            await sessions.aclose()
+            reset_concurrency()
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+def test_an_answer_growing_past_the_bound_is_cut_off_as_it_arrives(encoding):
+    """No ``Content-Length``: read up to the bound (decoded: a gzip bomb too), then refused."""
+    bound = 2**20
+    block = b" " * 2**20
+    compressed = gzip.compress(b" " * 64 * 2**20)  # 64 KB that inflate to 64 MiB
+
+    def endless(conn: socket.socket, server: RawServer) -> None:
+        if encoding == "gzip":
+            send(conn, server, head("200 OK", None, "Content-Encoding: gzip") + compressed)
+            server.closed_by_client.put(until_closed(conn))
+            return
+        send(conn, server, head("200 OK", None))
+        while server.sent < 64 * bound:  # bounded if never refused
+            send(conn, server, block)
+
+    with raw_server(endless) as server:
+        found = post(server.base_url, bound)
+    assert isinstance(found, OpenAIResponseError), found
+    assert f"more than {bound} bytes" in found.message
+    assert server.sent < 32 * bound  # not read to the end
+    assert server.closed(1 if encoding == "gzip" else 0) == [True] * (encoding == "gzip")
+
+
+def test_an_answer_within_the_bound_is_read(recorder):
+    recorder.reply = (200, COMPLETION, {})
+    found = post(recorder.base_url, len(COMPLETION))
+    assert not isinstance(found, Exception) and found.choices  # type: ignore[attr-defined]
+
+
+def test_the_logged_call_is_timed_from_its_last_attempt():
+    """Inspect's request tracking sees each attempt: the call's time is the answered one's."""
+    delay, retry_after = 0.2, 0.5
+    answers = [head("503 Service Unavailable", 2, f"Retry-After: {retry_after}") + b"{}"]
+
+    def reply(conn: socket.socket, server: RawServer) -> None:
+        if answers:
+            send(conn, server, answers.pop(0))
+            return
+        time.sleep(delay)  # the answered attempt takes at least this long
+        send(conn, server, head("200 OK", len(COMPLETION)) + COMPLETION)
+
+    with raw_server(reply) as server:
+        m = model(PROVIDER, server.base_url, max_retries=0)
+        attempts: list[str] = []
+        hooks = m.api._http_hooks
+        track = hooks.update_request_time
+
+        def counted(request_id: str) -> None:
+            attempts.append(request_id)
+            track(request_id)
+
+        hooks.update_request_time = counted  # type: ignore[method-assign]
+        start = time.monotonic()
+        output, call = asyncio.run(m.api.generate(MESSAGES, TOOLS, "auto", GenerateConfig()))
+        elapsed = time.monotonic() - start
+    assert isinstance(output, ModelOutput) and output.completion
+    assert len(attempts) == 2 and len(set(attempts)) == 1  # one request, two attempts
+    assert call.time is not None
+    assert delay <= call.time <= elapsed - retry_after  # the last attempt, not the wait

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import warnings
+
 import pytest
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import read_eval_log
@@ -18,6 +21,8 @@ from occubench.testing._openai_server import (
     ScriptedOpenAIServer,
 )
 
+UNCLOSED = ("Unclosed client session", "Unclosed connector")
+"""How aiohttp's warnings of a session or connector left open begin."""
 FLAKY = Flakiness(rate=0.15, seed=19, hang=HANG_BOUND)
 """With this seed every failure kind occurs in the fixture run, the timeout once: the server
 hangs until the client gives up at ``HANG_LIMIT`` (``HANG_BOUND`` bounds one that never does)."""
@@ -176,13 +181,19 @@ def test_a_run_gives_the_results_of_openai_api(run, monkeypatch, tmp_path):
 
 
 def test_log_model_api_keeps_the_raw_calls(run, monkeypatch, tmp_path):
-    with ScriptedOpenAIServer() as server:
+    with ScriptedOpenAIServer() as server, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
         run(PROVIDER, "lean", "--log-model-api", "--tasks", "11")
+        gc.collect()
     _, log = outcome(tmp_path / "lean")
     events = [e for s in log.samples for e in s.events if isinstance(e, ModelEvent)]
     assert events and all(e.call is not None and e.call.response for e in events)
     assert all(e.call.request["messages"] for e in events)
+    # each call timed by Inspect's request tracking, from its last attempt to its answer
+    assert all(0 < e.call.time <= (e.completed - e.timestamp).total_seconds() for e in events)
+    # the run's HTTP sessions were closed with its event loop (aiohttp warns of any left open)
+    assert [w for w in caught if str(w.message).startswith(UNCLOSED)] == []
 
 
 def test_a_flaky_endpoint_gives_the_clean_results_without_sample_reruns(run, monkeypatch, tmp_path):

@@ -13,7 +13,8 @@ byte, with the SDK's headers (``tests/providers/``: the same bytes on the wire, 
 outputs, errors and logs as Inspect's path).
 
 What keeps Inspect's path: a model that asked for streaming, the Responses API or tool
-emulation (the lean path builds none of them), every other provider (``openai/...``
+emulation (the lean path builds none of them), any model under Inspect's trio backend
+(the lean path's aiohttp runs on asyncio only), every other provider (``openai/...``
 included: its request builder differs with the model, and current OpenAI models use the
 Responses API), and any model when the run's ``fast_path`` option is off.
 """
@@ -23,8 +24,7 @@ from __future__ import annotations
 from inspect_ai.model import Model
 from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
 
-from occubench.providers._http import QuickRetry
-from occubench.providers._lean_openai import UNSUPPORTED, LeanOpenAIAPI
+from occubench.providers._lean_openai import UNSUPPORTED, LeanOpenAIAPI, on_asyncio
 
 LEAN_PROVIDERS = {
     ("inspect_ai.model._providers.openai_compatible", "OpenAICompatibleAPI"),
@@ -61,8 +61,9 @@ def fast_path(model: Model) -> bool:
     """Put an ``openai-api`` or ``vllm`` model on the lean path, in place; whether it is on it.
 
     Only for a model this process built for itself (its provider object is changed, not
-    copied). A model of another provider, or one that asked for what the lean path does
-    not send (``stream``, ``responses_api``, ``emulate_tools``), is left as it is.
+    copied). A model of another provider, one that asked for what the lean path does
+    not send (``stream``, ``responses_api``, ``emulate_tools``), or any under Inspect's
+    trio backend, is left as it is.
     """
     api = model.api
     if isinstance(api, LeanOpenAIAPI):
@@ -73,7 +74,9 @@ def fast_path(model: Model) -> bool:
     assert issubclass(provider, OpenAICompatibleAPI)
     if any(getattr(api, name, None) not in (None, False) for name in UNSUPPORTED):
         return False
+    if not on_asyncio():
+        return False
     api.__class__ = lean_class(provider)
     assert isinstance(api, LeanOpenAIAPI)
-    api.quick_retry = QuickRetry()
+    api.start_lean_path()
     return True

@@ -8,23 +8,30 @@ OpenAI-compatible provider (same configuration: ``<SERVICE>_BASE_URL`` and
 ``<SERVICE>_API_KEY``, or ``base_url``/``api_key``; same message and tool conversion,
 same choices and output, same retry classification, bad-request handling and
 credential refresh) with its own transport: the chat-completions body is built
-directly from the request Inspect prepares and posted on the provider's pooled httpx
-client (``occubench.providers._http``: the same bytes as the SDK sends), and the
-answer is validated against the SDK's ``ChatCompletion`` model.
+directly from the request Inspect prepares and posted on an aiohttp session of the
+provider's (``occubench.providers._http``: the same bytes as the SDK sends;
+``occubench.providers._sessions``: one session per event loop), and the answer is
+validated against the SDK's ``ChatCompletion`` model.
 
 It also builds the raw-call record (``ModelEvent.call``) only when the log keeps it:
 with ``log_model_api`` off (occubench's default) Inspect drops the record of every
 successful call, so it is made only for a failed one, which Inspect always logs.
 
-The headers are the SDK's: those its client sends with every request (``Accept``,
-``Content-Type``, ``User-Agent``, its platform headers, the client's default headers),
-the credential, the retry count and read timeout it adds, then the request's own.
+The headers are the SDK's: those its httpx client sends with every request
+(``Accept-Encoding`` less what aiohttp would not decode, ``Connection``), those the SDK
+adds (``Accept``, ``Content-Type``, ``User-Agent``, its platform headers, the client's
+default headers), the credential, the retry count and read timeout, then the request's
+own; names in lower case, a later one replacing an earlier one of any case. The
+timeouts are the SDK client's (its connect timeout raised to Inspect's, as Inspect's
+client does). The provider's httpx client is kept (the SDK client the base class builds
+holds it) but carries no chat request.
 Every attempt goes through ``post_chat`` (``occubench.providers._http``): quick retries
 as the SDK makes them, and the model's adaptive limit of requests in flight
 (``occubench.calls.AdaptiveLimit``, its ceiling the call's ``max_connections``).
 
 Not supported (refused when asked for, at model creation): streaming (``stream``),
-the Responses API (``responses_api``), tool emulation (``emulate_tools``). Requests
+the Responses API (``responses_api``), tool emulation (``emulate_tools``), and Inspect's
+trio backend (``INSPECT_ASYNC_BACKEND=trio``: aiohttp runs on asyncio only). Requests
 are plain JSON: images and audio are sent as Inspect's message conversion encodes
 them, untested here. Extra ``-M`` arguments configure the SDK client that the base
 class still builds, whose default headers and timeout this transport takes.
@@ -32,10 +39,15 @@ class still builds, whose default headers and timeout this transport takes.
 
 from __future__ import annotations
 
+import base64
+from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import httpx2
 import openai
+from inspect_ai._util._async import configured_async_backend
+from inspect_ai._util.http_defaults_httpx2 import default_limits
 from inspect_ai.log._samples import set_active_model_event_call
 from inspect_ai.log._transcript import transcript
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
@@ -55,6 +67,7 @@ from openai.types.chat import ChatCompletion
 from occubench.calls import AdaptiveLimit, limit_for
 from occubench.errors import UsageError
 from occubench.providers._http import QuickRetry, post_chat, request_body
+from occubench.providers._sessions import LoopSessions, accept_encoding, client_timeout
 
 PROVIDER = "occubench-openai"
 """Inspect provider name: models are ``occubench-openai/<service>/<model>``."""
@@ -76,6 +89,27 @@ def model_calls_kept() -> bool:
     return getattr(transcript(), "_log_model_api", None) is not False
 
 
+def on_asyncio() -> bool:
+    """Whether Inspect runs its evaluations on asyncio (the lean path's aiohttp needs it)."""
+    return configured_async_backend() == "asyncio"
+
+
+@dataclass(frozen=True)
+class Wire:
+    """What every request of one SDK client sends: where, its headers and timeouts."""
+
+    client: AsyncOpenAI
+    """The SDK client they were read from."""
+    url: str
+    """The chat-completions URL, without credentials."""
+    basic_auth: str | None
+    """The ``Authorization`` of credentials in the base URL (``user:password@``), which
+    httpx sends in place of the API key's; None when it has none."""
+    headers: dict[str, str]
+    """Header names in lower case."""
+    timeout: aiohttp.ClientTimeout
+
+
 class LeanOpenAIAPI(OpenAICompatibleAPI):
     """Inspect's OpenAI-compatible provider, posting JSON on its own pooled client."""
 
@@ -92,6 +126,8 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
         **model_args: Any,
     ) -> None:
         refused = [name for name in UNSUPPORTED if model_args.get(name) not in (None, False)]
+        if not on_asyncio():
+            refused.append("the trio async backend")
         if refused:
             raise UsageError(
                 f"the {PROVIDER} provider does not support {', '.join(refused)}; "
@@ -102,7 +138,17 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
         super().__init__(
             model_name=model_name, base_url=base_url, api_key=api_key, config=config, **model_args
         )
+        self.start_lean_path()
+
+    def start_lean_path(self) -> None:
+        """Give the provider the lean path's own state: quick retries, HTTP sessions."""
         self.quick_retry = QuickRetry()
+        self.sessions = LoopSessions(keepalive=default_limits().keepalive_expiry)
+
+    async def aclose(self) -> None:
+        """Close the running loop's HTTP session, then the SDK's client."""
+        await self.sessions.aclose()
+        await super().aclose()
 
     def resolve_stream(self, config: GenerateConfig) -> bool:
         """Never stream (not supported by this transport)."""
@@ -160,29 +206,50 @@ class LeanOpenAIAPI(OpenAICompatibleAPI):
         self, body: bytes, headers: dict[str, str], config: GenerateConfig
     ) -> ChatCompletion:
         """Post the body (``post_chat``: quick retries, the model's adaptive limit)."""
+        wire = self.wire()
+        sent = wire.headers | {"authorization": f"Bearer {self.api_key}"}
+        sent.update((name.lower(), value) for name, value in headers.items())
+        if wire.basic_auth is not None:
+            sent["authorization"] = wire.basic_auth
         return await post_chat(
-            self.http_client,
-            f"{str(self.base_url).rstrip('/')}/chat/completions",
+            await self.sessions.session(wire.url),
+            wire.url,
             body,
-            self.sdk_headers() | {"Authorization": f"Bearer {self.api_key}"} | headers,
+            sent,
+            timeout=wire.timeout,
             limit=self.adaptive_limit(config),
             retry=self.quick_retry,
             secret=self.api_key,
             count_header=RETRY_COUNT_HEADER,
+            hooks=self._http_hooks,
         )
 
-    def sdk_headers(self) -> dict[str, str]:
-        """The headers the SDK's client sends with every request (made once per client)."""
+    def wire(self) -> Wire:
+        """The URL, headers and timeouts of the SDK's client (read once per client)."""
         client = self.client
-        made: tuple[AsyncOpenAI, dict[str, str]] | None = getattr(self, "_sdk_headers", None)
-        if made is None or made[0] is not client:
-            headers = {k: v for k, v in client.default_headers.items() if isinstance(v, str)}
+        made: Wire | None = getattr(self, "_wire", None)
+        if made is None or made.client is not client:
+            url = httpx2.URL(f"{str(self.base_url).rstrip('/')}/chat/completions")
+            basic_auth = None
+            if url.username or url.password:
+                pair = f"{url.username}:{url.password}".encode()
+                basic_auth = f"Basic {base64.b64encode(pair).decode()}"
+                url = url.copy_with(username=None, password=None)
+            headers = {k.lower(): v for k, v in self.http_client.headers.items()}
+            if "accept-encoding" in headers:
+                headers["accept-encoding"] = accept_encoding(headers["accept-encoding"])
+            headers.update(
+                (k.lower(), v) for k, v in client.default_headers.items() if isinstance(v, str)
+            )
             timeout = client.timeout
             read = timeout.read if isinstance(timeout, httpx2.Timeout) else timeout
             if read is not None:
                 headers[READ_TIMEOUT_HEADER] = str(read)
-            made = self._sdk_headers = (client, headers)
-        return made[1]
+            floor = self.http_client.timeout.connect
+            made = self._wire = Wire(
+                client, str(url), basic_auth, headers, client_timeout(timeout, floor)
+            )
+        return made
 
     def adaptive_limit(self, config: GenerateConfig) -> AdaptiveLimit:
         """This model's adaptive limit: its connection pool's, ceiling ``max_connections``."""
