@@ -28,7 +28,7 @@ from pathlib import Path
 
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import list_eval_logs, read_eval_log_samples
-from throughput import Server, harness, load_average, make_dataset, run_args, server
+from throughput import API_KEY, Server, harness, load_average, make_dataset, run_args, server
 
 PATHS = (("fast path (default)", []), ("--no-fast-path", ["--no-fast-path"]))
 """The two ways a run meets the limit: adaptive requests in flight, or Inspect's path."""
@@ -122,7 +122,7 @@ def main() -> None:
         dataset = make_dataset(work / "dataset", opts.tasks, opts.tool_calls)
         args = run_args(dataset, opts.votes, *opts.extra)
         # the summary's lines unwrapped: each model's "Requests in flight" on one line
-        base_env = {**os.environ, "LOCAL_API_KEY": "benchmark", "COLUMNS": "400"}
+        base_env = {**os.environ, "LOCAL_API_KEY": API_KEY, "COLUMNS": "400"}
         with server(latency) as srv:
             env = {**base_env, "LOCAL_BASE_URL": srv.base_url}
             free = run("no limit", srv, env, args, work / "free", opts.tasks, opts.timeout)

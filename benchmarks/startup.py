@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from throughput import load_average, make_dataset, run_args, server
+from throughput import API_KEY, load_average, make_dataset, run_args, server
 
 BIN = Path(sys.executable).parent
 PREFLIGHT_MAX_TOKENS = 16
@@ -79,7 +79,7 @@ def one_run(program: str, dataset: Path, latency: float, work: Path) -> Started:
         env = {
             **os.environ,
             "LOCAL_BASE_URL": srv.base_url,
-            "LOCAL_API_KEY": "benchmark",
+            "LOCAL_API_KEY": API_KEY,
             "INSPECT_CACHE_DIR": str(work / "cache"),
         }
         launched = time.time()
