@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from throughput import (
+    API_KEY,
     BIN,
     SAMPLE_DIR,
     SERVICE,
@@ -53,7 +54,7 @@ def scale_table(opts: argparse.Namespace, work: Path) -> None:
             env = {
                 **os.environ,
                 f"{SERVICE.upper()}_BASE_URL": srv.base_url,
-                f"{SERVICE.upper()}_API_KEY": "benchmark",
+                f"{SERVICE.upper()}_API_KEY": API_KEY,
             }
             common = run_args(dataset, opts.votes)
             timeout = 600 + 20 * opts.tasks * (2 * opts.tool_calls + 2) * max(latency, 0.01)

@@ -28,7 +28,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from throughput import SERVICE, harness, load_average, make_dataset, run_args, server
+from throughput import API_KEY, SERVICE, harness, load_average, make_dataset, run_args, server
 
 from occubench.dataset import reference_suite_dir
 
@@ -62,7 +62,7 @@ def main() -> None:
         env = {
             **os.environ,
             f"{SERVICE.upper()}_BASE_URL": srv.base_url,
-            f"{SERVICE.upper()}_API_KEY": "benchmark",
+            f"{SERVICE.upper()}_API_KEY": API_KEY,
         }
         for size in opts.sizes:
             data = make_dataset(work / f"d{size}", size, opts.tool_calls, reference_suite_dir())

@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from throughput import SERVICE, harness, load_average, make_dataset, run_args, server
+from throughput import API_KEY, SERVICE, harness, load_average, make_dataset, run_args, server
 
 
 def main() -> None:
@@ -40,7 +40,7 @@ def main() -> None:
             env = {
                 **os.environ,
                 f"{SERVICE.upper()}_BASE_URL": srv.base_url,
-                f"{SERVICE.upper()}_API_KEY": "benchmark",
+                f"{SERVICE.upper()}_API_KEY": API_KEY,
             }
             for tasks in opts.tasks:
                 dataset = make_dataset(work / f"dataset-{tasks}", tasks, opts.tool_calls)

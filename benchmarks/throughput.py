@@ -70,6 +70,10 @@ SAMPLE_DIR = Path(
     )
 )
 SERVICE = "local"
+API_KEY = "bench-5c0f2e9a7d1b4836"
+"""The key the benchmarks give their server's models: shaped like a real key, which no
+prompt holds (the word "benchmark" is in the judge's prompt: every sample's log was
+redacted with it, which real runs do not pay for)."""
 MODELS = {"agent": "steps-agent", "simulator": "echo-simulator", "verifier": "scripted-judge"}
 ROLES = tuple(MODELS)
 PROVIDER = "openai-api"

@@ -148,6 +148,38 @@ def test_an_eval_file_is_rewritten_with_its_members_redacted(tmp_path, monkeypat
     assert redact_log_folder(tmp_path / "absent") == []
 
 
+def test_an_eval_file_with_a_secret_in_every_sample_is_redacted_one_member_at_a_time(
+    tmp_path, monkeypatch
+):
+    """A word-like key in every sample (a judge prompt's word) must not hold the log in memory."""
+    import random
+    import tracemalloc
+
+    monkeypatch.setenv("LOCAL_API_KEY", KEY)
+    path = tmp_path / "run.eval"
+    draw = random.Random(0)
+    members = 200
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("samples/0_epoch_1.json", '{"clean": true}')  # before the first change
+        for i in range(1, members):
+            noise = "".join(draw.choices("abcdefgh ", k=50_000))
+            z.writestr(f"samples/{i}_epoch_1.json", f'{{"prompt": "{noise} {KEY}"}}')
+    tracemalloc.start()
+    try:
+        assert redact_eval_file(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * 50_000  # a few members' worth, not the log's ~10 MB
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        assert names == [f"samples/{i}_epoch_1.json" for i in range(members)]
+        assert z.read(names[0]) == b'{"clean": true}'
+        redacted = [z.read(n) for n in names[1:]]
+    assert all(KEY.encode() not in data and REDACTED.encode() in data for data in redacted)
+    assert not (tmp_path / f".{path.name}.redacting").exists()
+
+
 def test_terminal_text_is_redacted(monkeypatch):
     from occubench.text import terminal_text
 

@@ -305,32 +305,47 @@ _HEADER_MEMBERS = ("header.json", "_journal/start.json")
 """Members of an ``.eval`` redacted by pattern too (small; model settings live there)."""
 
 
+def _redacted_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, secrets: frozenset[str]
+) -> tuple[bytes, bool]:
+    """A member's bytes with its secrets redacted, and whether redacting changed them."""
+    data = archive.read(info)  # a folder entry reads as b"": unchanged
+    if info.filename not in _HEADER_MEMBERS and not _member_secrets(data, secrets):
+        return data, False
+    cleaned = redact(data.decode("utf-8", errors="surrogateescape"), secrets)
+    encoded = cleaned.encode("utf-8", errors="surrogateescape")
+    return encoded, encoded != data
+
+
 def redact_eval_file(path: Path, secrets: frozenset[str] | None = None) -> bool:
     """Rewrite an ``.eval`` log (a zip) with its members redacted; True if it changed.
 
     Every member holding a known secret is redacted (its text through ``redact``); the
     header members by pattern too. Members keep their names, order and compression;
-    the file is replaced atomically.
+    the file is replaced atomically. One member is in memory at a time: the log is
+    read once to find the first member that changes, then written member by member
+    (a secret found in every sample costs no more memory than one found in none).
     """
     chosen = known_secrets() if secrets is None else secrets
-    changed: dict[str, bytes] = {}
+    partial = path.with_name(f".{path.name}.redacting")
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
-        for info in infos:
-            if info.is_dir():
-                continue
-            data = archive.read(info)
-            if info.filename in _HEADER_MEMBERS or _member_secrets(data, chosen):
-                cleaned = redact(data.decode("utf-8", errors="surrogateescape"), chosen)
-                encoded = cleaned.encode("utf-8", errors="surrogateescape")
-                if encoded != data:
-                    changed[info.filename] = encoded
-        if not changed:
+        first = next(
+            (i for i, info in enumerate(infos) if _redacted_member(archive, info, chosen)[1]),
+            None,
+        )
+        if first is None:
             return False
-        partial = path.with_name(f".{path.name}.redacting")
-        with zipfile.ZipFile(partial, "w") as out:
-            for info in infos:
-                out.writestr(info, changed.get(info.filename) or archive.read(info))
+        try:
+            with zipfile.ZipFile(partial, "w") as out:
+                for index, info in enumerate(infos):
+                    if index < first:  # unchanged: copied as it is
+                        out.writestr(info, archive.read(info))
+                    else:
+                        out.writestr(info, _redacted_member(archive, info, chosen)[0])
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
     os.replace(partial, path)
     return True
 
