@@ -81,10 +81,6 @@ PROVIDER = "openai-api"
 occubench's fast path by default; ``-- --no-fast-path`` for Inspect's own path through the
 OpenAI SDK; ``occubench-openai`` for the lean provider by name)."""
 BIN = Path(sys.executable).parent
-API_KEY = "sk-bench-5e0c2a9d71f34b68"
-"""The key the harness sends: shaped like a real one, so it occurs in no prompt (a key that
-is a word, such as "benchmark", occurs in the verifier's prompt, and the harness would
-redact it from every log at the end of the run, which a real run never pays for)."""
 
 
 def make_dataset(root: Path, tasks: int, tool_calls: int, source: Path = SAMPLE_DIR) -> Path:
