@@ -374,7 +374,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             with user_errors():
                 held = stack.enter_context(hold_log_folder(absolute_location(probe)))
             asked = preflight_models({Role.AGENT: agent, **roles}, config)
-            checks = Preflight(asked) if given["preflight"] else None
+            checks = Preflight(asked, fast=options.fast_path) if given["preflight"] else None
             pool = stack.enter_context(start_workers(most)) if local and most > 1 else None
             estimate_meanwhile(in_process=local and pool is None)
             latency = check_models(checks) if checks is not None else None

@@ -26,6 +26,7 @@ from occubench.calls import resilient
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_PREFLIGHT_RETRIES, DEFAULT_PREFLIGHT_TIMEOUT
 from occubench.errors import UsageError
+from occubench.providers import fast_path
 from occubench.redaction import redact
 from occubench.roles import Role
 
@@ -156,12 +157,16 @@ class Preflight:
     Args:
         models: Roles and their models (``preflight``'s).
         timeout: Seconds each model has to answer.
+        fast: Put the models on the fast path, as the run will
+            (``occubench.providers.fast_path``): the request is checked on the transport
+            the run uses, and the OpenAI SDK's client is not built for it.
     """
 
     def __init__(
         self,
         models: Mapping[Role, str] | Iterable[tuple[Role, str]],
         timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
+        fast: bool = True,
     ) -> None:
         pairs = models.items() if isinstance(models, Mapping) else models
         self.roles: dict[str, list[Role]] = {}
@@ -181,6 +186,8 @@ class Preflight:
             for model, roles in self.roles.items():
                 try:
                     built = get_model(model, config=self.config, memoize=False)
+                    if fast:
+                        fast_path(built)
                     self.built[model] = resilient(built, replay=False)
                 except Exception as error:  # noqa: BLE001 - any failure is reported
                     self.built[model] = _failure(model, roles, error)
