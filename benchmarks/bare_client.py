@@ -6,11 +6,12 @@ body), groups them into each task's chain (the task is the ``Benchmark instance 
 its prompt names, the preflight's requests left out; the order is the order of
 arrival; consecutive judge requests are one round, sent at once as the harness sends
 the k votes), and sends every chain
-concurrently, each request after the previous answer, over the HTTP client Inspect's
-OpenAI-compatible providers use (the OpenAI SDK's httpx client with Inspect's pool and
+concurrently, each request after the previous answer, over the HTTP client occubench's
+fast path uses (aiohttp, no connection limit; ``--httpx`` for the client of Inspect's
+own OpenAI-compatible path: the OpenAI SDK's httpx client with Inspect's pool and
 timeout defaults). It parses each answer as JSON and does nothing else: no SDK, no
 Inspect, no logging, so its CPU per call and its wall time are what any harness must
-at least spend for the same requests on the same server.
+at least spend for the same requests on the same server with that client.
 
 Prints one JSON object: calls, CPU (whole process, and from the first request to the
 last answer), wall time, the first and last call times, and the longest chain.
@@ -28,8 +29,10 @@ import re
 import sys
 import time
 from collections import defaultdict
+from contextlib import AsyncExitStack
 from pathlib import Path
 
+import aiohttp
 from inspect_ai._util.http_defaults_httpx2 import default_client_kwargs
 from openai import DefaultAsyncHttpxClient
 
@@ -61,19 +64,38 @@ def chains(lines: list[bytes], judge: str) -> list[list[list[bytes]]]:
     return result
 
 
-async def replay(base_url: str, key: str, tasks: list[list[list[bytes]]]) -> tuple[float, float]:
+async def replay(
+    base_url: str, key: str, tasks: list[list[list[bytes]]], httpx: bool = False
+) -> tuple[float, float]:
     """Send every chain concurrently; returns the times of the first request and last answer."""
     url = f"{base_url.rstrip('/')}/chat/completions"
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
     first, last = float("inf"), 0.0
-    async with DefaultAsyncHttpxClient(**default_client_kwargs()) as client:
+    async with AsyncExitStack() as stack:
+        if httpx:
+            client = await stack.enter_async_context(
+                DefaultAsyncHttpxClient(**default_client_kwargs())
+            )
+
+            async def post(body: bytes) -> bytes:
+                response = await client.post(url, content=body, headers=headers)
+                response.raise_for_status()
+                return response.content
+
+        else:
+            session = await stack.enter_async_context(
+                aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+            )
+
+            async def post(body: bytes) -> bytes:
+                async with session.post(url, data=body, headers=headers) as response:
+                    response.raise_for_status()
+                    return await response.read()
 
         async def send(body: bytes) -> None:
             nonlocal first, last
             first = min(first, time.time())
-            response = await client.post(url, content=body, headers=headers)
-            response.raise_for_status()
-            json.loads(response.content)["choices"]
+            json.loads(await post(body))["choices"]
             last = max(last, time.time())
 
         async def chain(rounds: list[list[bytes]]) -> None:
@@ -89,6 +111,9 @@ def main() -> None:
     parser.add_argument("requests", type=Path)
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--api-key", required=True, help="the key the run sent")
+    parser.add_argument(
+        "--httpx", action="store_true", help="the SDK's httpx client instead of aiohttp"
+    )
     parser.add_argument("--count", type=int, required=True, help="requests of the run to replay")
     parser.add_argument("--skip", type=int, default=0, help="of those, the first ones left out")
     parser.add_argument("--judge", required=True, help="model name of the judge")
@@ -97,7 +122,7 @@ def main() -> None:
         lines = [line for _, line in zip(range(args.count), f, strict=False)][args.skip :]
     tasks = chains(lines, args.judge)
     cpu0, start = time.process_time(), time.perf_counter()
-    first, last = asyncio.run(replay(args.base_url, args.api_key, tasks))
+    first, last = asyncio.run(replay(args.base_url, args.api_key, tasks, args.httpx))
     cpu1, wall = time.process_time(), time.perf_counter() - start
     json.dump(
         {
