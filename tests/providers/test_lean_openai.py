@@ -127,9 +127,9 @@ def test_no_tools_sends_no_tool_fields(recorder):
     assert comparable(outputs[1]) == comparable(outputs[0])
 
 
-async def raw_generate(provider: str, base_url: str) -> ModelOutput | Exception:
+async def raw_generate(provider: str, base_url: str, **args: object) -> ModelOutput | Exception:
     """One attempt through the provider itself (no Inspect retry, no quick retry)."""
-    m = model(provider, base_url, max_retries=0)
+    m = model(provider, base_url, max_retries=0, **args)
     if isinstance(m.api, LeanOpenAIAPI):
         m.api.quick_retry = type(m.api.quick_retry)(retries=0)
     try:
@@ -563,21 +563,14 @@ def test_a_read_timeout_fails_as_with_the_sdk():
     def withhold(conn: socket.socket, server: RawServer) -> None:
         server.closed_by_client.put(until_closed(conn))
 
-    async def timed_out(provider: str, base_url: str) -> Exception | ModelOutput:
-        m = model(provider, base_url, max_retries=0, client_timeout=1)
-        if isinstance(m.api, LeanOpenAIAPI):
-            m.api.quick_retry = QuickRetry(retries=0)
-            assert m.api.wire().timeout.sock_read == 1
-        try:
-            result = await m.api.generate(MESSAGES, TOOLS, "auto", GenerateConfig())
-            return result[0] if isinstance(result, tuple) else result
-        except Exception as ex:
-            return ex
-        finally:
-            await m.api.aclose()
+    lean_model = model(PROVIDER, "http://127.0.0.1:9/v1", client_timeout=1)
+    assert isinstance(lean_model.api, LeanOpenAIAPI)
+    assert lean_model.api.wire().timeout.sock_read == 1  # the SDK's timeout, in aiohttp's terms
 
     with raw_server(withhold) as server:
-        sdk, lean = [asyncio.run(timed_out(p, server.base_url)) for p in PROVIDERS]
+        sdk, lean = [
+            asyncio.run(raw_generate(p, server.base_url, client_timeout=1)) for p in PROVIDERS
+        ]
     assert type(lean) is type(sdk) is openai.APITimeoutError
     assert server.closed(2) == [True, True]  # each client gave up, not the server
     assert model(PROVIDER, server.base_url).api.should_retry(lean).kind == "transient"
