@@ -1,15 +1,13 @@
 """A recording OpenAI-compatible server: the scripted answers, every request kept as sent.
 
 ``recorder`` is plain HTTP; ``tls_recorder`` serves HTTPS with a certificate made for the
-test (its file in ``tls_recorder.cert_file``; needs the ``openssl`` command).
+test (its file in ``tls_recorder.cert_file``; made with ``cryptography``, a dev dependency).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import ssl
-import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -104,20 +102,49 @@ def recorder() -> Iterator[Recorder]:
         yield found
 
 
+def _self_signed(cert: Path, key: Path) -> None:
+    """Write a certificate for 127.0.0.1 (valid two days) and its private key, as PEM."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    private = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    made = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(private.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=2))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(private, hashes.SHA256())
+    )
+    cert.write_bytes(made.public_bytes(serialization.Encoding.PEM))
+    key.write_bytes(
+        private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+
+
 @pytest.fixture
 def tls_recorder(tmp_path: Path) -> Iterator[Recorder]:
     """A recording HTTPS server on 127.0.0.1, its certificate self-signed for that address."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("the openssl command makes the test's certificate; it is not installed")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"]
-        + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
-        + ["-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True,
-        capture_output=True,
-    )
+    _self_signed(cert, key)
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
     with _serving(tls) as found:
