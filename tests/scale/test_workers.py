@@ -36,6 +36,36 @@ SCRIPTED = {
 }
 
 
+FORK_CASES = [
+    pytest.param(
+        True,
+        marks=pytest.mark.skipif(sys.platform != "linux", reason="forked on Linux only"),
+    ),
+    False,
+]
+ALONE = "OCCUBENCH_TEST_ALONE"
+"""Set in a test's own pytest process (``in_a_process_of_its_own``)."""
+
+
+def in_a_process_of_its_own(request: pytest.FixtureRequest) -> None:
+    """Run this test again in a new pytest process, and pass or fail with it.
+
+    Workers are forked only from a process with one thread, and an earlier test of this
+    process (an HTTP client's or a thread pool's threads) may have left others running.
+    """
+    assert ALONE not in os.environ, "a process of its own still has other threads"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
+        + [request.node.nodeid],
+        cwd=request.config.rootpath,
+        env={**os.environ, ALONE: "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1].startswith("1 passed"), done.stdout[-2000:]
+
+
 def spec(log_dir: Path) -> RunSpec:
     return RunSpec(**SCRIPTED, config=RunConfig(dataset=str(RELEASE_DIR)), log_dir=str(log_dir))
 
@@ -65,10 +95,11 @@ def test_a_started_run_keeps_its_shards_whatever_the_latency(tmp_path):
     assert _shards(run, "s3://bucket/logs", 4, 100, 10.0) == 4  # not looked for remotely
 
 
-@pytest.mark.parametrize("fork", [True, False], ids=["forked", "spawned"])
-def test_dismissed_workers_end_having_run_nothing(monkeypatch, fork):
+@pytest.mark.parametrize("fork", FORK_CASES, ids=["forked", "spawned"])
+def test_dismissed_workers_end_having_run_nothing(monkeypatch, fork, request):
     if fork and not can_fork():
-        pytest.skip("this process cannot fork its workers (not Linux, or threads)")
+        in_a_process_of_its_own(request)
+        return
     monkeypatch.setattr("occubench.scale._local.can_fork", lambda: fork)
     with start_workers(2) as pool:
         folder = pool.folder
@@ -87,10 +118,11 @@ def test_an_interrupted_start_stops_its_workers(monkeypatch):
     assert all(p.wait(timeout=60) != 0 for p in processes)  # stopped, not dismissed
 
 
-@pytest.mark.parametrize("fork", [True, False], ids=["forked", "spawned"])
-def test_workers_started_early_run_the_shards_as_new_ones_do(tmp_path, monkeypatch, fork):
+@pytest.mark.parametrize("fork", FORK_CASES, ids=["forked", "spawned"])
+def test_workers_started_early_run_the_shards_as_new_ones_do(tmp_path, monkeypatch, fork, request):
     if fork and not can_fork():
-        pytest.skip("this process cannot fork its workers (not Linux, or threads)")
+        in_a_process_of_its_own(request)
+        return
     monkeypatch.setattr("occubench.scale._local.can_fork", lambda: fork)
     shards = plan_shards(spec(tmp_path / "early"), 2)
     with start_workers(3) as pool:  # one more than needed: dismissed
