@@ -31,8 +31,6 @@ from inspect_ai.log import read_eval_log
 from occubench.agent import episode_in
 from occubench.grading import Grade
 
-pytestmark = pytest.mark.real_model
-
 MODEL = Path(
     os.environ.get(
         "OCCUBENCH_REAL_MODEL",
@@ -62,12 +60,17 @@ def missing() -> str | None:
     return None
 
 
+MISSING = missing()
+pytestmark = [
+    pytest.mark.real_model,
+    pytest.mark.skipif(MISSING is not None, reason=f"the real model cannot run here: {MISSING}"),
+]
+
+
 @pytest.fixture(scope="module")
 def real_model_url(tmp_path_factory):
     """The model served on a free local port, one request at a time, one thread."""
-    reason = missing()
-    if reason:
-        pytest.skip(f"the real model cannot run here: {reason}")
+    assert missing() is None
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import zipfile
@@ -161,12 +162,23 @@ def can_mount(where: Path) -> str | None:
     return None
 
 
+def _mount_problem() -> str | None:
+    """``can_mount`` in a temporary folder of its own (asked once, as the tests are collected)."""
+    with tempfile.TemporaryDirectory() as where:
+        return can_mount(Path(where))
+
+
+MOUNT_PROBLEM = _mount_problem()
+needs_tmpfs = pytest.mark.skipif(
+    MOUNT_PROBLEM is not None, reason=f"a small tmpfs cannot be mounted here: {MOUNT_PROBLEM}"
+)
+"""For the tests that mount a tmpfs (root, and a system that lets it mount one)."""
+
+
 @pytest.fixture
 def tmpfs(tmp_path):
     """Mount a small tmpfs: ``mount(size, read_only)`` -> its path; unmounted after."""
-    reason = can_mount(tmp_path)
-    if reason:
-        pytest.skip(f"a small tmpfs cannot be mounted here: {reason}")
+    assert MOUNT_PROBLEM is None, "a tmpfs test without the needs_tmpfs mark"
     mounted: list[Path] = []
 
     def mount(size: str, read_only: bool = False) -> Path:
@@ -182,6 +194,7 @@ def tmpfs(tmp_path):
         subprocess.run(["umount", "-l", str(point)], check=False)
 
 
+@needs_tmpfs
 def test_a_read_only_folder_is_one_line_before_any_model_call(release_dir, tmp_path, tmpfs):
     read_only = tmpfs("1m", read_only=True)
     with ScriptedOpenAIServer() as server:
@@ -197,6 +210,7 @@ def test_a_read_only_folder_is_one_line_before_any_model_call(release_dir, tmp_p
         assert sum(server.stats.requests.values()) == 0  # no model was called
 
 
+@needs_tmpfs
 def test_a_full_disk_is_one_line_before_the_run_and_during_it(
     release_dir, tmp_path, tmpfs, monkeypatch
 ):
