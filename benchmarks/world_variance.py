@@ -28,14 +28,10 @@ import time
 from pathlib import Path
 
 from occubench.analysis import PairRow, variance_report
-from occubench.config import EvalOptions, RunConfig
+from occubench.config import RunConfig
 from occubench.results import SampleRow, read_runs
-from occubench.roles import Role
-from occubench.scale import run_eval
+from worlds import AGENTS, SIMULATOR, run_agent
 
-AGENTS = ("careful", "no-retry", "trusting")
-SIMULATOR = "occubench/noisy"
-JUDGE = "occubench/scripted-judge"
 SEED = 1
 OWN_SEEDS = 100
 """Without a world, agent i's simulator seeds start at SEED + i x OWN_SEEDS."""
@@ -43,16 +39,7 @@ OWN_SEEDS = 100
 
 def one_run(log_dir: Path, agent: str, config: RunConfig, epochs: int) -> list[SampleRow]:
     """Run one agent for ``epochs`` epochs; its sample rows."""
-    outcome = run_eval(
-        "occubench/occubench",
-        config.task_args(),
-        log_dir=str(log_dir),
-        model=f"occubench/{agent}",
-        roles={Role.SIMULATOR: SIMULATOR, Role.VERIFIER: JUDGE},
-        options=EvalOptions(),
-        epochs=epochs,
-    )
-    return read_runs(outcome.logs)
+    return read_runs(run_agent(log_dir, agent, config, epochs).logs)
 
 
 def within(pair: PairRow) -> float:

@@ -30,23 +30,29 @@ from inspect_ai.model import ChatMessageTool
 from occubench.config import EvalOptions, RunConfig
 from occubench.results import read_runs
 from occubench.roles import Role
-from occubench.scale import run_eval
+from occubench.scale import EvalOutcome, run_eval
 
 AGENTS = ("careful", "no-retry", "trusting")
 SIMULATOR = "occubench/noisy"
 JUDGE = "occubench/scripted-judge"
 
 
-def one_run(log_dir: Path, agent: str, config: RunConfig) -> tuple[int, dict, dict, list]:
-    """Run one agent; its simulator calls, verdicts, observations and rows."""
-    outcome = run_eval(
+def run_agent(log_dir: Path, agent: str, config: RunConfig, epochs: int = 1) -> EvalOutcome:
+    """Run one scripted agent against the noisy simulator and the scripted verifier."""
+    return run_eval(
         "occubench/occubench",
         config.task_args(),
         log_dir=str(log_dir),
         model=f"occubench/{agent}",
         roles={Role.SIMULATOR: SIMULATOR, Role.VERIFIER: JUDGE},
         options=EvalOptions(),
+        epochs=epochs,
     )
+
+
+def one_run(log_dir: Path, agent: str, config: RunConfig) -> tuple[int, dict, dict, list]:
+    """Run one agent; its simulator calls, verdicts, observations and rows."""
+    outcome = run_agent(log_dir, agent, config)
     calls, verdicts, seen = 0, {}, {}
     for location in outcome.logs:
         log = read_eval_log(location)
