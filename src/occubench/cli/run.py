@@ -325,7 +325,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
 
     estimating: Future[RunEstimate] | None = None
 
-    def estimate_meanwhile(in_process: bool = False) -> None:
+    def estimate_meanwhile(in_process: bool) -> None:
         """Start the estimate in a thread (after the forks: a fork copies no thread).
 
         It is made while the preflight waits on the endpoints, so no shard waits for it,
@@ -347,10 +347,8 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         thread.shutdown(wait=False)  # the thread ends with its one task
 
     def show_estimate() -> None:
-        """The run's estimate (printed while it starts: it is not on its way)."""
-        if estimating is None:
-            estimate_meanwhile()
-        assert estimating is not None
+        """The run's estimate (made meanwhile, printed while the run starts)."""
+        assert estimating is not None  # started before the preflight
         with user_errors():
             estimate = estimating.result()
         console.print(estimate_table(estimate))
