@@ -400,20 +400,13 @@ def test_rate_limited_retries_are_bounded_then_inspect_retries(recorder):
     reset_concurrency()
     recorder.reply = (429, RATE_LIMITED, {"retry-after-ms": "1"})
     m = lean_model(recorder.base_url, rate_limit_retries=3)
-    with pytest.raises(openai.RateLimitError):
+    with pytest.raises(openai.RateLimitError) as raised:
         asyncio.run(m.api.generate(MESSAGES, TOOLS, "auto", GenerateConfig()))
     assert len(recorder.requests) == 4  # the first attempt and three retries
-    decision = m.api.should_retry(openai.RateLimitError("x", response=FakeResponse(), body=None))
+    # the exception the path raised itself (never one built by hand from the SDK's internals)
+    decision = m.api.should_retry(raised.value)
     assert decision and decision.kind == "rate_limit"  # then Inspect's retry
     reset_concurrency()
-
-
-class FakeResponse:
-    """Just enough of a response for the SDK's exception."""
-
-    status_code = 429
-    headers: dict = {}
-    request = None
 
 
 def test_a_retry_after_beyond_a_minute_is_left_to_inspect_and_its_pause_is_bounded(recorder):
