@@ -163,9 +163,17 @@ def test_a_room_the_package_lacks_is_found(package):
 
 def test_the_layout_is_read_from_both_tables():
     base, rooms = layout(ARCHITECTURE.read_text())
-    assert {"defaults", "roles", "protocols", "errors", "redaction", "archives", "lazy"} == set(
-        base
-    )
+    assert {
+        "defaults",
+        "roles",
+        "protocols",
+        "errors",
+        "redaction",
+        "archives",
+        "lazy",
+        "records",
+        "files",
+    } == set(base)
     assert {"text", "calls", "results", "costs", "analysis", "report", "cli"} <= set(rooms)
     assert rooms["cli"] is None and rooms["text"] == set()
     assert rooms["task"] is not None and "costs" in rooms["task"]

@@ -1,4 +1,11 @@
-"""Records of the fault log and plan, written to the log as they always were."""
+"""The rule for records kept in a log: what Inspect leaves out must read back the same.
+
+Inspect writes a sample (its store, its metadata's models) leaving out the None fields of
+every pydantic model (``exclude_none``). A record read back from a log then lacks each
+field that was None: such a field must either default to None (absent reads as None) or
+be written as null all the same (``NullsKept``). ``tests/test_records.py`` checks every
+record a log holds against this rule.
+"""
 
 from __future__ import annotations
 
@@ -30,4 +37,6 @@ class NullsKept(BaseModel):
             wanted = name not in excluded and (included is None or name in included)
             return wanted and getattr(self, name) is None
 
-        return {name: data.get(name) for name in type(self).model_fields if kept(name)}
+        fields = type(self).model_fields
+        extras = {name: value for name, value in data.items() if name not in fields}
+        return {**{name: data.get(name) for name in fields if kept(name)}, **extras}

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from occubench.records import NullsKept
+
 
 class _Record(BaseModel):
     """Base for on-disk records: unknown fields are kept, not rejected."""
@@ -115,8 +117,12 @@ class AnswerExcludesCheck(_Record):
     values: list[str] = Field(min_length=1)
 
 
-class StateEqualsCheck(_Record):
-    """Passes when the final state holds ``value`` at ``path`` (explicit state mode only)."""
+class StateEqualsCheck(_Record, NullsKept):
+    """Passes when the final state holds ``value`` at ``path`` (explicit state mode only).
+
+    ``value`` may be null: it is written as null where None fields are left out (a task's
+    metadata in the log), so the check reads back the same.
+    """
 
     kind: Literal["state_equals"] = "state_equals"
     path: str = Field(description="JSON Pointer into the state, e.g. /orders/0/status.")

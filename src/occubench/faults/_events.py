@@ -9,7 +9,7 @@ from pydantic import Field
 
 from occubench.faults._kinds import FaultKind
 from occubench.faults._modes import EnvMode
-from occubench.faults._record import NullsKept
+from occubench.records import NullsKept
 
 
 class Scope(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode

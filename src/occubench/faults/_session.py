@@ -37,9 +37,9 @@ from occubench.faults._kinds import FaultFamily, FaultKind
 from occubench.faults._modes import EnvMode, FaultEngine
 from occubench.faults._placement import PlacementContext
 from occubench.faults._prompt_rules import FaultRules, prompt_fault_rules
-from occubench.faults._record import NullsKept
 from occubench.faults._registry import Call, SimulatorAccess, fault_type
 from occubench.protocols import MessageStyle
+from occubench.records import NullsKept
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model

@@ -92,7 +92,8 @@ class SimCheck(BaseModel):
     failures: list[CheckFailure] = Field(description="Checks the first answer failed.")
     reask_model: str = Field(description="Model re-asked: the simulator or its fallback.")
     reask_failures: list[CheckFailure] | None = Field(
-        description="Checks the re-asked answer failed (None: the re-ask gave no usable answer)."
+        default=None,
+        description="Checks the re-asked answer failed (None: the re-ask gave no usable answer).",
     )
     kept: KeptAnswer = Field(description="The answer the sample kept.")
     rejected: dict[str, Any] | None = Field(

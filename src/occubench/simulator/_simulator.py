@@ -66,7 +66,11 @@ class SimStep(BaseModel):
     raw_arguments: str | None = Field(
         default=None, description="The agent's raw argument string, when it was passed on."
     )
-    observation: Any = Field(description="Clean observation (or the error, if failed).")
+    observation: Any = Field(
+        default=None,
+        description="Clean observation, or the error if failed (None: no reply parsed, "
+        "``parse_failed``).",
+    )
     text: str | None = Field(default=None, description="The observation's text in the history.")
     failed: bool = Field(default=False, description="Failed before reaching the environment.")
     parse_failed: bool = Field(
