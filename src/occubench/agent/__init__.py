@@ -36,7 +36,7 @@ from occubench.agent._prompt import (
     run_system_prompt,
 )
 from occubench.agent._solver import occubench_agent
-from occubench.agent._state import Episode, StopReason, episode_in
+from occubench.agent._state import Episode, StopReason, episode_fields, episode_in, read_episode
 from occubench.agent._tool_layer import FaultHook, ToolLayer
 
 __all__ = [
@@ -57,7 +57,9 @@ __all__ = [
     "create_agent",
     "critical_calls",
     "environment_simulator",
+    "episode_fields",
     "episode_in",
+    "read_episode",
     "expected_calls",
     "inspect_agent",
     "limited_tools",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any
+from functools import cache
+from typing import Any, get_args, get_origin
 
 from inspect_ai.util import Store, StoreModel
-from pydantic import Field
+from pydantic import Field, TypeAdapter, ValidationError
 
 from occubench.faults import FaultPlan, InjectedFault
 from occubench.simulator import SimStep
@@ -74,6 +76,84 @@ class Episode(StoreModel):
     )
 
 
-def episode_in(store: dict[str, Any] | None) -> Episode:
-    """The episode a logged sample's store holds (``sample.store``), typed."""
-    return Episode(store=Store(dict(store or {})))
+EPISODE_KEYS: dict[str, str] = {
+    key.rpartition(":")[2]: key for key in Episode(store=Store()).store.keys()
+}
+"""Each ``Episode`` field's key in a sample's store (``steps``: ``Episode:steps``)."""
+
+
+@cache
+def _field_reader(name: str) -> tuple[TypeAdapter[Any], Any, TypeAdapter[Any] | None]:
+    """One ``Episode`` field's validator, its default, and its items' validator (a list)."""
+    field = Episode.model_fields[name]
+    annotation = field.annotation or Any
+    items = TypeAdapter(get_args(annotation)[0]) if get_origin(annotation) is list else None
+    return TypeAdapter(annotation), field.get_default(call_default_factory=True), items
+
+
+def _why(error: ValidationError) -> str:
+    """A validation error in one line: where and what, for each problem (at most three)."""
+    problems = [
+        f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in error.errors()
+    ]
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return "; ".join(problems[:3]) + more
+
+
+def episode_fields(
+    store: Mapping[str, Any], names: Iterable[str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Episode fields from a logged store, each read on its own; and what could not be read.
+
+    A log may hold a record that this version cannot read (written by a version with a
+    bug, or edited). Such a record is left out, never the whole sample: a field that
+    cannot be read takes its default, a list keeps the items that can be read. Each
+    record left out is named (``steps[2]: check.kept: Input should be 'first' or
+    'reask'``).
+
+    Args:
+        store: The sample's store as logged (``sample.store``).
+        names: The fields to read (None: every field).
+    """
+    found: dict[str, Any] = {}
+    unread: list[str] = []
+    for name in EPISODE_KEYS if names is None else names:
+        adapter, default, items = _field_reader(name)
+        key = EPISODE_KEYS[name]
+        if key not in store:
+            found[name] = default
+            continue
+        value = store[key]
+        try:
+            found[name] = adapter.validate_python(value)
+        except ValidationError as e:
+            if items is None or not isinstance(value, list):
+                found[name] = default
+                unread.append(f"{name}: {_why(e)}")
+                continue
+            kept = []
+            for i, item in enumerate(value):
+                try:
+                    kept.append(items.validate_python(item))
+                except ValidationError as item_error:
+                    unread.append(f"{name}[{i}]: {_why(item_error)}")
+            found[name] = kept
+    return found, unread
+
+
+def read_episode(store: Mapping[str, Any] | None) -> tuple[Episode, list[str]]:
+    """The episode a logged sample's store holds, typed; and the records left out of it.
+
+    See ``episode_fields``: a record this version cannot read is left out and named.
+    """
+    values, unread = episode_fields(store or {})
+    episode = Episode(store=Store({EPISODE_KEYS[name]: v for name, v in values.items()}))
+    return episode, unread
+
+
+def episode_in(store: Mapping[str, Any] | None) -> Episode:
+    """The episode a logged sample's store holds (``sample.store``), typed.
+
+    A record that cannot be read is left out (``read_episode`` names them).
+    """
+    return read_episode(store)[0]

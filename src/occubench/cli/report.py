@@ -114,7 +114,7 @@ def report(
     from occubench.costs import load_prices
     from occubench.published import load_published, published_lines, side_by_side
     from occubench.report import build_report, report_tables, rich_table, write_report
-    from occubench.results import read_runs
+    from occubench.results import read_runs, unread_lines
 
     by = by or ["industry", "difficulty"]
     with user_errors():
@@ -151,6 +151,8 @@ def report(
         )
         for i, g in enumerate(groups, 1):
             console.print(f"  {i}. {terminal_text(g.label)}: {len(g.runs)} run(s)", markup=False)
+    for line in unread_lines(rows):
+        console.print(terminal_text(line), markup=False, highlight=False)
     folder = out or default_report_dir(logs)
     written: list[Path] = []
     for i, (g, result) in enumerate(zip(groups, results, strict=True), 1):

@@ -456,6 +456,7 @@ def _summary(
     """The run's summary tables and closing lines; the exit code of a run that is not OK."""
     from occubench.costs import combined
     from occubench.report import summary_tables
+    from occubench.results import unread_lines
     from occubench.scale import merged_concurrency, merged_rows
 
     for failed in (r for r in results if not r.success):
@@ -465,6 +466,8 @@ def _summary(
         console.print(table)
     for reached in merged_concurrency(results):
         console.print(terminal_text(f"Requests in flight, {reached.line()}"), highlight=False)
+    for line in unread_lines(rows):
+        console.print(terminal_text(line), markup=False, highlight=False)
     refused = sum(r.error_source is ErrorSource.BUDGET for r in rows)
     errors = sum(r.error is not None for r in rows) - refused
     if errors:

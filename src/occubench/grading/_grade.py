@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai.util import StoreModel
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from occubench.agent import StopReason
 from occubench.grading._checks import CheckResult
@@ -65,6 +65,16 @@ class Grade(BaseModel):
         Metadata written before ``passed`` was recorded gets it from the value.
         """
         return cls.model_validate({"passed": passed, **(metadata or {})})
+
+    @classmethod
+    def read(cls, metadata: dict[str, Any] | None, passed: bool) -> Grade | str:
+        """``of``, for a log that may hold a grade this version cannot read: that, or why not."""
+        try:
+            return cls.of(metadata, passed)
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "grade"
+            return f"its grade cannot be read ({where}: {first['msg']})"
 
 
 class SubmittedGrade(StoreModel):

@@ -1,7 +1,7 @@
 """Results: logs read into sample rows, the Parquet results store, trajectories read from logs."""
 
 from occubench.results._row import SampleRow
-from occubench.results._runs import log_files, read_runs, run_fields
+from occubench.results._runs import log_files, read_runs, run_fields, unread_lines
 from occubench.results._store import (
     EXPORT_FILE,
     LogReadError,
@@ -18,6 +18,7 @@ __all__ = [
     "log_files",
     "read_runs",
     "run_fields",
+    "unread_lines",
     "EXPORT_FILE",
     "LogReadError",
     "log_header",

@@ -107,6 +107,11 @@ class SampleRow(BaseModel):
         default_factory=list,
         description="The world keys of the sample's answered calls, in order (empty: no world).",
     )
+    unread: list[str] = Field(
+        default_factory=list,
+        description="Records of the sample in its log that could not be read, each named "
+        "with why, and left out of this row (empty: every record was read).",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import zipfile
 from collections.abc import Iterable, Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalLog, list_eval_logs
 from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import CORRECT
-from pydantic import TypeAdapter
 
-from occubench.agent import Episode, episode_in
+from occubench.agent import episode_fields
 from occubench.config import (
     CONFIG_METADATA,
     POINTS_METADATA,
@@ -21,7 +19,7 @@ from occubench.config import (
     RunConfig,
     protocol_points,
 )
-from occubench.errors import error_source
+from occubench.errors import ErrorSource, error_source
 from occubench.grading import REGRADE_METADATA, SCORER_NAME, Grade, Regrade
 from occubench.results._row import SampleRow
 from occubench.results._store import (
@@ -45,35 +43,9 @@ EPISODE_FIELDS = (
     "sim_checked",
     "simulator_suspect",
 )
-"""The episode fields a row reads."""
-EPISODE_KEYS = {
-    key.rpartition(":")[2]: key
-    for key in episode_in({}).store.keys()
-    if key.rpartition(":")[2] in EPISODE_FIELDS
-}
-"""Their store keys (``Episode:tool_calls``, ...)."""
-
-
-@cache
-def _episode_field(name: str) -> tuple[TypeAdapter[Any], Any]:
-    """The validator and default of one ``Episode`` field."""
-    field = Episode.model_fields[name]
-    adapter: TypeAdapter[Any] = TypeAdapter(field.annotation or Any)
-    return adapter, field.get_default(call_default_factory=True)
-
-
-def episode_values(store: Mapping[str, Any]) -> dict[str, Any]:
-    """The row's episode fields from a logged store, typed as ``Episode`` types them.
-
-    The same values as ``episode_in(store)``, without validating the rest of the
-    episode (its simulator steps): Inspect's store models build a validator per field
-    on every read, which cost more than parsing the sample.
-    """
-    found = {}
-    for name, key in EPISODE_KEYS.items():
-        adapter, default = _episode_field(name)
-        found[name] = adapter.validate_python(store[key]) if key in store else default
-    return found
+"""The episode fields a row reads (``episode_fields``: each on its own, without validating
+the rest of the episode; Inspect's store models build a validator per field on every
+read, which cost more than parsing the sample)."""
 
 
 ROW_FIELDS = {"id", "epoch", "metadata", "scores", "error", "store"}
@@ -171,9 +143,14 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
     score = (sample.get("scores") or {}).get(SCORER_NAME)
     error = sample.get("error")
     grade = None
+    episode, unread = episode_fields(sample.get("store") or {}, EPISODE_FIELDS)
     if score is not None and error is None:
-        grade = Grade.of(score.get("metadata"), passed=score.get("value") == CORRECT)
-    episode = episode_values(sample.get("store") or {})
+        read = Grade.read(score.get("metadata"), passed=score.get("value") == CORRECT)
+        if isinstance(read, str):  # the verdict cannot be read: the sample is not scored
+            unread.append(f"score: {read}")
+            error = {"message": f"{read}; the sample is not scored"}
+        else:
+            grade = read
     usage = _by_role(_usage(sample.get("role_usage")), _usage(sample.get("model_usage")))
     return SampleRow(
         **run,
@@ -204,7 +181,52 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         simulator_suspect=episode["simulator_suspect"],
         sim_check_failures=_check_failures(episode["steps"]),
         **_sources(episode["steps"]),
+        unread=unread,
     )
+
+
+def unreadable_row(run: Mapping[str, Any], member: str, why: str) -> SampleRow:
+    """The row of a sample whose record in the log cannot be read at all: not scored.
+
+    Its id and epoch are those of its member's name (``samples/<id>_epoch_<n>.json``);
+    the rest of the log is read as usual.
+    """
+    stem = member.removeprefix("samples/").removesuffix(".json")
+    sample_id, _, epoch = stem.rpartition("_epoch_")
+    return SampleRow(
+        **run,
+        epoch=int(epoch) if epoch.isdigit() else 0,
+        task_id=int(sample_id) if sample_id.isdigit() else sample_id or stem,
+        scenario="",
+        industry="",
+        domain="",
+        difficulty=0,
+        passed=None,
+        error=f"its record in the log cannot be read ({member}: {why})",
+        error_source=ErrorSource.HARNESS,
+        stop_reason=None,
+        tool_calls=0,
+        wall_time=None,
+        unread=[f"{member}: {why}"],
+    )
+
+
+def unread_lines(rows: Iterable[SampleRow], most: int = 5) -> list[str]:
+    """What a reading of the logs left out: a count, then the first records named."""
+    unread = [(row, what) for row in rows for what in row.unread]
+    if not unread:
+        return []
+    samples = len({row.sample_key for row, _ in unread})
+    lines = [
+        f"{len(unread)} record(s) of {samples} sample(s) could not be read and were left out "
+        "(the rest of each sample and every other sample are reported):"
+    ]
+    lines += [
+        f"  {row.log} sample {row.task_id} epoch {row.epoch}: {what}" for row, what in unread[:most]
+    ]
+    if len(unread) > most:
+        lines.append(f"  ... and {len(unread) - most} more (the rows' 'unread' column)")
+    return lines
 
 
 def in_dataset_order(header: EvalLog, rows: Iterable[SampleRow]) -> list[SampleRow]:
@@ -236,8 +258,11 @@ def read_log_rows(file: str) -> list[SampleRow]:
     run = run_fields(file, header)
     path = local_path(file)
     if path is not None and path.is_file() and zipfile.is_zipfile(path):
-        documents = eval_sample_documents(path, events=False)
-        return in_dataset_order(header, (sample_row(run, doc) for doc in documents))
+        unreadable: list[tuple[str, str]] = []
+        documents = eval_sample_documents(path, events=False, unreadable=unreadable)
+        rows = [sample_row(run, doc) for doc in documents]
+        rows += [unreadable_row(run, member, why) for member, why in unreadable]
+        return in_dataset_order(header, rows)
     return [
         sample_row(run, sample.model_dump(include=ROW_FIELDS))
         for sample in log_samples(file, exclude_fields=UNREAD_FIELDS)

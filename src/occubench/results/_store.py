@@ -39,6 +39,7 @@ import hashlib
 import json
 import sys
 import zipfile
+import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
@@ -99,7 +100,7 @@ def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "5"
+STORE_VERSION = "6"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -159,6 +160,7 @@ SCHEMA = pa.schema(
         ("simulator_calls", pa.int64()),
         ("live_calls", pa.int64()),
         ("world_keys", pa.list_(pa.string())),
+        ("unread", pa.list_(pa.string())),
         ("sample_key", pa.string()),
         ("faults_applied", pa.int64()),
         ("faults_retried", pa.int64()),
@@ -336,35 +338,52 @@ def without_events(data: bytes) -> dict[str, Any]:
 
 
 def eval_sample_documents(
-    path: Path, members: Collection[str] | None = None, *, events: bool = True
+    path: Path,
+    members: Collection[str] | None = None,
+    *,
+    events: bool = True,
+    unreadable: list[tuple[str, str]] | None = None,
 ) -> Iterator[Any]:
     """The JSON of the samples of an ``.eval`` log (all, or the named members), as dicts.
 
     Members are read in the order of the zip (the order Inspect wrote them); a member
     written twice (a sample replaced) is read once, as last written. Without
-    ``events``, each sample is parsed without them (``without_events``).
+    ``events``, each sample is parsed without them (``without_events``). With
+    ``unreadable``, a member that cannot be read (damaged, not a JSON object) is
+    skipped and added to it as (member, why); without, it refuses the whole log.
     """
     parse = log_json if events else without_events
     with reading_log(path), zipfile.ZipFile(path) as archive:
         names = dict.fromkeys(archive.namelist())
         for name in names:
             wanted = name in members if members is not None else name.startswith("samples/")
-            if wanted and name.endswith(".json"):
+            if not (wanted and name.endswith(".json")):
+                continue
+            if unreadable is None:
                 yield parse(archive.read(name))
+                continue
+            try:
+                document = parse(archive.read(name))
+            except (ValueError, zipfile.BadZipFile, zlib.error, EOFError, RecursionError) as e:
+                unreadable.append((name, f"{type(e).__name__}: {e}"))
+                continue
+            if isinstance(document, dict) and "id" in document and "epoch" in document:
+                yield document
+            else:
+                unreadable.append((name, "not a sample's record (no id and epoch)"))
 
 
 def read_log_samples(
     log: str, keys: Collection[tuple[int | str, int]]
-) -> dict[tuple[str, int], Any]:
+) -> dict[tuple[str, int], Any] | None:
     """The JSON of the given samples (id, epoch) of a local ``.eval`` log, by (str(id), epoch).
 
-    Only those members are read. Returns an empty mapping for another kind of log
-    (the caller falls back to Inspect's reader).
+    Only those members are read; one that cannot be read is left out. Returns None for
+    another kind of log (the caller falls back to Inspect's reader).
     """
     path = local_path(log)
     if path is None or not path.is_file() or not zipfile.is_zipfile(path):
-        return {}
+        return None
     members = {sample_member(i, e) for i, e in keys}
-    return {
-        (str(doc["id"]), int(doc["epoch"])): doc for doc in eval_sample_documents(path, members)
-    }
+    documents = eval_sample_documents(path, members, unreadable=[])  # one that cannot: left out
+    return {(str(doc["id"]), int(doc["epoch"])): doc for doc in documents}

@@ -77,7 +77,8 @@ def trajectory(sample: EvalSample, limit: int = DEFAULT_REPORT_TEXT_LIMIT) -> Tr
         turns.append(turn)
     _mark_sources(turns, episode_in(sample.store).steps)
     score = (sample.scores or {}).get(SCORER_NAME)
-    grade = Grade.of(score.metadata, passed=score.value == CORRECT) if score is not None else None
+    read = Grade.read(score.metadata, passed=score.value == CORRECT) if score is not None else None
+    grade = read if isinstance(read, Grade) else None  # one that cannot be read: no votes
     target = sample.target if isinstance(sample.target, str) else "\n".join(sample.target)
     return Trajectory(
         read=True,
@@ -127,7 +128,7 @@ def read_trajectories(
     for log, positions in wanted.items():
         keys = [(row.task_id, row.epoch) for row in (rows[i] for i in positions.values())]
         documents = read_log_samples(log, keys)
-        if documents:
+        if documents is not None:
             samples: Iterable[EvalSample] = (
                 EvalSample.model_validate({k: doc[k] for k in TRAJECTORY_FIELDS if k in doc})
                 for doc in documents.values()
