@@ -119,3 +119,33 @@ def test_answers_are_compared_by_leaf_ids_and_numbers_exactly_text_normalised():
     assert compare_answers(gold, [1])[0] == {GoldMetric.JSON_OBJECT: 0.0}
     assert compare_answers({"ok": True}, {"ok": 1})[0][GoldMetric.NUMBERS] == 0.0
     assert normalised("  Café\u00a0 OPEN ") == "café open"
+
+
+HOSTILE = "eve\x1b]0;owned\x07\x1b]52;c;cm0gLXJm\x07\x1b[2J\x1b]8;;https://elsewhere.example\x07x"
+"""An author name with a title change, a clipboard write, a screen clear and a link."""
+
+
+def test_a_shared_gold_worlds_author_names_are_shown_as_plain_text(tmp_path):
+    """A sender edits the author of every entry (and seals each again) before sharing."""
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from occubench.worlds import WorldEntry
+
+    path = str(tmp_path / "world")
+    anyio.run(_write_gold, path, 1)
+    for segment in (Path(path) / "segments").glob("*.jsonl"):
+        entries = [
+            WorldEntry.model_validate_json(line) for line in segment.read_text().splitlines()
+        ]
+        hostile = [e.model_copy(update={"author": HOSTILE}).sealed() for e in entries]
+        segment.write_bytes(b"".join(e.line() for e in hostile))
+    report = gold_audit(path, [get_model("occubench/canned")], RUN)
+    assert report.authors == [HOSTILE]  # the world holds the name as sent
+    console = Console(record=True, width=300, force_terminal=True, color_system=None)
+    for by_env in (False, True):
+        console.print(gold_table(report, by_env=by_env))
+    shown = console.export_text()
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "entries by evex;" in shown  # the sequences dropped whole, the name kept

@@ -21,6 +21,7 @@ from occubench.defaults import (
     DEFAULT_SEED,
 )
 from occubench.errors import UsageError
+from occubench.text import terminal_plain
 
 if TYPE_CHECKING:
     from occubench.fidelity import AuditWorld, GoldReport
@@ -163,7 +164,8 @@ def _print_gold(report: GoldReport, out: Path | None) -> None:
     console.print(gold_table(report))
     console.print(gold_table(report, by_env=True))
     console.print(
-        f"Gold world {report.world} (digest {report.world_digest[:16]}...). Against gold = "
+        f"Gold world {terminal_plain(report.world)} (digest "
+        f"{terminal_plain(report.world_digest[:16])}...). Against gold = "
         "mean over entries of their parts' mean. Parts: JSON object; keys (key-path Jaccard); "
         "complete (the gold's values present); grounded (no value the gold lacks); ids and "
         "numbers (exact), text (normalised); consistent (online checks against the initial "
@@ -174,7 +176,7 @@ def _print_gold(report: GoldReport, out: Path | None) -> None:
     if report.verifier_model is None:
         console.print(f"Realism {NO_VERIFIER}.", highlight=False)
     for line in [*report.notes, *report.errors[:5]]:
-        console.print(f"note: {line}", highlight=False, markup=False)
+        console.print(f"note: {terminal_plain(line)}", highlight=False, markup=False)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(report.model_dump_json(indent=2))

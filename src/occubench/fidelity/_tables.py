@@ -7,6 +7,7 @@ from rich.table import Table
 from occubench.fidelity._audit import AuditReport, PartScore
 from occubench.fidelity._gold import GoldMetric, GoldReport, estimate_cell
 from occubench.fidelity._metrics import FidelityMetric
+from occubench.text import terminal_text
 
 LABELS = {
     FidelityMetric.FABRICATION: "fabrication",
@@ -33,7 +34,7 @@ def audit_tables(report: AuditReport) -> list[Table]:
         scores.add_column(LABELS[metric], justify="right")
     for sim in report.simulators:
         scores.add_row(
-            sim.model,
+            terminal_text(sim.model),
             "-" if sim.score is None else f"{sim.score:.2f}",
             *(_cell(sim.parts[m]) for m in FidelityMetric),
         )
@@ -44,14 +45,14 @@ def audit_tables(report: AuditReport) -> list[Table]:
     )
     flags.add_column("environment", overflow="fold")
     for sim in report.simulators:
-        flags.add_column(sim.model)
+        flags.add_column(terminal_text(sim.model))
     for env in flagged:
         cells = []
         for sim in report.simulators:
             found = next((e for e in sim.environments if e.env_name == env), None)
             names = [LABELS[f.metric] for f in found.flags] if found else []
             cells.append(", ".join(names) or "ok")
-        flags.add_row(env, *cells)
+        flags.add_row(terminal_text(env), *cells)
     return [scores, flags] if flagged else [scores]
 
 
@@ -69,9 +70,14 @@ GOLD_LABELS = {
 
 
 def gold_table(report: GoldReport, by_env: bool = False) -> Table:
-    """Scores against gold: a row per simulator (and per env with ``by_env``), 95% intervals."""
+    """Scores against gold: a row per simulator (and per env with ``by_env``), 95% intervals.
+
+    The world's author names, environments and scenarios come from a shared file: each
+    goes through the terminal-text rule (``text.terminal_text``).
+    """
+    authors = terminal_text(", ".join(report.authors))
     table = Table(
-        title=f"Against gold ({report.gold_entries} entries by {', '.join(report.authors)}; "
+        title=f"Against gold ({report.gold_entries} entries by {authors}; "
         "1 = agrees; mean [95% interval])"
     )
     table.add_column("simulator")
@@ -85,10 +91,10 @@ def gold_table(report: GoldReport, by_env: bool = False) -> Table:
     for group in report.groups:
         if (group.env_name is not None) != by_env:
             continue
-        where = [group.env_name or "", group.scenario or ""] if by_env else []
+        where = [terminal_text(group.env_name or ""), terminal_text(group.scenario or "")]
         table.add_row(
-            group.simulator,
-            *where,
+            terminal_text(group.simulator),
+            *(where if by_env else []),
             str(group.entries),
             estimate_cell(group.agreement),
             *(estimate_cell(group.parts[m]) for m in GoldMetric),
