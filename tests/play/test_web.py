@@ -249,3 +249,15 @@ def test_the_verdict_then_the_end_of_the_session(session):
     closed = session.client.post("/close", data={"token": token})
     assert closed.status_code == 200 and "Session ended" in closed.text
     assert session.desk.wait_closed(HANG_BOUND)
+
+
+def test_the_key_opens_the_session_once(session):
+    session.enter()
+    again = session.client.get(f"/start?key={KEY}")  # the same browser: still its session
+    assert again.status_code == 200 and 'data-turn="1"' in again.text
+    thief = TestClient(session.app)  # the link copied from a file or a shell history
+    taken = thief.get(f"/start?key={KEY}")
+    assert taken.status_code == 403 and "This link was used" in taken.text
+    assert "Look up ESI" not in taken.text
+    assert thief.get("/").status_code == 403
+    assert session.client.get("/").status_code == 200  # the player keeps the session

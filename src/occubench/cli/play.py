@@ -9,7 +9,6 @@ session's key (``--url-file`` also writes it to a file only you can read).
 
 from __future__ import annotations
 
-import os
 import secrets
 from contextlib import ExitStack
 from enum import Enum
@@ -113,10 +112,18 @@ def print_result(result: PlayResult, who: str = "you") -> None:
 
 
 def _write_link(path: Path, link: str) -> None:
-    """Write the start link to ``path``, readable by its owner only."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as out:
-        out.write(link + "\n")
+    """Write the start link to ``path`` as a new file readable by its owner only.
+
+    A file there is replaced (never written through: its mode is not kept), a link there
+    is replaced itself (its target is left alone): ``files.write_fresh``.
+    """
+    from occubench.files import write_fresh
+
+    with user_errors():
+        try:
+            write_fresh(path, link + "\n", mode=0o600)
+        except OSError as e:
+            raise UsageError(f"cannot write the link to {path}: {e.strerror or e}") from e
 
 
 @with_settings(RunConfig, only=PLAY_SETTINGS)

@@ -2,7 +2,8 @@
 
 ``occubench play --ui browser`` serves it on 127.0.0.1 and prints a link that carries
 the session's key (``/start?key=...``): opening it exchanges the key for a session
-cookie signed for this process; every other page answers only that cookie. The pages
+cookie signed for this process, once (the key is spent: a copy of the link, in a file or a
+shell history, opens nothing later); every other page answers only that cookie. The pages
 are rendered with jinja2, autoescape on (the task, the system prompt and the simulator's
 observations are shown as text), and no page runs a script: a page that waits for the
 environment reloads itself with a ``refresh`` meta tag.
@@ -219,11 +220,28 @@ def create_play_app(
     def css() -> Response:
         return Response(stylesheet, media_type="text/css")
 
+    entered = threading.Lock()
+    spent: list[bool] = [False]
+
     @app.get("/start")
     def start(request: Request) -> Response:
+        if admitted(request):  # the browser that opened it, opening it again
+            return RedirectResponse("/", status_code=303)
         given = request.query_params.get("key", "")
         if not hmac.compare_digest(given.encode(), key.encode()):
             return refused(request)
+        with entered:  # the key opens the session once: a copy of the link is worth nothing
+            if spent[0]:
+                return message(
+                    request,
+                    403,
+                    "This link was used",
+                    "The start link opens its session once, in the browser that opened it "
+                    "first. Go on there.",
+                    error=True,
+                    back=False,
+                )
+            spent[0] = True
         response = RedirectResponse("/", status_code=303)
         set_cookie(response, session_cookie, signer.sign(session))
         guard.issue(response)
