@@ -110,3 +110,19 @@ def test_no_bundle_or_one_given_twice_is_bad_input(site, tmp_path):
         build_site([], tmp_path / "none")
     with pytest.raises(UsageError, match="the same bundle is given twice"):
         build_site([paths["paper"], paths["paper"]], tmp_path / "twice", resamples=50)
+
+
+def test_a_folder_with_someone_elses_page_is_refused_unless_forced(site, tmp_path):
+    _, _, paths = site
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.html").write_text("<p>the user's own page</p>")
+    with pytest.raises(UsageError, match=r"index.html.*--force"):
+        build_site([paths["paper"]], out, resamples=50)
+    assert (out / "index.html").read_text() == "<p>the user's own page</p>"
+    assert not (out / "data.json").exists()
+    build_site([paths["paper"]], out, resamples=50, force=True)
+    assert "the user's own page" not in (out / "index.html").read_text()
+    build_site([paths["paper"]], out, resamples=50)  # its own site: replaced without asking
+    assert json.loads((out / "data.json").read_text())["bundles"]
+    assert not [p for p in out.iterdir() if p.name.endswith(".partial")]

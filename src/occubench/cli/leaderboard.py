@@ -31,6 +31,12 @@ def leaderboard(
         DEFAULT_BOOTSTRAP_RESAMPLES
     ),
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_BOOTSTRAP_SEED,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Replace an index.html or data.json in --out that this command did not write."
+        ),
+    ] = False,
 ) -> None:
     """Write a static leaderboard site from bundles, each verified first.
 
@@ -48,7 +54,13 @@ def leaderboard(
     with user_errors():
         table = load_published(published) if published is not None else None
         data = build_site(
-            bundles, out, published=table, resamples=resamples, seed=seed, dataset=dataset
+            bundles,
+            out,
+            published=table,
+            resamples=resamples,
+            seed=seed,
+            dataset=dataset,
+            force=force,
         )
     rows = sum(len(b.entries) for b in data.boards)
     console.print(

@@ -43,6 +43,7 @@ from occubench.bundle import (
 )
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import UsageError
+from occubench.files import refuse_foreign, write_fresh
 from occubench.leaderboard._ties import tie_ranks
 from occubench.published import MODES, PublishedTable, apart_line
 from occubench.report import Report, build_report, content_security_policy
@@ -50,6 +51,10 @@ from occubench.results import SampleRow
 
 SCRIPT = "leaderboard.js"
 RECORDS = "records"
+INDEX_FILE = "index.html"
+DATA_FILE = "data.json"
+SITE_FILES = (INDEX_FILE, DATA_FILE)
+"""The files of a site that a folder may already hold (``build_site`` refuses others')."""
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -346,27 +351,32 @@ def build_site(
     seed: int = DEFAULT_BOOTSTRAP_SEED,
     dataset: Path | None = None,
     standard: Standard = STANDARD,
+    force: bool = False,
 ) -> SiteData:
     """Verify ``bundles`` and write the leaderboard site into ``out`` (module doc).
 
     Args:
         bundles: Bundle files (``occubench bundle``).
-        out: The site's folder (made if needed; its files are replaced).
+        out: The site's folder (made if needed). A site written here before is replaced;
+            files of another kind there are refused (``force``: replaced).
         published: A publication's stated results, shown apart (``published.load_published``).
         resamples: Bootstrap resamples of the boards' intervals.
         seed: Bootstrap seed.
         dataset: A dataset folder each bundle's logged task records are compared with.
         standard: What a standard bundle is (``bundle.STANDARD``: the benchmark's defaults).
+        force: Replace an ``index.html`` or ``data.json`` that this command did not write.
 
     Returns:
         What the site shows.
 
     Raises:
         FileNotFoundError: a bundle file is missing.
-        UsageError: no bundle is given, or one is given twice.
+        UsageError: no bundle is given, or one is given twice, or ``out`` holds files of
+            another site or page (without ``force``).
     """
     if not bundles:
         raise UsageError("no bundle given")
+    refuse_foreign(out, SITE_FILES, ours=is_site(out), force=force)
     (out / RECORDS).mkdir(parents=True, exist_ok=True)
     env = _environment()
     verified: list[tuple[str, VerifiedBundle]] = []
@@ -379,9 +389,10 @@ def build_site(
         if slug in records:
             raise UsageError(f"{path}: the same bundle is given twice")
         records[slug] = f"{RECORDS}/{slug}.html"
-        (out / RECORDS / f"{slug}.json").write_text(result.model_dump_json(indent=1) + "\n")
-        (out / RECORDS / f"{slug}.html").write_text(
-            env.get_template("record.html.j2").render(result=result, slug=slug), encoding="utf-8"
+        write_fresh(out / RECORDS / f"{slug}.json", result.model_dump_json(indent=1) + "\n")
+        write_fresh(
+            out / RECORDS / f"{slug}.html",
+            env.get_template("record.html.j2").render(result=result, slug=slug),
         )
         lines.append(
             BundleLine(
@@ -414,9 +425,10 @@ def build_site(
 def write_index(data: SiteData, out: Path) -> Path:
     """Write the site's page (``index.html``) and ``data.json`` for ``data`` into ``out``."""
     code = script()
-    (out / "data.json").write_text(data.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    page = out / "index.html"
-    page.write_text(
+    write_fresh(out / DATA_FILE, data.model_dump_json(indent=1) + "\n")
+    page = out / INDEX_FILE
+    write_fresh(
+        page,
         _environment()
         .get_template("site.html.j2")
         .render(
@@ -426,6 +438,14 @@ def write_index(data: SiteData, out: Path) -> Path:
             script=Markup(code),  # our own file, allowed by its hash
             modes=MODES,
         ),
-        encoding="utf-8",
     )
     return page
+
+
+def is_site(out: Path) -> bool:
+    """Whether ``out`` holds a site this command wrote (its ``data.json`` reads as one)."""
+    try:
+        SiteData.model_validate_json((out / DATA_FILE).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return not (out / INDEX_FILE).is_symlink()
