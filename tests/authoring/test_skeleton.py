@@ -78,3 +78,37 @@ def test_an_existing_env_is_never_overwritten(tmp_path):
     with pytest.raises(UsageError, match="exists already"):
         new_env(tmp_path, ENV, industry="I", domain="D")
     assert config.read_text() == "{}"
+
+
+def test_a_fields_file_of_the_users_own_is_kept(tmp_path):
+    (tmp_path / FIELDS_FILE).write_text("# my notes on the fields\n")
+    made = new_env(tmp_path, "permit", industry="Government", domain="Permits")
+    assert (tmp_path / FIELDS_FILE).read_text() == "# my notes on the fields\n"
+    assert made.kept == [tmp_path / FIELDS_FILE] and tmp_path / FIELDS_FILE not in made.written
+    (tmp_path / FIELDS_FILE).unlink()
+    new_env(tmp_path, "other", industry="Government", domain="Permits")
+    renewed = (tmp_path / FIELDS_FILE).read_text()
+    new_env(tmp_path, "third", industry="Government", domain="Permits")  # ours: renewed
+    assert (tmp_path / FIELDS_FILE).read_text() == renewed
+
+
+def test_a_full_disk_writes_nothing_and_the_same_command_then_works(tmp_path, monkeypatch):
+    import os
+
+    new_env(tmp_path, "first", industry="Government", domain="Permits")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    calls = []
+
+    def full_at_the_third_file(fd):
+        calls.append(fd)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "fsync", full_at_the_third_file)
+        with pytest.raises(UsageError, match="nothing was written.*No space left"):
+            new_env(tmp_path, "permit", industry="Government", domain="Permits")
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before  # no env file, no task line, no partial file
+    made = new_env(tmp_path, "permit", industry="Government", domain="Permits")
+    assert made.task_id == 2

@@ -39,6 +39,7 @@ from occubench.dataset import (
     check_dataset,
 )
 from occubench.errors import UsageError
+from occubench.files import write_fresh
 
 ENV_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 """An env's name: its config's file stem (lower-case letters, digits, ``_``)."""
@@ -54,6 +55,11 @@ class NewEnv(BaseModel):
     task_id: int = Field(description="The new task's id.")
     scenario: str = Field(description="The task's scenario.")
     written: list[Path] = Field(description="Files written or added to.")
+    kept: list[Path] = Field(
+        default_factory=list,
+        description="Files left as they were: not written by occubench (a FIELDS.md of "
+        "the user's own, or a link).",
+    )
 
 
 def _todo(text: str) -> str:
@@ -139,12 +145,41 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return found
 
 
-def _append_line(path: Path, record: BaseModel) -> None:
+def _with_line(path: Path, record: BaseModel) -> str:
+    """The text of a JSON-lines file with ``record`` added as its last line."""
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     if text and not text.endswith("\n"):
         text += "\n"
     line = json.dumps(record.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
-    path.write_text(text + line + "\n", encoding="utf-8")
+    return text + line + "\n"
+
+
+FIELDS_TITLE = "# The fields of a dataset"
+"""FIELDS.md's first line: a FIELDS.md that does not start with it is the user's own."""
+
+
+def _write_all(files: dict[Path, str]) -> None:
+    """Write each file whole, in order; on a failure put back what was there before.
+
+    Raises:
+        OSError: a file could not be written (a full disk, a read-only folder); every
+            file is then as it was.
+    """
+    before: dict[Path, bytes | None] = {}
+    try:
+        for path, text in files.items():
+            before[path] = path.read_bytes() if path.is_file() else None
+            write_fresh(path, text)
+    except OSError:
+        for path, old in before.items():
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                try:
+                    write_fresh(path, old)
+                except OSError:
+                    pass  # written whole or not at all: the new text, never half of one
+        raise
 
 
 def new_env(
@@ -161,8 +196,9 @@ def new_env(
     default the env's name in words) joins the pool unless it is there already.
 
     Raises:
-        UsageError: a bad name, an env of that name already, or a folder whose files
-            cannot be read (``occubench env check`` says what is wrong with them).
+        UsageError: a bad name, an env of that name already, a folder whose files
+            cannot be read (``occubench env check`` says what is wrong with them), or
+            one that cannot be written (full, read-only: then nothing is written).
     """
     if not ENV_NAME.fullmatch(name):
         raise UsageError(
@@ -186,24 +222,41 @@ def new_env(
             raise UsageError(f"{unreadable[0]} (fix it first: occubench env check {root})")
         ids = [t.task_id for t in check.tasks]
     task_id = max(ids, default=0) + 1
-    env_file.parent.mkdir(parents=True, exist_ok=True)
-    env_file.write_text(
-        json.dumps(skeleton_env(name).model_dump(mode="json", exclude_none=True), indent=2) + "\n",
-        encoding="utf-8",
-    )
-    _append_line(tasks_file, skeleton_task(task_id, scenario, name))
-    written = [env_file, tasks_file]
+    env = skeleton_env(name).model_dump(mode="json", exclude_none=True)
+    files = {
+        env_file: json.dumps(env, indent=2) + "\n",
+        tasks_file: _with_line(tasks_file, skeleton_task(task_id, scenario, name)),
+    }
     known = _records(scenarios_file) if scenarios_file.is_file() else []
     if not any(r.get("task_scenario_name") == scenario for r in known):
-        _append_line(
-            scenarios_file,
-            Scenario(category=industry, domain=domain, task_scenario_name=scenario),
-        )
-        written.append(scenarios_file)
+        row = Scenario(category=industry, domain=domain, task_scenario_name=scenario)
+        files[scenarios_file] = _with_line(scenarios_file, row)
     fields = root / FIELDS_FILE
-    fields.write_text(fields_markdown(), encoding="utf-8")
-    written.append(fields)
-    return NewEnv(root=root, env=name, task_id=task_id, scenario=scenario, written=written)
+    kept = fields.is_symlink() or (fields.exists() and not _ours(fields))
+    if not kept:
+        files[fields] = fields_markdown()
+    env_file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _write_all(files)
+    except OSError as e:
+        raise UsageError(f"nothing was written to {root}: {e.strerror or e}") from e
+    return NewEnv(
+        root=root,
+        env=name,
+        task_id=task_id,
+        scenario=scenario,
+        written=list(files),
+        kept=[fields] if kept else [],
+    )
+
+
+def _ours(fields: Path) -> bool:
+    """Whether a FIELDS.md is one ``env new`` wrote (its first line), so it may be renewed."""
+    try:
+        with fields.open(encoding="utf-8", errors="replace") as f:
+            return f.readline().rstrip("\n") == FIELDS_TITLE
+    except OSError:
+        return False
 
 
 def _rows(model: type[BaseModel]) -> list[str]:
@@ -239,7 +292,7 @@ def fields_markdown() -> str:
         StateEqualsCheck,
     )
     lines = [
-        "# The fields of a dataset",
+        FIELDS_TITLE,
         "",
         "Written by `occubench env new` from the loader's own models: what each file holds.",
         f"A string that begins with `{PLACEHOLDER}` is still to be written; "

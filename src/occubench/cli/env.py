@@ -61,6 +61,8 @@ def new(
     _say(f"New env {made.env} with task {made.task_id} ({terminal_plain(made.scenario)}):")
     for path in made.written:
         _say(f"  {path}")
+    for path in made.kept:
+        _say(f"  {path} kept as it is (not written by occubench)")
     _say(
         f"Fill in every TODO (FIELDS.md says what each field holds), then: "
         f"occubench env check {folder}"
