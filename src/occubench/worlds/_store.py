@@ -469,8 +469,9 @@ class World:
         manifest = read_manifest(data, str(manifest_path), limits)
         if writable:
             try:
-                (path / SEGMENTS_DIR).mkdir(exist_ok=True)
-                (path / LOCKS_DIR).mkdir(exist_ok=True)
+                for folder in (path / SEGMENTS_DIR, path / LOCKS_DIR):
+                    folder.mkdir(exist_ok=True)
+                    _probe_writable(folder)  # a read-only folder: said now, not per sample
             except OSError as e:
                 raise UsageError(
                     f"{path}: the world cannot be written ({e.strerror or e})"
@@ -876,3 +877,15 @@ class World:
             except EntryTooLarge as e:
                 logger.warning("world %s: %s", self.path, e)
                 return Answer(entry.sealed(), ObservationSource.SIMULATOR, recorded=False)
+
+
+def _probe_writable(folder: Path) -> None:
+    """Create and remove a file in ``folder``: a folder that cannot take one raises now.
+
+    Raises:
+        OSError: the folder cannot be written (read-only, full, not ours).
+    """
+    probe = folder / f".probe-{os.getpid()}-{secrets.token_hex(4)}"
+    descriptor = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    os.close(descriptor)
+    probe.unlink()
