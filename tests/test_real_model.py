@@ -118,8 +118,9 @@ def summary(log_dir: Path) -> dict:
                 "tool_calls": episode.tool_calls,
                 "rejected_calls": episode.rejected_calls,
                 "steps": len(steps),
-                "simulator_attempts": sum(s.get("attempts", 1) for s in steps),
-                "raw_passed_on": sum(bool(s.get("parse_failed")) for s in steps),
+                "simulator_attempts": sum(s.attempts for s in steps),
+                "raw_passed_on": sum(s.parse_failed for s in steps),
+                "checks_failed": sum(s.check is not None for s in steps),
                 "votes": [v.is_correct for v in grade.votes or []] if grade else None,
                 "verdict": score.value if score else None,
                 "stop": episode.stop_reason,
@@ -144,7 +145,15 @@ def test_a_real_model_through_every_path(real_model_url, public_sample, tmp_path
     )  # fmt: skip
     wall = time.monotonic() - started
     assert run.returncode == 0, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
     facts = summary(log_dir)
+    report = subprocess.run(
+        [str(Path(sys.executable).with_name("occubench")), "report", str(log_dir),
+         "--out", str(tmp_path / "report")],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert report.returncode == 0, report.stdout + report.stderr  # every reader reads the log
+    assert "could not be read" not in report.stdout
     print(f"\nreal model, {protocol} protocol, {wall:.0f} s: calls {dict(facts['calls'])}")
     for sample in facts["samples"]:
         print(f"  {sample}")

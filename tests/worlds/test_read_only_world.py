@@ -13,7 +13,9 @@ from scale.test_log_folder import command, flat, needs_tmpfs, tmpfs  # noqa: F40
 
 @needs_tmpfs
 def test_recording_into_a_read_only_world_is_refused_before_any_model_call(
-    release_dir, tmp_path, tmpfs  # noqa: F811 - the fixture imported above
+    release_dir,
+    tmp_path,
+    tmpfs,  # noqa: F811 - the fixture imported above
 ):
     mounted = tmpfs("1m")
     path = mounted / "world"
