@@ -125,7 +125,9 @@ def test_a_resigned_manifest_is_caught_by_the_logs(bundle, tmp_path):
     failed(result, MANIFEST, 'simulator: stated "openai/gpt-5", recomputed "occubench/canned"')
 
 
-def test_a_changed_verdict_with_resigned_sums_is_caught_by_the_summary(bundle, tmp_path):
+def test_a_changed_verdict_with_resigned_sums_is_caught_by_its_own_record(bundle, tmp_path):
+    name = ""
+
     def fail_one(members):
         edit_json(
             members,
@@ -134,14 +136,47 @@ def test_a_changed_verdict_with_resigned_sums_is_caught_by_the_summary(bundle, t
         )
 
     def edit(files):
+        nonlocal name
         name = first_log(files)
         files[name] = rezip(files[name], fail_one)
         resign(files)
 
     result = verify_bundle(changed(bundle, tmp_path / "x.tar.gz", edit))
-    failed(result, SUMMARY, "stated number(s) do not follow from the logs")
-    assert "groups[0].report.comparisons[0].b_only: stated 0, recomputed 1" in (
-        result.problems[0].message
+    failed(result, name, "sample 1001 epoch 1: verdict failed, but its own record says checks")
+    assert "the verdict was edited" in result.problems[0].message
+
+
+def test_verdicts_flipped_then_bundled_again_are_caught(logs, tmp_path):
+    """The attack: failed samples made 'passed' in the logs, and a new bundle made of them."""
+    import shutil
+
+    edited = tmp_path / "logs"
+    shutil.copytree(logs, edited)
+    flipped = 0
+
+    def pass_all(members):
+        nonlocal flipped
+        for member in [m for m in members if m.startswith("samples/")]:
+            sample = json.loads(members[member])
+            score = sample["scores"][SCORER_NAME]
+            if score["value"] == "I":
+                score["value"] = "C"
+                score["metadata"]["passed"] = True
+                flipped += 1
+                members[member] = json.dumps(sample).encode()
+
+    for log in edited.rglob("*.eval"):
+        log.write_bytes(rezip(log.read_bytes(), pass_all))
+        for cached in log.parent.glob(log.name + ".*"):
+            cached.unlink()
+    assert flipped
+    out = tmp_path / "flipped.tar.gz"
+    make_bundle([edited], out, resamples=100)
+    result = verify_bundle(out)
+    assert result.outcome is Outcome.FAILED
+    assert len(result.problems) == flipped
+    assert all(
+        "verdict passed, but its own record says checks" in p.message for p in result.problems
     )
 
 

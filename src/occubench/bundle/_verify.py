@@ -221,7 +221,28 @@ class _Check:
             f"runs: the configuration, protocol points, models, task set and epochs of "
             f"{len(manifest.runs)} logs match their headers; {len(rows)} samples read"
         )
+        self.verdicts(rows)
         return rows
+
+    def verdicts(self, rows: Sequence[SampleRow]) -> None:
+        """Each verdict recomputed from the checks and votes its sample records."""
+        for row in rows:
+            if not row.verdict_follows:
+                checks = f"checks {row.checks_passed}/{row.checks_total}"
+                votes = f"judge {row.votes_yes}/{row.votes_total}"
+                self.fail(
+                    row.log,
+                    f"sample {row.task_id} epoch {row.epoch}: verdict "
+                    f"{'passed' if row.passed else 'failed'}, but its own record says "
+                    f"{checks}, {votes}: the verdict was edited",
+                )
+        if self.result.problems:
+            raise _Failed()
+        scored = sum(r.passed is not None for r in rows)
+        self.result.checked.append(
+            f"verdicts: each of {scored} verdicts follows from its sample's checks and votes "
+            "(all checks passed, a strict majority of votes)"
+        )
 
     def prices(self, manifest: Manifest) -> PriceTable | None:
         """The bundle's price table, if its summary was priced."""

@@ -50,7 +50,13 @@ from occubench.grading._prompt import (
     verifier_request,
 )
 from occubench.grading._trajectory import render_trajectory, tool_calls
-from occubench.grading._verdict import Vote, ask_verdict, majority, parse_paper_verdict
+from occubench.grading._verdict import (
+    Vote,
+    ask_verdict,
+    combined_verdict,
+    majority,
+    parse_paper_verdict,
+)
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
 from occubench.text import clean_output
@@ -209,7 +215,12 @@ async def grade_trajectory(
             raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
     judged = None if cast is None else majority(cast)
     return Grade(
-        passed=all(r.passed for r in checks or []) and judged is not False,
+        passed=combined_verdict(
+            None if checks is None else sum(r.passed for r in checks),
+            None if checks is None else len(checks),
+            None if cast is None else sum(v.is_correct is True for v in cast),
+            None if cast is None else len(cast),
+        ),
         stop_reason=episode.stop_reason,
         tool_calls=episode.tool_calls,
         checks=checks,

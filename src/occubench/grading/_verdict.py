@@ -101,6 +101,23 @@ def majority(votes: list[Vote]) -> bool:
     return sum(v.is_correct is True for v in votes) * 2 > len(votes)
 
 
+def combined_verdict(
+    checks_passed: int | None,
+    checks_total: int | None,
+    votes_yes: int | None,
+    votes_total: int | None,
+) -> bool:
+    """The combination rule (the scorer's module doc), from counts.
+
+    Every check that ran passed, and the judge, if it voted, gave a strict majority for
+    'correct'. The one statement of the rule: the scorer grades with it, and ``verify`` recomputes
+    each logged verdict from the checks and votes its sample records.
+    """
+    checks_hold = checks_total is None or checks_passed == checks_total
+    judge_holds = votes_total is None or (votes_yes or 0) * 2 > votes_total
+    return checks_hold and judge_holds
+
+
 async def ask_verdict(
     model: Model,
     messages: Sequence[ChatMessage],

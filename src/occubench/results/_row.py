@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field, computed_field
 from occubench.agent import StopReason
 from occubench.errors import ErrorSource
 from occubench.faults import EnvMode, FaultEngine, InjectedFault
+from occubench.grading import combined_verdict
 from occubench.protocols import Protocol
 
 
@@ -131,6 +132,20 @@ class SampleRow(BaseModel):
             return True
         budget = self.error_source is ErrorSource.BUDGET
         return self.error is not None and self.errors_count_as_failures and not budget
+
+    @property
+    def verdict_follows(self) -> bool:
+        """Whether the verdict is what its own checks and votes give.
+
+        The combination rule is ``grading.combined_verdict``; a sample without a verdict
+        has nothing to follow.
+        """
+        if self.passed is None:
+            return True
+        rule = combined_verdict(
+            self.checks_passed, self.checks_total, self.votes_yes, self.votes_total
+        )
+        return self.passed is rule
 
     @computed_field  # type: ignore[prop-decorator]
     @property
