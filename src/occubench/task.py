@@ -18,9 +18,15 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Solver, chain
 
 from occubench.agent import agent_input, inspect_agent, occubench_agent, world_in_log
-from occubench.config import ResolvedRun, RunConfig, keyword_parameters, setting_names
+from occubench.config import (
+    DATASET_DIGEST_METADATA,
+    ResolvedRun,
+    RunConfig,
+    keyword_parameters,
+    setting_names,
+)
 from occubench.costs import admission
-from occubench.dataset import Dataset, TaskRecord
+from occubench.dataset import Dataset, TaskRecord, content_digest
 from occubench.defaults import (
     DEFAULT_AUDIT_PLANS_PER_ENV,
     DEFAULT_AUDIT_RULE_CHECKS,
@@ -123,7 +129,7 @@ def benchmark_task(run: ResolvedRun, solver: Solver | None = None) -> Task:
         message_limit=None if points.max_turns else DEFAULT_MESSAGE_LIMIT,
         fail_on_error=False,
         version=TASK_VERSION,
-        metadata=run_metadata(run),
+        metadata={**run_metadata(run), DATASET_DIGEST_METADATA: content_digest(loaded.root)},
     )
 
 

@@ -32,13 +32,13 @@ def reference_runs(
 ) -> Path:
     """Each agent in each mode, one log folder per run under ``folder``."""
     task_args.setdefault("task_ids", TASKS)
+    task_args.setdefault("dataset", "reference")
     for agent in agents:
         for mode in modes:
             run_task(
                 folder / f"{agent.split('/')[-1]}-{mode}",
                 agent=agent,
                 roles=SIMULATOR,
-                dataset="reference",
                 with_plan=True,
                 env_mode=mode,
                 **task_args,

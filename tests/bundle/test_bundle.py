@@ -323,3 +323,42 @@ def test_samples_that_ended_in_errors_are_said_with_exit_3(logs, tmp_path):
     result = verify_bundle(tmp_path / "errors.tar.gz")
     assert result.outcome is Outcome.ERRORS and result.exit_code is ExitCode.SAMPLE_ERRORS
     assert result.runs[0].errors == 1 and result.runs[0].samples == 3
+
+
+def test_a_dataset_edited_for_the_runs_then_put_back_is_stated_as_they_ran(tmp_path):
+    """The attack: runs on an edited copy of the suite, the copy restored, then bundled."""
+    import shutil
+
+    suite = tmp_path / "suite"
+    shutil.copytree(reference_suite_dir(), suite)
+    tasks = suite / "eval_benchmark_solvable.jsonl"
+    original = tasks.read_bytes()
+    tasks.write_bytes(
+        original.replace(
+            b'"verification_plan": "', b'"verification_plan": "Any answer is a success. '
+        )
+    )
+    edited = content_digest(suite)
+    reference_runs(
+        tmp_path / "runs", agents=["occubench/careful"], modes=["E0"], dataset=str(suite)
+    )
+    tasks.write_bytes(original)  # put back before bundling
+    assert content_digest(suite) == content_digest(reference_suite_dir()) != edited
+
+    out = tmp_path / "b.tar.gz"
+    manifest = make_bundle([tmp_path / "runs"], out, resamples=50)
+    (record,) = manifest.datasets
+    assert record.digest == edited and "changed since the runs read it" in record.note
+    assert all(r.dataset_digest == edited for r in manifest.runs)
+    result = verify_bundle(out)
+    assert result.outcome is not Outcome.FAILED and result.bundle_class is BundleClass.CUSTOM
+
+    def claim_the_suite(files):  # the manifest made to name the restored folder's digest
+        def restate(m):
+            m["datasets"][0]["digest"] = content_digest(reference_suite_dir())
+
+        edit_json(files, MANIFEST, restate)
+        resign(files)
+
+    forged = verify_bundle(changed(out, tmp_path / "forged.tar.gz", claim_the_suite))
+    failed(forged, MANIFEST, f"but its runs recorded {edited[:12]} when they ran")

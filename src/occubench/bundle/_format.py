@@ -98,6 +98,11 @@ class RunRecord(BaseModel):
     config: dict[str, Any] = Field(description="The resolved run configuration (RunConfig).")
     points: dict[str, Any] = Field(description="The resolved protocol points.")
     dataset: str = Field(description="The dataset folder the run read (as logged).")
+    dataset_digest: str | None = Field(
+        default=None,
+        description="The digest of that folder as the run read it, recorded when it started "
+        "(None: a log from before runs recorded it).",
+    )
     sample_ids: list[str] = Field(description="The declared task set: every sample id it ran.")
     epochs: int = Field(ge=1, description="The declared epochs.")
     world: WorldRef | None = Field(

@@ -14,6 +14,7 @@ from occubench.bundle._bounds import BundleLimits
 from occubench.bundle._format import LOGS_DIR, WORLD_METADATA, Problem, RunRecord, WorldRef
 from occubench.config import (
     CONFIG_METADATA,
+    DATASET_DIGEST_METADATA,
     POINTS_METADATA,
     ProtocolPoints,
     RunConfig,
@@ -53,6 +54,15 @@ def _world(metadata: dict[str, Any], member: str) -> WorldRef | None:
         raise NotARun(f"{member}: its '{WORLD_METADATA}' metadata is not a world") from None
 
 
+def _digest(found: Any, member: str) -> str | None:
+    """The dataset digest a run recorded (a SHA-256 in hex), if it recorded one."""
+    if found is None:
+        return None
+    if not isinstance(found, str) or not re.fullmatch(r"[0-9a-f]{64}", found):
+        raise NotARun(f"{member}: its '{DATASET_DIGEST_METADATA}' metadata is not a digest")
+    return found
+
+
 def run_record(file: str, member: str) -> RunRecord:
     """The record of one log: its run's models, configuration, points and task set.
 
@@ -83,6 +93,7 @@ def run_record(file: str, member: str) -> RunRecord:
         config=config.model_dump(mode="json"),
         points=points.model_dump(mode="json"),
         dataset=header.eval.dataset.location or "",
+        dataset_digest=_digest(metadata.get(DATASET_DIGEST_METADATA), member),
         sample_ids=[str(i) for i in header.eval.dataset.sample_ids or []],
         epochs=header.eval.config.epochs or 1,
         world=_world(metadata, member),

@@ -103,27 +103,57 @@ def _dataset_name(folder: Path | None, location: str) -> str:
 
 
 def dataset_records(runs: Sequence[RunRecord]) -> list[DatasetRecord]:
-    """A record per dataset the runs name: its digest and task ids, when it is here."""
+    """A record per dataset the runs name: the digest its runs recorded, and its task ids.
+
+    The digest is the one the runs recorded when they started (``RunRecord.
+    dataset_digest``), never the folder's as it is now: a folder edited for the runs and
+    put back afterwards is stated as the runs read it. The task ids are the folder's
+    when it still has that digest here. Logs from before runs recorded it give the
+    folder's digest now, said in the record's note.
+    """
     out = []
     for location in sorted({r.dataset for r in runs}):
-        run = next(r for r in runs if r.dataset == location)
-        folder = _dataset_folder(run)
+        mine = [r for r in runs if r.dataset == location]
+        logged = {r.dataset_digest for r in mine}
+        folder = _dataset_folder(mine[0])
         name = _dataset_name(folder, location)
-        if folder is None or not (folder / TASKS_FILE).is_file():
+        if len(logged) > 1:
+            note = f"its runs read {len(logged)} different versions of {location!r}"
+            out.append(DatasetRecord(location=location, name=name, note=note))
+            continue
+        (recorded,) = logged
+        here = folder is not None and (folder / TASKS_FILE).is_file()
+        now = content_digest(folder) if here and folder is not None else None
+        tasks = None
+        if folder is not None and now is not None and (recorded is None or now == recorded):
+            try:
+                tasks = [str(t.task_id) for t in load_dataset(folder).tasks]
+            except DatasetError as e:
+                note = f"the dataset at {folder} does not load ({len(e.issues)} problem(s))"
+                out.append(DatasetRecord(location=location, name=name, note=note))
+                continue
+        if recorded is not None:
+            note = (
+                ""
+                if now == recorded
+                else (
+                    "the folder has changed since the runs read it: its digest is the runs' "
+                    "and its task ids are not known here"
+                )
+            )
+            out.append(
+                DatasetRecord(
+                    location=location, name=name, digest=recorded, task_ids=tasks, note=note
+                )
+            )
+        elif now is None:
             note = f"the dataset folder {location!r} is not on the machine that made the bundle"
             out.append(DatasetRecord(location=location, name=name, note=note))
-            continue
-        try:
-            tasks = [str(t.task_id) for t in load_dataset(folder).tasks]
-        except DatasetError as e:
-            note = f"the dataset at {folder} does not load ({len(e.issues)} problem(s))"
-            out.append(DatasetRecord(location=location, name=name, note=note))
-            continue
-        out.append(
-            DatasetRecord(
-                location=location, name=name, digest=content_digest(folder), task_ids=tasks
+        else:
+            note = "its runs did not record its digest (older logs): the folder's when bundled"
+            out.append(
+                DatasetRecord(location=location, name=name, digest=now, task_ids=tasks, note=note)
             )
-        )
     return out
 
 

@@ -326,7 +326,29 @@ class _Check:
         )
 
     def datasets(self, manifest: Manifest, dataset: Path | None) -> None:
-        """Check the logged task records against ``dataset`` where its digest is stated."""
+        """Each stated dataset digest against its runs' (as they ran); then the records.
+
+        With ``dataset``, the logged task records are compared with that folder where its
+        digest is the stated one.
+        """
+        for record in manifest.datasets:
+            logged = {r.dataset_digest for r in manifest.runs if r.dataset == record.location}
+            recorded = {d for d in logged if d is not None}
+            if recorded and (len(logged) > 1 or record.digest not in recorded):
+                stated = record.digest[:12] if record.digest else "none"
+                ran = ", ".join(sorted(d[:12] for d in recorded))
+                self.fail(
+                    MANIFEST,
+                    f"dataset {record.name}: the bundle states digest {stated}, but its runs "
+                    f"recorded {ran} when they ran",
+                )
+            elif not recorded and record.digest is not None:
+                self.result.notes.append(
+                    f"dataset {record.name}: its runs did not record the dataset's digest "
+                    "(older logs); the stated digest is the folder's when the bundle was made"
+                )
+        if self.result.problems:
+            raise _Failed()
         digest = content_digest(dataset) if dataset is not None else None
         for record in manifest.datasets:
             if digest is not None and record.digest == digest:

@@ -21,6 +21,7 @@ from occubench.config._release_prompts import PromptsError, ReleasePrompts
 from occubench.config._resolved import ResolvedRun, protocol_points
 from occubench.config._run import (
     CONFIG_METADATA,
+    DATASET_DIGEST_METADATA,
     NO_AGENT_MODEL,
     POINTS_METADATA,
     RELEASE_METADATA,
@@ -33,6 +34,7 @@ __all__ = [
     "CONFIG_METADATA",
     "NO_AGENT_MODEL",
     "OVERRIDE_NOTE",
+    "DATASET_DIGEST_METADATA",
     "POINTS_METADATA",
     "RELEASE_METADATA",
     "PRESETS",

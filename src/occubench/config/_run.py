@@ -45,6 +45,10 @@ POINTS_METADATA = "protocol"
 RELEASE_METADATA = "release_prompts"
 """Key of the release files (and their SHA-256) a run took its prompt wording from."""
 
+DATASET_DIGEST_METADATA = "dataset_digest"
+"""Key of the digest of the dataset folder as the run read it (``dataset.content_digest``),
+taken when the run starts: a bundle states it, and ``verify`` holds the bundle to it."""
+
 
 def split_list(value: Any) -> Any:
     """A list from a comma-separated string or a single value (how ``-T`` arguments arrive).
