@@ -307,6 +307,25 @@ DEFAULT_MAX_WORLD_ENTRIES = 1_000_000
 """Entries (and, apart, contexts) read from one world: its index holds a location per
 entry (a few hundred bytes each), never the entries themselves."""
 
+DEFAULT_MAX_WORLD_UNREAD_LINES = 10_000
+"""Lines of one world that cannot be read (junk, torn, forged) before the whole world is
+refused as not a world: each is a problem record ``world verify`` lists, so their count
+bounds the memory they take (an honest world has a few: a torn last line per killed
+writer)."""
+
+DEFAULT_MAX_WORLD_UNREAD_BYTES = 16 * 2**20
+"""Bytes of a world's unreadable lines (16 MiB) before it is refused, the bound in bytes
+beside the one in lines (a line too long to read counts as ``DEFAULT_MAX_WORLD_LINE_BYTES``)."""
+
+DEFAULT_MAX_WORLD_PACK_RATIO = 200
+"""Most bytes a member of a packed world may declare per compressed byte, checked from
+the archive's listing before anything is decompressed (members declaring more than
+``DEFAULT_WORLD_PACK_RATIO_FROM`` bytes): a world's entries carry digests and keys and
+compress some tens of times; a file of newlines or repeated junk, a thousand times."""
+
+DEFAULT_WORLD_PACK_RATIO_FROM = 16 * 2**20
+"""Declared bytes of a member from which its compression ratio is checked (16 MiB)."""
+
 DEFAULT_MAX_WORLD_SEGMENTS = 10_000
 """Segment files of one world folder or packed world (one per writer process)."""
 

@@ -185,3 +185,26 @@ def test_a_zip64_archive_of_many_members_is_refused_from_its_end_record(tmp_path
     assert declared_members(many) == 70_000
     with pytest.raises(UsageError, match="70000 members, more than a packed world holds"):
         World.open(many, writable=False)
+
+
+def test_a_packed_file_of_newlines_is_refused_before_decompression(packed, tmp_path):
+    """The attack: a 1 MB .world.zip whose segment is a GB of newlines (1000 to 1)."""
+    _, file, _ = packed
+    junk = b"\n" * (64 * 2**20)
+    bomb = rezip(file, tmp_path / "bomb.world.zip", extra=[("segments/z.jsonl", junk)])
+    del junk
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(UsageError, match=r"to 1, more than 200 to 1\): not a world's entries"):
+        World.open(bomb, writable=False)
+
+
+def test_an_honest_packed_world_passes_the_ratio_bound(tmp_path):
+    """Entries of one context with the same observation, packed: well inside the bound."""
+    many = [entry(("read", {"id": f"R-{i}"}), answer="open") for i in range(3000)]
+    folder = write_world(tmp_path / "w", many)
+    export_world(folder, tmp_path / "w.world.zip")
+    with zipfile.ZipFile(tmp_path / "w.world.zip") as z:
+        (info,) = [i for i in z.infolist() if i.filename.startswith("segments/")]
+        assert info.file_size / info.compress_size < 20  # digests and keys do not compress
+    with World.open(tmp_path / "w.world.zip", writable=False) as world:
+        assert len(world.keys()) == 3000

@@ -367,3 +367,27 @@ def test_a_full_world_records_no_more(tmp_path):
         with pytest.raises(UsageError, match="holds 1 entries, the limit: not recorded"):
             world.append(second)
     assert len(segment(tmp_path / "w").read_bytes().splitlines()) == 1
+
+
+def test_a_segment_of_junk_lines_is_refused_past_the_unread_lines_bound(tmp_path):
+    """The attack: a small segment of a million junk lines (each a problem record)."""
+    folder = write_world(tmp_path / "w", chain(2))
+    (folder / "segments" / "junk.jsonl").write_bytes(b"x\n" * 999_000)
+    with pytest.raises(UsageError, match="more than 10000 lines that cannot be read: not a world"):
+        World.open(folder, writable=False)
+
+
+def test_junk_past_the_unread_bytes_bound_is_refused(tmp_path):
+    folder = write_world(tmp_path / "w", chain(2))
+    (folder / "segments" / "junk.jsonl").write_bytes((b"y" * 2**20 + b"\n") * 17)
+    with pytest.raises(UsageError, match=f"more than {16 * 2**20} bytes of lines"):
+        World.open(folder, writable=False)
+
+
+def test_a_few_junk_lines_are_listed_and_the_world_still_answers(tmp_path):
+    entries = chain(2)
+    folder = write_world(tmp_path / "w", entries)
+    (folder / "segments" / "junk.jsonl").write_bytes(b"x\n" * 3)
+    with World.open(folder, writable=False) as world:
+        assert [p.kind for p in world.problems] == [ProblemKind.UNREADABLE] * 3
+        assert world.lookup(entries[0].key) == entries[0]

@@ -33,8 +33,11 @@ from occubench.defaults import (
     DEFAULT_MAX_WORLD_ENTRIES,
     DEFAULT_MAX_WORLD_LINE_BYTES,
     DEFAULT_MAX_WORLD_LINE_DEPTH,
+    DEFAULT_MAX_WORLD_PACK_RATIO,
     DEFAULT_MAX_WORLD_SEGMENTS,
     DEFAULT_MAX_WORLD_UNPACKED_BYTES,
+    DEFAULT_MAX_WORLD_UNREAD_BYTES,
+    DEFAULT_MAX_WORLD_UNREAD_LINES,
 )
 from occubench.protocols import MessageStyle
 from occubench.text import clean_json, escape_invalid, json_text
@@ -386,6 +389,21 @@ class WorldLimits(BaseModel):
         description="Most entries read (and, apart, most contexts).",
     )
     segments: int = Field(default=DEFAULT_MAX_WORLD_SEGMENTS, gt=0, description="Most segments.")
+    unread_lines: int = Field(
+        default=DEFAULT_MAX_WORLD_UNREAD_LINES,
+        gt=0,
+        description="Most lines that cannot be read before the world is refused.",
+    )
+    unread_bytes: int = Field(
+        default=DEFAULT_MAX_WORLD_UNREAD_BYTES,
+        gt=0,
+        description="Most bytes of lines that cannot be read before the world is refused.",
+    )
+    pack_ratio: int = Field(
+        default=DEFAULT_MAX_WORLD_PACK_RATIO,
+        gt=0,
+        description="Most declared bytes per compressed byte of a packed world's member.",
+    )
     unpacked_bytes: int = Field(
         default=DEFAULT_MAX_WORLD_UNPACKED_BYTES,
         gt=0,

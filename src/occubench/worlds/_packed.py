@@ -11,11 +11,13 @@ sha256sums.txt       SHA-256 of each other member ("<hex>  <name>", as sha256sum
 
 A packed world is read-only. Opening one reads the archive within bounds before anything
 is decompressed: the member count (from the archive's end record, before its listing is
-parsed), the names, and the sizes the listing declares (``WorldLimits.unpacked_bytes``,
-all members together); each member is then decompressed, no further than its declared
-size, into an anonymous temporary file that the world reads (deleted when closed), and
-its SHA-256 is compared with ``sha256sums.txt``: a difference is a problem ``world
-verify`` reports, not a reason to trust less (every entry's digest is checked anyway).
+parsed), the names, the sizes the listing declares (``WorldLimits.unpacked_bytes``, all
+members together) and each large member's compression ratio (``WorldLimits.pack_ratio``:
+a file of newlines packs a thousand to one); each member is then decompressed, no further
+than its declared size, into an anonymous temporary file that the world reads (deleted
+when closed), and its SHA-256 is compared with ``sha256sums.txt``: a difference is a
+problem ``world verify`` reports, not a reason to trust less (every entry's digest is
+checked anyway).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, BinaryIO
 
+from occubench.defaults import DEFAULT_WORLD_PACK_RATIO_FROM
 from occubench.errors import UsageError
 from occubench.worlds._read import ProblemKind, WorldProblem
 
@@ -103,7 +106,7 @@ def declared_members(path: Path) -> int:
     return total
 
 
-def read_packed(path: Path, *, max_segments: int, max_bytes: int) -> Unpacked:
+def read_packed(path: Path, *, max_segments: int, max_bytes: int, max_ratio: int) -> Unpacked:
     """Check and decompress a packed world (module doc).
 
     Raises:
@@ -120,7 +123,7 @@ def read_packed(path: Path, *, max_segments: int, max_bytes: int) -> Unpacked:
         raise UsageError(f"{path}: not a packed world ({e})") from None
     with archive:
         infos = archive.infolist()
-        _check_listing(path, infos, most, max_bytes)
+        _check_listing(path, infos, most, max_bytes, max_ratio)
         named = {info.filename: info for info in infos}
         if MANIFEST_FILE not in named:
             raise UsageError(f"{path}: not a packed world (no {MANIFEST_FILE})")
@@ -160,7 +163,9 @@ def _differences(path: Path, sums: dict[str, str], digests: dict[str, str]) -> l
     return [WorldProblem(kind=ProblemKind.CHECKSUM, file=str(path), detail=d) for d in details]
 
 
-def _check_listing(path: Path, infos: list[zipfile.ZipInfo], most: int, max_bytes: int) -> None:
+def _check_listing(
+    path: Path, infos: list[zipfile.ZipInfo], most: int, max_bytes: int, max_ratio: int
+) -> None:
     if len(infos) > most:
         raise UsageError(f"{path}: {len(infos)} members, more than a packed world holds ({most})")
     seen: set[str] = set()
@@ -176,6 +181,13 @@ def _check_listing(path: Path, infos: list[zipfile.ZipInfo], most: int, max_byte
             raise UsageError(f"{path}: member {name!r} appears twice: refused")
         if info.flag_bits & 0x1:
             raise UsageError(f"{path}: member {name!r} is encrypted: refused")
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > DEFAULT_WORLD_PACK_RATIO_FROM and ratio > max_ratio:
+            raise UsageError(
+                f"{path}: member {name!r} declares {info.file_size} bytes from "
+                f"{info.compress_size} ({ratio:,.0f} to 1, more than {max_ratio} to 1): "
+                "not a world's entries, refused before decompression"
+            )
         seen.add(name)
     total = sum(info.file_size for info in infos)
     if total > max_bytes:

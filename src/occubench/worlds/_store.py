@@ -388,6 +388,7 @@ class World:
         self.writable = writable
         self.limits = limits
         self.problems: list[WorldProblem] = []
+        self._unread_bytes = 0
         """Lines not read and why (torn last lines are ``tails()``)."""
         self._unpacked = unpacked
         self._lock = threading.RLock()
@@ -485,7 +486,12 @@ class World:
 
     @classmethod
     def _open_packed(cls, path: Path, limits: WorldLimits) -> World:
-        unpacked = read_packed(path, max_segments=limits.segments, max_bytes=limits.unpacked_bytes)
+        unpacked = read_packed(
+            path,
+            max_segments=limits.segments,
+            max_bytes=limits.unpacked_bytes,
+            max_ratio=limits.pack_ratio,
+        )
         try:
             manifest = read_manifest(unpacked.manifest, f"{path}:{MANIFEST_FILE}", limits)
             world = cls(path, manifest, writable=False, limits=limits, unpacked=unpacked)
@@ -543,12 +549,23 @@ class World:
             return _File(f"{self.path}:{CONTEXTS_FILE}", stream=self._unpacked.contexts)
         return _File(str(self.path / CONTEXTS_FILE), path=self.path / CONTEXTS_FILE)
 
-    def _problem(self, problem: WorldProblem) -> None:
+    def _problem(self, problem: WorldProblem, raw: RawLine | None = None) -> None:
+        """Keep a problem; past the limits of unreadable lines or bytes, refuse the world.
+
+        Each problem is a record held in memory: their count bounds the memory they take.
+        """
         self.problems.append(problem)
-        if len(self.problems) > self.limits.entries:
-            raise UsageError(
-                f"{problem.file}: more than {self.limits.entries} lines not read: not a world"
+        self._unread_bytes += (
+            0 if raw is None else self.limits.line_bytes if raw.too_long else len(raw.data)
+        )
+        lines, most = len(self.problems), self.limits.unread_lines
+        if lines > most or self._unread_bytes > self.limits.unread_bytes:
+            limit = (
+                f"more than {most} lines"
+                if lines > most
+                else f"more than {self.limits.unread_bytes} bytes of lines"
             )
+            raise UsageError(f"{problem.file}: {limit} that cannot be read: not a world")
 
     def _scan(self, file: _File, take: Callable[[RawLine], None]) -> int:
         """Read a file's new complete lines; how many."""
@@ -572,7 +589,7 @@ class World:
         def take(raw: RawLine) -> None:
             found = read_context(raw, file.display, self.limits)
             if isinstance(found, WorldProblem):
-                self._problem(found)
+                self._problem(found, raw)
                 return
             self._contexts_read += 1
             if self._contexts_read > self.limits.entries:
@@ -599,7 +616,7 @@ class World:
         def take(raw: RawLine) -> None:
             found = read_entry(raw, file.display, self.limits)
             if isinstance(found, WorldProblem):
-                self._problem(found)
+                self._problem(found, raw)
                 return
             self._count_entry(file.display, raw.number)
             self._place(found, (number, raw.offset, len(raw.data), raw.number))
