@@ -9,6 +9,7 @@ from occubench.agent._arguments import (
     tool_schema,
 )
 from occubench.agent._environment import (
+    conflicted_world,
     critical_calls,
     environment_simulator,
     expected_calls,
@@ -54,6 +55,7 @@ __all__ = [
     "agent_system_prompt",
     "as_answer",
     "checked_arguments",
+    "conflicted_world",
     "create_agent",
     "critical_calls",
     "environment_simulator",

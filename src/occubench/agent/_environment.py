@@ -29,7 +29,7 @@ from occubench.simulator import (
     StateMode,
     attach_world,
 )
-from occubench.worlds import World, WorldInLog, WorldMode, shared_world
+from occubench.worlds import World, WorldConflicts, WorldInLog, WorldMode, shared_world
 
 
 def simulator_layout(run: ResolvedRun) -> SimulatorLayout:
@@ -163,18 +163,43 @@ def open_run_world(config: RunConfig) -> World | None:
     """
     if config.world is None:
         return None
-    return shared_world(config.world, writable=config.world_mode is WorldMode.RECORD)
+    world = shared_world(config.world, writable=config.world_mode is WorldMode.RECORD)
+    conflicted_world(world, config)
+    return world
+
+
+def conflicted_world(world: World, config: RunConfig) -> str | None:
+    """A world's keys with different answers, as the run's setting takes them.
+
+    Returns:
+        The line that says so before the run (``warn``), or None when none conflict.
+
+    Raises:
+        UsageError: some do and the run refuses such a world (``world_conflicts=refuse``).
+    """
+    keys = world.conflicts()
+    if not keys:
+        return None
+    said = (
+        f"the world {world.path} holds different answers for {len(keys)} key(s) (merged "
+        "from disagreeing recordings, or edited; occubench world verify lists them)"
+    )
+    if config.world_conflicts is WorldConflicts.REFUSE:
+        raise UsageError(f"{said}: refused (--world-conflicts refuse)")
+    return f"Warning: {said}; each is answered with its earliest entry by time."
 
 
 def world_in_log(run: ResolvedRun) -> WorldInLog | None:
     """What the run's log records of its world (opening it, once per process), or None.
 
     Raises:
-        UsageError: the world cannot be opened as the run's mode needs.
+        UsageError: the world cannot be opened as the run's mode needs, or holds
+            conflicting answers and the run refuses them.
     """
     config = run.config
     if config.world is None:
         return None
+    open_run_world(config)
     return WorldInLog.opened(config.world, config.world_mode, config.world_variant)
 
 

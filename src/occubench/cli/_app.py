@@ -265,9 +265,9 @@ def dotenv_notice() -> None:
     if routing:
         line += f" ({', '.join(routing)}: model calls and their keys go where it says)"
     from occubench.cli._common import err_console  # the commands' console: when there is a notice
-    from occubench.text import terminal_text
+    from occubench.text import terminal_plain
 
-    err_console.print(terminal_text(line), markup=False, highlight=False, soft_wrap=True)
+    err_console.print(terminal_plain(line), markup=False, highlight=False, soft_wrap=True)
 
 
 def main() -> None:

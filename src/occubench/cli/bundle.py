@@ -11,14 +11,14 @@ from rich.table import Table
 from occubench.cli._common import console, err_console, exit_with, user_errors
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import ExitCode
-from occubench.text import terminal_text
+from occubench.text import terminal_plain, terminal_text
 
 if TYPE_CHECKING:
     from occubench.bundle import Manifest, Verification
 
 
 def _say(line: str) -> None:
-    console.print(terminal_text(line), markup=False, highlight=False, soft_wrap=True)
+    console.print(terminal_plain(line), markup=False, highlight=False, soft_wrap=True)
 
 
 def bundle(

@@ -15,7 +15,7 @@ from occubench.config import PRESETS
 from occubench.errors import ExitCode, UsageError
 from occubench.protocols import Protocol
 from occubench.roles import Role
-from occubench.text import terminal_text
+from occubench.text import terminal_plain, terminal_text
 
 if TYPE_CHECKING:
     from occubench.grading import RegradedLog
@@ -89,7 +89,7 @@ def regrade(
             files, verifier_model, log_dir=folder, votes=votes, layout=layout, dataset=rubric
         )
     console.print(regrade_table(done))
-    console.print(f"Regraded logs: {terminal_text(folder)}", markup=False, highlight=False)
+    console.print(f"Regraded logs: {terminal_plain(folder)}", markup=False, highlight=False)
     console.print(
         f"  occubench report {terminal_text(' '.join(logs))} {terminal_text(folder)}   "
         "both gradings, reported apart",

@@ -14,7 +14,7 @@ from occubench.config import ResolvedRun, RunConfig
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import UsageError
 from occubench.report import ReportFormat
-from occubench.text import markdown_cell, terminal_text
+from occubench.text import markdown_cell, terminal_plain
 
 if TYPE_CHECKING:
     from occubench.published import PublishedTable
@@ -150,22 +150,22 @@ def report(
             highlight=False,
         )
         for i, g in enumerate(groups, 1):
-            console.print(f"  {i}. {terminal_text(g.label)}: {len(g.runs)} run(s)", markup=False)
+            console.print(f"  {i}. {terminal_plain(g.label)}: {len(g.runs)} run(s)", markup=False)
     for line in unread_lines(rows):
-        console.print(terminal_text(line), markup=False, highlight=False)
+        console.print(terminal_plain(line), markup=False, highlight=False)
     folder = out or default_report_dir(logs)
     written: list[Path] = []
     for i, (g, result) in enumerate(zip(groups, results, strict=True), 1):
         if len(groups) > 1:
-            console.print(f"\nGroup {i}: {terminal_text(g.label)}", markup=False, highlight=False)
+            console.print(f"\nGroup {i}: {terminal_plain(g.label)}", markup=False, highlight=False)
         for text_table in report_tables(result, dimensions=by):
             console.print(rich_table(text_table))
         for line in left_out(result):
-            console.print(f"Left out: {terminal_text(line)}", markup=False, highlight=False)
+            console.print(f"Left out: {terminal_plain(line)}", markup=False, highlight=False)
         if stated is not None:
             console.print(rich_table(side_by_side(result, stated)))
             for line in published_lines(stated):
-                console.print(terminal_text(line), markup=False, highlight=False)
+                console.print(terminal_plain(line), markup=False, highlight=False)
         if result.errors:
             console.print(
                 f"{result.errors} sample(s) ended in an infrastructure error (not scored)."

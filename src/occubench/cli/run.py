@@ -20,6 +20,7 @@ import typer
 from occubench.cli._common import (
     check_models,
     console,
+    err_console,
     exit_with,
     from_options,
     interrupted,
@@ -41,7 +42,7 @@ from occubench.config import (
 from occubench.defaults import DEFAULT_LOG_ROOT, DEFAULT_SHARD_MIN_SAMPLES
 from occubench.errors import ErrorSource, ExitCode, UsageError
 from occubench.roles import Role
-from occubench.text import terminal_text
+from occubench.text import terminal_plain, terminal_text
 
 if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig
@@ -275,9 +276,12 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                 update={"world": str(Path(config.world).expanduser().resolve())}
             )
         resolved = ResolvedRun.of(config)  # a clone that lacks a prompt is bad input: said now
-        from occubench.agent import open_run_world
+        from occubench.agent import conflicted_world, open_run_world
 
-        open_run_world(config)  # a world that cannot be used as asked is bad input: said now
+        world = open_run_world(config)  # a world that cannot be used as asked: said now
+        warning = None if world is None else conflicted_world(world, config)
+        if warning is not None:
+            err_console.print(terminal_plain(warning), markup=False, highlight=False)
         prices = given["prices"]
         price_table = load_prices(prices) if prices else None
         if agent_model is None and not config.agent_command:
@@ -467,7 +471,7 @@ def _summary(
     for reached in merged_concurrency(results):
         console.print(terminal_text(f"Requests in flight, {reached.line()}"), highlight=False)
     for line in unread_lines(rows):
-        console.print(terminal_text(line), markup=False, highlight=False)
+        console.print(terminal_plain(line), markup=False, highlight=False)
     refused = sum(r.error_source is ErrorSource.BUDGET for r in rows)
     errors = sum(r.error is not None for r in rows) - refused
     if errors:

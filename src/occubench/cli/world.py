@@ -142,23 +142,48 @@ def stats(
 
 
 @app.command(name="verify")
-def verify(path: WorldPath) -> None:
+def verify(
+    path: WorldPath,
+    logs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Run logs (files or folders) to hold each entry against: an entry whose "
+            "recording run's log holds another answer was changed after the run."
+        ),
+    ] = None,
+) -> None:
     """Check every line of a world: digest, key, form; torn lines; conflicts; contexts.
 
     A conflict is one key with two different answers (the first by time is the one
     used); a missing context is one that entries reference and the world does not hold.
-    Verify a world no run is writing to (a line being written looks torn).
+    With --logs, each entry that names the run sample that recorded it is compared with
+    that sample's answer in the logs (a digest can be sealed again by anyone; the log
+    shows what the run was given). Verify a world no run is writing to (a line being
+    written looks torn).
 
     Exit codes: 0 clean, 1 problems found (listed), 2 not a world or unreadable.
     """
+    from occubench.results import check_provenance
+
     with user_errors():
         found = verify_world(path)
+        provenance = check_provenance(path, logs) if logs else None
     console.print(
         f"{found.entries} entries, {found.keys} keys, {found.contexts} contexts; "
         f"digest {found.digest}",
         markup=False,
         highlight=False,
     )
+    if provenance is not None:
+        found.problems += provenance.problems
+        console.print(
+            f"Provenance, against {provenance.logs} log(s): {provenance.matched} entries as "
+            f"their run recorded them, {len(provenance.problems)} changed since, "
+            f"{provenance.not_in_logs} from samples not in these logs and "
+            f"{provenance.without_provenance} naming no run (not checked).",
+            markup=False,
+            highlight=False,
+        )
     if found.clean:
         console.print("No problems found.", markup=False, highlight=False)
         return

@@ -31,7 +31,7 @@ from occubench.errors import UsageError
 from occubench.faults import EnvMode, FaultEngine, FaultFamily, FaultSettings, fault_type
 from occubench.protocols import Protocol
 from occubench.simulator import StateMode
-from occubench.worlds import WorldMode
+from occubench.worlds import WorldConflicts, WorldMode
 
 NO_AGENT_MODEL = "none/none"
 """Inspect's model that is never called: the main model of an agent-program run that uses none."""
@@ -203,6 +203,12 @@ class _RunFields(FaultSettings):
         "are recorded; replay: the simulator is never asked, a path the world lacks is an "
         "infrastructure error (source world); replay-live: those paths are answered live, "
         "marked live and not recorded.",
+    )
+    world_conflicts: WorldConflicts = Field(
+        default=WorldConflicts.WARN,
+        description="A world holding different answers for one key (merged from disagreeing "
+        "recordings, or edited): warn (say so before the run, answer with the earliest) or "
+        "refuse (stop before the run).",
     )
     world_variant: Annotated[int | Literal["epoch"], Cli(metavar="K|epoch")] = Field(
         default=0,

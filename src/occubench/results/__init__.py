@@ -1,5 +1,6 @@
 """Results: logs read into sample rows, the Parquet results store, trajectories read from logs."""
 
+from occubench.results._provenance import ProvenanceCheck, check_provenance
 from occubench.results._row import SampleRow
 from occubench.results._runs import log_files, read_runs, run_fields, unread_lines
 from occubench.results._store import (
@@ -12,6 +13,8 @@ from occubench.results._store import (
 from occubench.results._trajectory import Trajectory, read_trajectories
 
 __all__ = [
+    "ProvenanceCheck",
+    "check_provenance",
     "Trajectory",
     "read_trajectories",
     "SampleRow",

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from inspect_ai.log._samples import sample_active
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, GenerateConfig, Model, ModelOutput
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +23,7 @@ from occubench.worlds import (
     Answer,
     ObservationSource,
     PathStep,
+    Provenance,
     World,
     WorldContext,
     WorldEntry,
@@ -319,6 +321,7 @@ class Simulator:
             check=None if step.check is None else step.check.model_dump(mode="json"),
             attempts=step.attempts,
             usage=step_usage(outputs),
+            recorded_in=running_sample(),
         )
 
     def _apply(
@@ -507,6 +510,19 @@ class Simulator:
         self._messages += self.layout.history(action, step.text or "{}")
         failed = step.observation if step.failed and isinstance(step.observation, dict) else None
         self._path.append(_path_step(step.arguments, step.tool, raw_arguments, failed))
+
+
+def running_sample() -> Provenance | None:
+    """The run sample this code runs in, as a world entry's provenance (None: no sample)."""
+    active = sample_active()
+    if active is None:
+        return None
+    return Provenance(
+        eval_id=active.eval_id,
+        sample_uuid=active.sample_uuid,
+        sample_id=str(active.sample.id),
+        epoch=active.epoch,
+    )
 
 
 def _in_text_order(entry: WorldEntry) -> Any:

@@ -54,6 +54,17 @@ DIGEST = re.compile(r"[0-9a-f]{64}")
 _HEX64 = r"^[0-9a-f]{64}$"
 
 
+class WorldConflicts(str, Enum):  # noqa: UP042 - the project's str-Enum style
+    """What a run does with a world that holds different answers for one key."""
+
+    WARN = "warn"
+    """Say how many keys conflict before the run, and answer each with its earliest
+    entry by time (``world verify`` lists them)."""
+    REFUSE = "refuse"
+    """Refuse the world before the run (exit 2): it was merged from disagreeing
+    recordings, or edited."""
+
+
 class WorldMode(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """How a run uses its world (``--world-mode``)."""
 
@@ -265,6 +276,27 @@ ANSWER_FIELDS = ("observation", "text", "parse_failed", "patch", "state")
 one of them are a conflict; in anything else (author, time, usage) a duplicate."""
 
 
+class Provenance(BaseModel):
+    """The run sample that recorded an entry: where its answer can be found again.
+
+    A world's digests show that an entry was not changed by accident; anyone can seal a
+    changed entry again. The provenance names the sample of the run log that recorded
+    it, and that log holds the same answer in the sample's steps (its world key, its
+    text): ``world verify --logs`` compares the two. It shows that an entry is the one
+    a run saw, not that the run was honest: whoever edits a world and its logs together
+    can make them agree (a bundle's logs carry their own checks).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    eval_id: str = Field(min_length=1, max_length=64, description="The run log's eval id.")
+    sample_uuid: str = Field(
+        min_length=1, max_length=64, description="The sample's uuid in that log."
+    )
+    sample_id: str = Field(max_length=200, description="The sample's id (its task).")
+    epoch: int = Field(ge=1, description="The sample's epoch.")
+
+
 class WorldEntry(BaseModel):
     """One recorded answer: its key, the path that led to it, the answer, its provenance."""
 
@@ -297,6 +329,11 @@ class WorldEntry(BaseModel):
     usage: dict[str, int] | None = Field(
         default=None, description="Tokens of the calls that made it, by kind."
     )
+    recorded_in: Provenance | None = Field(
+        default=None,
+        description="The run sample that recorded it (None: made outside a run's sample, "
+        "or by a version before entries carried it).",
+    )
     digest: str = Field(
         default="", description="SHA-256 of the entry's canonical JSON without digest."
     )
@@ -319,6 +356,7 @@ class WorldEntry(BaseModel):
         source: EntrySource = EntrySource.SIMULATOR,
         usage: Mapping[str, int] | None = None,
         created: datetime | None = None,
+        recorded_in: Provenance | None = None,
     ) -> WorldEntry:
         """A new entry for ``call`` after ``path``, with its key and digest.
 
@@ -340,6 +378,7 @@ class WorldEntry(BaseModel):
             author=escape_invalid(author),
             created=created or datetime.now(UTC),
             usage=None if usage is None else dict(usage),
+            recorded_in=recorded_in,
         ).sealed()
 
     def body(self) -> dict[str, Any]:

@@ -56,6 +56,8 @@ class ProblemKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """A member of a packed world does not match its SHA-256 in ``sha256sums.txt``."""
     FILE = "file"
     """A file of the world that is not read (a name that is not a segment's)."""
+    PROVENANCE = "provenance"
+    """An entry whose run log holds another answer for its key (``world verify --logs``)."""
 
 
 class WorldProblem(BaseModel):

@@ -396,6 +396,7 @@ class World:
         self._segment_ids: dict[str, int] = {}
         self._ignored: set[str] = set()
         self._index: dict[str, Location] = {}
+        self._conflicts: set[str] = set()
         self._entries_read = 0
         self._contexts: dict[str, WorldContext] = {}
         self._contexts_read = 0
@@ -636,6 +637,8 @@ class World:
         known = self._index.get(entry.key)
         if known is not None:
             held = self._read_at(known)
+            if held is not None and held.answer_digest() != entry.answer_digest():
+                self._conflicts.add(entry.key)
             if held is not None and (held.created, held.digest) <= (entry.created, entry.digest):
                 return
         self._index[entry.key] = location
@@ -746,6 +749,11 @@ class World:
         """The keys the world answers."""
         with self._lock:
             return list(self._index)
+
+    def conflicts(self) -> list[str]:
+        """The keys the world holds different answers for (the earliest by time is used)."""
+        with self._lock:
+            return sorted(self._conflicts)
 
     def tails(self) -> list[WorldProblem]:
         """A torn last line of each file that has one (no newline: ignored on read).
