@@ -28,7 +28,7 @@ from occubench.agent._inspect_agent import (
     inspect_agent,
     limited_tools,
 )
-from occubench.agent._loop import AgentLoop
+from occubench.agent._loop import AgentLoop, raw_arguments
 from occubench.agent._prompt import (
     PLAN_MARKERS,
     agent_input,
@@ -44,6 +44,7 @@ __all__ = [
     "PLAN_MARKERS",
     "AgentLoop",
     "paper_date",
+    "raw_arguments",
     "BadToolCall",
     "CallProblem",
     "Episode",

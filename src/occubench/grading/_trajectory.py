@@ -22,6 +22,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 
+from occubench.agent import raw_arguments
 from occubench.grading._checks import ToolCall
 from occubench.text import loads
 
@@ -110,27 +111,29 @@ def render_trajectory(messages: list[ChatMessage]) -> str:
 
 
 def render_paper_trajectory(messages: list[ChatMessage]) -> str:
-    """The trajectory text the release's verifier reads.
+    """The trajectory text the release's harness builds, byte for byte.
 
-    In order: ``[Agent Response]: <text>`` for each non-empty assistant text, and for
-    each tool call ``[Agent Action]: Call tool `<name>` with arguments: <raw arguments>``
-    followed by ``[Environment Observation] (from <name>): <observation>``; entries apart by
-    blank lines.
+    In order: ``[Agent Response]: <content>`` for each assistant message with content,
+    and for each tool call ``[Agent Action]: Call tool `<name>` with arguments: <raw
+    arguments>`` followed by ``[Environment Observation] (from <name>): <observation>``;
+    each entry with a newline before and after it (the release appends a newline, the
+    entry, a newline), so entries are apart by a blank line. The arguments are the
+    agent's own string (``agent.raw_arguments``), as the release passes them on.
     """
     results = {m.tool_call_id: m for m in messages if isinstance(m, ChatMessageTool)}
     entries: list[str] = []
     for message in messages:
         if not isinstance(message, ChatMessageAssistant):
             continue
-        if message.text.strip():
+        if message.text:
             entries.append(f"[Agent Response]: {message.text}")
         for call in message.tool_calls or []:
-            arguments = json.dumps(call.arguments, ensure_ascii=False)
             entries.append(
-                f"[Agent Action]: Call tool `{call.function}` with arguments: {arguments}"
+                f"[Agent Action]: Call tool `{call.function}` with arguments: "
+                f"{raw_arguments(call)}"
             )
             result = results.get(call.id)
             if result is not None:
                 text = result.error.message if result.error is not None else result.text
                 entries.append(f"[Environment Observation] (from {call.function}): {text}")
-    return "\n\n".join(entries)
+    return "".join(f"\n{entry}\n" for entry in entries)
