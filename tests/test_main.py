@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_python_dash_m_runs_the_command_line():
@@ -48,3 +49,14 @@ def test_no_dotenv_no_notice(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "Inspect reads" not in done.stderr
+
+
+def test_the_version_is_written_once():
+    """The package's metadata takes its version from ``occubench.__version__``."""
+    from importlib.metadata import version
+
+    import occubench
+
+    assert version("occubench") == occubench.__version__
+    changelog = (Path(__file__).resolve().parents[1] / "CHANGELOG.md").read_text()
+    assert f"## {occubench.__version__} (" in changelog  # every version has its entry

@@ -1,3 +1,3 @@
 """occubench: evaluate AI agents on professional work inside Language Environment Simulators."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
