@@ -107,6 +107,7 @@ def benchmark_task(run: ResolvedRun, solver: Solver | None = None) -> Task:
     """
     config, points = run.config, run.points
     loaded = config.load_tasks()
+    config.check_fields(loaded.tasks)  # a setting the tasks cannot serve stops the run
     stateful = [r.task_id for r in loaded.tasks if needs_state(r.checks)]
     if stateful and config.state_mode is not StateMode.EXPLICIT:
         raise UsageError(

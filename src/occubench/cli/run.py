@@ -271,6 +271,8 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             config = config.model_copy(update={"task_ids": selected})
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
             raise UsageError(f"no task in {config.dataset} matches the selection")
+        for line in config.check_fields(config.load_tasks().tasks):  # a setting the data
+            err_console.print(f"Warning: {terminal_plain(line)}", markup=False, highlight=False)
         if config.world is not None:  # shards and workers find it from any folder
             config = config.model_copy(
                 update={"world": str(Path(config.world).expanduser().resolve())}

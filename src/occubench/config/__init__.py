@@ -25,6 +25,7 @@ from occubench.config._run import (
     NO_AGENT_MODEL,
     POINTS_METADATA,
     RELEASE_METADATA,
+    MissingField,
     RunConfig,
     split_list,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "ProtocolPoints",
     "ReleasePrompts",
     "ResolvedRun",
+    "MissingField",
     "RunConfig",
     "aliases",
     "checked_generate",

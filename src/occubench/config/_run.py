@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from occubench.config._fields import Cli, aliases
 from occubench.config._protocol import PRESETS, ProtocolOverrides, ProtocolPoints
-from occubench.dataset import Dataset, load_dataset, resolve_dataset_dir
+from occubench.dataset import Dataset, TaskRecord, load_dataset, resolve_dataset_dir
 from occubench.defaults import (
     DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_DATE,
@@ -124,7 +125,15 @@ class _RunFields(FaultSettings):
         default=None, description="Only these difficulty levels (list, or comma-separated: 2,3)."
     )
     with_plan: bool = Field(
-        default=False, description="Give the agent the task's solution plan when it has one."
+        default=False,
+        description="Give the agent the task's solution plan (the public release has none: "
+        "such a run stops unless allow_missing_fields).",
+    )
+    allow_missing_fields: bool = Field(
+        default=False,
+        description="Run when a setting needs a task field some tasks lack (with_plan "
+        "without a solution_plan, targeted faults without a reference_plan): those tasks "
+        "run without it. Off: the run stops before it starts, naming how many lack it.",
     )
     state_mode: StateMode = Field(
         default=StateMode.HISTORY,
@@ -215,6 +224,23 @@ class _RunFields(FaultSettings):
         description="An independent sample of the world (0 by default); 'epoch': each epoch "
         "its own variant (by default epochs share the world's answers).",
     )
+
+
+class MissingField(BaseModel):
+    """A setting that needs a task field some of the run's tasks lack."""
+
+    setting: str = Field(description="The setting, as the command line names it.")
+    field: str = Field(description="The task field it needs.")
+    tasks: list[int] = Field(description="The tasks that lack it.")
+    of: int = Field(description="The tasks of the run.")
+
+    def line(self) -> str:
+        """The setting, the field and how many tasks lack it, in words."""
+        shown = ", ".join(str(t) for t in self.tasks[:5]) + (", ..." if len(self.tasks) > 5 else "")
+        return (
+            f"--{self.setting.replace('_', '-')} needs each task's {self.field}, and "
+            f"{len(self.tasks)} of the {self.of} tasks have none ({shown})"
+        )
 
 
 class RunConfig(ProtocolOverrides, _RunFields):
@@ -313,6 +339,43 @@ class RunConfig(ProtocolOverrides, _RunFields):
         """The protocol points this run sets itself (the others are its protocol's)."""
         values = {name: getattr(self, name) for name in ProtocolPoints.model_fields}
         return {name: value for name, value in values.items() if value is not None}
+
+    def missing_fields(self, tasks: Sequence[TaskRecord]) -> list[MissingField]:
+        """The settings of this run that need a task field some of ``tasks`` lack."""
+        needs: list[tuple[bool, str, str, Callable[[TaskRecord], bool]]] = [
+            (self.with_plan, "with_plan", "solution_plan", lambda t: bool(t.solution_plan)),
+            (
+                FaultFamily.TARGETED in self.faults,
+                "faults=targeted",
+                "reference_plan",
+                lambda t: bool(t.reference_plan and t.reference_plan.steps),
+            ),
+        ]
+        found = []
+        for wanted, setting, field, has in needs:
+            lacking = [t.task_id for t in tasks if not has(t)] if wanted else []
+            if lacking:
+                found.append(
+                    MissingField(setting=setting, field=field, tasks=lacking, of=len(tasks))
+                )
+        return found
+
+    def check_fields(self, tasks: Sequence[TaskRecord]) -> list[str]:
+        """Lines on the settings that need a field some tasks lack (``missing_fields``).
+
+        Returns:
+            One line per such setting, said and gone on with (``allow_missing_fields``).
+
+        Raises:
+            UsageError: some setting needs such a field and the run does not allow it.
+        """
+        missing = self.missing_fields(tasks)
+        if missing and not self.allow_missing_fields:
+            raise UsageError(
+                "; ".join(m.line() for m in missing) + ": the run would measure something "
+                "else than asked; give --allow-missing-fields to run those tasks without it"
+            )
+        return [f"{m.line()}: those tasks run without it (--allow-missing-fields)" for m in missing]
 
     def injects_faults(self) -> bool:
         """Whether any fault reaches a sample: an env mode's events or a family."""
