@@ -119,3 +119,17 @@ def test_the_estimate_says_what_it_leaves_out():
     config = RunConfig(dataset=REFERENCE, env_mode="E2", fault_engine="prompt")
     estimate = estimate_run(ResolvedRun.of(config), agent="a", roles={Role.SIMULATOR: "s"})
     assert any("told to make" in note for note in estimate.notes)
+
+
+def test_the_judge_has_its_row_whatever_model_plays_it(release_dir):
+    run = ResolvedRun.of(RunConfig(dataset=str(release_dir), task_ids=[11]))
+    estimate = estimate_run(run, agent="a", roles={Role.SIMULATOR: "s"})
+    (verifier,) = [r for r in estimate.roles if r.role == "verifier"]
+    assert verifier.model == "s" and verifier.logged_as == "simulator"
+    assert verifier.tokens.calls == run.config.votes
+    simulator = next(r for r in estimate.roles if r.role == "simulator")
+    assert simulator.tokens.calls < verifier.tokens.calls + simulator.tokens.calls
+    from occubench.report import estimate_table
+
+    table = estimate_table(estimate)
+    assert "s (the simulator's model)" in list(table.columns[1].cells)

@@ -356,9 +356,9 @@ class _Check:
                 self._records(manifest, record, dataset)
             elif record.digest is not None:
                 self.result.notes.append(
-                    f"dataset {record.name}: digest {record.digest[:12]} as stated when the bundle "
-                    "was made; the logged task records were not compared with it (give the "
-                    "dataset's folder to compare them)"
+                    f"dataset {record.name}: digest {record.digest[:12]} as stated; the logged "
+                    "task records were not compared with the dataset's files (give its folder "
+                    "to compare them)"
                 )
         for run in manifest.runs:
             if run.world is not None:

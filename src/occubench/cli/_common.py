@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
-from rich.cells import cell_len
-from rich.console import Console, Group
-from rich.measure import Measurement
-from rich.table import Column, Table
+from rich.console import Console
 
+from occubench.cli._fit import fitted
 from occubench.dataset import DatasetError, resolve_dataset_dir
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import ExitCode, UsageError
@@ -33,52 +31,16 @@ if TYPE_CHECKING:
     from occubench.scale import Interruption, Preflight
 
 
-def folded(renderable: Any, console: Console | None = None) -> Any:
-    """A table (or the tables of a group) that fits a narrow terminal without cutting cells.
-
-    Every column folds (long names go on further lines, headers wrap at spaces). A
-    numeric (right-aligned) column is kept as wide as its widest cell, so numbers stay
-    whole, when the table then still fits ``console`` (rich's own measure); otherwise as
-    wide as its widest word, so an interval folds at its space (``[72.2,`` over
-    ``100.0]``). Nothing is cut with an ellipsis.
-    """
-    if isinstance(renderable, Table):
-        numeric = [c for c in renderable.columns if c.justify == "right"]
-        for column in renderable.columns:
-            column.overflow = "fold"
-            column.no_wrap = False
-        floors = [column.min_width or 0 for column in numeric]  # the table's own
-        for column, floor in zip(numeric, floors, strict=True):
-            column.min_width = max(floor, _widest(column))
-        if console is not None:
-            unbounded = console.options.update(width=10**6)  # the measure is clamped to it
-            wanted = Measurement.get(console, unbounded, renderable).minimum
-            if wanted > console.width:
-                for column, floor in zip(numeric, floors, strict=True):
-                    column.min_width = max(floor, _widest(column, words=True))
-    elif isinstance(renderable, Group):
-        for part in renderable.renderables:
-            folded(part, console)
-    return renderable
-
-
-def _widest(column: Column, words: bool = False) -> int:
-    """The widest cell of the column (``words``: the widest word of its cells)."""
-    texts = [str(cell) for cell in column.cells]
-    pieces = [w for text in texts for w in text.split()] if words else texts
-    return max(map(cell_len, pieces), default=0)
-
-
 class _Console(Console):
-    """The commands' console: every table printed is ``folded`` to its width, never cropped.
+    """The commands' console: every table printed is fitted to its width (``_fit``), never cropped.
 
-    A table that still does not fit (too many whole numbers) is printed wider than the
-    console rather than cut at its edge: a terminal wraps it, a file keeps every cell.
+    A table whose words cannot fit the console is shown as records (``_fit``), never
+    cut at its edge.
     """
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         kwargs.setdefault("crop", False)
-        super().print(*(folded(o, self) for o in objects), **kwargs)
+        super().print(*(fitted(o, self) for o in objects), **kwargs)
 
 
 console: Console = _Console()

@@ -24,9 +24,11 @@ Model. Each selected task is played through on paper with the prompts the run wo
   (action, observation) pairs, failed calls included, and the current action; it replies
   with the observation in tags.
 - Verifier. When a judge runs (a verifier role is bound, or a task without checks is judged
-  by the simulator, whose role then carries the judge's tokens), each of the k votes sends
+  by the simulator's model), each of the k votes sends
   the judge's system prompt and its request with the rendered trajectory, and replies with
-  ``verdict_tokens``.
+  ``verdict_tokens``. The judge's tokens are the verifier's row whatever model plays it;
+  when the simulator's model does, the run's logs count them under the simulator, and
+  ``compare_estimate`` compares them there (``RoleCost.logged_as``).
 
 Epochs multiply everything. Dollars come from a price table, at the full input price (no
 prompt-cache discount: a provider's cache would lower the simulator's cost most, as its
@@ -159,6 +161,11 @@ class RoleCost(BaseModel):
 
     role: str = Field(description="agent, simulator, verifier, ...")
     model: str | None = Field(description="Model playing the role.")
+    logged_as: str | None = Field(
+        default=None,
+        description="The role whose usage the run's logs count it under, when another "
+        "role's model plays it (the simulator judges when no verifier is bound).",
+    )
     tokens: RoleTokens = Field(description="Tokens over all samples.")
     cost: float | None = Field(description="Dollars (None: no price table, or no price).")
 
@@ -360,7 +367,7 @@ def estimate_task(
     play.answer(answer)
     if judge_role is not None:
         prompt = _judge_prompt(run, task, env, play.agent, answer)
-        judge = play.roles.setdefault(judge_role, RoleTokens())
+        judge = play.roles.setdefault(Role.VERIFIER.value, RoleTokens())  # whoever plays it
         for _ in range(run.config.votes):
             judge.add(prompt, assumptions.verdict_tokens)
     return TaskEstimate(
@@ -422,6 +429,9 @@ def estimate_run(
     costs = []
     for role, tokens in totals.items():
         model = models.get(role)
+        logged_as = None
+        if role == Role.VERIFIER.value and Role.VERIFIER not in roles:
+            model, logged_as = models.get(Role.SIMULATOR.value), Role.SIMULATOR.value
         price = prices.models.get(model) if prices is not None and model else None
         cost = (
             None
@@ -432,7 +442,9 @@ def estimate_run(
             )
             / PER_MTOK
         )
-        costs.append(RoleCost(role=role, model=model, tokens=tokens, cost=cost))
+        costs.append(
+            RoleCost(role=role, model=model, tokens=tokens, cost=cost, logged_as=logged_as)
+        )
     unpriced = sorted(
         {c.model or c.role for c in costs if c.cost is None and c.tokens.total}
         if prices is not None
@@ -465,7 +477,10 @@ class TokenComparison(BaseModel):
 
 def compare_estimate(estimate: RunEstimate, rows: Sequence[SampleRow]) -> list[TokenComparison]:
     """The estimate against the tokens the rows' logs measured, per role."""
-    estimated = {role: t.total for role, t in estimate.tokens().items()}
+    estimated: dict[str, int] = {}
+    for r in estimate.roles:  # a role played by another's model is logged as that one
+        as_logged = r.logged_as or r.role
+        estimated[as_logged] = estimated.get(as_logged, 0) + r.tokens.total
     measured: dict[str, int] = {}
     for row in rows:
         for role, count in row.tokens.items():

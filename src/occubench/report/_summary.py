@@ -150,9 +150,10 @@ def estimate_table(estimate: RunEstimate) -> Table:
     for name in ("calls", "input tokens", "output tokens", "total tokens", "cost"):
         table.add_column(name, justify="right")
     for r in estimate.roles:
+        played = f" (the {r.logged_as}'s model)" if r.logged_as else ""
         table.add_row(
             r.role,
-            terminal_text(r.model or "-"),
+            terminal_text((r.model or "-") + played),
             f"{r.tokens.calls:,}",
             f"{r.tokens.input_tokens:,}",
             f"{r.tokens.output_tokens:,}",
