@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from occubench.analysis._metrics import fault_setting, group, setup_of
 from occubench.analysis._stats import BASELINE_MODE
-from occubench.results import SampleRow
+from occubench.results import Harness, SampleRow
 
 TaskKey = tuple[str, str]
 """A task: its id and its environment (ids alone repeat across datasets)."""
@@ -44,16 +44,17 @@ class RunGroup(BaseModel):
     rows: list[SampleRow] = Field(description="The group's samples.", exclude=True)
 
 
-Grading = tuple[str, bool]
-"""Who graded a run: its verifier ("" when none was bound) and whether it was regraded."""
+Grading = tuple[str, bool, str]
+"""Who graded a run: its verifier ("" when none was bound), whether it was regraded, and
+the harness that ran it (a release run is never grouped with an occubench run)."""
 
 
 def _grading(row: SampleRow) -> Grading:
-    return row.verifier_model or "", row.regraded_from is not None
+    return row.verifier_model or "", row.regraded_from is not None, row.harness.value
 
 
 def _grading_label(grading: Grading) -> str:
-    verifier, regraded = grading
+    verifier, regraded, _ = grading
     judged = f"verifier {verifier}" if verifier else "no verifier bound"
     return judged + (" (regraded)" if regraded else "")
 
@@ -95,9 +96,10 @@ def comparable_groups(rows: Sequence[SampleRow]) -> list[RunGroup]:
             for agent, simulator, mode, setting, _, _ in keys
         ]
         judged = f", {_grading_label(grading)}" if graders > 1 else ""
+        harness = ", the release's harness" if grading[2] == Harness.RELEASE.value else ""
         out.append(
             RunGroup(
-                label=f"{len(tasks)} tasks ({_ids(tasks)}), {protocol} protocol{judged}",
+                label=f"{len(tasks)} tasks ({_ids(tasks)}), {protocol} protocol{harness}{judged}",
                 protocol=protocol,
                 tasks=len(tasks),
                 runs=names,

@@ -33,7 +33,7 @@ from occubench.costs import PriceTable, cost_summary, row_cost
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import UsageError
 from occubench.faults import InjectedFault
-from occubench.results import SampleRow
+from occubench.results import Harness, SampleRow
 from occubench.roles import Role
 
 Setup = tuple[str, str]
@@ -64,6 +64,11 @@ def agent_name(row: SampleRow) -> str:
     return f"{row.agent_model}[reasoning_effort={effort}]"
 
 
+def _seed(row: SampleRow) -> str:
+    """A row's seed as labels show it."""
+    return "not recorded" if row.seed is None else str(row.seed)
+
+
 def setup_of(row: SampleRow) -> Setup:
     """Return the setup a row belongs to."""
     return agent_name(row), row.simulator_model or ""
@@ -79,7 +84,8 @@ def group(rows: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
 
 def _task(row: SampleRow) -> tuple[str, int, int, int, str]:
     """Identify the task a row ran, under its fault settings (the trials of pass^k)."""
-    return str(row.task_id), row.seed, row.fault_count, row.fault_duration, row.fault_engine
+    seed = -1 if row.seed is None else row.seed  # not recorded (a release run): its own key
+    return str(row.task_id), seed, row.fault_count, row.fault_duration, row.fault_engine
 
 
 def _item(row: SampleRow) -> tuple[tuple[str, int, int, int, str], int]:
@@ -104,7 +110,8 @@ def fault_settings(rows: Iterable[SampleRow]) -> list[str]:
     """Fault settings seen per perturbed mode (more than one per mode are pooled)."""
     return sorted(
         {
-            f"{r.env_mode} fc={r.fault_count} fd={r.fault_duration} {r.fault_engine} seed={r.seed}"
+            f"{r.env_mode} fc={r.fault_count} fd={r.fault_duration} {r.fault_engine} "
+            f"seed={_seed(r)}"
             for r in rows
             if r.env_mode != BASELINE_MODE
         }
@@ -180,7 +187,7 @@ def robustness_note(rates_by_mode: dict[str, float]) -> str:
 def fault_setting(row: SampleRow) -> str:
     """The fault setting a perturbed run was made under (what R must not pool over)."""
     return (
-        f"fc={row.fault_count} fd={row.fault_duration} seed={row.seed} "
+        f"fc={row.fault_count} fd={row.fault_duration} seed={_seed(row)} "
         f"{row.fault_engine} {row.protocol}"
     )
 
@@ -415,9 +422,15 @@ class CostRow(MetricRow):
     simulator: str
     samples: int = Field(description="Samples, errored ones included.")
     solved: int = Field(description="Samples that passed.")
-    tokens_per_task: float = Field(description="Mean tokens of all roles per sample.")
-    agent_tokens_per_task: float = Field(description="Mean tokens of the agent per sample.")
-    tokens_per_solved: float = Field(description="All tokens / solved samples (nan if none).")
+    tokens_per_task: float | None = Field(
+        description="Mean tokens of all roles per sample (None: not recorded, a release run)."
+    )
+    agent_tokens_per_task: float | None = Field(
+        description="Mean tokens of the agent per sample (None: not recorded)."
+    )
+    tokens_per_solved: float | None = Field(
+        description="All tokens / solved samples (nan if none; None: not recorded)."
+    )
     cost: float | None = Field(description="Dollars; None without prices or with unpriced models.")
     cost_per_task: float | None = Field(description="cost / samples.")
     cost_per_solved: float | None = Field(description="cost / solved samples.")
@@ -430,6 +443,7 @@ def costs(rows: Sequence[SampleRow], prices: PriceTable | None = None) -> list[C
     for (agent, simulator), members in group(rows, setup_of).items():
         total = sum(sum(r.tokens.values()) for r in members)
         solved = sum(r.passed is True for r in members)
+        counted = all(r.harness is Harness.OCCUBENCH for r in members)  # release: no tokens
         summary = cost_summary(agent, members, prices) if prices is not None else None
         out.append(
             CostRow(
@@ -437,10 +451,12 @@ def costs(rows: Sequence[SampleRow], prices: PriceTable | None = None) -> list[C
                 simulator=simulator,
                 samples=len(members),
                 solved=solved,
-                tokens_per_task=total / len(members),
+                tokens_per_task=total / len(members) if counted else None,
                 agent_tokens_per_task=sum(r.tokens.get(Role.AGENT.value, 0) for r in members)
-                / len(members),
-                tokens_per_solved=total / solved if solved else math.nan,
+                / len(members)
+                if counted
+                else None,
+                tokens_per_solved=(total / solved if solved else math.nan) if counted else None,
                 cost=summary.total if summary else None,
                 cost_per_task=summary.per_task if summary else None,
                 cost_per_solved=summary.per_solved_task if summary else None,

@@ -264,8 +264,8 @@ def _key(row: SampleRow) -> tuple[str, str, str]:
     return row.agent_model, row.env_mode, faults
 
 
-def _replicate(row: SampleRow) -> tuple[str, str, int]:
-    return (row.simulator_model or "", str(row.simulator_seed), row.seed)
+def _replicate(row: SampleRow) -> tuple[str, str, str]:
+    return (row.simulator_model or "", str(row.simulator_seed), str(row.seed))
 
 
 def _votes(row: SampleRow) -> list[float]:

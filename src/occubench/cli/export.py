@@ -17,7 +17,11 @@ def export(
     formats: Annotated[
         list[ExportFormat] | None,
         typer.Option(
-            "--format", "-f", help="openai, sharegpt or parquet; repeatable (default: all)."
+            "--format",
+            "-f",
+            help="openai, sharegpt or parquet (training data; default: all three), or "
+            "release (the public release's results/<run>/args.json and results.jsonl, in "
+            "OUT/results); repeatable.",
         ),
     ] = None,
     out: Annotated[Path, typer.Option(help="Folder for the files.")] = Path("exports"),
@@ -37,7 +41,13 @@ def export(
     Every tool result that was degraded, answered with an injected error, or refused is
     annotated with the fault's kind and what changed. Errored samples are left out.
     """
-    from occubench.export import ExportFilter, read_exports, write_export
+    from occubench.export import (
+        TRAINING_FORMATS,
+        ExportFilter,
+        read_exports,
+        write_export,
+        write_release,
+    )
 
     with user_errors():
         keep = ExportFilter(
@@ -46,17 +56,33 @@ def export(
             industries=split_names(industry),
             models=split_names(model),
         )
-        trajectories = read_exports(logs, keep)
-        written = [(f, write_export(trajectories, out, f)) for f in formats or list(ExportFormat)]
+        chosen = formats or list(TRAINING_FORMATS)
+        training = [f for f in chosen if f is not ExportFormat.RELEASE]
+        trajectories = read_exports(logs, keep) if training else []
+        written = [(f, write_export(trajectories, out, f)) for f in training]
+        release = (
+            write_release(logs, out / "results", keep) if ExportFormat.RELEASE in chosen else None
+        )
     table = Table(title=f"{len(trajectories)} trajectories exported to {out}")
     for column in ("format", "file", "records"):
         table.add_column(column)
     for fmt, paths in written:
         for path in paths:
             table.add_row(fmt.value, str(path), str(_records(path)))
-    console.print(table)
-    faulted = sum(t.faulted_messages for t in trajectories)
-    console.print(f"{faulted} tool results carry a fault note.")
+    if training:
+        console.print(table)
+        faulted = sum(t.faulted_messages for t in trajectories)
+        console.print(f"{faulted} tool results carry a fault note.")
+    if release is not None:
+        console.print(
+            f"{release.samples} samples of {len(release.folders)} run(s) in the release's "
+            f"format under {out / 'results'} ({release.left_out} errored sample(s) left out: "
+            "the release's harness writes none)",
+            markup=False,
+            highlight=False,
+        )
+        for folder in release.folders:
+            console.print(f"  {folder}", markup=False, highlight=False)
 
 
 def _records(path: Path) -> int:

@@ -1,4 +1,6 @@
-"""Trajectories as training data: OpenAI chat JSONL, ShareGPT JSON, Parquet; faults annotated.
+"""Trajectories as training data, and runs in the public release's result format.
+
+Training data: OpenAI chat JSONL, ShareGPT JSON, Parquet, faults annotated.
 
 The names load with their module when first used (``__getattr__``): ``occubench export
 --help`` reads the choices without importing the log reader.
@@ -13,6 +15,7 @@ from occubench.lazy import lazy_names
 if TYPE_CHECKING:
     from occubench.export._formats import (
         STEM,
+        TRAINING_FORMATS,
         ExportFormat,
         openai_example,
         openai_message,
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
         FaultNote,
         Verdict,
     )
+    from occubench.export._release import ReleaseExport, write_release
 
 _MODULES = {
     "ExportFilter": "_read",
@@ -37,7 +41,9 @@ _MODULES = {
     "ExportedMessage": "_records",
     "ExportedTrajectory": "_records",
     "FaultNote": "_records",
+    "ReleaseExport": "_release",
     "STEM": "_formats",
+    "TRAINING_FORMATS": "_formats",
     "Verdict": "_records",
     "exported_messages": "_read",
     "openai_example": "_formats",
@@ -48,6 +54,7 @@ _MODULES = {
     "read_exports": "_read",
     "sharegpt_record": "_formats",
     "write_export": "_formats",
+    "write_release": "_release",
 }
 """The module of each public name."""
 
@@ -56,7 +63,10 @@ __getattr__ = lazy_names(__name__, _MODULES)
 
 
 __all__ = [
+    "ReleaseExport",
     "STEM",
+    "TRAINING_FORMATS",
+    "write_release",
     "ExportFilter",
     "ExportFormat",
     "ExportedCall",

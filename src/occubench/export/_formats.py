@@ -33,6 +33,12 @@ class ExportFormat(str, Enum):  # noqa: UP042 - the project's str-Enum style
     OPENAI = "openai"
     SHAREGPT = "sharegpt"
     PARQUET = "parquet"
+    RELEASE = "release"
+    """The public release's results: ``results/<run>/args.json`` and ``results.jsonl``."""
+
+
+TRAINING_FORMATS = (ExportFormat.OPENAI, ExportFormat.SHAREGPT, ExportFormat.PARQUET)
+"""The formats of training data (``write_export``), written when no format is named."""
 
 
 def _metadata(t: ExportedTrajectory) -> dict[str, Any]:

@@ -176,9 +176,13 @@ def _relabelled(
     return rows, origin
 
 
-def _costs(vb: VerifiedBundle) -> dict[tuple[str, str], tuple[float | None, float]]:
+SetupCost = tuple[float | None, float | None]
+"""A setup's dollars and tokens per task (None: not priced, or not recorded)."""
+
+
+def _costs(vb: VerifiedBundle) -> dict[tuple[str, str], SetupCost]:
     """Dollars and tokens per task of each setup, from the bundle's verified summary."""
-    out: dict[tuple[str, str], tuple[float | None, float]] = {}
+    out: dict[tuple[str, str], SetupCost] = {}
     summary = vb.verification.summary
     for group in summary.groups if summary else []:
         for cost in group.report.costs:
@@ -191,7 +195,7 @@ def _entries(
     report: Report,
     board: str,
     origin: dict[tuple[str, str], tuple[str, str]],
-    costs: dict[str, dict[tuple[str, str], tuple[float | None, float]]],
+    costs: dict[str, dict[tuple[str, str], SetupCost]],
     records: dict[str, str],
 ) -> list[Entry]:
     """The board's rows: the report's leaderboard with tie ranks, costs and industries."""

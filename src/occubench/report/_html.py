@@ -23,7 +23,7 @@ from markupsafe import Markup
 from occubench.analysis import ALL, perturbed_mean, setup_of, setup_robustness
 from occubench.report._contrast import DARK_TEXT, MUTED_TEXT, heat
 from occubench.report._report import Report
-from occubench.report._tables import interval, money, pct, ratio
+from occubench.report._tables import interval, money, pct, ratio, tokens
 from occubench.results import SampleRow, Trajectory
 
 TEMPLATE = "report.html.j2"
@@ -75,7 +75,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=pct, ratio=ratio, money=money, heat=heat)
+    env.filters.update(pct=pct, ratio=ratio, money=money, heat=heat, tokens=tokens)
     env.globals.update(
         interval=interval,
         isnan=math.isnan,

@@ -207,6 +207,13 @@ def agreement_table(report: Report) -> TextTable:
     return table
 
 
+def tokens(value: float | None) -> str:
+    """A token count as the tables show it: not recorded, undefined (-), or the number."""
+    if value is None:
+        return "not recorded"
+    return "-" if math.isnan(value) else f"{value:,.0f}"
+
+
 def cost_breakdown_table(report: Report) -> TextTable:
     """Tokens (and dollars, with prices) per task and per solved task."""
     table = TextTable(
@@ -227,9 +234,9 @@ def cost_breakdown_table(report: Report) -> TextTable:
                 report.label(c.agent, c.simulator),
                 str(c.samples),
                 str(c.solved),
-                f"{c.tokens_per_task:,.0f}",
-                f"{c.agent_tokens_per_task:,.0f}",
-                "-" if math.isnan(c.tokens_per_solved) else f"{c.tokens_per_solved:,.0f}",
+                tokens(c.tokens_per_task),
+                tokens(c.agent_tokens_per_task),
+                tokens(c.tokens_per_solved),
                 *(
                     [
                         money(c.cost),

@@ -1,7 +1,16 @@
 """Results: logs read into sample rows, the Parquet results store, trajectories read from logs."""
 
 from occubench.results._provenance import ProvenanceCheck, check_provenance
-from occubench.results._row import SampleRow
+from occubench.results._release import (
+    RELEASE_ARGS,
+    RELEASE_RESULTS,
+    ReleaseArgs,
+    ReleaseResult,
+    read_release_args,
+    read_release_results,
+    release_run_name,
+)
+from occubench.results._row import Harness, SampleRow
 from occubench.results._runs import log_files, read_runs, run_fields, unread_lines
 from occubench.results._store import (
     EXPORT_FILE,
@@ -13,6 +22,14 @@ from occubench.results._store import (
 from occubench.results._trajectory import Trajectory, read_trajectories
 
 __all__ = [
+    "RELEASE_ARGS",
+    "RELEASE_RESULTS",
+    "Harness",
+    "ReleaseArgs",
+    "ReleaseResult",
+    "read_release_args",
+    "read_release_results",
+    "release_run_name",
     "ProvenanceCheck",
     "check_provenance",
     "Trajectory",

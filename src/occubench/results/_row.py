@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import Enum
+
 from pydantic import BaseModel, Field, computed_field
 
 from occubench.agent import StopReason
@@ -11,11 +13,24 @@ from occubench.grading import combined_verdict
 from occubench.protocols import Protocol
 
 
+class Harness(str, Enum):  # noqa: UP042 - the project's str-Enum style
+    """What ran a sample: occubench, or the public release's own harness."""
+
+    OCCUBENCH = "occubench"
+    """An occubench run (an Inspect log)."""
+    RELEASE = "release"
+    """A run of the release's harness (its ``results.jsonl``): never grouped with ours."""
+
+
 class SampleRow(BaseModel):
     """One sample (task x epoch) of one run."""
 
     log: str = Field(description="Log file the sample comes from.")
     run_id: str = Field(description="Inspect eval id of the run.")
+    harness: Harness = Field(
+        default=Harness.OCCUBENCH,
+        description="What ran it: occubench, or the release's harness (results.jsonl).",
+    )
     agent_model: str
     reasoning_effort: str | None = Field(
         default=None, description="The agent's reasoning effort (Inspect GenerateConfig), if set."
@@ -31,7 +46,7 @@ class SampleRow(BaseModel):
     fault_count: int
     fault_duration: int
     fault_engine: FaultEngine
-    seed: int
+    seed: int | None = Field(description="The fault plan's seed (None: not recorded).")
     epoch: int
     task_id: int | str
     scenario: str

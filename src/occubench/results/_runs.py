@@ -21,6 +21,7 @@ from occubench.config import (
 )
 from occubench.errors import ErrorSource, error_source
 from occubench.grading import REGRADE_METADATA, SCORER_NAME, Grade, Regrade
+from occubench.results._release import is_release_results, read_release_rows, release_results
 from occubench.results._row import SampleRow
 from occubench.results._store import (
     cached_rows,
@@ -54,7 +55,11 @@ ROW_FIELDS |= {"role_usage", "model_usage", "total_time"}
 
 
 def log_files(paths: Iterable[str | Path]) -> list[str]:
-    """Every Inspect log under the given files or folders (sorted, no duplicates)."""
+    """Every Inspect log under the given files or folders (sorted, no duplicates).
+
+    The results of the release's harness (a ``results.jsonl`` with its ``args.json``) are
+    listed too: ``read_runs`` reads them as runs of that harness.
+    """
     found: list[str] = []
     for path in paths:
         if "://" in str(path):  # an Inspect log location (file:// or a remote store)
@@ -65,6 +70,7 @@ def log_files(paths: Iterable[str | Path]) -> list[str]:
             # a local log by its path, as a file given by name is (Inspect lists file:// URLs)
             listed = (info.name for info in list_eval_logs(str(p), recursive=True))
             found += [str(local_path(name) or name) for name in listed]
+            found += [str(results) for results in release_results(p)]
         elif p.is_file():
             found.append(str(p))
         else:
@@ -279,7 +285,8 @@ def read_runs(paths: Iterable[str | Path], *, cache: bool = True) -> list[Sample
     """
     rows: list[SampleRow] = []
     for file in log_files(paths):
-        rows += cached_rows(file, read_log_rows) if cache else read_log_rows(file)
+        read = read_release_rows if is_release_results(Path(file)) else read_log_rows
+        rows += cached_rows(file, read) if cache else read(file)
     return rows
 
 

@@ -100,7 +100,7 @@ def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "6"
+STORE_VERSION = "7"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -113,6 +113,7 @@ SCHEMA = pa.schema(
     [
         ("log", pa.string()),
         ("run_id", pa.string()),
+        ("harness", pa.string()),
         ("agent_model", pa.string()),
         ("reasoning_effort", pa.string()),
         ("simulator_model", pa.string()),

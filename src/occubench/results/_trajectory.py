@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from occubench.agent import episode_in
 from occubench.defaults import DEFAULT_REPORT_TEXT_LIMIT
 from occubench.grading import SCORER_NAME, Grade
-from occubench.results._row import SampleRow
+from occubench.results._row import Harness, SampleRow
 from occubench.results._store import log_samples, read_log_samples
 from occubench.simulator import SimStep
 
@@ -115,13 +115,16 @@ def read_trajectories(
 ) -> list[Trajectory]:
     """The trajectory of every row (or of the rows at positions ``only``), in row order.
 
-    A row left out gets an empty trajectory. Only the rows' samples are read: from a
-    local ``.eval`` log, just their members of the zip, without their events
-    (``results._store.read_log_samples``); from another log, Inspect's reader streams
-    its samples once.
+    A row left out gets an empty trajectory, as does a row of the release's harness
+    (its ``results.jsonl`` holds the trajectory as text, not as messages). Only the rows'
+    samples are read: from a local ``.eval`` log, just their members of the zip, without
+    their events (``results._store.read_log_samples``); from another log, Inspect's
+    reader streams its samples once.
     """
     wanted: dict[str, dict[tuple[str, int], int]] = {}
     for i, row in enumerate(rows):
+        if row.harness is Harness.RELEASE:  # its text is the release's, not a transcript
+            continue
         if only is None or i in only:
             wanted.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = i
     found: list[Trajectory] = [Trajectory() for _ in rows]
