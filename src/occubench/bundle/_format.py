@@ -33,6 +33,9 @@ MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 PRICES = "prices.json"
 LOGS_DIR = "logs"
+RELEASE_DIR = "release"
+"""Where a bundle keeps runs of the release's harness: ``release/NNN-<run>/`` with the
+run's ``results.jsonl`` and ``args.json``."""
 WORLD_METADATA = "world"
 """Key of the world a run used in its log's task metadata (``{path, digest, mode, variant}``),
 written by runs that answer from a recorded world; absent otherwise."""
@@ -112,6 +115,18 @@ class RunRecord(BaseModel):
     task_version: str | None = Field(default=None, description="Version of the occubench task.")
 
 
+class ReleaseRunRecord(BaseModel):
+    """A run of the public release's own harness in the bundle (its two files)."""
+
+    results: str = Field(description="Its results.jsonl in the bundle.")
+    args: str = Field(description="Its args.json in the bundle.")
+    agent: str = Field(description="The agent model, as the release names it.")
+    simulator: str = Field(description="The world model.")
+    verifier: str | None = Field(description="The verifier model (None: the world model's).")
+    env_mode: str = Field(description="E0..E3.")
+    tasks: int = Field(ge=0, description="Results lines: tasks the harness evaluated.")
+
+
 class Settings(BaseModel):
     """How the summary was computed (``occubench report``'s settings)."""
 
@@ -132,6 +147,11 @@ class Manifest(BaseModel):
     inspect_version: str = Field(description="Inspect AI installed when it was made.")
     settings: Settings
     runs: list[RunRecord]
+    release_runs: list[ReleaseRunRecord] = Field(
+        default_factory=list,
+        description="Runs of the release's harness (results.jsonl): custom, never ranked "
+        "with occubench's (absent from the manifest when there are none).",
+    )
     datasets: list[DatasetRecord]
     files: dict[str, FileSum] = Field(description="Every other file of the bundle: its sum.")
     digest: str = Field(default="", description="SHA-256 of this manifest without this field.")
@@ -139,6 +159,8 @@ class Manifest(BaseModel):
     def computed_digest(self) -> str:
         """The digest this manifest should carry (its canonical JSON without ``digest``)."""
         body = self.model_dump(mode="json", exclude={"digest"})
+        if not body["release_runs"]:  # a bundle of occubench logs: as before there were any
+            del body["release_runs"]
         return sha256_hex(canonical_json(body).encode("utf-8"))
 
 

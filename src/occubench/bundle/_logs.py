@@ -11,7 +11,15 @@ from inspect_ai.log import read_eval_log
 
 from occubench.archives import ArchiveRefused, zip_members
 from occubench.bundle._bounds import BundleLimits
-from occubench.bundle._format import LOGS_DIR, WORLD_METADATA, Problem, RunRecord, WorldRef
+from occubench.bundle._format import (
+    LOGS_DIR,
+    RELEASE_DIR,
+    WORLD_METADATA,
+    Problem,
+    ReleaseRunRecord,
+    RunRecord,
+    WorldRef,
+)
 from occubench.config import (
     CONFIG_METADATA,
     DATASET_DIGEST_METADATA,
@@ -22,7 +30,15 @@ from occubench.config import (
 )
 from occubench.errors import UsageError
 from occubench.redaction import holds_secret, known_secrets
-from occubench.results import SampleRow, read_runs, run_fields
+from occubench.results import (
+    RELEASE_ARGS,
+    RELEASE_RESULTS,
+    SampleRow,
+    read_release_args,
+    read_release_results,
+    read_runs,
+    run_fields,
+)
 from occubench.text import nests_deeper
 
 LOG_SUFFIX = ".eval"
@@ -99,6 +115,32 @@ def run_record(file: str, member: str) -> RunRecord:
         world=_world(metadata, member),
         inspect_version=packages.get("inspect_ai"),
         task_version=None if version is None else str(version),
+    )
+
+
+def release_members(index: int, results: str) -> tuple[str, str]:
+    """Where a release run's two files go in the bundle: ``release/NNN-<run>/``."""
+    run = _UNSAFE.sub("_", Path(results).parent.name)[:_NAME_LENGTH]
+    folder = f"{RELEASE_DIR}/{index:03d}-{run}"
+    return f"{folder}/{RELEASE_RESULTS}", f"{folder}/{RELEASE_ARGS}"
+
+
+def release_record(results: Path, results_member: str, args_member: str) -> ReleaseRunRecord:
+    """The record of a run of the release's harness, from its two files.
+
+    Raises:
+        UsageError: a file that is not the release's format (naming file, line and field).
+    """
+    args = read_release_args(results.parent / RELEASE_ARGS)
+    lines = read_release_results(results)
+    return ReleaseRunRecord(
+        results=results_member,
+        args=args_member,
+        agent=args.agent_model,
+        simulator=args.world_model,
+        verifier=args.verifier_model,
+        env_mode=args.env_mode.value,
+        tasks=len(lines),
     )
 
 

@@ -40,6 +40,8 @@ from occubench.bundle._logs import (
     log_problems,
     member_name,
     member_rows,
+    release_members,
+    release_record,
     run_record,
     text_problem,
 )
@@ -64,7 +66,7 @@ from occubench.defaults import (
 )
 from occubench.errors import UsageError
 from occubench.redaction import known_secrets
-from occubench.results import log_files
+from occubench.results import RELEASE_ARGS, is_release_results, log_files
 
 
 class BundleRefused(UsageError):
@@ -243,21 +245,34 @@ def make_bundle(
         UsageError: no logs, a log that is not a local ``.eval`` of an occubench run.
         BundleRefused: a log or a file of the bundle holds a secret or passes a bound.
     """
-    files = [_local(file) for file in log_files(logs)]
-    if not files:
+    found = log_files(logs)
+    releases = [file for file in found if is_release_results(Path(file))]
+    files = [_local(file) for file in found if file not in releases]
+    if not files and not releases:
         raise UsageError(f"no logs in {', '.join(map(str, logs))}")
     pairs = [(member_name(i, file), file) for i, file in enumerate(files, start=1)]
     runs = [run_record(file, member) for member, file in pairs]
     problems = [p for member, file in pairs for p in log_problems(Path(file), member, limits)]
+    release_runs, release_files = [], []
+    secrets = known_secrets()
+    for i, file in enumerate(releases, start=1):
+        results_member, args_member = release_members(i, file)
+        release_runs.append(release_record(Path(file), results_member, args_member))
+        args = Path(file).parent / RELEASE_ARGS
+        for member, path in ((results_member, Path(file)), (args_member, args)):
+            release_files.append((member, str(path)))
+            found_problem = text_problem(member, path.read_bytes(), limits, secrets)
+            problems += [found_problem] if found_problem is not None else []
     if problems:
         raise BundleRefused(problems)
     settings = Settings(resamples=resamples, seed=seed, variance=True, priced=prices is not None)
-    summary = compute_summary(member_rows(pairs, cache=True), settings, prices)
+    read = pairs + [(r.results, file) for r, file in zip(release_runs, releases, strict=True)]
+    summary = compute_summary(member_rows(read, cache=True), settings, prices)
     added = {SUMMARY: (summary.model_dump_json(indent=1) + "\n").encode("utf-8")}
     if prices is not None:
         added[PRICES] = (prices.model_dump_json(indent=1) + "\n").encode("utf-8")
     sums = {name: _bytes_sum(data) for name, data in added.items()}
-    sums |= {member: _file_sum(Path(file)) for member, file in pairs}
+    sums |= {member: _file_sum(Path(file)) for member, file in [*pairs, *release_files]}
     manifest = Manifest(
         format=BUNDLE_FORMAT,
         created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -265,14 +280,14 @@ def make_bundle(
         inspect_version=version("inspect_ai"),
         settings=settings,
         runs=runs,
+        release_runs=release_runs,
         datasets=dataset_records(runs),
         files=dict(sorted(sums.items())),
     )
     manifest.digest = manifest.computed_digest()
     added[MANIFEST] = (manifest.model_dump_json(indent=1) + "\n").encode("utf-8")
-    secrets = known_secrets()
-    found = [text_problem(name, data, limits, secrets) for name, data in added.items()]
-    if any(found):
-        raise BundleRefused([p for p in found if p is not None])
-    _write(out, added, pairs)
+    scanned = [text_problem(name, data, limits, secrets) for name, data in added.items()]
+    if any(scanned):
+        raise BundleRefused([p for p in scanned if p is not None])
+    _write(out, added, [*pairs, *release_files])
     return manifest

@@ -52,6 +52,7 @@ from occubench.bundle._format import (
     LOGS_DIR,
     MANIFEST,
     PRICES,
+    RELEASE_DIR,
     SUMMARY,
     BundleClass,
     DatasetRecord,
@@ -61,12 +62,20 @@ from occubench.bundle._format import (
     RunCheck,
     Verification,
 )
-from occubench.bundle._logs import LOG_SUFFIX, log_problems, member_rows, run_record
+from occubench.bundle._logs import (
+    LOG_SUFFIX,
+    log_problems,
+    member_rows,
+    release_record,
+    run_record,
+    text_problem,
+)
 from occubench.bundle._standard import STANDARD, Standard, departures
 from occubench.bundle._summary import SHOWN_DIFFERENCES, as_json, compute_summary, differences
 from occubench.costs import PriceTable
 from occubench.dataset import DatasetError, content_digest, load_dataset
 from occubench.errors import UsageError
+from occubench.redaction import known_secrets
 from occubench.results import SampleRow
 from occubench.text import nests_deeper
 
@@ -172,6 +181,10 @@ class _Check:
         logs = sorted(n for n in manifest.files if n.startswith(f"{LOGS_DIR}/"))
         if sorted(r.log for r in manifest.runs) != logs:
             self.fail(MANIFEST, "its runs do not name the bundle's logs one for one")
+        released = sorted(n for n in manifest.files if n.startswith(f"{RELEASE_DIR}/"))
+        named = sorted(n for r in manifest.release_runs for n in (r.results, r.args))
+        if named != released:
+            self.fail(MANIFEST, "its release runs do not name its release files one for one")
         for name in logs:
             if not name.endswith(LOG_SUFFIX):
                 self.fail(name, f"a bundle's logs are {LOG_SUFFIX} files")
@@ -190,6 +203,11 @@ class _Check:
             for problem in log_problems(self.folder / run.log, run.log, self.limits):
                 self.result.problems.append(problem)
             members += 1
+        secrets = known_secrets()
+        for release in manifest.release_runs:
+            for name in (release.results, release.args):
+                found = text_problem(name, (self.folder / name).read_bytes(), self.limits, secrets)
+                self.result.problems += [found] if found is not None else []
         if self.result.problems:
             raise _Failed()
         self.result.checked.append(
@@ -211,15 +229,34 @@ class _Check:
             self.fail(MANIFEST, "its datasets do not match the datasets its runs name")
         if self.result.problems:
             raise _Failed()
+        for release in manifest.release_runs:
+            try:
+                found_release = release_record(
+                    self.folder / release.results, release.results, release.args
+                )
+            except UsageError as e:
+                raise self.fail(release.results, f"not the release's results: {e}") from None
+            for line in differences(
+                release.model_dump(mode="json"), found_release.model_dump(mode="json")
+            ):
+                self.fail(MANIFEST, f"release run {release.results}: {line} (from its files)")
+        if self.result.problems:
+            raise _Failed()
+        logs = [(r.log, str(self.folder / r.log)) for r in manifest.runs]
+        logs += [(r.results, str(self.folder / r.results)) for r in manifest.release_runs]
         try:
-            rows = member_rows(
-                [(r.log, str(self.folder / r.log)) for r in manifest.runs], cache=False
-            )
+            rows = member_rows(logs, cache=False)
         except (ValueError, OSError, KeyError) as e:
             raise self.fail(LOGS_DIR, f"a log cannot be read as an Inspect log: {e}") from None
+        released = (
+            f", and {len(manifest.release_runs)} run(s) of the release's harness match their "
+            "files"
+            if manifest.release_runs
+            else ""
+        )
         self.result.checked.append(
             f"runs: the configuration, protocol points, models, task set and epochs of "
-            f"{len(manifest.runs)} logs match their headers; {len(rows)} samples read"
+            f"{len(manifest.runs)} logs match their headers{released}; {len(rows)} samples read"
         )
         self.verdicts(rows)
         return rows
@@ -404,6 +441,11 @@ class _Check:
     def classify(self, manifest: Manifest, standard: Standard) -> None:
         """Standard or custom, and the outcome."""
         found = departures(manifest.runs, manifest.datasets, standard)
+        found += [
+            f"a run of the release's own harness ({r.agent} @ {r.simulator} {r.env_mode}, "
+            f"{r.tasks} tasks): its checks, votes, tokens and seed are not recorded"
+            for r in manifest.release_runs
+        ]
         self.result.bundle_class = BundleClass.CUSTOM if found else BundleClass.STANDARD
         self.result.departures = found
         if any(c.missing or c.duplicates for c in self.result.runs):

@@ -87,6 +87,20 @@ def runs_table(manifest: Manifest) -> Table:
                 )
             )
         )
+    for release in manifest.release_runs:  # the release's harness: its protocol is the paper's
+        table.add_row(
+            *(
+                terminal_text(v)
+                for v in (
+                    release.agent,
+                    release.env_mode,
+                    release.simulator,
+                    release.verifier or "(simulator)",
+                    f"{release.tasks} x 1",
+                    "release harness",
+                )
+            )
+        )
     return table
 
 
