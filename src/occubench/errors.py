@@ -52,6 +52,10 @@ class ExitCode(IntEnum):
     SAMPLE_ERRORS = 3
     """Every sample ran, but some ended in infrastructure errors after their retries (not
     scored); the same command again retries them."""
+    AGENT_ERRORS = 4
+    """Every sample ran and was scored, but some ended on an agent API error that the
+    ``paper`` protocol grades as it stands (the paper's counting: the summary names how
+    many and the first error). The number may measure the endpoint, not the agent."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C (SIGINT) or SIGTERM; finished samples are kept for a resume."""
 

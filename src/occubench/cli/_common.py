@@ -1,8 +1,8 @@
 """Helpers shared by the commands: dataset options, clean error reports, exit codes.
 
 Every command exits with an ``occubench.errors.ExitCode``: 0 done, 1 incomplete (resume),
-2 bad input or a failed preflight, 3 samples ended in infrastructure errors, 130
-interrupted.
+2 bad input or a failed preflight, 3 samples ended in infrastructure errors, 4 samples
+graded after an agent API error (the paper's counting), 130 interrupted.
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ def report(
     from occubench.costs import load_prices
     from occubench.published import load_published, published_lines, side_by_side
     from occubench.report import build_report, report_tables, rich_table, write_report
-    from occubench.results import read_runs, unread_lines
+    from occubench.results import agent_error_lines, read_runs, unread_lines
 
     by = by or ["industry", "difficulty"]
     with user_errors():
@@ -151,7 +151,7 @@ def report(
         )
         for i, g in enumerate(groups, 1):
             console.print(f"  {i}. {terminal_plain(g.label)}: {len(g.runs)} run(s)", markup=False)
-    for line in unread_lines(rows):
+    for line in [*unread_lines(rows), *agent_error_lines(rows)]:
         console.print(terminal_plain(line), markup=False, highlight=False)
     folder = out or default_report_dir(logs)
     written: list[Path] = []

@@ -462,7 +462,7 @@ def _summary(
     """The run's summary tables and closing lines; the exit code of a run that is not OK."""
     from occubench.costs import combined
     from occubench.report import summary_tables
-    from occubench.results import unread_lines
+    from occubench.results import agent_error_lines, unread_lines
     from occubench.scale import merged_concurrency, merged_rows
 
     for failed in (r for r in results if not r.success):
@@ -489,6 +489,11 @@ def _summary(
         exit_with(ExitCode.INCOMPLETE)
     if errors:
         exit_with(ExitCode.SAMPLE_ERRORS)
+    graded_errors = agent_error_lines(rows)
+    for line in graded_errors:
+        err_console.print(f"Warning: {terminal_plain(line)}", markup=False, highlight=False)
+    if graded_errors:
+        exit_with(ExitCode.AGENT_ERRORS)
 
 
 def budget_line(spend: Spend) -> str:

@@ -149,6 +149,7 @@ def sweep(
         rich_table,
         write_report,
     )
+    from occubench.results import agent_error_lines
     from occubench.scale import (
         check_executor,
         execute,
@@ -256,3 +257,8 @@ def sweep(
             "command again to retry them."
         )
         exit_with(ExitCode.SAMPLE_ERRORS)
+    graded_errors = agent_error_lines(rows)
+    for line in graded_errors:
+        console.print(f"Warning: {line}", markup=False, highlight=False)
+    if graded_errors:
+        exit_with(ExitCode.AGENT_ERRORS)

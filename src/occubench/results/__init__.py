@@ -12,7 +12,13 @@ from occubench.results._release import (
     release_run_name,
 )
 from occubench.results._row import Harness, SampleRow
-from occubench.results._runs import log_files, read_runs, run_fields, unread_lines
+from occubench.results._runs import (
+    agent_error_lines,
+    log_files,
+    read_runs,
+    run_fields,
+    unread_lines,
+)
 from occubench.results._store import (
     EXPORT_FILE,
     LogReadError,
@@ -23,6 +29,7 @@ from occubench.results._store import (
 from occubench.results._trajectory import Trajectory, read_trajectories
 
 __all__ = [
+    "agent_error_lines",
     "RELEASE_ARGS",
     "RELEASE_RESULTS",
     "Harness",

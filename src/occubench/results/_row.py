@@ -74,6 +74,11 @@ class SampleRow(BaseModel):
         description="The run's protocol counts an errored sample as a failed task (paper).",
     )
     stop_reason: StopReason | None
+    agent_error: str | None = Field(
+        default=None,
+        description="The agent API failure that ended its loop, graded as it stood (the "
+        "paper protocol's counting; None: none).",
+    )
     tool_calls: int
     faults: list[InjectedFault] = Field(default_factory=list, description="Injected faults.")
     tokens: dict[str, int] = Field(default_factory=dict, description="Total tokens by role.")

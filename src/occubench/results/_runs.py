@@ -38,6 +38,7 @@ UNREAD_FIELDS = {"events", "messages", "attachments"}
 """Sample fields a row does not need: skipping them makes reading a log ~3x cheaper."""
 EPISODE_FIELDS = (
     "stop_reason",
+    "agent_error",
     "tool_calls",
     "fault_log",
     "steps",
@@ -174,6 +175,7 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         error=error["message"] if error else None,
         error_source=error_source(error.get("traceback") or "") if error else None,
         stop_reason=episode["stop_reason"],
+        agent_error=episode["agent_error"],
         tool_calls=episode["tool_calls"],
         faults=episode["fault_log"],
         tokens={r: u.total_tokens for r, u in usage.items()},
@@ -233,6 +235,23 @@ def unread_lines(rows: Iterable[SampleRow], most: int = 5) -> list[str]:
     if len(unread) > most:
         lines.append(f"  ... and {len(unread) - most} more (the rows' 'unread' column)")
     return lines
+
+
+def agent_error_lines(rows: Iterable[SampleRow]) -> list[str]:
+    """Samples graded after an agent API error ended their loop: how many, and the first."""
+    ended = [r for r in rows if r.agent_error is not None and r.passed is not None]
+    if not ended:
+        return []
+    failed = sum(r.passed is False for r in ended)
+    text = ended[0].agent_error or ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = lines[-1] if lines else text  # the cause (Inspect's error quotes the request first)
+    first = first if len(first) <= 300 else first[:297] + "..."
+    return [
+        f"{len(ended)} sample(s) ended on an agent API error and were graded as they stood "
+        f"(the paper protocol's counting; {failed} of them failed): the completion rate may "
+        f"measure the endpoint, not the agent. The first: {first}"
+    ]
 
 
 def in_dataset_order(header: EvalLog, rows: Iterable[SampleRow]) -> list[SampleRow]:

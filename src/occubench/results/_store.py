@@ -100,7 +100,7 @@ def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "7"
+STORE_VERSION = "8"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -144,6 +144,7 @@ SCHEMA = pa.schema(
         ("error", pa.string()),
         ("error_source", pa.string()),
         ("stop_reason", pa.string()),
+        ("agent_error", pa.string()),
         ("tool_calls", pa.int64()),
         ("faults", pa.string()),
         ("tokens", TOKEN_MAP),
