@@ -39,6 +39,17 @@ def entries(world):
     return [WorldEntry.model_validate_json(line) for line in lines]
 
 
+def add_rival(world):
+    """A second answer to the first entry's key, dated a day earlier (to be the one used)."""
+    first = entries(world)[0]
+    rival = first.model_copy(
+        update={"text": '{"status": "approved"}', "created": first.created - timedelta(days=1)}
+    ).sealed()
+    with segment(world).open("ab") as out:
+        out.write(rival.line())
+    return rival
+
+
 def test_each_recorded_entry_names_its_run_sample_and_matches_its_log(recorded):
     world, logs = recorded
     made = entries(world)
@@ -71,12 +82,7 @@ def test_a_rival_answer_dated_earlier_is_said_before_a_replay_and_refused_by_a_s
     recorded, tmp_path
 ):
     world, _ = recorded
-    made = entries(world)
-    rival = made[0].model_copy(
-        update={"text": '{"status": "approved"}', "created": made[0].created - timedelta(days=1)}
-    ).sealed()
-    with segment(world).open("ab") as out:
-        out.write(rival.line())
+    made, rival = entries(world), add_rival(world)
     with World.open(world, writable=False) as opened:
         assert opened.conflicts() == [made[0].key]
         assert opened.lookup(made[0].key) == rival  # the earliest is the one answered
@@ -99,12 +105,7 @@ def test_a_rival_answer_dated_earlier_is_said_before_a_replay_and_refused_by_a_s
 
 def test_a_replay_of_a_conflicted_world_says_so_and_runs(recorded, tmp_path):
     world, _ = recorded
-    made = entries(world)
-    rival = made[0].model_copy(
-        update={"text": '{"status": "approved"}', "created": made[0].created - timedelta(days=1)}
-    ).sealed()
-    with segment(world).open("ab") as out:
-        out.write(rival.line())
+    add_rival(world)
     replay = CliRunner().invoke(
         app,
         ["run", "--agent-model", "occubench/schema-agent", "--simulator-model",
