@@ -46,6 +46,11 @@ SERVER = Path(
 TASKS = "26,47"
 """Two sample tasks (scenarios with few tools: a short first prompt on this CPU)."""
 ROLES = ("agent", "simulator", "verifier")
+CACHE_MB = 100
+"""The server's prompt cache, counted in KV-state bytes (a few states). Each cached state
+also holds its prompt's logits (tokens x 151,936 floats, not counted): at the default,
+3000 MB, the cache held 22.7 GB when the occubench protocol's re-asks filled it, and the
+kernel killed the server on a 24 GB machine."""
 
 
 def missing() -> str | None:
@@ -78,7 +83,7 @@ def real_model_url(tmp_path_factory):
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     server = subprocess.Popen(
         [sys.executable, str(SERVER), "--model", str(MODEL), "--port", str(port),
-         "--threads", "1", "--log", str(log)],
+         "--threads", "1", "--cache-mb", str(CACHE_MB), "--log", str(log)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/v1"
