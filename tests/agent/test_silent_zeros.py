@@ -36,8 +36,8 @@ def test_an_agent_error_is_said_and_never_exits_0(release_dir, tmp_path, protoco
     with ScriptedOpenAIServer(hard_failures=refused) as server:
         env = {**os.environ, "LOCAL_BASE_URL": server.base_url, "LOCAL_API_KEY": "test-key"}
         args = [OCCUBENCH, "run", *HTTP_MODEL_ARGS, "--dataset", str(release_dir),
-                "--tasks", "11", "--protocol", protocol, "--workers", "1",
-                "--display", "none", "--no-preflight", "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+                "--tasks", "11", "--protocol", protocol, "--workers", "1", "--display",
+                "none", "--no-preflight", "--log-dir", str(tmp_path / "logs")]  # fmt: skip
         run = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
     said = flat(run.stdout + run.stderr)
     assert run.returncode == code, said
