@@ -120,6 +120,12 @@ class EvalOptions(BaseModel):
 
         The verifier gets ``votes`` times the connections: the k votes of a sample run at
         once, so a judge round of ``max_connections`` samples is one round of latency.
+
+        ``reasoning_summary`` is ``none`` unless a role sets it: with it unset, Inspect's
+        OpenAI provider first sends a reasoning model on the Responses API a request of its
+        own ("Please say 'hello, world'", to learn whether summaries are allowed), once per
+        model per process, paid and in no sample's usage; and the release's wire asks for
+        no summaries.
         """
         from inspect_ai.model import GenerateConfig  # Inspect: when a run starts, not for --help
 
@@ -129,4 +135,5 @@ class EvalOptions(BaseModel):
             max_retries=self.max_retries,
             timeout=self.timeout,
             attempt_timeout=self.attempt_timeout,
+            reasoning_summary="none",
         )
