@@ -1,6 +1,7 @@
 """Every default of occubench in one place (``DEFAULT_*``)."""
 
 from pathlib import Path
+from typing import Final
 
 DEFAULT_DATASET_ENV = "OCCUBENCH_DATASET"
 """Environment variable naming the dataset folder used when none is given."""
@@ -389,3 +390,9 @@ around the data they quote, which is bounded where it enters at DEFAULT_MAX_JSON
 
 DEFAULT_PLAY_LOG_ROOT = "logs/play"
 """Where ``occubench play`` sessions log, each to a new folder under it."""
+
+DEFAULT_REASONING_SUMMARY: Final = "none"
+"""Every role's ``reasoning_summary`` (and the preflight's) unless a role sets one: with it
+unset, Inspect's OpenAI provider sends a reasoning model on the Responses API a paid
+request of its own ("Please say 'hello, world'") once per model per process, counted in no
+sample; the release's wire asks for no summaries."""

@@ -59,3 +59,9 @@ def test_the_probe_is_not_sent_with_the_runs_settings(provider):
         asyncio.run(provider.generate([], [], "none", run))
     with pytest.raises(Probed):  # Inspect's own default: the probe first
         asyncio.run(provider.generate([], [], "none", GenerateConfig()))
+
+
+def test_the_preflight_sends_no_probe_either():
+    from occubench.scale import Preflight
+
+    assert Preflight({Role.AGENT: "openai/o3"}, fast=False).config.reasoning_summary == "none"

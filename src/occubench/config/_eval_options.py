@@ -18,6 +18,7 @@ from occubench.defaults import (
     DEFAULT_LOG_REALTIME,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_RETRIES,
+    DEFAULT_REASONING_SUMMARY,
     DEFAULT_SAMPLE_RETRIES,
     DEFAULT_SAMPLES_PER_CONNECTION,
     DEFAULT_TIMEOUT,
@@ -121,11 +122,8 @@ class EvalOptions(BaseModel):
         The verifier gets ``votes`` times the connections: the k votes of a sample run at
         once, so a judge round of ``max_connections`` samples is one round of latency.
 
-        ``reasoning_summary`` is ``none`` unless a role sets it: with it unset, Inspect's
-        OpenAI provider first sends a reasoning model on the Responses API a request of its
-        own ("Please say 'hello, world'", to learn whether summaries are allowed), once per
-        model per process, paid and in no sample's usage; and the release's wire asks for
-        no summaries.
+        ``reasoning_summary`` is ``DEFAULT_REASONING_SUMMARY`` unless a role sets it (no
+        uncounted probe request; see the constant).
         """
         from inspect_ai.model import GenerateConfig  # Inspect: when a run starts, not for --help
 
@@ -135,5 +133,5 @@ class EvalOptions(BaseModel):
             max_retries=self.max_retries,
             timeout=self.timeout,
             attempt_timeout=self.attempt_timeout,
-            reasoning_summary="none",
+            reasoning_summary=DEFAULT_REASONING_SUMMARY,
         )

@@ -24,7 +24,11 @@ from pydantic import BaseModel, Field
 
 from occubench.calls import resilient
 from occubench.config import RunConfig
-from occubench.defaults import DEFAULT_PREFLIGHT_RETRIES, DEFAULT_PREFLIGHT_TIMEOUT
+from occubench.defaults import (
+    DEFAULT_PREFLIGHT_RETRIES,
+    DEFAULT_PREFLIGHT_TIMEOUT,
+    DEFAULT_REASONING_SUMMARY,
+)
 from occubench.errors import UsageError
 from occubench.providers import fast_path
 from occubench.redaction import redact
@@ -178,6 +182,7 @@ class Preflight:
             max_retries=DEFAULT_PREFLIGHT_RETRIES,
             timeout=int(timeout),
             attempt_timeout=int(timeout),
+            reasoning_summary=DEFAULT_REASONING_SUMMARY,  # no probe request of Inspect's
         )
         self.built: dict[str, Model | PreflightFailure] = {}
         # Inspect prints its version and hooks once per process, as the first model is
