@@ -41,10 +41,13 @@ TRANSPORT_SETTINGS = frozenset(
         "cache_prompt",
         "batch",
         "max_tool_output",
+        "reasoning_summary",
     }
 )
 """Generate settings that change how a call is carried out, not what it answers: left out
-of a world's context, so that runs with other concurrency or timeouts share answers."""
+of a world's context, so that runs with other concurrency or timeouts share answers (a
+reasoning summary is a side output, never the observation: worlds recorded before every
+role set it to ``none`` still answer)."""
 
 
 class WorldMiss(InfrastructureError):
