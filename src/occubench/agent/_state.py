@@ -12,6 +12,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from occubench.faults import FaultPlan, InjectedFault
 from occubench.simulator import SimStep
+from occubench.text import validation_line
 
 
 class StopReason(StrEnum):
@@ -91,15 +92,6 @@ def _field_reader(name: str) -> tuple[TypeAdapter[Any], Any, TypeAdapter[Any] | 
     return TypeAdapter(annotation), field.get_default(call_default_factory=True), items
 
 
-def _why(error: ValidationError) -> str:
-    """A validation error in one line: where and what, for each problem (at most three)."""
-    problems = [
-        f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in error.errors()
-    ]
-    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-    return "; ".join(problems[:3]) + more
-
-
 def episode_fields(
     store: Mapping[str, Any], names: Iterable[str] | None = None
 ) -> tuple[dict[str, Any], list[str]]:
@@ -129,14 +121,14 @@ def episode_fields(
         except ValidationError as e:
             if items is None or not isinstance(value, list):
                 found[name] = default
-                unread.append(f"{name}: {_why(e)}")
+                unread.append(f"{name}: {validation_line(e)}")
                 continue
             kept = []
             for i, item in enumerate(value):
                 try:
                     kept.append(items.validate_python(item))
                 except ValidationError as item_error:
-                    unread.append(f"{name}[{i}]: {_why(item_error)}")
+                    unread.append(f"{name}[{i}]: {validation_line(item_error)}")
             found[name] = kept
     return found, unread
 

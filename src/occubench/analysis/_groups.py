@@ -44,13 +44,13 @@ class RunGroup(BaseModel):
     rows: list[SampleRow] = Field(description="The group's samples.", exclude=True)
 
 
-Grading = tuple[str, bool, str]
+Grading = tuple[str, bool, Harness]
 """Who graded a run: its verifier ("" when none was bound), whether it was regraded, and
 the harness that ran it (a release run is never grouped with an occubench run)."""
 
 
 def _grading(row: SampleRow) -> Grading:
-    return row.verifier_model or "", row.regraded_from is not None, row.harness.value
+    return row.verifier_model or "", row.regraded_from is not None, row.harness
 
 
 def _grading_label(grading: Grading) -> str:
@@ -96,7 +96,7 @@ def comparable_groups(rows: Sequence[SampleRow]) -> list[RunGroup]:
             for agent, simulator, mode, setting, _, _ in keys
         ]
         judged = f", {_grading_label(grading)}" if graders > 1 else ""
-        harness = ", the release's harness" if grading[2] == Harness.RELEASE.value else ""
+        harness = ", the release's harness" if grading[2] is Harness.RELEASE else ""
         out.append(
             RunGroup(
                 label=f"{len(tasks)} tasks ({_ids(tasks)}), {protocol} protocol{harness}{judged}",

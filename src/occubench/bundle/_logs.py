@@ -144,6 +144,13 @@ def release_record(results: Path, results_member: str, args_member: str) -> Rele
     )
 
 
+def file_problems(files: Sequence[tuple[str, Path]], limits: BundleLimits) -> list[Problem]:
+    """``text_problem`` of each (member, file): a release run's files, bundled or verified."""
+    secrets = known_secrets()
+    found = [text_problem(member, path.read_bytes(), limits, secrets) for member, path in files]
+    return [p for p in found if p is not None]
+
+
 def member_rows(logs: Sequence[tuple[str, str]], *, cache: bool) -> list[SampleRow]:
     """The sample rows of ``(member, file)`` logs, in that order, each named by its member.
 

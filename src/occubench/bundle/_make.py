@@ -37,6 +37,7 @@ from occubench.bundle._format import (
 )
 from occubench.bundle._logs import (
     LOG_SUFFIX,
+    file_problems,
     log_problems,
     member_name,
     member_rows,
@@ -254,15 +255,14 @@ def make_bundle(
     runs = [run_record(file, member) for member, file in pairs]
     problems = [p for member, file in pairs for p in log_problems(Path(file), member, limits)]
     release_runs, release_files = [], []
-    secrets = known_secrets()
     for i, file in enumerate(releases, start=1):
         results_member, args_member = release_members(i, file)
         release_runs.append(release_record(Path(file), results_member, args_member))
-        args = Path(file).parent / RELEASE_ARGS
-        for member, path in ((results_member, Path(file)), (args_member, args)):
-            release_files.append((member, str(path)))
-            found_problem = text_problem(member, path.read_bytes(), limits, secrets)
-            problems += [found_problem] if found_problem is not None else []
+        release_files += [
+            (results_member, file),
+            (args_member, str(Path(file).parent / RELEASE_ARGS)),
+        ]
+    problems += file_problems([(m, Path(f)) for m, f in release_files], limits)
     if problems:
         raise BundleRefused(problems)
     settings = Settings(resamples=resamples, seed=seed, variance=True, priced=prices is not None)
@@ -286,6 +286,7 @@ def make_bundle(
     )
     manifest.digest = manifest.computed_digest()
     added[MANIFEST] = (manifest.model_dump_json(indent=1) + "\n").encode("utf-8")
+    secrets = known_secrets()
     scanned = [text_problem(name, data, limits, secrets) for name, data in added.items()]
     if any(scanned):
         raise BundleRefused([p for p in scanned if p is not None])

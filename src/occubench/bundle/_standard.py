@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from occubench.bundle._format import DatasetRecord, RunRecord
+from occubench.bundle._format import DatasetRecord, ReleaseRunRecord, RunRecord
 from occubench.config import PRESETS, ProtocolPoints, RunConfig
 from occubench.dataset import PUBLIC_RELEASE
 from occubench.protocols import Protocol
@@ -159,12 +159,24 @@ def dataset_departures(
 
 
 def departures(
-    runs: Sequence[RunRecord], datasets: Sequence[DatasetRecord], standard: Standard = STANDARD
+    runs: Sequence[RunRecord],
+    datasets: Sequence[DatasetRecord],
+    standard: Standard = STANDARD,
+    release_runs: Sequence[ReleaseRunRecord] = (),
 ) -> list[str]:
-    """Every way the bundle's runs depart from ``standard`` (empty: it is standard), once each."""
+    """Every way the bundle's runs depart from ``standard`` (empty: it is standard), once each.
+
+    A run of the release's own harness always departs: its checks, votes, tokens and seed
+    are not recorded.
+    """
     found: list[str] = []
     for run in runs:
         found += run_departures(run, standard)
+    found += [
+        f"a run of the release's own harness ({r.agent} @ {r.simulator} {r.env_mode}, "
+        f"{r.tasks} tasks): its checks, votes, tokens and seed are not recorded"
+        for r in release_runs
+    ]
     for dataset in datasets:
         found += dataset_departures(
             [r for r in runs if r.dataset == dataset.location], dataset, standard

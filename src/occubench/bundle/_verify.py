@@ -64,18 +64,17 @@ from occubench.bundle._format import (
 )
 from occubench.bundle._logs import (
     LOG_SUFFIX,
+    file_problems,
     log_problems,
     member_rows,
     release_record,
     run_record,
-    text_problem,
 )
 from occubench.bundle._standard import STANDARD, Standard, departures
 from occubench.bundle._summary import SHOWN_DIFFERENCES, as_json, compute_summary, differences
 from occubench.costs import PriceTable
 from occubench.dataset import DatasetError, content_digest, load_dataset
 from occubench.errors import UsageError
-from occubench.redaction import known_secrets
 from occubench.results import SampleRow
 from occubench.text import nests_deeper
 
@@ -203,11 +202,8 @@ class _Check:
             for problem in log_problems(self.folder / run.log, run.log, self.limits):
                 self.result.problems.append(problem)
             members += 1
-        secrets = known_secrets()
-        for release in manifest.release_runs:
-            for name in (release.results, release.args):
-                found = text_problem(name, (self.folder / name).read_bytes(), self.limits, secrets)
-                self.result.problems += [found] if found is not None else []
+        released = [n for r in manifest.release_runs for n in (r.results, r.args)]
+        self.result.problems += file_problems([(n, self.folder / n) for n in released], self.limits)
         if self.result.problems:
             raise _Failed()
         self.result.checked.append(
@@ -249,8 +245,7 @@ class _Check:
         except (ValueError, OSError, KeyError) as e:
             raise self.fail(LOGS_DIR, f"a log cannot be read as an Inspect log: {e}") from None
         released = (
-            f", and {len(manifest.release_runs)} run(s) of the release's harness match their "
-            "files"
+            f", and {len(manifest.release_runs)} run(s) of the release's harness match their files"
             if manifest.release_runs
             else ""
         )
@@ -440,12 +435,7 @@ class _Check:
 
     def classify(self, manifest: Manifest, standard: Standard) -> None:
         """Standard or custom, and the outcome."""
-        found = departures(manifest.runs, manifest.datasets, standard)
-        found += [
-            f"a run of the release's own harness ({r.agent} @ {r.simulator} {r.env_mode}, "
-            f"{r.tasks} tasks): its checks, votes, tokens and seed are not recorded"
-            for r in manifest.release_runs
-        ]
+        found = departures(manifest.runs, manifest.datasets, standard, manifest.release_runs)
         self.result.bundle_class = BundleClass.CUSTOM if found else BundleClass.STANDARD
         self.result.departures = found
         if any(c.missing or c.duplicates for c in self.result.runs):

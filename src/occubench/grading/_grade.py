@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, ValidationError
 from occubench.agent import StopReason
 from occubench.grading._checks import CheckResult
 from occubench.grading._verdict import Vote
+from occubench.text import validation_line
 
 SCORER_NAME = "occubench_scorer"
 """Name of the scorer in a log's scores (``sample.scores[SCORER_NAME]``)."""
@@ -72,9 +73,7 @@ class Grade(BaseModel):
         try:
             return cls.of(metadata, passed)
         except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "grade"
-            return f"its grade cannot be read ({where}: {first['msg']})"
+            return f"its grade cannot be read ({validation_line(e, 'grade')})"
 
 
 class SubmittedGrade(StoreModel):

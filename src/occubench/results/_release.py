@@ -27,6 +27,7 @@ from occubench.errors import UsageError
 from occubench.faults import EnvMode, FaultEngine
 from occubench.protocols import Protocol
 from occubench.results._row import Harness, SampleRow
+from occubench.text import validation_line
 
 RELEASE_RESULTS = "results.jsonl"
 """The per-task results file of a release run folder."""
@@ -115,10 +116,8 @@ def _lines(path: Path) -> list[tuple[int, bytes]]:
 
 
 def _field_error(path: Path, number: int | None, error: ValidationError) -> UsageError:
-    first = error.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "line"
     at = f"{path}:{number}" if number else str(path)
-    return UsageError(f"{at}: {where}: {first['msg']}")
+    return UsageError(f"{at}: {validation_line(error, 'line')}")
 
 
 def read_release_args(path: Path) -> ReleaseArgs:

@@ -7,6 +7,7 @@ measured before it is parsed (``json_nesting``), YAML composed within bounds
 
 from occubench.text._codepoints import clean_json, clean_output, escape_invalid, json_text, loads
 from occubench.text._nesting import json_nesting, nests_deeper
+from occubench.text._problems import validation_line
 from occubench.text._sanitize import (
     csv_text,
     from_spreadsheet_cell,
@@ -33,4 +34,5 @@ __all__ = [
     "nests_deeper",
     "YamlBoundError",
     "bounded_yaml",
+    "validation_line",
 ]
