@@ -18,6 +18,7 @@ import pytest
 
 from conftest import HTTP_MODEL_ARGS
 from occubench.errors import ExitCode
+from occubench.report import build_report
 from occubench.results import read_runs
 from occubench.testing._openai_server import HardFailure, ScriptedOpenAIServer
 
@@ -52,6 +53,10 @@ def test_an_agent_error_is_said_and_never_exits_0(release_dir, tmp_path, protoco
                                 capture_output=True, text=True)  # fmt: skip
         assert report.returncode == 0
         assert "ended on an agent API error" in flat(report.stdout)
+        board = report.stdout.split("Leaderboard")[1].split("Completion rate by")[0]
+        assert "API" in board  # the leaderboard's column "agent API errors" (wrapped)
+        (line,) = build_report(rows).leaderboard
+        assert line.agent_errors == 1 and line.scored == 1
     else:  # an infrastructure error: the sample ran again, never graded on the error
         assert rows[0].passed is not None and rows[0].agent_error is None
         assert "agent API error" not in said

@@ -11,9 +11,13 @@ One loop for both protocols; the protocol's points decide:
   paper: the simulator absorbs mistakes);
 - the stop rules: a turn without tool calls is the final answer; with
   ``stop_on_finish`` a turn whose finish reason is "stop" also ends the loop after its
-  calls (the release's rule);
+  calls (the release's rule), the finish reason read as the release's wire reports it
+  (``release_stop_reason``: a tool-call turn reports "tool_calls" on every native wire,
+  so Gemini's STOP on a function-call turn never ends the loop);
 - the history: with ``carry_reasoning`` off, assistant messages keep only their text and
-  tool calls (the release rebuilds them so);
+  tool calls (the release rebuilds them so), and the reasoning the model's wire needs to
+  accept the next turn (``continuity_kept``: Anthropic's signed thinking, Gemini's
+  thought signatures, a chat endpoint's ``reasoning_content``);
 - agent failures: with ``agent_errors_end_loop`` an agent API failure (after Inspect's
   retries) ends the loop and the trajectory so far is graded; otherwise it errors the
   sample. A call the spending limit refused always errors the sample (``budget``).
@@ -28,6 +32,9 @@ from typing import Literal
 from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageTool,
+    Content,
+    ContentReasoning,
+    ContentText,
     GenerateConfig,
     Model,
     ModelOutput,
@@ -42,6 +49,7 @@ from occubench.agent._tool_layer import ToolLayer
 from occubench.config import ProtocolPoints
 from occubench.dataset import ToolSpec
 from occubench.errors import BudgetExhausted
+from occubench.providers import Wire, continuity_kept, model_wire, release_stop_reason
 from occubench.text import clean_output, escape_invalid
 
 _RAW_ARGUMENTS = re.compile(
@@ -61,8 +69,25 @@ def raw_arguments(call: ToolCall) -> str:
     return json.dumps(call.arguments, ensure_ascii=False)
 
 
-def _without_reasoning(message: ChatMessageAssistant) -> ChatMessageAssistant:
-    """The message rebuilt from its text and tool calls only."""
+def release_message(message: ChatMessageAssistant, wire: Wire) -> ChatMessageAssistant:
+    """The message rebuilt as the release sends it back: its text and tool calls.
+
+    The reasoning blocks ``wire`` needs to accept the next turn stay, in their places
+    among the text; with none, the content is the message's text alone.
+    """
+    if isinstance(message.content, list) and any(
+        isinstance(part, ContentReasoning) and continuity_kept(wire, part)
+        for part in message.content
+    ):
+        kept: list[Content] = [
+            part
+            for part in message.content
+            if isinstance(part, ContentText)
+            or (isinstance(part, ContentReasoning) and continuity_kept(wire, part))
+        ]
+        return ChatMessageAssistant(
+            content=kept, tool_calls=message.tool_calls, model=message.model
+        )
     return ChatMessageAssistant(
         content=message.text, tool_calls=message.tool_calls, model=message.model
     )
@@ -88,6 +113,7 @@ class AgentLoop:
         self.points = points
         max_tokens = points.agent_max_tokens or None
         self.config = GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig()
+        self.wire = model_wire(model, tools, self.config)
 
     async def run(self, state: TaskState) -> TaskState:
         """Turn after turn until a stop rule ends the loop (the episode says which)."""
@@ -103,7 +129,7 @@ class AgentLoop:
             episode.turns += 1
             message = output.message
             state.messages.append(
-                message if points.carry_reasoning else _without_reasoning(message)
+                message if points.carry_reasoning else release_message(message, self.wire)
             )
             state.output = output
             if not message.tool_calls:
@@ -116,7 +142,7 @@ class AgentLoop:
             if over_budget or self._budget_used():
                 episode.stop_reason = StopReason.TOOL_CALL_LIMIT
                 break
-            if points.stop_on_finish and output.stop_reason == "stop":
+            if points.stop_on_finish and release_stop_reason(self.wire, output) == "stop":
                 episode.stop_reason = StopReason.FINISH_STOP
                 break
         return state

@@ -538,6 +538,11 @@ class LeaderboardRow(MetricRow):
     scored: int
     passed: int
     errors: int
+    agent_errors: int = Field(
+        default=0,
+        exclude_if=lambda n: n == 0,
+        description="Scored samples graded after an agent API error (written when some).",
+    )
     rate: float
     low: float
     high: float
@@ -602,6 +607,7 @@ def leaderboard(
                 scored=g.scored,
                 passed=g.passed,
                 errors=g.errors,
+                agent_errors=g.agent_errors,
                 rate=g.rate,
                 low=g.low,
                 high=g.high,

@@ -21,6 +21,13 @@ class RateRow(BaseModel):
     )
     passed: int
     errors: int = Field(description="Infrastructure errors, left out of the rate.")
+    agent_errors: int = Field(
+        default=0,
+        exclude_if=lambda n: n == 0,
+        description="Scored samples that ended on an agent API error and were graded as "
+        "they stood (the paper protocol's rule); written only when there are some, so "
+        "records made before it read the same.",
+    )
     rate: float = Field(description="passed / scored (nan when nothing was counted).")
     low: float = Field(description="Wilson 95% interval, low end.")
     high: float = Field(description="Wilson 95% interval, high end.")
@@ -41,6 +48,7 @@ def rate_row(group: str, rows: Sequence[SampleRow]) -> RateRow:
         scored=len(scored),
         passed=passed,
         errors=sum(r.error is not None for r in rows),
+        agent_errors=sum(r.agent_error is not None for r in scored),
         rate=interval.estimate,
         low=interval.low,
         high=interval.high,

@@ -42,11 +42,14 @@ class ProtocolPoints(BaseModel):
     max_tool_calls: int = Field(ge=0, description="Tool calls of the agent at most (0: no cap).")
     stop_on_finish: bool = Field(
         description="A turn whose finish reason is 'stop' ends the loop after its tool calls "
-        "(the release's rule); otherwise only a turn without tool calls ends it."
+        "(the release's rule, the finish reason read as the release's wire reports it: a "
+        "tool-call turn reports 'tool_calls' on a native wire); otherwise only a turn "
+        "without tool calls ends it."
     )
     carry_reasoning: bool = Field(
         description="Keep the agent's reasoning content in its history across turns; the "
-        "release rebuilds assistant messages from content and tool calls only."
+        "release rebuilds assistant messages from content and tool calls only (keeping "
+        "the reasoning the model's wire needs to accept the next turn)."
     )
     agent_errors_end_loop: bool = Field(
         description="An agent API failure (after retries) ends the loop and what exists is "

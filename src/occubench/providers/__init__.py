@@ -2,9 +2,22 @@
 
 ``occubench-openai/<service>/<model>`` is the lean OpenAI-compatible provider;
 ``fast_path`` puts Inspect's ``openai-api`` and ``vllm`` models on the same lean path.
+``model_wire`` says which API a model speaks and ``continuity_kept`` what reasoning that
+API needs sent back.
 """
 
 from occubench.providers._fast_path import fast_path, lean_class
 from occubench.providers._lean_openai import PROVIDER, LeanOpenAIAPI, model_calls_kept
+from occubench.providers._wire import Wire, continuity_kept, model_wire, release_stop_reason
 
-__all__ = ["PROVIDER", "LeanOpenAIAPI", "fast_path", "lean_class", "model_calls_kept"]
+__all__ = [
+    "PROVIDER",
+    "LeanOpenAIAPI",
+    "Wire",
+    "continuity_kept",
+    "fast_path",
+    "lean_class",
+    "model_calls_kept",
+    "model_wire",
+    "release_stop_reason",
+]

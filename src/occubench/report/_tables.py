@@ -85,6 +85,7 @@ def leaderboard_table(report: Report) -> TextTable:
     """Leaderboard: CR with its Wilson interval, CR per mode, R with its bootstrap interval."""
     mode = report.headline_mode
     several = len(report.simulators) > 1
+    ended = any(line.agent_errors for line in report.leaderboard)
     table = TextTable(
         title=f"Leaderboard: completion rate in {mode} (Wilson 95% CI), "
         "R = min(CR E1..E3) / CR E0 (bootstrap 95% CI)",
@@ -96,6 +97,7 @@ def leaderboard_table(report: Report) -> TextTable:
             "95% CI",
             "n",
             "errors",
+            *(["agent API errors"] if ended else []),
             *(f"{m} %" for m in report.env_modes),
             "R",
             "R 95% CI",
@@ -113,6 +115,7 @@ def leaderboard_table(report: Report) -> TextTable:
                 interval(line.low, line.high),
                 str(line.scored),
                 str(line.errors),
+                *([str(line.agent_errors)] if ended else []),
                 *(pct(line.mode_rates.get(m, math.nan)) for m in report.env_modes),
                 ratio(line.r),
                 interval(line.r_low, line.r_high, scale=1.0, digits=2),

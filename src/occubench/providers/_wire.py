@@ -1,0 +1,101 @@
+"""Which API a model speaks, and what that API needs for a conversation to go on.
+
+The public release's harness speaks OpenAI chat completions to an OpenAI-compatible
+gateway. On that wire a turn with tool calls reports ``finish_reason: "tool_calls"``, and
+the assistant message goes back as its ``content`` and ``tool_calls`` (any ``<think>``
+text the endpoint put in ``content`` included), while reasoning continuity is the
+gateway's business. A native wire reports and needs other things:
+
+- Anthropic Messages: with thinking on, a tool-use turn must be sent back starting with
+  its signed ``thinking`` (or ``redacted_thinking``) block, or the next turn is refused
+  (docs: Extended thinking, "Preserving thinking blocks"); a tool-use turn stops with
+  ``tool_use``.
+- Google generateContent: Gemini 3 refuses a function-call turn sent back without its
+  ``thoughtSignature`` (docs: Thought signatures); a function-call turn finishes with
+  ``STOP``, which Inspect reads as "stop".
+- OpenAI-compatible chat with reasoning: DeepSeek's thinking mode with tool calls (and
+  Kimi's, MiniMax's) wants the turn's ``reasoning_content`` back (docs: DeepSeek,
+  Thinking Mode, tool calls); endpoints that do not need it ignore it. Inspect sends a
+  reasoning block back on the field it came from, and ``<think>`` text inline.
+- OpenAI Responses: reasoning items are never required to go on (a turn without them
+  is accepted); the release's wire carried none.
+
+``continuity_kept`` says which reasoning blocks a wire needs kept when the protocol
+carries no reasoning (the ``paper`` protocol); ``release_stop_reason`` reads a turn's
+stop reason as the release's wire reports it.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from inspect_ai.model import ContentReasoning, GenerateConfig, Model, ModelOutput, StopReason
+from inspect_ai.tool import ToolInfo
+
+
+class Wire(str, Enum):  # noqa: UP042 - the project's str-Enum style
+    """The API a model's calls go over."""
+
+    OPENAI_CHAT = "openai_chat"
+    """OpenAI chat completions, or an endpoint compatible with it (the release's wire)."""
+    OPENAI_RESPONSES = "openai_responses"
+    """OpenAI's Responses API."""
+    ANTHROPIC = "anthropic"
+    """Anthropic's Messages API."""
+    GOOGLE = "google"
+    """Google's generateContent (Gemini API or Vertex AI)."""
+    OTHER = "other"
+    """Any other provider (Bedrock, Mistral, scripted and local models ...)."""
+
+
+_CLASSES = {
+    "OpenAICompatibleAPI": Wire.OPENAI_CHAT,
+    "AnthropicAPI": Wire.ANTHROPIC,
+    "GoogleGenAIAPI": Wire.GOOGLE,
+}
+"""Inspect's provider classes (or a base of theirs), by name, and their wire."""
+
+
+def model_wire(model: Model, tools: list[ToolInfo], config: GenerateConfig) -> Wire:
+    """The wire this model's calls with these tools and settings go over.
+
+    Read from the provider's class and its bases (by name, so that no provider's SDK is
+    imported); Inspect's OpenAI provider says itself whether a call uses the Responses API.
+    """
+    api = model.api
+    names = [cls.__name__ for cls in type(api).__mro__]
+    if "OpenAIAPI" in names:
+        uses_responses = getattr(api, "uses_responses_api", None)
+        if callable(uses_responses) and uses_responses(tools, model.config.merge(config)):
+            return Wire.OPENAI_RESPONSES
+        return Wire.OPENAI_CHAT
+    for name in names:
+        if name in _CLASSES:
+            return _CLASSES[name]
+    return Wire.OTHER
+
+
+def continuity_kept(wire: Wire, reasoning: ContentReasoning) -> bool:
+    """Whether ``wire`` needs this reasoning block sent back for the conversation to go on.
+
+    Anthropic: every thinking block (signed or redacted). Google: a block that carries a
+    thought signature. OpenAI-compatible chat: every block (the endpoint's own reasoning
+    field, which endpoints that need no echo ignore, or ``<think>`` text the release kept
+    in ``content``). Responses and other wires: none.
+    """
+    if wire is Wire.ANTHROPIC or wire is Wire.OPENAI_CHAT:
+        return True
+    if wire is Wire.GOOGLE:
+        return reasoning.signature is not None
+    return False
+
+
+def release_stop_reason(wire: Wire, output: ModelOutput) -> StopReason:
+    """The turn's stop reason as the release's wire reports it.
+
+    On OpenAI-compatible chat it is the endpoint's own; on every other wire a turn with
+    tool calls reports ``tool_calls`` (Gemini's function-call turns finish with ``STOP``).
+    """
+    if wire is not Wire.OPENAI_CHAT and output.message.tool_calls:
+        return "tool_calls"
+    return output.stop_reason

@@ -1,0 +1,382 @@
+"""What every strict local wire server shares: loopback serving, routing, refusals, counts.
+
+A wire server speaks one provider's native API (Anthropic Messages, OpenAI Responses,
+Google generateContent, OpenAI-compatible chat with reasoning) on 127.0.0.1, answers each
+request with a scripted behaviour (``occubench.scripted``) named by the request's model,
+and refuses, with that provider's own status and error shape, what the real API refuses.
+A subclass implements ``route`` (one request in, one ``JsonAnswer`` or ``StreamAnswer``
+out) and raises ``Refused`` for a request the real API would refuse; the base answers
+it, counts it in ``WireStats.refused`` and keeps the request when recording.
+
+``PrefixCache`` is the prompt cache the servers account with: the longest stored prefix
+of a request is read from cache, and what the request marks (or the provider stores by
+itself) is written, each provider with its own rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import ipaddress
+import json
+import secrets
+import sys
+import threading
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, NamedTuple, Self, cast
+from urllib.parse import parse_qs, urlsplit
+
+from inspect_ai.model import ChatMessage
+from inspect_ai.tool import ToolInfo
+
+from occubench.errors import UsageError
+from occubench.scripted import BEHAVIOURS, Behaviour, Reply
+
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""A request body larger than this is refused before it is read (413)."""
+
+
+class WireRequest(NamedTuple):
+    """One request as it reached a wire server."""
+
+    method: str
+    path: str
+    """The path without its query."""
+    query: dict[str, str]
+    """The query's parameters (the last value of each)."""
+    headers: dict[str, str]
+    """Header names lower-cased."""
+    body: Any
+    """The JSON body (None for a request without one)."""
+    raw: bytes
+
+
+class JsonAnswer(NamedTuple):
+    """A JSON response."""
+
+    status: int
+    payload: Any
+    headers: Mapping[str, str] = {}
+
+
+class StreamAnswer(NamedTuple):
+    """A server-sent-events response: (event name or None, data) in order."""
+
+    events: Sequence[tuple[str | None, Any]]
+    headers: Mapping[str, str] = {}
+
+
+Answer = JsonAnswer | StreamAnswer
+
+
+class Refused(Exception):  # noqa: N818 - a refusal the wire answers, not a bug
+    """A request the real API refuses: answered ``status`` with the provider's error body."""
+
+    def __init__(self, status: int, payload: Any, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.payload = payload
+        self.message = message
+
+
+class WireStats:
+    """Counts kept by a wire server (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests: Counter[str] = Counter()
+        """Requests per model (every request that named one, refused or not)."""
+        self.answered: Counter[str] = Counter()
+        """Requests answered 200 per model."""
+        self.refused: list[str] = []
+        """The message of each refusal, in order."""
+        self.input_tokens: Counter[str] = Counter()
+        """Input tokens billed per model (cache reads and writes included)."""
+        self.cache_read_tokens: Counter[str] = Counter()
+        """Input tokens read from the prompt cache, per model."""
+        self.cache_write_tokens: Counter[str] = Counter()
+        """Input tokens written to the prompt cache, per model."""
+        self.output_tokens: Counter[str] = Counter()
+        """Output tokens (reasoning included) per model."""
+
+    def request(self, model: str) -> None:
+        """A request for ``model`` arrived."""
+        with self._lock:
+            self.requests[model] += 1
+
+    def refuse(self, message: str) -> None:
+        """A request was refused."""
+        with self._lock:
+            self.refused.append(message)
+
+    def answer(
+        self, model: str, *, input_tokens: int, output_tokens: int, read: int = 0, written: int = 0
+    ) -> None:
+        """A request was answered with this usage."""
+        with self._lock:
+            self.answered[model] += 1
+            self.input_tokens[model] += input_tokens
+            self.output_tokens[model] += output_tokens
+            self.cache_read_tokens[model] += read
+            self.cache_write_tokens[model] += written
+
+    def snapshot(self) -> dict[str, Any]:
+        """The counts as JSON."""
+        with self._lock:
+            return {
+                "requests": dict(self.requests),
+                "answered": dict(self.answered),
+                "refused": list(self.refused),
+                "input_tokens": dict(self.input_tokens),
+                "cache_read_tokens": dict(self.cache_read_tokens),
+                "cache_write_tokens": dict(self.cache_write_tokens),
+                "output_tokens": dict(self.output_tokens),
+            }
+
+
+def digest(value: Any) -> str:
+    """A stable digest of a JSON value (keys sorted)."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class PrefixCache:
+    """A prompt cache keyed by prefix digests (thread-safe; never evicts within a test).
+
+    A request offers its cacheable prefixes, shortest first, each as (digest, tokens):
+    ``read`` gives the tokens of the longest one stored; ``write`` stores some.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stored: dict[str, int] = {}
+
+    def read(self, prefixes: Sequence[tuple[str, int]]) -> int:
+        """Tokens of the longest stored prefix among ``prefixes`` (0 if none)."""
+        with self._lock:
+            hits = [tokens for key, tokens in prefixes if key in self._stored]
+        return max(hits, default=0)
+
+    def write(self, prefixes: Sequence[tuple[str, int]]) -> None:
+        """Store these prefixes."""
+        with self._lock:
+            self._stored.update(prefixes)
+
+
+class Signer:
+    """Signs the reasoning a server hands out, and checks what comes back (HMAC-SHA256).
+
+    A provider's signature (Anthropic's thinking ``signature``, Gemini's
+    ``thoughtSignature``, OpenAI's ``encrypted_content``) proves the reasoning returned is
+    the reasoning the provider gave; each server signs with a secret of its own.
+    """
+
+    def __init__(self) -> None:
+        self._key = secrets.token_bytes(32)
+
+    def sign(self, text: str) -> str:
+        """The signature of ``text`` (base64)."""
+        mac = hmac.new(self._key, text.encode(), hashlib.sha256).digest()
+        return base64.b64encode(mac).decode()
+
+    def verify(self, text: str, signature: str) -> bool:
+        """Whether ``signature`` is this server's signature of ``text``."""
+        return hmac.compare_digest(self.sign(text), signature)
+
+
+def reasoning_text(model: str, turn: int) -> str:
+    """The reasoning a server says its model did before answering turn ``turn``."""
+    return f"{model} considers the task and its tools before answer {turn}."
+
+
+def scripted_reply(
+    behaviours: Mapping[str, Behaviour],
+    model: str,
+    messages: list[ChatMessage],
+    tools: list[ToolInfo],
+) -> Reply:
+    """The reply of the behaviour ``model`` names (its last ``/`` part)."""
+    name = model.split("/")[-1]
+    behaviour = behaviours.get(name)
+    if behaviour is None:
+        raise KeyError(name)
+    return behaviour(messages, tools)
+
+
+def run_async(work: Callable[[], Awaitable[Any]]) -> Any:
+    """Run one coroutine from a request thread (which has no event loop of its own)."""
+    return asyncio.run(cast(Any, work()))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        """Stay quiet: tests read the stats instead."""
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._serve("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._serve("POST")
+
+    def _serve(self, method: str) -> None:
+        wire = self.server.wire
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True
+            self._json(JsonAnswer(413, {"error": {"message": "request too large"}}))
+            return
+        raw = self.rfile.read(length) if length else b""
+        split = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(split.query).items()}
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+            answer: Answer = wire.malformed("the request body is not valid JSON")
+        else:
+            request = WireRequest(method, split.path, query, headers, body, raw)
+            wire.keep(request)
+            try:
+                answer = wire.route(request)
+            except Refused as refused:
+                wire.stats.refuse(refused.message)
+                answer = JsonAnswer(refused.status, refused.payload)
+        if isinstance(answer, StreamAnswer):
+            self._stream(answer)
+        else:
+            self._json(answer)
+
+    def _json(self, answer: JsonAnswer) -> None:
+        data = json.dumps(answer.payload).encode()
+        self.send_response(answer.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, answer: StreamAnswer) -> None:
+        parts = []
+        for event, data in answer.events:
+            head = f"event: {event}\n" if event else ""
+            parts.append(f"{head}data: {json.dumps(data)}\n\n")
+        payload = "".join(parts).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    wire: WireServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away is expected: no traceback on stderr."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class WireServer(ABC):
+    """A strict local server for one provider's API, served from a daemon thread.
+
+    ``with AnthropicServer() as server: server.base_url``. Subclasses implement ``route``
+    and ``malformed`` and name their base URL's path in ``base_path``.
+
+    Args:
+        host: A loopback address (anything else is refused).
+        port: Port to bind (0: any free port).
+        behaviours: More models, by name, beside ``BEHAVIOURS``.
+        record: Keep every request, in arrival order (``requests``).
+    """
+
+    base_path = ""
+    """The path the provider's SDK is given after host and port (e.g. ``/v1``)."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        behaviours: Mapping[str, Behaviour] | None = None,
+        record: bool = False,
+    ) -> None:
+        if not ipaddress.ip_address(host).is_loopback:
+            raise UsageError(f"the test server binds to loopback only, not {host}")
+        self.behaviours: dict[str, Behaviour] = {**BEHAVIOURS, **(behaviours or {})}
+        self.stats = WireStats()
+        self.cache = PrefixCache()
+        self.signer = Signer()
+        self._record = record
+        self._requests: list[WireRequest] = []
+        self._lock = threading.Lock()
+        self._server = _HTTPServer((host, port), _Handler)
+        self._server.wire = self
+        self._thread: threading.Thread | None = None
+
+    @abstractmethod
+    def route(self, request: WireRequest) -> Answer:
+        """Answer one request, or raise ``Refused`` with the provider's error."""
+
+    @abstractmethod
+    def malformed(self, message: str) -> JsonAnswer:
+        """The provider's answer to a body that is not JSON."""
+
+    def keep(self, request: WireRequest) -> None:
+        """Record the request (with ``record=True``)."""
+        if self._record:
+            with self._lock:
+                self._requests.append(request)
+
+    @property
+    def requests(self) -> list[WireRequest]:
+        """The requests so far, in arrival order (``record=True``)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        host, port = cast(tuple[str, int], self._server.server_address[:2])
+        return f"http://{host}:{port}"
+
+    @property
+    def base_url(self) -> str:
+        """The base URL to give the provider's SDK (origin and ``base_path``)."""
+        return f"{self.origin}{self.base_path}"
+
+    def start(self) -> Self:
+        """Serve in a daemon thread."""
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def approx_tokens(value: Any) -> int:
+    """A stable token count for a JSON value or text: one token per 4 characters, at least 1."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return max(1, len(text) // 4)
+
