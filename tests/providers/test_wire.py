@@ -13,8 +13,13 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall
 
-from occubench.agent._loop import release_message
-from occubench.providers import Wire, continuity_kept, model_wire, release_stop_reason
+from occubench.providers import (
+    Wire,
+    continuity_kept,
+    model_wire,
+    release_message,
+    release_stop_reason,
+)
 
 LOOPBACK = "http://127.0.0.1:9/v1"  # never called: building a model sends nothing
 

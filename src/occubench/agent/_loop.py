@@ -30,11 +30,7 @@ import re
 from typing import Literal
 
 from inspect_ai.model import (
-    ChatMessageAssistant,
     ChatMessageTool,
-    Content,
-    ContentReasoning,
-    ContentText,
     GenerateConfig,
     Model,
     ModelOutput,
@@ -49,7 +45,7 @@ from occubench.agent._tool_layer import ToolLayer
 from occubench.config import ProtocolPoints
 from occubench.dataset import ToolSpec
 from occubench.errors import BudgetExhausted
-from occubench.providers import Wire, continuity_kept, model_wire, release_stop_reason
+from occubench.providers import model_wire, release_message, release_stop_reason
 from occubench.text import clean_output, escape_invalid
 
 _RAW_ARGUMENTS = re.compile(
@@ -67,30 +63,6 @@ def raw_arguments(call: ToolCall) -> str:
         found = _RAW_ARGUMENTS.match(call.parse_error)
         return found.group(1) if found else call.parse_error
     return json.dumps(call.arguments, ensure_ascii=False)
-
-
-def release_message(message: ChatMessageAssistant, wire: Wire) -> ChatMessageAssistant:
-    """The message rebuilt as the release sends it back: its text and tool calls.
-
-    The reasoning blocks ``wire`` needs to accept the next turn stay, in their places
-    among the text; with none, the content is the message's text alone.
-    """
-    if isinstance(message.content, list) and any(
-        isinstance(part, ContentReasoning) and continuity_kept(wire, part)
-        for part in message.content
-    ):
-        kept: list[Content] = [
-            part
-            for part in message.content
-            if isinstance(part, ContentText)
-            or (isinstance(part, ContentReasoning) and continuity_kept(wire, part))
-        ]
-        return ChatMessageAssistant(
-            content=kept, tool_calls=message.tool_calls, model=message.model
-        )
-    return ChatMessageAssistant(
-        content=message.text, tool_calls=message.tool_calls, model=message.model
-    )
 
 
 class AgentLoop:

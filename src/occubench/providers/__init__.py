@@ -8,7 +8,13 @@ API needs sent back.
 
 from occubench.providers._fast_path import fast_path, lean_class
 from occubench.providers._lean_openai import PROVIDER, LeanOpenAIAPI, model_calls_kept
-from occubench.providers._wire import Wire, continuity_kept, model_wire, release_stop_reason
+from occubench.providers._wire import (
+    Wire,
+    continuity_kept,
+    model_wire,
+    release_message,
+    release_stop_reason,
+)
 
 __all__ = [
     "PROVIDER",
@@ -19,5 +25,6 @@ __all__ = [
     "lean_class",
     "model_calls_kept",
     "model_wire",
+    "release_message",
     "release_stop_reason",
 ]

@@ -21,15 +21,24 @@ gateway's business. A native wire reports and needs other things:
   is accepted); the release's wire carried none.
 
 ``continuity_kept`` says which reasoning blocks a wire needs kept when the protocol
-carries no reasoning (the ``paper`` protocol); ``release_stop_reason`` reads a turn's
-stop reason as the release's wire reports it.
+carries no reasoning (the ``paper`` protocol), ``release_message`` rebuilds a turn so;
+``release_stop_reason`` reads a turn's stop reason as the release's wire reports it.
 """
 
 from __future__ import annotations
 
 from enum import Enum
 
-from inspect_ai.model import ContentReasoning, GenerateConfig, Model, ModelOutput, StopReason
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    Content,
+    ContentReasoning,
+    ContentText,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    StopReason,
+)
 from inspect_ai.tool import ToolInfo
 
 
@@ -99,3 +108,27 @@ def release_stop_reason(wire: Wire, output: ModelOutput) -> StopReason:
     if wire is not Wire.OPENAI_CHAT and output.message.tool_calls:
         return "tool_calls"
     return output.stop_reason
+
+
+def release_message(message: ChatMessageAssistant, wire: Wire) -> ChatMessageAssistant:
+    """The message rebuilt as the release sends it back: its text and tool calls.
+
+    The reasoning blocks ``wire`` needs to accept the next turn stay, in their places
+    among the text; with none, the content is the message's text alone.
+    """
+    if isinstance(message.content, list) and any(
+        isinstance(part, ContentReasoning) and continuity_kept(wire, part)
+        for part in message.content
+    ):
+        kept: list[Content] = [
+            part
+            for part in message.content
+            if isinstance(part, ContentText)
+            or (isinstance(part, ContentReasoning) and continuity_kept(wire, part))
+        ]
+        return ChatMessageAssistant(
+            content=kept, tool_calls=message.tool_calls, model=message.model
+        )
+    return ChatMessageAssistant(
+        content=message.text, tool_calls=message.tool_calls, model=message.model
+    )
