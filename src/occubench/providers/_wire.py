@@ -17,8 +17,11 @@ gateway's business. A native wire reports and needs other things:
   Kimi's, MiniMax's) wants the turn's ``reasoning_content`` back (docs: DeepSeek,
   Thinking Mode, tool calls); endpoints that do not need it ignore it. Inspect sends a
   reasoning block back on the field it came from, and ``<think>`` text inline.
-- OpenAI Responses: reasoning items are never required to go on (a turn without them
-  is accepted); the release's wire carried none.
+- OpenAI Responses: a turn sent back without its reasoning items is accepted only when
+  its function calls carry no item ids; Inspect replays each call as the item it
+  received (``fc_...`` id and all, kept per sample by call id), and the API refuses such
+  an item without the reasoning item it followed ("... was provided without its required
+  'reasoning' item").
 
 ``continuity_kept`` says which reasoning blocks a wire needs kept when the protocol
 carries no reasoning (the ``paper`` protocol), ``release_message`` rebuilds a turn so;
@@ -90,9 +93,10 @@ def continuity_kept(wire: Wire, reasoning: ContentReasoning) -> bool:
     Anthropic: every thinking block (signed or redacted). Google: a block that carries a
     thought signature. OpenAI-compatible chat: every block (the endpoint's own reasoning
     field, which endpoints that need no echo ignore, or ``<think>`` text the release kept
-    in ``content``). Responses and other wires: none.
+    in ``content``). Responses: every reasoning item (the function calls Inspect replays
+    need theirs). Other wires: none.
     """
-    if wire is Wire.ANTHROPIC or wire is Wire.OPENAI_CHAT:
+    if wire in (Wire.ANTHROPIC, Wire.OPENAI_CHAT, Wire.OPENAI_RESPONSES):
         return True
     if wire is Wire.GOOGLE:
         return reasoning.signature is not None
