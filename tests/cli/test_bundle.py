@@ -110,7 +110,7 @@ def test_report_puts_the_published_rows_beside_the_measured_ones(logs, tmp_path)
     assert "| \\- | published | vendor/model-a |" in (out / "published.md").read_text()
     paper = runner.invoke(app, ["report", str(logs), "--published", "paper", "--resamples", "20"])
     assert paper.exit_code == ExitCode.OK
-    assert "- │ published │ GPT-5.2" in paper.output and "not stated" in paper.output
+    assert "- │ published │ GPT-5.2" in paper.output and "Gemini-3-Flash" in paper.output
 
 
 def test_leaderboard_writes_the_site_and_fails_on_a_tampered_bundle(bundle, tmp_path):

@@ -17,7 +17,7 @@ def test_dry_run_prints_the_runs_and_their_count(monkeypatch):
     monkeypatch.delenv("OCCUBENCH_DATASET", raising=False)
     result = runner.invoke(app, ["sweep", "paper-*", "--dry-run"])
     assert result.exit_code == 0, result.output
-    assert "185 runs (paper-cross-simulator 45, paper-fault-count 60" in result.output
+    assert "79 runs (paper-cross-simulator 24, paper-fault-count 8" in result.output
     assert "Shards are dealt once the dataset is known" in result.output
     named = runner.invoke(
         app,
@@ -35,11 +35,17 @@ def test_dry_run_prints_the_runs_and_their_count(monkeypatch):
     )
     assert named.exit_code == 0, named.output
     assert "4 runs" in named.output and "4 shards" in named.output
-    assert "openai/a" in named.output and "placeholder" not in named.output
+    assert "openai/a" in named.output and "anthropic/" not in named.output
 
 
-def test_placeholders_must_be_replaced_before_running():
-    result = runner.invoke(app, ["sweep", "paper-main", "--dataset", str(RELEASE_DIR)])
+def test_placeholders_must_be_replaced_before_running(tmp_path):
+    template = tmp_path / "template.yaml"
+    template.write_text(
+        yaml.safe_dump(
+            {"name": "t", "agents": ["placeholder/agent-01"], "simulators": ["google/s"]}
+        )
+    )
+    result = runner.invoke(app, ["sweep", str(template), "--dataset", str(RELEASE_DIR)])
     assert result.exit_code == 2
     assert "placeholder/agent-01" in result.output and "--agents" in result.output
 

@@ -64,4 +64,4 @@ def test_the_probe_is_not_sent_with_the_runs_settings(provider):
 def test_the_preflight_sends_no_probe_either():
     from occubench.scale import Preflight
 
-    assert Preflight({Role.AGENT: "openai/o3"}, fast=False).config.reasoning_summary == "none"
+    assert Preflight({Role.AGENT: "openai/o3"}, fast=False).transport.reasoning_summary == "none"

@@ -58,7 +58,7 @@ ECHOED = ContentReasoning(reasoning="chain", internal="reasoning_content")
     ("wire", "kept"),
     [
         (Wire.ANTHROPIC, [THINKING, REDACTED, SUMMARY, ECHOED]),
-        (Wire.GOOGLE, [THINKING]),
+        (Wire.GOOGLE, [THINKING, REDACTED]),
         (Wire.OPENAI_CHAT, [THINKING, REDACTED, SUMMARY, ECHOED]),
         (Wire.OPENAI_RESPONSES, [THINKING, REDACTED, SUMMARY, ECHOED]),
         (Wire.OTHER, []),
@@ -75,9 +75,9 @@ def _turn(content: list, calls: int = 1) -> ChatMessageAssistant:
 
 
 def test_release_message_keeps_needed_reasoning_in_place():
-    message = _turn([THINKING, ContentText(text="I look."), SUMMARY])
+    message = _turn([SUMMARY, ContentText(text="I look."), REDACTED])
     rebuilt = release_message(message, Wire.GOOGLE)
-    assert rebuilt.content == [THINKING, ContentText(text="I look.")]
+    assert rebuilt.content == [ContentText(text="I look."), REDACTED]
     assert rebuilt.tool_calls == message.tool_calls
 
 

@@ -28,7 +28,7 @@ from occubench.text import terminal_text
 
 if TYPE_CHECKING:
     from occubench.results import SampleRow
-    from occubench.scale import Interruption, Preflight
+    from occubench.scale import Interruption, Preflight, PreflightFailure
 
 
 class _Console(Console):
@@ -158,16 +158,26 @@ def split_names(value: str | None) -> list[str] | None:
 
 def check_models(
     models: Mapping[Role, str] | Iterable[tuple[Role, str]] | Preflight,
+    follow_up: bool = True,
 ) -> float | None:
     """The preflight (``occubench.scale.Preflight``): one line per unusable model, exit 2.
 
-    Nothing has started when it fails: no log folder, no sample. Returns the seconds the
-    fastest model took to answer (None when none was asked).
+    Nothing has started when it fails: no log folder, no sample. With ``follow_up`` the
+    second turn of each round trip is tried here too; without it the caller tries it
+    (``Preflight.follow_up``) while its run starts. Returns the seconds the fastest model
+    took to answer its first turn (None when none was asked).
     """
     from occubench.scale import Preflight  # the model providers: when models are checked
 
-    report = (models if isinstance(models, Preflight) else Preflight(models)).check()
-    failures = report.failures
+    checks = models if isinstance(models, Preflight) else Preflight(models)
+    report = checks.check()
+    failures = report.failures or (checks.follow_up() if follow_up else [])
+    preflight_failed(failures)
+    return report.latency
+
+
+def preflight_failed(failures: Sequence[PreflightFailure]) -> None:
+    """Say each failure on one line and exit 2 (nothing when there is none)."""
     for failure in failures:
         err_console.print(
             f"Preflight failed: {terminal_text(failure.line())}",
@@ -177,7 +187,6 @@ def check_models(
         )
     if failures:
         exit_with(ExitCode.BAD_INPUT)
-    return report.latency
 
 
 def _option_text(param: Any, value: Any) -> list[str]:

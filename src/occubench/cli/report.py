@@ -164,7 +164,7 @@ def report(
             console.print(f"Left out: {terminal_plain(line)}", markup=False, highlight=False)
         if stated is not None:
             console.print(rich_table(side_by_side(result, stated)))
-            for line in published_lines(stated):
+            for line in published_lines(stated, result):
                 console.print(terminal_plain(line), markup=False, highlight=False)
         if result.errors:
             console.print(
@@ -187,7 +187,7 @@ def write_published(result: Report, stated: PublishedTable, folder: Path) -> Pat
     from occubench.report import markdown_table
 
     path = folder / "published.md"
-    lines = "\n".join(f"> {markdown_cell(line)}" for line in published_lines(stated))
+    lines = "\n".join(f"> {markdown_cell(line)}" for line in published_lines(stated, result))
     path.write_text(markdown_table(side_by_side(result, stated)) + "\n" + lines + "\n")
     return path
 

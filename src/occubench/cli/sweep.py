@@ -139,8 +139,9 @@ def sweep(
     """Run every combination a sweep file lists, then report on all of it.
 
     Runs log to LOG_DIR/<run>-<digest>, split into the sweep's shards; running the same
-    command again resumes every unfinished shard. Shipped sweeps name their models
-    placeholder/...: replace them with --agents, --simulators, --verifiers.
+    command again resumes every unfinished shard. Shipped sweeps name the paper's models
+    (their comments list the API keys to set); --agents, --simulators, --verifiers
+    replace them.
     """
     from occubench.report import (
         ReportFormat,

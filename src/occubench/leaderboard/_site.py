@@ -45,7 +45,7 @@ from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SE
 from occubench.errors import UsageError
 from occubench.files import refuse_foreign, write_fresh
 from occubench.leaderboard._ties import tie_ranks
-from occubench.published import MODES, PublishedTable, apart_line
+from occubench.published import MODES, PublishedTable, apart_line, shown_sources
 from occubench.report import Report, build_report, content_security_policy
 from occubench.results import SampleRow
 
@@ -286,7 +286,7 @@ def _published(table: PublishedTable) -> PublishedPart:
     rows = [
         PublishedEntry(
             id=f"published-{i}",
-            model=row.model + (f" [{row.reasoning_effort}]" if row.reasoning_effort else ""),
+            model=row.label(),
             simulator=row.simulator or "not stated",
             verifier=row.verifier or "not stated",
             modes={m: _num(row.rate(m)) for m in MODES},
@@ -294,7 +294,7 @@ def _published(table: PublishedTable) -> PublishedPart:
             sources=sorted({v.source for v in row.values}),
             industries={n: _num(row.rate("E0", n)) for n in industries},
         )
-        for i, row in enumerate(table.rows, start=1)
+        for i, row in enumerate((r for r in table.rows if shown_sources(r)), start=1)
     ]
     return PublishedPart(
         source=table.source,

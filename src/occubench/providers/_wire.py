@@ -91,15 +91,15 @@ def continuity_kept(wire: Wire, reasoning: ContentReasoning) -> bool:
     """Whether ``wire`` needs this reasoning block sent back for the conversation to go on.
 
     Anthropic: every thinking block (signed or redacted). Google: a block that carries a
-    thought signature. OpenAI-compatible chat: every block (the endpoint's own reasoning
+    thought signature (Inspect writes one as a redacted block, tied to its call). OpenAI-compatible chat: every block (the endpoint's own reasoning
     field, which endpoints that need no echo ignore, or ``<think>`` text the release kept
     in ``content``). Responses: every reasoning item (the function calls Inspect replays
     need theirs). Other wires: none.
     """
     if wire in (Wire.ANTHROPIC, Wire.OPENAI_CHAT, Wire.OPENAI_RESPONSES):
         return True
-    if wire is Wire.GOOGLE:
-        return reasoning.signature is not None
+    if wire is Wire.GOOGLE:  # Inspect keeps a thought signature as a redacted block
+        return reasoning.redacted or reasoning.signature is not None
     return False
 
 

@@ -1,10 +1,13 @@
 """Published results: the numbers a paper states, as data, each with where it says it.
 
 A ``PublishedTable`` holds the values a publication states about agents on the
-benchmark: completion rates per env mode (overall or per industry) and robustness R,
-each with the table or figure that states it, under the simulator and verifier they were
-measured with. Only stated values are entered; a value the publication does not state
-is absent, and shown as "not published", never filled in.
+benchmark: completion rates per env mode (overall, per industry, or at a fault count and
+duration), robustness R and ranks, each with the table or figure that states it, under
+the simulator, verifier and reasoning effort they were measured with; rows that average
+several agents say which; and the ranking agreement it states between simulators. Only
+stated values are entered; a value the publication does not state is absent, and shown
+as "not published", never filled in. ``models`` names the Inspect model of each name the
+table uses, so a measured run is matched with the rows of the same model (``_match``).
 
 The package ships the paper's table (``paper``: ``paper.json``); a file in the same
 format (JSON) names any other. A file is input like any other: its size and nesting
@@ -39,6 +42,12 @@ class Metric(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """Completion rate, in percent as publications state it."""
     R = "r"
     """Robustness R = min(CR E1..E3) / CR E0, a ratio."""
+    RANK = "rank"
+    """Rank (1 = best) among the agents of the source's averages row under that simulator."""
+    LOWEST = "lowest"
+    """Lowest CR, in percent, among the agents an averages row averages."""
+    HIGHEST = "highest"
+    """Highest CR, in percent, among the agents an averages row averages."""
 
 
 class PublishedValue(BaseModel):
@@ -49,32 +58,71 @@ class PublishedValue(BaseModel):
         default=None, pattern=r"^E[0-3]$", description="E0..E3 for a CR (None for R)."
     )
     industry: str | None = Field(default=None, description="An industry (None: overall).")
-    value: float = Field(ge=0, description="CR in percent (0-100), or R as a ratio.")
+    fault_count: int | None = Field(
+        default=None, ge=1, description="Fault events per task (None: the publication's default)."
+    )
+    fault_duration: int | None = Field(
+        default=None, ge=1, description="Calls each fault lasts (None: the publication's default)."
+    )
+    value: float = Field(
+        ge=0, description="CR, lowest or highest CR in percent (0-100), R as a ratio, or a rank."
+    )
     source: str = Field(min_length=1, description="The table or figure stating it ('Table 3').")
 
 
 class PublishedRow(BaseModel):
     """One agent as a publication reports it."""
 
-    model: str = Field(min_length=1, description="The agent model, as the publication names it.")
+    model: str = Field(
+        min_length=1,
+        description="The agent model, as the publication names it (an averages row: its label).",
+    )
     simulator: str | None = Field(
         default=None,
         description="The simulator its values were measured in (None: the source does not say).",
     )
     verifier: str | None = Field(default=None, description="The verifier model, if stated.")
     reasoning_effort: str | None = Field(
-        default=None, description="Its reasoning effort, if stated."
+        default=None,
+        description="Its reasoning effort, if stated (None: the table's reasoning_effort).",
+    )
+    averages: list[str] = Field(
+        default_factory=list,
+        description="The agents whose mean this row states, as the publication names them "
+        "(empty: the row is one agent's).",
     )
     values: list[PublishedValue] = Field(default_factory=list)
 
     def value(
-        self, metric: Metric, mode: str | None = None, industry: str | None = None
+        self,
+        metric: Metric,
+        mode: str | None = None,
+        industry: str | None = None,
+        faults: tuple[int, int] | None = None,
     ) -> PublishedValue | None:
-        """The stated value of ``metric`` (in ``mode``, for ``industry``); None: not published."""
-        for found in self.values:
-            if found.metric == metric and found.env_mode == mode and found.industry == industry:
-                return found
-        return None
+        """The first stated value of ``metric`` there (``values_at``); None: not published."""
+        return next(iter(self.values_at(metric, mode, industry, faults)), None)
+
+    def values_at(
+        self,
+        metric: Metric,
+        mode: str | None = None,
+        industry: str | None = None,
+        faults: tuple[int, int] | None = None,
+    ) -> list[PublishedValue]:
+        """Every stated value of ``metric`` in ``mode`` for ``industry`` at ``faults``.
+
+        ``faults`` is (fault count, fault duration); None asks for the values stated at the
+        publication's default setting. Two sources may state one point differently: both
+        are returned, in the file's order.
+        """
+        count, duration = faults or (None, None)
+        return [
+            v
+            for v in self.values
+            if (v.metric, v.env_mode, v.industry, v.fault_count, v.fault_duration)
+            == (metric, mode, industry, count, duration)
+        ]
 
     def rate(self, mode: str, industry: str | None = None) -> float:
         """A stated CR as a share (0-1), or nan when it is not published."""
@@ -86,6 +134,21 @@ class PublishedRow(BaseModel):
         found = self.value(Metric.R)
         return math.nan if found is None else found.value
 
+    def label(self) -> str:
+        """The row's agent as tables show it: the model, with its stated reasoning effort."""
+        return self.model + (f" [{self.reasoning_effort}]" if self.reasoning_effort else "")
+
+
+class PublishedAgreement(BaseModel):
+    """How far two simulators rank the same agents alike, as a publication states it."""
+
+    simulators: tuple[str, str] = Field(description="The two simulators, as the table names them.")
+    env_mode: str = Field(pattern=r"^E[0-3]$", description="The mode the agents were ranked in.")
+    value: float = Field(ge=0, le=100, description="Agent pairs ordered alike, in percent.")
+    agreeing_pairs: int | None = Field(default=None, ge=0, description="Those pairs, if stated.")
+    pairs: int | None = Field(default=None, ge=0, description="All pairs compared, if stated.")
+    source: str = Field(min_length=1, description="The table or figure stating it.")
+
 
 class PublishedTable(BaseModel):
     """The stated results of one publication."""
@@ -94,11 +157,29 @@ class PublishedTable(BaseModel):
     title: str = Field(description="Its title.")
     url: str = Field(description="Where it is.")
     note: str = Field(default="", description="What the table holds and how it was entered.")
+    reasoning_effort: str | None = Field(
+        default=None,
+        description="The reasoning effort of the publication's runs, for rows stating none.",
+    )
+    models: dict[str, str] = Field(
+        default_factory=dict,
+        description="The Inspect model name of each name the table uses (agent, simulator, "
+        "verifier); a name not listed is taken as an Inspect model name itself.",
+    )
     rows: list[PublishedRow] = Field(default_factory=list)
+    agreements: list[PublishedAgreement] = Field(default_factory=list)
 
     def industries(self) -> list[str]:
         """Industries any row states a CR for."""
         return sorted({v.industry for r in self.rows for v in r.values if v.industry})
+
+    def inspect_model(self, name: str) -> str:
+        """The Inspect model name of a name the table uses (``models``)."""
+        return self.models.get(name, name)
+
+    def agents(self) -> list[PublishedRow]:
+        """The rows of single agents (not averages), in the file's order."""
+        return [row for row in self.rows if not row.averages]
 
 
 def _parsed(data: bytes, where: str) -> PublishedTable:

@@ -1,12 +1,22 @@
-"""The preflight: every model of a run resolved and called once before the first sample.
+"""The preflight: every model of a run tried before the first sample, on its own wire.
 
-A missing API key, an unknown provider or model, or an endpoint that does not answer
-would otherwise surface minutes later as errored samples (or as a long traceback): the
-preflight finds them first and says, in one line per model, which role it plays and what
-to set. The request is tiny (a few tokens), retried once after a transient failure
-(``DEFAULT_PREFLIGHT_RETRIES``, through the resilient model every run uses), and made
-outside the eval, so it is in no log. Its error text is redacted by the one rule
-(``occubench.redaction``): a provider may quote the key it was sent.
+A missing API key, an unknown provider or model, an endpoint that does not answer, or a
+setting the provider refuses would otherwise surface minutes later as errored samples,
+or, under the paper protocol, as samples graded on an agent API error. The preflight
+finds them first and says, in one line per model, which role it plays, the settings it
+was tried with and what to do.
+
+Each model is tried as the run calls it, per role: with the role's generation settings
+and token limit (``role_settings``), and, for the agent, with a tool. It is a two-turn
+round trip: a first turn (for the agent, a request to call the tool), then the answer
+sent back as the run's loop sends it (``release_message`` under the paper protocol: the
+reasoning the wire needs and nothing more), with the tool's result, and a second turn.
+The first turn is ``check``; the second, ``follow_up``, can run while the run starts
+(``occubench run`` does: a refusal stops it, ``cli.run``). Requests are retried once
+after a transient failure (``DEFAULT_PREFLIGHT_RETRIES``, through the resilient model
+every run uses) and made outside the eval, so they are in no log; the estimate counts
+their tokens. The error text is redacted by the one rule (``occubench.redaction``): a
+provider may quote the key it was sent.
 """
 
 from __future__ import annotations
@@ -16,26 +26,53 @@ import contextlib
 import io
 import re
 import time
-from collections.abc import Iterable, Mapping
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
-from inspect_ai.model import GenerateConfig, Model, get_model
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+)
+from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 from pydantic import BaseModel, Field
 
 from occubench.calls import resilient
-from occubench.config import RunConfig
+from occubench.config import MAX_TOKENS_POINTS, ProtocolPoints, RunConfig
 from occubench.defaults import (
     DEFAULT_PREFLIGHT_RETRIES,
     DEFAULT_PREFLIGHT_TIMEOUT,
     DEFAULT_REASONING_SUMMARY,
 )
 from occubench.errors import UsageError
-from occubench.providers import fast_path
+from occubench.providers import fast_path, model_wire, release_message
 from occubench.redaction import redact
 from occubench.roles import Role
 
 PREFLIGHT_PROMPT = "Reply with the word OK."
-"""The tiny request each model is sent."""
+"""The first request of a role called without tools, and every second turn's."""
+
+PREFLIGHT_TOOL = ToolInfo(
+    name="echo",
+    description="Echo a word back.",
+    parameters=ToolParams(
+        properties={"word": ToolParam(type="string", description="The word to echo.")},
+        required=["word"],
+    ),
+)
+"""The tool the agent's first turn is offered."""
+
+AGENT_PROMPT = "Call the tool echo once with the word OK."
+"""The agent's first request."""
+
+TRANSPORT_FIELDS = frozenset(
+    {"max_retries", "timeout", "attempt_timeout", "max_connections", "reasoning_summary"}
+)
+"""Settings a failure line leaves out: how a call is carried, not what is asked."""
 
 UNCALLED_PROVIDERS = ("none",)
 """Providers whose models are never called (``none/none``, an agent program's run)."""
@@ -67,11 +104,15 @@ class PreflightFailure(BaseModel):
     model: str = Field(description="The Inspect model name.")
     problem: str = Field(description="What is wrong, in a few words.")
     fix: str = Field(description="What to do: the variable to set, the name to check.")
+    settings: str = Field(
+        default="", description="The settings it was tried with (empty: none of the role's)."
+    )
 
     def line(self) -> str:
         """The failure as one line of text (no markup)."""
         roles = ", ".join(role.value for role in self.roles)
-        return f"{roles} model {self.model}: {self.problem}; {self.fix}"
+        tried = f" (with {self.settings})" if self.settings else ""
+        return f"{roles} model {self.model}{tried}: {self.problem}; {self.fix}"
 
 
 class Remedy(NamedTuple):
@@ -143,27 +184,51 @@ class PreflightReport(BaseModel):
     )
 
 
-def _failure(model: str, roles: list[Role], error: BaseException) -> PreflightFailure:
+def settings_text(config: GenerateConfig) -> str:
+    """The generation settings a config sets, as ``name=value`` words (transport left out)."""
+    given = config.model_dump(exclude_none=True, exclude=set(TRANSPORT_FIELDS))
+    return ", ".join(f"{name}={value}" for name, value in given.items())
+
+
+def _failure(
+    model: str, roles: list[Role], error: BaseException, settings: str = "", turn: int = 1
+) -> PreflightFailure:
     if isinstance(error, TimeoutError):
         _, url_var = _service_variables(model)
         problem, fix = "the endpoint did not answer in time", f"check that it is up and {url_var}"
     else:
         problem, fix = diagnose(model, error)
-    return PreflightFailure(roles=roles, model=model, problem=problem, fix=fix)
+        if turn == 2:  # it answered once: the wire refused how the run goes on
+            problem = problem.replace("the test request failed", "the second turn was refused")
+            fix = "check the role's settings (or --carry-reasoning)"
+    return PreflightFailure(roles=roles, model=model, problem=problem, fix=fix, settings=settings)
+
+
+class _Trial(NamedTuple):
+    """One model tried with one role's settings (the roles that share them)."""
+
+    model: str
+    roles: list[Role]
+    config: GenerateConfig
+    tools: list[ToolInfo]
 
 
 class Preflight:
-    """Every model of a run, built (its provider imported, its key read), to be checked.
+    """Every model of a run, built (its provider imported, its key read), to be tried.
 
     Building comes first and sends nothing, so that a run can start its shard processes
     right after it, with the providers imported, while ``check`` waits on the endpoints.
 
     Args:
         models: Roles and their models (``preflight``'s).
-        timeout: Seconds each model has to answer.
+        timeout: Seconds each request has to be answered.
         fast: Put the models on the fast path, as the run will
-            (``occubench.providers.fast_path``): the request is checked on the transport
-            the run uses, and the OpenAI SDK's client is not built for it.
+            (``occubench.providers.fast_path``): the requests are checked on the
+            transport the run uses, and the OpenAI SDK's client is not built for them.
+        settings: Each role's generation settings and token limit, as its calls carry
+            them (``role_settings``; a role not named: none of its own).
+        carry_reasoning: Send the first turn back whole (the ``occubench`` protocol);
+            otherwise as the release does (``release_message``).
     """
 
     def __init__(
@@ -171,70 +236,146 @@ class Preflight:
         models: Mapping[Role, str] | Iterable[tuple[Role, str]],
         timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
         fast: bool = True,
+        settings: Mapping[Role, GenerateConfig] | None = None,
+        carry_reasoning: bool = True,
     ) -> None:
         pairs = models.items() if isinstance(models, Mapping) else models
-        self.roles: dict[str, list[Role]] = {}
-        for role, model in pairs:
-            if role not in self.roles.setdefault(model, []):
-                self.roles[model].append(role)
         self.timeout = timeout
-        self.config = GenerateConfig(
+        self.carry_reasoning = carry_reasoning
+        self.transport = GenerateConfig(
             max_retries=DEFAULT_PREFLIGHT_RETRIES,
             timeout=int(timeout),
             attempt_timeout=int(timeout),
             reasoning_summary=DEFAULT_REASONING_SUMMARY,  # no probe request of Inspect's
         )
+        trials: dict[tuple[str, str, bool], _Trial] = {}
+        for role, model in pairs:
+            config = (settings or {}).get(role) or GenerateConfig()
+            tools = [PREFLIGHT_TOOL] if role is Role.AGENT else []
+            key = (model, config.model_dump_json(exclude_none=True), bool(tools))
+            trial = trials.setdefault(key, _Trial(model, [], config, tools))
+            if role not in trial.roles:
+                trial.roles.append(role)
+        self.trials = list(trials.values())
+        self.roles: dict[str, list[Role]] = {}
+        for trial in self.trials:
+            self.roles.setdefault(trial.model, []).extend(trial.roles)
         self.built: dict[str, Model | PreflightFailure] = {}
+        self._first: dict[int, list[ChatMessage]] = {}
         # Inspect prints its version and hooks once per process, as the first model is
         # built: here that would split the preflight's one line from the command's output
         with contextlib.redirect_stdout(io.StringIO()):
             for model, roles in self.roles.items():
                 try:
-                    built = get_model(model, config=self.config, memoize=False)
+                    built = get_model(model, config=self.transport, memoize=False)
                     if fast:
                         fast_path(built)
                     self.built[model] = resilient(built, replay=False)
                 except Exception as error:  # noqa: BLE001 - any failure is reported
                     self.built[model] = _failure(model, roles, error)
 
-    async def _check(self, model: str) -> PreflightFailure | float | None:
-        """The model's failure, or the seconds its request took (None: never called)."""
-        built = self.built[model]
+    def _config(self, trial: _Trial) -> GenerateConfig:
+        return self.transport.merge(trial.config)
+
+    async def _turn(
+        self, index: int, trial: _Trial, messages: list[ChatMessage], turn: int
+    ) -> PreflightFailure | float | None:
+        """One turn of a trial: its failure, or the seconds it took (None: never called)."""
+        built = self.built[trial.model]
         if isinstance(built, PreflightFailure):
-            return built
-        if _provider(model) in UNCALLED_PROVIDERS:
+            return built if turn == 1 else None
+        if _provider(trial.model) in UNCALLED_PROVIDERS:
             return None
-        config = self.config.merge(GenerateConfig(max_tokens=16))
         start = time.perf_counter()
         try:
-            await asyncio.wait_for(built.generate(PREFLIGHT_PROMPT, config=config), self.timeout)
+            output = await asyncio.wait_for(
+                built.generate(messages, tools=trial.tools, config=self._config(trial)),
+                self.timeout,
+            )
         except Exception as error:  # noqa: BLE001 - any failure is reported, never raised
-            return _failure(model, self.roles[model], error)
+            shown = settings_text(trial.config)
+            return _failure(trial.model, trial.roles, error, shown, turn)
+        if turn == 1:
+            self._first[index] = [*messages, *self._answered(built, trial, output.message)]
         return time.perf_counter() - start
 
-    def check(self) -> PreflightReport:
-        """Send each model (once, however many roles it plays) its tiny request."""
+    def _answered(
+        self, model: Model, trial: _Trial, message: ChatMessageAssistant
+    ) -> list[ChatMessage]:
+        """The first turn's answer as the run sends it back, and what follows it."""
+        if not self.carry_reasoning:
+            message = release_message(message, model_wire(model, trial.tools, trial.config))
+        if not message.tool_calls:
+            return [message, ChatMessageUser(content=PREFLIGHT_PROMPT)]
+        results: list[ChatMessage] = [
+            ChatMessageTool(content="OK", tool_call_id=call.id, function=call.function)
+            for call in message.tool_calls
+        ]
+        return [message, *results]
 
-        async def check_all() -> list[PreflightFailure | float | None]:
-            return list(await asyncio.gather(*(self._check(m) for m in self.roles)))
+    def _run(self, turns: list[Any]) -> list[PreflightFailure | float | None]:
+        async def all_of() -> list[PreflightFailure | float | None]:
+            return list(await asyncio.gather(*turns))
 
         with contextlib.redirect_stdout(io.StringIO()):
-            checked = asyncio.run(check_all())
+            return asyncio.run(all_of())
+
+    def check(self) -> PreflightReport:
+        """The first turn of every trial (each model once per distinct role settings)."""
+        firsts = []
+        for index, trial in enumerate(self.trials):
+            prompt = AGENT_PROMPT if trial.tools else PREFLIGHT_PROMPT
+            firsts.append(self._turn(index, trial, [ChatMessageUser(content=prompt)], 1))
+        checked = self._run(firsts)
         times = [c for c in checked if isinstance(c, float)]
         return PreflightReport(
-            failures=[c for c in checked if isinstance(c, PreflightFailure)],
+            failures=_each_model_once(c for c in checked if isinstance(c, PreflightFailure)),
             latency=min(times, default=None),
         )
+
+    def follow_up(self) -> list[PreflightFailure]:
+        """The second turn of every trial whose first was answered (after ``check``)."""
+        seconds = [
+            self._turn(index, self.trials[index], messages, 2)
+            for index, messages in sorted(self._first.items())
+        ]
+        checked = self._run(seconds)
+        return _each_model_once(c for c in checked if isinstance(c, PreflightFailure))
+
+
+def _each_model_once(failures: Iterable[PreflightFailure]) -> list[PreflightFailure]:
+    """The failures, the first of each model only (a model that cannot be built fails once)."""
+    seen: dict[str, PreflightFailure] = {}
+    for failure in failures:
+        seen.setdefault(failure.model, failure)
+    return list(seen.values())
+
+
+def role_settings(
+    models: Iterable[Role], generate: Callable[[Role], GenerateConfig], points: ProtocolPoints
+) -> dict[Role, GenerateConfig]:
+    """Each role's generation settings and its token limit, as the run's calls carry them."""
+    settings = {}
+    for role in models:
+        config = generate(role)
+        field = MAX_TOKENS_POINTS.get(Role.SIMULATOR if role is Role.SIMULATOR_FALLBACK else role)
+        if field and getattr(points, field):  # the role's calls carry it (0: not set)
+            config = config.merge(GenerateConfig(max_tokens=getattr(points, field)))
+        settings[role] = config
+    return settings
 
 
 def preflight(
     models: Mapping[Role, str] | Iterable[tuple[Role, str]],
     timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
+    settings: Mapping[Role, GenerateConfig] | None = None,
+    carry_reasoning: bool = True,
 ) -> list[PreflightFailure]:
-    """Resolve every model and send each (once, however many roles it plays) a tiny request.
+    """Resolve every model and try each (once per distinct role settings), both turns.
 
     ``models`` maps roles to models, or lists (role, model) pairs (a sweep's models play
     several roles). Models that are never called (``UNCALLED_PROVIDERS``) are resolved
     only. Returns the failures, one per model; empty when every model answered.
     """
-    return Preflight(models, timeout).check().failures
+    checks = Preflight(models, timeout, settings=settings, carry_reasoning=carry_reasoning)
+    return checks.check().failures or checks.follow_up()

@@ -18,9 +18,11 @@ A sweep file is input like any other: it is read within bounds (``MAX_SWEEP_BYTE
 simulators x verifiers x the length of each grid axis) is computed before the grid is
 expanded, and refused above ``MAX_SWEEP_RUNS``.
 
-Shipped sweeps (``src/occubench/sweeps/*.yaml``) reproduce the paper's experiments;
-their model names start with ``placeholder/``: replace them with ``--agents`` /
-``--simulators`` (see ``override``) or by editing a copy.
+Shipped sweeps (``src/occubench/sweeps/*.yaml``) reproduce the paper's experiments with
+its models, by their Inspect names (the published table's ``models`` maps the paper's
+names to them); ``--agents`` / ``--simulators`` / ``--verifiers`` replace them (see
+``override``). A sweep file may name ``placeholder/...`` models for the user to fill in
+(a template); ``placeholders`` lists them and ``occubench sweep`` refuses to run them.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ if TYPE_CHECKING:  # the analysis stack is heavy: worker processes never import 
     from occubench.results import SampleRow
 
 PLACEHOLDER = "placeholder/"
-"""Prefix of the model names in shipped sweeps that the user must replace."""
+"""Prefix of the model names in a template sweep that the user must replace."""
 
 SWEEPS_DIR = "sweeps"
 """Folder of the shipped sweep files inside the occubench package."""
@@ -65,7 +67,7 @@ MAX_SWEEP_VALUES = 20_000
 MAX_SWEEP_DEPTH = 32
 """Deepest nesting of lists and mappings in a sweep file."""
 MAX_SWEEP_RUNS = 10_000
-"""Most runs in one sweep (the paper's six sweeps hold 245 together)."""
+"""Most runs in one sweep (the paper's six sweeps hold 100 together, 79 once shared)."""
 
 
 class ModelChoice(BaseModel):

@@ -1,8 +1,15 @@
-"""A local OpenAI-compatible server (flaky, recording) for trying settings offline and for tests.
+"""Local servers for trying settings offline and for tests, bound to loopback only.
 
-Run it alone with ``python -m occubench.testing.openai_server``.
+``ScriptedOpenAIServer`` is OpenAI-compatible and can be flaky, rate-limited and recording
+(run it alone with ``python -m occubench.testing.openai_server``). The strict wire
+servers speak each provider's own API and refuse, with its own error, what it refuses:
+``AnthropicServer`` (Messages), ``GoogleServer`` (generateContent), ``ResponsesServer``
+(OpenAI Responses) and ``ReasoningChatServer`` (OpenAI-compatible chat as DeepSeek, Kimi,
+GLM, MiniMax and Qwen speak it); they share ``occubench.testing._wire``.
 """
 
+from occubench.testing._anthropic_server import ADAPTIVE_MODEL, AnthropicServer, ModelSupport
+from occubench.testing._google_server import DEFAULT_GEMINI_MODELS, GeminiModel, GoogleServer
 from occubench.testing._openai_server import (
     TRANSIENT_KINDS,
     FailureKind,
@@ -13,15 +20,29 @@ from occubench.testing._openai_server import (
     ServerStats,
 )
 from occubench.testing._rate_limits import RateLimiter, RateLimits
+from occubench.testing._reasoning_chat_server import ChatDialect, ReasoningChatServer
+from occubench.testing._responses_server import ResponsesServer
+from occubench.testing._wire import WireServer, WireStats
 
 __all__ = [
+    "ADAPTIVE_MODEL",
+    "DEFAULT_GEMINI_MODELS",
     "TRANSIENT_KINDS",
+    "AnthropicServer",
+    "ChatDialect",
     "FailureKind",
     "Flakiness",
+    "GeminiModel",
+    "GoogleServer",
     "HardFailure",
+    "Hold",
+    "ModelSupport",
     "RateLimiter",
     "RateLimits",
-    "Hold",
+    "ReasoningChatServer",
+    "ResponsesServer",
     "ScriptedOpenAIServer",
     "ServerStats",
+    "WireServer",
+    "WireStats",
 ]
