@@ -187,3 +187,10 @@ def test_terminal_text_is_redacted(monkeypatch):
     assert terminal_text(f"Error code: 401 - Incorrect API key provided: {KEY}").endswith(
         "provided: \\[redacted]"
     )
+
+
+def test_a_number_under_a_secret_looking_name_is_shown():
+    from occubench.redaction import REDACTED, redact_settings
+
+    shown = redact_settings({"reasoning_tokens": 4096, "api_key": "sk-secret-value-123456"})
+    assert shown == {"reasoning_tokens": 4096, "api_key": REDACTED}

@@ -224,6 +224,10 @@ at about 5 ms of harness CPU per call on the fast path, a quarter of a core, so 
 arriving together are not kept waiting. 100 samples in flight at 1 s per call: 2 shards; at
 10 s per call: 1."""
 
+PREFLIGHT_TOOL_NAME = "preflight_echo"
+"""The one tool the preflight offers an agent model (a sample's tools never use the name:
+the local test server's ``Hold`` tells the preflight's request from a sample's by it)."""
+
 DEFAULT_PREFLIGHT_TIMEOUT = 60.0
 """Seconds each model of a run has to answer the preflight's tiny request."""
 

@@ -228,13 +228,14 @@ def redact_model(model: M) -> M:
 def redact_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Settings (headers, model arguments) fit to show.
 
-    The values of secret-naming keys are replaced whole, every other string redacted.
+    The string values of secret-naming keys are replaced whole, every other string
+    redacted; a number is no secret (``reasoning_tokens: 4096`` names a budget).
     """
     shown: dict[str, Any] = {}
     for name, value in settings.items():
         if isinstance(value, Mapping):
             shown[name] = redact_settings(value)
-        elif is_secret_name(str(name)) and value not in (None, ""):
+        elif is_secret_name(str(name)) and isinstance(value, str) and value:
             shown[name] = REDACTED
         else:
             shown[name] = redact_strings(value)

@@ -236,3 +236,14 @@ def test_terminal_text_strips_controls_and_escapes_markup():
     hostile = "ok\x1b[31mred\x1b[0m\x1b]0;title\x07\x1b]8;;http://x\x1b\\link\x9b2J\x00\r[bold]b[/bold]\n\tend\u202e"
     assert terminal_text(hostile) == "okredlink\\[bold]b\\[/bold]\n\tend"
     assert markdown_cell("a|b\n<script>") == "a\\|b &lt;script&gt;"
+
+
+def test_an_agents_reasoning_budget_tells_its_setups_apart():
+    from conftest import sample_row
+    from occubench.analysis._metrics import agent_name
+
+    assert agent_name(sample_row(reasoning_tokens=4096)) == "a/one[reasoning_tokens=4096]"
+    both = sample_row(reasoning_effort="high", reasoning_tokens=4096)
+    assert agent_name(both) == "a/one[reasoning_effort=high,reasoning_tokens=4096]"
+    labelled = sample_row(agent_model="a/one[reasoning_tokens=4096]", reasoning_tokens=4096)
+    assert agent_name(labelled) == "a/one[reasoning_tokens=4096]"  # a sweep's label kept

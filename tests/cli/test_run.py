@@ -1,5 +1,6 @@
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import SCRIPTED_MODEL_ARGS
@@ -131,3 +132,124 @@ def test_a_replay_does_not_preflight_the_simulator_it_never_asks(tmp_path, monke
     again = run("record", "again")
     assert again.exit_code == 2
     assert f"Preflight failed: simulator model {simulator}" in again.output
+
+
+def test_reasoning_tokens_per_role():
+    from occubench.cli.run import generation_settings
+    from occubench.roles import Role
+
+    settings, _ = generation_settings(
+        {"reasoning_tokens": ["4096", "simulator=2048"], "max_tokens": None}
+    )
+    assert {role: c.model_dump(exclude_unset=True) for role, c in settings.items()} == {
+        Role.AGENT: {"reasoning_tokens": 4096},
+        Role.SIMULATOR: {"reasoning_tokens": 2048},
+    }
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (["0"], "agent: reasoning_tokens must be 1 or more, not 0"),
+        (["-5"], "--reasoning-tokens '-5': not a whole number"),
+        (["lots"], "--reasoning-tokens 'lots': not a whole number"),
+        (["judge=5"], "--reasoning-tokens 'judge=5': unknown role 'judge'"),
+        (["1024", "2048"], "--reasoning-tokens given twice for the agent"),
+    ],
+)
+def test_bad_reasoning_tokens_are_one_line(release_dir, tmp_path, values, message):
+    extra = [arg for value in values for arg in ("--reasoning-tokens", value)]
+    args = ["run", *MODELS, "--dataset", str(release_dir), "--log-dir", str(tmp_path), *extra]
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 2, result.output
+    folded = " ".join(result.output.split())  # one message (folded at the console's width)
+    assert folded.startswith(f"Error: {message}") and folded.count("Error:") == 1
+    assert list(tmp_path.iterdir()) == []  # nothing started
+
+
+def test_reasoning_settings_reach_the_log_and_its_rows(release_dir, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    from occubench.results import read_runs
+
+    settings = ["--reasoning-tokens", "4096", "--reasoning-tokens", "simulator=2048"]
+    args = ["run", *MODELS, "--dataset", str(release_dir), "--log-dir", str(tmp_path), "--limit"]
+    result = runner.invoke(app, [*args, "1", *settings], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "Note:" not in result.output  # the scripted models' provider: no request builder
+    (log,) = tmp_path.rglob("*.eval")
+    header = read_eval_log(str(log), header_only=True).eval
+    assert header.model_generate_config.reasoning_tokens == 4096
+    roles = header.model_roles or {}
+    simulator = roles["simulator"]
+    assert not isinstance(simulator, list) and simulator.config.reasoning_tokens == 2048
+    assert [row.reasoning_tokens for row in read_runs([tmp_path], cache=False)] == [4096]
+
+
+def test_clamp_notes_are_printed_once_and_say_what_the_wire_carries(
+    release_dir, tmp_path, monkeypatch
+):
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.model._providers.deepseek import DEEPSEEK_EFFORT_MAP
+
+    from occubench.testing._openai_server import ScriptedOpenAIServer
+
+    sent = DEEPSEEK_EFFORT_MAP["xhigh"]
+    with ScriptedOpenAIServer(record=True) as server:
+        monkeypatch.setenv("DEEPSEEK_BASE_URL", server.base_url)
+        monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-clamp-test-0123456789")
+        args = [
+            "run",
+            "--agent-model",
+            "deepseek/schema-agent",
+            *MODELS[2:],
+            "--dataset",
+            str(release_dir),
+            "--log-dir",
+            str(tmp_path),
+            "--limit",
+            "1",
+            "--reasoning-effort",
+            "xhigh",
+            "--reasoning-tokens",
+            "4096",
+            "--no-preflight",  # every request is the agent's
+        ]
+        result = runner.invoke(app, args, terminal_width=200)
+        bodies = server.recorded
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    for note in (
+        f"Note: agent deepseek/schema-agent: reasoning effort xhigh sent as {sent} "
+        "(Inspect's deepseek provider maps it)",
+        "Note: agent deepseek/schema-agent: reasoning tokens 4096 not sent "
+        "(Inspect's deepseek provider drops it)",
+    ):
+        assert output.count(note) == 1, result.output
+    assert bodies and {b.get("reasoning_effort") for b in bodies} == {sent}
+    assert not any("4096" in json.dumps(b) for b in bodies)
+    (log,) = tmp_path.rglob("*.eval")
+    asked = read_eval_log(str(log), header_only=True).eval.model_generate_config
+    assert (asked.reasoning_effort, asked.reasoning_tokens) == ("xhigh", 4096)  # as asked
+
+
+def test_a_thinking_budget_anthropic_refuses_stops_the_run_before_it_starts(release_dir, tmp_path):
+    args = [
+        "run",
+        "--agent-model",
+        "anthropic/claude-sonnet-4-5",
+        *MODELS[2:],
+        "--dataset",
+        str(release_dir),
+        "--log-dir",
+        str(tmp_path),
+        "--no-preflight",
+        "--reasoning-tokens",
+        "512",
+    ]
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())  # one message (folded at the console's width)
+    assert message.startswith("Error: agent anthropic/claude-sonnet-4-5: a thinking budget of 512")
+    assert message.count("Error:") == 1 and "less than max_tokens" in message
+    assert list(tmp_path.iterdir()) == []

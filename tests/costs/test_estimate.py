@@ -133,3 +133,40 @@ def test_the_judge_has_its_row_whatever_model_plays_it(release_dir):
 
     table = estimate_table(estimate)
     assert "s (the simulator's model)" in list(table.columns[1].cells)
+
+
+def test_the_preflight_is_in_the_estimate_once_per_role():
+    config = ResolvedRun.of(RunConfig(dataset=REFERENCE, with_plan=True, task_ids=[1001]))
+    roles = {Role.SIMULATOR: "s/sim", Role.VERIFIER: "v/judge"}
+    prices = PriceTable.model_validate(
+        {"models": {m: {"input_per_mtok": 1.0, "output_per_mtok": 4.0}
+                    for m in ("a/agent", "s/sim", "v/judge")}}
+    )  # fmt: skip
+    bare = estimate_run(config, agent="a/agent", roles=roles, prices=prices, preflight=False)
+    checked = estimate_run(config, agent="a/agent", roles=roles, prices=prices, epochs=3)
+    assert bare.preflight == []
+    assert [(c.role, c.model, c.tokens.calls) for c in checked.preflight] == [
+        ("agent", "a/agent", 2), ("simulator", "s/sim", 2), ("verifier", "v/judge", 2)
+    ]  # two turns per role, however many epochs
+    sample_cost = sum(c.cost or 0.0 for c in checked.roles)
+    preflight_cost = sum(c.cost or 0.0 for c in checked.preflight)
+    assert preflight_cost > 0 and checked.total_cost == pytest.approx(sample_cost + preflight_cost)
+    assert bare.total_cost == pytest.approx(sample_cost / 3)
+
+
+def test_cache_reads_are_counted_and_priced_as_cached():
+    run = ResolvedRun.of(RunConfig(dataset=str(RELEASE_DIR), task_ids=[11]))
+    roles = {Role.SIMULATOR: "s/sim", Role.VERIFIER: "v/judge"}
+    full = {"input_per_mtok": 1.0, "output_per_mtok": 4.0}
+    cheap = {**full, "cached_input_per_mtok": 0.1}
+    names = ("a/agent", "s/sim", "v/judge")
+    plain = PriceTable.model_validate({"models": {m: full for m in names}})
+    cached = PriceTable.model_validate({"models": {m: cheap for m in names}})
+    at_full = estimate_run(run, agent="a/agent", roles=roles, prices=plain, preflight=False)
+    at_cached = estimate_run(run, agent="a/agent", roles=roles, prices=cached, preflight=False)
+    simulator = next(r for r in at_cached.roles if r.role == "simulator").tokens
+    assert 0 < simulator.cached_input_tokens < simulator.input_tokens  # its first call is not
+    for before, after in zip(at_full.roles, at_cached.roles, strict=True):
+        discount = after.tokens.cached_input_tokens * 0.9 / 1e6
+        assert after.cost == pytest.approx((before.cost or 0) - discount)
+    assert at_full.tokens() == at_cached.tokens()  # the price changes, never the content

@@ -42,6 +42,7 @@ from inspect_ai.util import LimitExceededError
 from occubench.agent._arguments import BadToolCall, checked_arguments
 from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
+from occubench.calls import failure_text
 from occubench.config import ProtocolPoints
 from occubench.dataset import ToolSpec
 from occubench.errors import BudgetExhausted
@@ -139,7 +140,7 @@ class AgentLoop:
             if not self.points.agent_errors_end_loop:
                 raise
             self.episode.stop_reason = StopReason.AGENT_ERROR
-            self.episode.agent_error = escape_invalid(f"{type(e).__name__}: {e}")
+            self.episode.agent_error = escape_invalid(failure_text(e))
             return None
         return clean_output(output)
 

@@ -53,15 +53,23 @@ class MetricRow(BaseModel):
 
 
 def agent_name(row: SampleRow) -> str:
-    """The agent of a row's setup: the model, with its reasoning effort when one was set.
+    """The agent of a row's setup: the model, with its reasoning effort and budget if set.
 
-    Written as a sweep labels such an agent (``model[reasoning_effort=high]``), and left
-    alone when the name already says it (rows a sweep labelled).
+    Written as a sweep labels such an agent (``model[reasoning_effort=high]``,
+    ``model[reasoning_tokens=4096]``), and left alone when the name already says it
+    (rows a sweep labelled).
     """
-    effort = row.reasoning_effort
-    if effort is None or f"reasoning_effort={effort}" in row.agent_model:
+    settings = [
+        f"{name}={value}"
+        for name, value in (
+            ("reasoning_effort", row.reasoning_effort),
+            ("reasoning_tokens", row.reasoning_tokens),
+        )
+        if value is not None
+    ]
+    if not settings or all(s in row.agent_model for s in settings):
         return row.agent_model
-    return f"{row.agent_model}[reasoning_effort={effort}]"
+    return f"{row.agent_model}[{','.join(settings)}]"
 
 
 def _seed(row: SampleRow) -> str:

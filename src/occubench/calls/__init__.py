@@ -5,7 +5,8 @@ answer is retried at the call like a 5xx, and a restarted sample replays the cal
 earlier attempt already paid for. ``CallCounts`` (in each sample's store) counts both.
 ``ask`` is the generate, parse, re-ask loop every role uses; ``approx_tokens`` and its
 kin count tokens roughly (the scripted models' usage, the estimate before a run);
-``gated_calls`` puts a gate before every call (the spending limit's).
+``gated_calls`` puts a gate before every call (the spending limit's); ``failure_text``
+says a failed call in a few words (the provider's own message).
 ``AdaptiveLimit`` is the window of requests in flight to one model that follows the
 endpoint (grows with answers, halves on 429s, waits out Retry-After); ``limit_for``
 gives the process's one per model and ``concurrency_report`` what each reached.
@@ -29,12 +30,14 @@ from occubench.calls._concurrency import (
     limit_for,
     reset_concurrency,
 )
+from occubench.calls._failures import failure_text
 from occubench.calls._model import (
     CallGate,
     ResilientModel,
     gated_calls,
     named_model,
     resilient,
+    sample_cache_key,
 )
 from occubench.calls._replay import AttemptChain, ReplayHooks, current_chain, request_key
 from occubench.calls._tokens import (
@@ -60,6 +63,7 @@ __all__ = [
     "concurrency_report",
     "count_unreadable",
     "current_chain",
+    "failure_text",
     "gated_calls",
     "is_unreadable",
     "limit_for",
@@ -67,6 +71,7 @@ __all__ = [
     "named_model",
     "reset_concurrency",
     "resilient",
+    "sample_cache_key",
     "watch_answers",
     "approx_tokens",
     "message_tokens",

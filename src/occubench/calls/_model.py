@@ -9,7 +9,10 @@ with two additions, both at the call:
 - ``generate``: inside a sample, answered from the record of the sample's earlier
   attempt when the same request was made there, else asked and recorded
   (``occubench.calls._replay``); else made once it passes the gate installed for
-  the run, if any (``gated_calls``: the spending limit's).
+  the run, if any (``gated_calls``: the spending limit's); on OpenAI's own API with a
+  prompt cache key of the sample's (``sample_cache_key``), so that the sample's growing
+  prompts meet the cache that holds their prefix. Caching changes the price, never the
+  content: the key is left out of the replay key and of a world's context.
 
 ``resilient`` makes one from any model; every model occubench builds or is given for a
 run goes through it (the runner, the gym API, synthesis, the audit). ``named_model``
@@ -72,6 +75,33 @@ def gated_calls(gate: CallGate) -> Iterator[None]:
         _gate = None
 
 
+CACHE_KEY_FIELD = "prompt_cache_key"
+"""OpenAI's request field that routes requests to the cache that holds their prefix
+(docs: Prompt caching; Inspect sends it from ``extra_body`` on both of OpenAI's APIs)."""
+
+CACHED_PROVIDERS = frozenset({"OpenAIAPI"})
+"""Inspect's provider classes for OpenAI's own API (an OpenAI-compatible endpoint may
+refuse a field it does not know, so it is sent none)."""
+
+
+def sample_cache_key(model: Model, config: GenerateConfig) -> GenerateConfig:
+    """``config`` with the current sample's prompt cache key, where the provider takes one.
+
+    The key is the task's id and the epoch (one cache per sample, for every role); a key
+    the run's settings give is kept. Outside a sample, or on another provider, ``config``.
+    """
+    from inspect_ai.log._samples import sample_active  # Inspect's current sample
+
+    if not CACHED_PROVIDERS.intersection(cls.__name__ for cls in type(model.api).__mro__):
+        return config
+    active = sample_active()
+    extra = model.config.merge(config).extra_body or {}
+    if active is None or active.sample.id is None or CACHE_KEY_FIELD in extra:
+        return config
+    key = f"occubench-{active.sample.id}-{active.epoch}"
+    return config.merge(GenerateConfig(extra_body={**extra, CACHE_KEY_FIELD: key}))
+
+
 class ResilientModel(Model):
     """Inspect's model with call-level retry of unreadable answers and replay (module doc)."""
 
@@ -118,6 +148,7 @@ class ResilientModel(Model):
                     source="occubench",
                 )
                 return recorded
+        config = sample_cache_key(self, config)
         try:
             async with self._gated(input, tools, config):
                 output = await super().generate(input, tools, tool_choice, config, cache, on_stream)

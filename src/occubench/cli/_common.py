@@ -176,17 +176,35 @@ def check_models(
     return report.latency
 
 
+def stopped_by_preflight(lines: Sequence[str], kept: int, total: int, where: str) -> NoReturn:
+    """The run stopped on the preflight's second turn: each failure, what was kept, exit 2."""
+    _say_failures(lines)
+    console.print(
+        f"The run stopped: {kept} of {total} samples finished and are kept in {where}; "
+        "fix the setting and run the command again.",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    exit_with(ExitCode.BAD_INPUT)
+
+
 def preflight_failed(failures: Sequence[PreflightFailure]) -> None:
     """Say each failure on one line and exit 2 (nothing when there is none)."""
-    for failure in failures:
+    _say_failures([failure.line() for failure in failures])
+    if failures:
+        exit_with(ExitCode.BAD_INPUT)
+
+
+def _say_failures(lines: Sequence[str]) -> None:
+    """``Preflight failed: <line>`` for each, on standard error."""
+    for line in lines:
         err_console.print(
-            f"Preflight failed: {terminal_text(failure.line())}",
+            f"Preflight failed: {terminal_text(line)}",
             markup=False,
             highlight=False,
             soft_wrap=True,
         )
-    if failures:
-        exit_with(ExitCode.BAD_INPUT)
 
 
 def _option_text(param: Any, value: Any) -> list[str]:
@@ -226,7 +244,13 @@ def invoked_command(ctx: typer.Context, values: Mapping[str, Any]) -> str:
 
 
 def interrupted(stop: Interruption, kept: int, total: int, where: str, command: str) -> NoReturn:
-    """Report an interrupted run (what was kept, ``command`` to resume) and exit 130."""
+    """Report an interrupted run (what was kept, ``command`` to resume) and exit 130.
+
+    A run that stopped itself (``stop.cause``: the preflight's second turn was refused)
+    says why instead, and exits 2.
+    """
+    if stop.cause:
+        stopped_by_preflight(stop.cause, kept, total, where)
     signal_name = stop.name or "SIGINT"
     console.print(
         f"Interrupted ({signal_name}): {kept} of {total} samples finished and are kept in {where}.",

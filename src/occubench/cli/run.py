@@ -26,18 +26,22 @@ from occubench.cli._common import (
     interrupted,
     invoked_command,
     model_roles,
+    stopped_by_preflight,
     terminal_rows,
     user_errors,
 )
 from occubench.cli._settings import EXECUTORS, executor_named, with_settings
 from occubench.config import (
+    MAX_TOKENS_POINTS,
     NO_AGENT_MODEL,
     EvalOptions,
     ResolvedRun,
     RunConfig,
     checked_generate,
     protocol_points,
+    role_settings,
     role_values,
+    run_clamp_notes,
 )
 from occubench.defaults import DEFAULT_LOG_ROOT, DEFAULT_SHARD_MIN_SAMPLES
 from occubench.errors import ErrorSource, ExitCode, UsageError
@@ -75,17 +79,13 @@ def _count(text: str) -> int:
     return int(text)
 
 
-_MAX_TOKENS_FIELDS = {
-    Role.AGENT: "agent_max_tokens",
-    Role.SIMULATOR: "simulator_max_tokens",
-    Role.VERIFIER: "verifier_max_tokens",
-}
-
-
 def generation_settings(
     given: dict[str, Any],
 ) -> tuple[dict[Role, GenerateConfig], dict[str, int]]:
-    """``--temperature``, ``--reasoning-effort`` (GenerateConfig per role) and ``--max-tokens``.
+    """``--temperature``, ``--reasoning-effort``, ``--reasoning-tokens`` and ``--max-tokens``.
+
+    The first three are GenerateConfig fields per role (``checked_generate``: a
+    reasoning budget is 1 token or more); max_tokens is a protocol point per role.
 
     Returns the settings per role and the ``RunConfig`` max-tokens fields to set (the
     protocol points that decide max_tokens).
@@ -97,8 +97,9 @@ def generation_settings(
     for option, field, parse in (
         ("--temperature", "temperature", _number),
         ("--reasoning-effort", "reasoning_effort", lambda v: v.lower()),
+        ("--reasoning-tokens", "reasoning_tokens", _count),
     ):
-        for role, value in role_values(option, given[field], parse).items():
+        for role, value in role_values(option, given.get(field), parse).items():
             values.setdefault(role, {})[field] = value
     settings: dict[Role, GenerateConfig] = {}
     for role, fields in values.items():
@@ -108,9 +109,9 @@ def generation_settings(
             raise UsageError(f"{role.value}: {e}".splitlines()[0]) from None
     max_tokens = {}
     for role, value in role_values("--max-tokens", given["max_tokens"], _count).items():
-        if role not in _MAX_TOKENS_FIELDS:
+        if role not in MAX_TOKENS_POINTS:
             raise UsageError(f"--max-tokens: the {role.value} role has no max_tokens setting")
-        max_tokens[_MAX_TOKENS_FIELDS[role]] = value
+        max_tokens[MAX_TOKENS_POINTS[role]] = value
     return settings, max_tokens
 
 
@@ -166,6 +167,12 @@ def run(
         metavar="[ROLE=]EFFORT",
         help="[ROLE=]EFFORT, repeatable: none, minimal, low, medium, high, xhigh (a bare "
         "EFFORT: the agent's).",
+    ),
+    reasoning_tokens: list[str] | None = typer.Option(
+        None,
+        metavar="[ROLE=]N",
+        help="[ROLE=]N, repeatable: the thinking budget of a role's calls in tokens, 1 or "
+        "more (Anthropic budget_tokens, Gemini thinking budget; a bare N: the agent's).",
     ),
     max_tokens: list[str] | None = typer.Option(
         None,
@@ -235,6 +242,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
     from occubench.report import estimate_table
     from occubench.scale import (
         Executor,
+        FollowUp,
         Preflight,
         RunSpec,
         absolute_location,
@@ -323,6 +331,9 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             prices=price_table,
         )
         display = given["display"].lower()
+        models = {Role.AGENT: agent, **roles}  # what each provider is sent, if not as asked
+        for clamp in run_clamp_notes(models, spec.generate_config, resolved.points):
+            console.print(f"Note: {terminal_plain(clamp.line())}", markup=False, highlight=False)
     samples = len(selected) * epochs
     in_flight = min(samples, options.samples_at_once())
     local = executor is Executor.LOCAL
@@ -345,7 +356,12 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             if in_process:
                 warm_eval_imports()
             return estimate_run(
-                resolved, agent=agent, roles=roles, epochs=epochs, prices=price_table
+                resolved,
+                agent=agent,
+                roles=roles,
+                epochs=epochs,
+                prices=price_table,
+                preflight=given["preflight"],
             )
 
         thread = ThreadPoolExecutor(1, "estimate")
@@ -378,10 +394,21 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             with user_errors():
                 held = stack.enter_context(hold_log_folder(absolute_location(probe)))
             asked = preflight_models({Role.AGENT: agent, **roles}, config)
-            checks = Preflight(asked, fast=options.fast_path) if given["preflight"] else None
+            checks = (
+                Preflight(
+                    asked,
+                    fast=options.fast_path,
+                    settings=role_settings(asked, spec.generate_config, resolved.points),
+                    carry_reasoning=resolved.points.carry_reasoning,
+                )
+                if given["preflight"]
+                else None
+            )
             pool = stack.enter_context(start_workers(most)) if local and most > 1 else None
             estimate_meanwhile(in_process=local and pool is None)
-            latency = check_models(checks) if checks is not None else None
+            # the first turns now; the second turns while the run starts (a refusal stops it)
+            latency = check_models(checks, follow_up=False) if checks is not None else None
+            follow = FollowUp(checks, stop) if checks is not None else None
         except typer.Exit:
             stack.close()
             if made is not None:
@@ -420,8 +447,13 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
                 )
         except KeyboardInterrupt:
             results = []
+        refused = follow.finish() if follow is not None else []
     if out != probe and made is not None:  # the folder held for more shards: not used
         remove_unstarted(Path(absolute_location(probe)))
+    if refused:  # the wire refused the second turn: every sample would meet it
+        counts = [read_shard_counts(shard.log_dir) for shard in planned]
+        lines = [failure.line() for failure in refused]
+        stopped_by_preflight(lines, sum(c.done - c.errors for c in counts), total, out)
     try:  # a signal during the summary too: the logs say what was kept
         if stop.signal is not None or not results or any(r.interrupted for r in results):
             raise KeyboardInterrupt

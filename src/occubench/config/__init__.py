@@ -1,5 +1,6 @@
 """The run configuration (what a run computes) and the eval options (how it is run)."""
 
+from occubench.config._clamps import ClampNote, ReasoningSetting, clamp_notes, run_clamp_notes
 from occubench.config._eval_options import EvalOptions
 from occubench.config._fields import (
     Cli,
@@ -9,7 +10,13 @@ from occubench.config._fields import (
     keyword_parameters,
     setting_names,
 )
-from occubench.config._generate import GENERATE_ROLES, checked_generate, role_values
+from occubench.config._generate import (
+    GENERATE_ROLES,
+    MAX_TOKENS_POINTS,
+    checked_generate,
+    role_settings,
+    role_values,
+)
 from occubench.config._protocol import (
     OVERRIDE_NOTE,
     PRESETS,
@@ -32,6 +39,7 @@ from occubench.config._run import (
 
 __all__ = [
     "GENERATE_ROLES",
+    "MAX_TOKENS_POINTS",
     "CONFIG_METADATA",
     "NO_AGENT_MODEL",
     "OVERRIDE_NOTE",
@@ -39,23 +47,28 @@ __all__ = [
     "POINTS_METADATA",
     "RELEASE_METADATA",
     "PRESETS",
+    "ClampNote",
     "Cli",
     "EvalOptions",
     "PromptsError",
     "ProtocolOverrides",
     "ProtocolPoints",
+    "ReasoningSetting",
     "ReleasePrompts",
     "ResolvedRun",
     "MissingField",
     "RunConfig",
     "aliases",
     "checked_generate",
+    "clamp_notes",
     "cli_of",
     "default_of",
     "keyword_parameters",
     "protocol_points",
     "resolve_points",
+    "role_settings",
     "role_values",
+    "run_clamp_notes",
     "setting_names",
     "split_list",
 ]

@@ -6,11 +6,12 @@ retries. ``occubench run`` takes them as ``--temperature ROLE=VALUE`` (a bare va
 the agent's), a sweep file as ``generate:`` of an agent, simulator or verifier (and
 ``agent_generate:`` for every agent). ``max_tokens`` is a protocol point per role
 (``agent_max_tokens``, ...), so ``--max-tokens ROLE=N`` sets those fields instead.
+``reasoning_tokens`` (the thinking budget) is at least 1 token wherever it is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from occubench.errors import UsageError
@@ -19,10 +20,39 @@ from occubench.roles import Role
 if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig
 
+    from occubench.config._protocol import ProtocolPoints
+
 T = TypeVar("T")
 
 GENERATE_ROLES = (Role.AGENT, Role.SIMULATOR, Role.VERIFIER, Role.SIMULATOR_FALLBACK)
 """The roles a run's generation settings may name."""
+
+MAX_TOKENS_POINTS = {
+    Role.AGENT: "agent_max_tokens",
+    Role.SIMULATOR: "simulator_max_tokens",
+    Role.VERIFIER: "verifier_max_tokens",
+}
+"""The protocol point (``ProtocolPoints`` field) that sets max_tokens of a role's calls."""
+
+
+def role_settings(
+    roles: Iterable[Role], generate: Callable[[Role], GenerateConfig], points: ProtocolPoints
+) -> dict[Role, GenerateConfig]:
+    """Each role's generation settings with its token limit, as the run's calls carry them.
+
+    ``generate`` gives a role's settings (``RunSpec.generate_config``); the limit is the
+    role's protocol point (``MAX_TOKENS_POINTS``; the fallback simulator's is the
+    simulator's), left out when it is 0 (not set).
+    """
+    from inspect_ai.model import GenerateConfig
+
+    settings = {}
+    for role in roles:
+        config = generate(role)
+        field = MAX_TOKENS_POINTS.get(Role.SIMULATOR if role is Role.SIMULATOR_FALLBACK else role)
+        limit = getattr(points, field) if field else 0
+        settings[role] = config.merge(GenerateConfig(max_tokens=limit)) if limit else config
+    return settings
 
 
 def checked_generate(value: Mapping[str, Any]) -> GenerateConfig:
@@ -31,7 +61,7 @@ def checked_generate(value: Mapping[str, Any]) -> GenerateConfig:
     Its set fields (``model_fields_set``) are the ones given.
 
     Raises:
-        UsageError: a field GenerateConfig does not have.
+        UsageError: a field GenerateConfig does not have, a thinking budget below 1.
         ValidationError: a value it refuses.
     """
     from inspect_ai.model import GenerateConfig  # Inspect: when a value is checked
@@ -39,7 +69,10 @@ def checked_generate(value: Mapping[str, Any]) -> GenerateConfig:
     unknown = sorted(set(value) - set(GenerateConfig.model_fields))
     if unknown:
         raise UsageError(f"unknown generation settings: {', '.join(unknown)}")
-    return GenerateConfig.model_validate(value)  # bad values are errors now, not at run time
+    config = GenerateConfig.model_validate(value)  # bad values are errors now, not at run time
+    if config.reasoning_tokens is not None and config.reasoning_tokens < 1:
+        raise UsageError(f"reasoning_tokens must be 1 or more, not {config.reasoning_tokens}")
+    return config
 
 
 def role_values(

@@ -30,9 +30,13 @@ Model. Each selected task is played through on paper with the prompts the run wo
   when the simulator's model does, the run's logs count them under the simulator, and
   ``compare_estimate`` compares them there (``RoleCost.logged_as``).
 
-Epochs multiply everything. Dollars come from a price table, at the full input price (no
-prompt-cache discount: a provider's cache would lower the simulator's cost most, as its
-prompts are exact prefixes of the next). ``compare_estimate`` sets the estimate against the tokens
+Epochs multiply everything. Dollars come from a price table. Each role's prompts begin with
+its previous one (the simulator's and the agent's are exact prefixes of the next, the k
+votes share one prompt): the estimate counts the previous prompt, once it is at least
+``ESTIMATE_CACHE_MIN_TOKENS`` long, as read from a provider's prompt cache
+(``RoleTokens.cached_input_tokens``), priced at the table's ``cached_input_per_mtok``
+(the full input price when it gives none). Caching changes the price, never the content.
+``compare_estimate`` sets the estimate against the tokens
 logs measured, per role.
 """
 
@@ -112,12 +116,24 @@ class Assumptions(BaseModel):
     )
 
 
+ESTIMATE_CACHE_MIN_TOKENS = 1024
+"""The shortest prompt prefix the estimate counts as cached (OpenAI's and Anthropic's
+documented minimum for most models; Gemini's implicit cache starts at 1,024 or 2,048)."""
+
+
 class RoleTokens(BaseModel):
     """Tokens of one role."""
 
     input_tokens: int = Field(default=0, description="Prompt tokens.")
     output_tokens: int = Field(default=0, description="Completion tokens.")
     calls: int = Field(default=0, description="Model calls.")
+    cached_input_tokens: int = Field(
+        default=0,
+        description="Of the prompt tokens, those a provider's prompt cache would read: each "
+        "call's prompt begins with the role's previous one (of at least "
+        "ESTIMATE_CACHE_MIN_TOKENS).",
+    )
+    last_prompt: int = Field(default=0, exclude=True, description="The last call's prompt.")
 
     @property
     def total(self) -> int:
@@ -125,7 +141,10 @@ class RoleTokens(BaseModel):
         return self.input_tokens + self.output_tokens
 
     def add(self, input_tokens: int, output_tokens: int) -> None:
-        """Count one call."""
+        """Count one call, whose prompt begins with the previous call's (cached if long)."""
+        if self.last_prompt >= ESTIMATE_CACHE_MIN_TOKENS:
+            self.cached_input_tokens += min(self.last_prompt, input_tokens)
+        self.last_prompt = input_tokens
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
         self.calls += 1
@@ -135,6 +154,7 @@ class RoleTokens(BaseModel):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             calls=self.calls + other.calls,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
         )
 
     def times(self, factor: int) -> RoleTokens:
@@ -143,6 +163,7 @@ class RoleTokens(BaseModel):
             input_tokens=self.input_tokens * factor,
             output_tokens=self.output_tokens * factor,
             calls=self.calls * factor,
+            cached_input_tokens=self.cached_input_tokens * factor,
         )
 
 
@@ -178,6 +199,11 @@ class RunEstimate(BaseModel):
     samples: int = Field(description="tasks x epochs.")
     assumptions: Assumptions
     roles: list[RoleCost] = Field(description="Tokens and cost by role.")
+    preflight: list[RoleCost] = Field(
+        default_factory=list,
+        description="The preflight's requests per role and model (two turns each, made "
+        "before the samples and logged in none), in the total.",
+    )
     total_cost: float | None = Field(description="Dollars (None when a role has no price).")
     per_sample_cost: float | None = Field(description="total_cost / samples.")
     unpriced_models: list[str] = Field(description="Models without a price.")
@@ -391,6 +417,43 @@ def _notes(run: ResolvedRun) -> list[str]:
     return notes
 
 
+PREFLIGHT_PROMPT_TOKENS = 60
+"""Input tokens of the preflight's first turn (a one-line request, for the agent a tool);
+its second turn holds the first, the answer and a one-word reply (about twice)."""
+
+
+def _preflight_tokens(assumptions: Assumptions) -> RoleTokens:
+    """One role's preflight: two turns, each answered at most like a final answer."""
+    first = PREFLIGHT_PROMPT_TOKENS
+    answer = assumptions.answer_tokens
+    return RoleTokens(
+        input_tokens=first + (first + answer + first), output_tokens=2 * answer, calls=2
+    )
+
+
+def _priced(
+    role: str,
+    model: str | None,
+    tokens: RoleTokens,
+    prices: PriceTable | None,
+    logged_as: str | None = None,
+) -> RoleCost:
+    """A role's tokens with their dollars (None: no price for its model)."""
+    price = prices.models.get(model) if prices is not None and model else None
+    cost = None
+    if price is not None:
+        cached = tokens.cached_input_tokens
+        cache_rate = price.input_per_mtok if price.cached_input_per_mtok is None else (
+            price.cached_input_per_mtok
+        )
+        cost = (
+            (tokens.input_tokens - cached) * price.input_per_mtok
+            + cached * cache_rate
+            + tokens.output_tokens * price.output_per_mtok
+        ) / PER_MTOK
+    return RoleCost(role=role, model=model, tokens=tokens, cost=cost, logged_as=logged_as)
+
+
 def estimate_run(
     run: ResolvedRun,
     *,
@@ -399,8 +462,9 @@ def estimate_run(
     epochs: int = 1,
     prices: PriceTable | None = None,
     assumptions: Assumptions | None = None,
+    preflight: bool = True,
 ) -> RunEstimate:
-    """The cost estimate of a run (module doc).
+    """The cost estimate of a run (module doc), its preflight's requests too (``preflight``).
 
     Raises:
         DatasetError: the dataset is malformed or a filter names what it lacks.
@@ -432,25 +496,19 @@ def estimate_run(
         logged_as = None
         if role == Role.VERIFIER.value and Role.VERIFIER not in roles:
             model, logged_as = models.get(Role.SIMULATOR.value), Role.SIMULATOR.value
-        price = prices.models.get(model) if prices is not None and model else None
-        cost = (
-            None
-            if price is None
-            else (
-                tokens.input_tokens * price.input_per_mtok
-                + tokens.output_tokens * price.output_per_mtok
-            )
-            / PER_MTOK
-        )
-        costs.append(
-            RoleCost(role=role, model=model, tokens=tokens, cost=cost, logged_as=logged_as)
-        )
+        costs.append(_priced(role, model, tokens, prices, logged_as))
+    checks = [
+        _priced(role, model, _preflight_tokens(chosen), prices)
+        for role, model in models.items()
+        if preflight
+    ]
+    every = [*costs, *checks]
     unpriced = sorted(
-        {c.model or c.role for c in costs if c.cost is None and c.tokens.total}
+        {c.model or c.role for c in every if c.cost is None and c.tokens.total}
         if prices is not None
         else set()
     )
-    total = None if prices is None or unpriced else sum(c.cost or 0.0 for c in costs)
+    total = None if prices is None or unpriced else sum(c.cost or 0.0 for c in every)
     samples = len(per_task) * epochs
     return RunEstimate(
         tasks=len(per_task),
@@ -458,6 +516,7 @@ def estimate_run(
         samples=samples,
         assumptions=chosen,
         roles=costs,
+        preflight=checks,
         total_cost=total,
         per_sample_cost=total / samples if total is not None and samples else None,
         unpriced_models=unpriced,

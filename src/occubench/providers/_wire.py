@@ -91,7 +91,8 @@ def continuity_kept(wire: Wire, reasoning: ContentReasoning) -> bool:
     """Whether ``wire`` needs this reasoning block sent back for the conversation to go on.
 
     Anthropic: every thinking block (signed or redacted). Google: a block that carries a
-    thought signature (Inspect writes one as a redacted block, tied to its call). OpenAI-compatible chat: every block (the endpoint's own reasoning
+    thought signature (Inspect writes one as a redacted block, tied to its call).
+    OpenAI-compatible chat: every block (the endpoint's own reasoning
     field, which endpoints that need no echo ignore, or ``<think>`` text the release kept
     in ``content``). Responses: every reasoning item (the function calls Inspect replays
     need theirs). Other wires: none.

@@ -147,21 +147,23 @@ def estimate_table(estimate: RunEstimate) -> Table:
     )
     table.add_column("role")
     table.add_column("model")
-    for name in ("calls", "input tokens", "output tokens", "total tokens", "cost"):
+    for name in ("calls", "input tokens", "of them cached", "output tokens", "total", "cost"):
         table.add_column(name, justify="right")
-    for r in estimate.roles:
+    checks = [r.model_copy(update={"role": f"preflight: {r.role}"}) for r in estimate.preflight]
+    for r in [*estimate.roles, *checks]:
         played = f" (the {r.logged_as}'s model)" if r.logged_as else ""
         table.add_row(
             r.role,
             terminal_text((r.model or "-") + played),
             f"{r.tokens.calls:,}",
             f"{r.tokens.input_tokens:,}",
+            f"{r.tokens.cached_input_tokens:,}",
             f"{r.tokens.output_tokens:,}",
             f"{r.tokens.total:,}",
             _usd(r.cost),
         )
-    total = sum(r.tokens.total for r in estimate.roles)
-    table.add_row("every role", "", "", "", "", f"{total:,}", _usd(estimate.total_cost))
+    total = sum(r.tokens.total for r in [*estimate.roles, *estimate.preflight])
+    table.add_row("every role", "", "", "", "", "", f"{total:,}", _usd(estimate.total_cost))
     return table
 
 

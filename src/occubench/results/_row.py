@@ -35,6 +35,10 @@ class SampleRow(BaseModel):
     reasoning_effort: str | None = Field(
         default=None, description="The agent's reasoning effort (Inspect GenerateConfig), if set."
     )
+    reasoning_tokens: int | None = Field(
+        default=None,
+        description="The agent's thinking budget in tokens (Inspect GenerateConfig), if set.",
+    )
     simulator_model: str | None
     verifier_model: str | None
     regraded_from: str | None = Field(

@@ -128,6 +128,7 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
         "run_id": header.eval.eval_id,
         "agent_model": config.agent_label(header.eval.model),
         "reasoning_effort": header.eval.model_generate_config.reasoning_effort,
+        "reasoning_tokens": header.eval.model_generate_config.reasoning_tokens,
         "simulator_model": _role_model(header, Role.SIMULATOR),
         "verifier_model": _role_model(header, Role.VERIFIER),
         "regraded_from": Regrade.model_validate(regraded).source if regraded else None,

@@ -100,7 +100,7 @@ def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "8"
+STORE_VERSION = "9"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -116,6 +116,7 @@ SCHEMA = pa.schema(
         ("harness", pa.string()),
         ("agent_model", pa.string()),
         ("reasoning_effort", pa.string()),
+        ("reasoning_tokens", pa.int64()),
         ("simulator_model", pa.string()),
         ("verifier_model", pa.string()),
         ("regraded_from", pa.string()),

@@ -33,6 +33,7 @@ from occubench.scale._log_folder import (
 )
 from occubench.scale._log_housekeeping import move_aside_unreadable_logs, remove_superseded_logs
 from occubench.scale._preflight import (
+    FollowUp,
     Preflight,
     PreflightFailure,
     PreflightReport,
@@ -93,6 +94,7 @@ __all__ = [
     "LogFolderBusy",
     "LogFolderError",
     "ModelChoice",
+    "FollowUp",
     "Preflight",
     "PreflightFailure",
     "PreflightReport",

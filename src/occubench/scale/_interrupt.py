@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Protocol
 
@@ -39,9 +39,14 @@ from occubench.defaults import DEFAULT_WORKER_STOP_SECONDS
 
 @dataclass
 class Interruption:
-    """Which stop signal arrived while ``stop_signals`` was active (None: none)."""
+    """Which stop signal arrived while ``stop_signals`` was active (None: none).
+
+    ``cause`` says why the run stopped itself, when it did (e.g. the preflight's second
+    turn was refused while the run started: ``FollowUp``); empty for a person's Ctrl-C.
+    """
 
     signal: int | None = None
+    cause: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:

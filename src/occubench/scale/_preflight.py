@@ -7,10 +7,11 @@ finds them first and says, in one line per model, which role it plays, the setti
 was tried with and what to do.
 
 Each model is tried as the run calls it, per role: with the role's generation settings
-and token limit (``role_settings``), and, for the agent, with a tool. It is a two-turn
-round trip: a first turn (for the agent, a request to call the tool), then the answer
-sent back as the run's loop sends it (``release_message`` under the paper protocol: the
-reasoning the wire needs and nothing more), with the tool's result, and a second turn.
+and token limit (``occubench.config.role_settings``), and, for the agent, with a tool.
+It is a two-turn round trip: a first turn (for the agent, a request to call the tool),
+then the answer sent back as the run's loop sends it (``release_message`` under the
+paper protocol: the reasoning the wire needs and nothing more), with the tool's result,
+and a second turn.
 The first turn is ``check``; the second, ``follow_up``, can run while the run starts
 (``occubench run`` does: a refusal stops it, ``cli.run``). Requests are retried once
 after a transient failure (``DEFAULT_PREFLIGHT_RETRIES``, through the resilient model
@@ -24,9 +25,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
 import re
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from inspect_ai.model import (
@@ -41,23 +45,25 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 from pydantic import BaseModel, Field
 
-from occubench.calls import resilient
-from occubench.config import MAX_TOKENS_POINTS, ProtocolPoints, RunConfig
+from occubench.calls import failure_text, resilient
+from occubench.config import RunConfig
 from occubench.defaults import (
     DEFAULT_PREFLIGHT_RETRIES,
     DEFAULT_PREFLIGHT_TIMEOUT,
     DEFAULT_REASONING_SUMMARY,
+    PREFLIGHT_TOOL_NAME,
 )
 from occubench.errors import UsageError
 from occubench.providers import fast_path, model_wire, release_message
 from occubench.redaction import redact
 from occubench.roles import Role
+from occubench.scale._interrupt import Interruption
 
 PREFLIGHT_PROMPT = "Reply with the word OK."
 """The first request of a role called without tools, and every second turn's."""
 
 PREFLIGHT_TOOL = ToolInfo(
-    name="echo",
+    name=PREFLIGHT_TOOL_NAME,
     description="Echo a word back.",
     parameters=ToolParams(
         properties={"word": ToolParam(type="string", description="The word to echo.")},
@@ -66,7 +72,7 @@ PREFLIGHT_TOOL = ToolInfo(
 )
 """The tool the agent's first turn is offered."""
 
-AGENT_PROMPT = "Call the tool echo once with the word OK."
+AGENT_PROMPT = f"Call the tool {PREFLIGHT_TOOL_NAME} once with the word OK."
 """The agent's first request."""
 
 TRANSPORT_FIELDS = frozenset(
@@ -141,7 +147,7 @@ def _plain(text: str) -> str:
 
 def diagnose(model: str, error: BaseException) -> Remedy:
     """What is wrong with a model that failed to build or to answer, and the fix."""
-    text = _plain(str(error))
+    text = _plain(failure_text(error).split(": ", 1)[-1])
     name = type(error).__name__
     key_var, url_var = _service_variables(model)
     named = _VARIABLE.findall(text)
@@ -168,7 +174,7 @@ def diagnose(model: str, error: BaseException) -> Remedy:
         return Remedy("the endpoint did not answer", f"check that it is up and {url_var}")
     if isinstance(error, UsageError) and _provider(model) == "occubench":
         return Remedy("unknown scripted model", text.split("; ", 1)[-1])
-    failed = f"the test request failed ({name}: {text[:160]})"
+    failed = f"the test request failed ({_plain(failure_text(error))[:300]})"
     return Remedy(failed, "check the model and its endpoint")
 
 
@@ -226,7 +232,7 @@ class Preflight:
             (``occubench.providers.fast_path``): the requests are checked on the
             transport the run uses, and the OpenAI SDK's client is not built for them.
         settings: Each role's generation settings and token limit, as its calls carry
-            them (``role_settings``; a role not named: none of its own).
+            them (``occubench.config.role_settings``; a role not named: none of its own).
         carry_reasoning: Send the first turn back whole (the ``occubench`` protocol);
             otherwise as the release does (``release_message``).
     """
@@ -275,7 +281,8 @@ class Preflight:
                     self.built[model] = _failure(model, roles, error)
 
     def _config(self, trial: _Trial) -> GenerateConfig:
-        return self.transport.merge(trial.config)
+        """The role's settings, carried as the preflight carries a request (its retries)."""
+        return trial.config.merge(self.transport)
 
     async def _turn(
         self, index: int, trial: _Trial, messages: list[ChatMessage], turn: int
@@ -343,26 +350,57 @@ class Preflight:
         return _each_model_once(c for c in checked if isinstance(c, PreflightFailure))
 
 
+class FollowUp:
+    """The preflight's second turns, tried in a thread while the run starts.
+
+    A refusal stops the run as Ctrl-C would (what finished is kept, the same command
+    resumes), with the failures in ``stop.cause``; ``finish`` waits for the turns and
+    returns the failures. The first samples' first turns overlap the check, so it costs
+    the run no wall time unless it fails.
+    """
+
+    def __init__(self, checks: Preflight, stop: Interruption) -> None:
+        self.failures: list[PreflightFailure] = []
+        self._stop = stop
+        self._armed = True
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._try, name="preflight", daemon=True)
+        self._checks = checks
+        self._thread.start()
+
+    def _try(self) -> None:
+        failures = self._checks.follow_up()
+        with self._lock:
+            self.failures = failures
+            if failures and self._armed:
+                self._stop.cause += [failure.line() for failure in failures]
+                os.kill(os.getpid(), signal.SIGINT)
+
+    def finish(self) -> list[PreflightFailure]:
+        """Wait for the second turns (no longer stopping the run); their failures."""
+        with self._lock:
+            self._armed = False
+        self._thread.join()
+        return self.failures
+
+
 def _each_model_once(failures: Iterable[PreflightFailure]) -> list[PreflightFailure]:
-    """The failures, the first of each model only (a model that cannot be built fails once)."""
-    seen: dict[str, PreflightFailure] = {}
+    """One failure per model and problem, naming every role it hit.
+
+    A model tried with two roles' settings that fails alike for both (no key, no
+    endpoint) is one line; the settings are named only when one role's were tried.
+    """
+    merged: dict[tuple[str, str], PreflightFailure] = {}
     for failure in failures:
-        seen.setdefault(failure.model, failure)
-    return list(seen.values())
-
-
-def role_settings(
-    models: Iterable[Role], generate: Callable[[Role], GenerateConfig], points: ProtocolPoints
-) -> dict[Role, GenerateConfig]:
-    """Each role's generation settings and its token limit, as the run's calls carry them."""
-    settings = {}
-    for role in models:
-        config = generate(role)
-        field = MAX_TOKENS_POINTS.get(Role.SIMULATOR if role is Role.SIMULATOR_FALLBACK else role)
-        if field and getattr(points, field):  # the role's calls carry it (0: not set)
-            config = config.merge(GenerateConfig(max_tokens=getattr(points, field)))
-        settings[role] = config
-    return settings
+        key = (failure.model, failure.problem)
+        found = merged.get(key)
+        if found is None:
+            merged[key] = failure.model_copy()
+            continue
+        roles = found.roles + [r for r in failure.roles if r not in found.roles]
+        settings = found.settings if found.settings == failure.settings else ""
+        merged[key] = found.model_copy(update={"roles": roles, "settings": settings})
+    return list(merged.values())
 
 
 def preflight(

@@ -290,6 +290,7 @@ def shard_budget(spec: ShardSpec) -> SpendGuard | None:
         roles=spec.run.roles,
         epochs=spec.run.epochs,
         prices=prices,
+        preflight=False,  # a sample's expected cost: the preflight is no sample's
     )
     return SpendGuard(
         limit,

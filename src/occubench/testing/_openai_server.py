@@ -51,6 +51,7 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field
 
 from occubench.calls import prompt_tokens, reply_tokens
+from occubench.defaults import PREFLIGHT_TOOL_NAME
 from occubench.errors import UsageError
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
 from occubench.testing._rate_limits import (
@@ -139,11 +140,17 @@ class Hold(BaseModel):
     samples: int = Field(ge=0, description="Samples whose first request is answered.")
 
     def starts_sample(self, model: str, body: Mapping[str, Any]) -> bool:
-        """Whether this request is the first of a sample (by ``model``, with no answer yet)."""
+        """Whether this request is the first of a sample (by ``model``, with no answer yet).
+
+        The preflight's request (its one tool, ``PREFLIGHT_TOOL_NAME``) starts none.
+        """
         messages = body.get("messages") or []
+        tools = body.get("tools") or []
+        names = {t.get("function", {}).get("name") for t in tools if isinstance(t, dict)}
         return (
             model == self.model
-            and bool(body.get("tools"))
+            and bool(tools)
+            and names != {PREFLIGHT_TOOL_NAME}
             and not any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
         )
 
