@@ -2,7 +2,7 @@
 
 Runs ``occubench run`` (paper protocol, E0) on the public sample's tasks (real env prompts:
 ``$OCCUBENCH_SAMPLE`` or ``../shared/occubench-sample``) with every role on one
-provider's own API, through its strict local server (``occubench.testing._cases``), whose
+provider's own API, through its strict local server (``occubench.testing.WIRE_CASES``), whose
 accounting follows the provider's caching rules (Anthropic: the ``cache_control``
 breakpoints Inspect sets; OpenAI: automatic, keyed by the sample's ``prompt_cache_key``;
 Gemini and DeepSeek: implicit). Prints, per wire, the simulator's input tokens and those
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from occubench.roles import Role
-from occubench.testing._cases import WIRE_CASES, WireCase, WireName
+from occubench.testing import WIRE_CASES, WireCase, WireName
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = Path(os.environ.get("OCCUBENCH_SAMPLE", ROOT.parent / "shared" / "occubench-sample"))

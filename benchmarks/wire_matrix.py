@@ -2,7 +2,7 @@
 
 Runs ``occubench run`` on release task 11 (the test fixture's release layout) once per
 cell, the agent, simulator and verifier all on one provider's own API through its strict
-local server (``occubench.testing._cases``), and prints one Markdown row per cell: the
+local server (``occubench.testing.WIRE_CASES``), and prints one Markdown row per cell: the
 exit code, samples scored, and per role the requests answered and those the wire
 refused, then the first refusal. ``tests/agent/test_wire_matrix.py`` asserts the same.
 
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the release-layout fixture's writer
 
 from occubench.results import read_runs  # noqa: E402
 from occubench.roles import Role  # noqa: E402
-from occubench.testing._cases import WIRE_CASES, WireCase  # noqa: E402
+from occubench.testing import WIRE_CASES, WireCase  # noqa: E402
 from release_layout import write_release_dataset  # noqa: E402
 
 OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
@@ -43,6 +43,8 @@ def cell(case: WireCase, protocol: str, mode: str, dataset: Path, work: Path) ->
         run = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True)
     rows = read_runs([logs]) if logs.exists() else []
     scored = sum(r.passed is not None for r in rows)
+    passed = sum(bool(r.passed) for r in rows)
+    calls = sum(r.tool_calls for r in rows)
     graded_on_error = sum(r.agent_error is not None for r in rows)
     refused = server.stats.refused
     counts = []
@@ -51,8 +53,8 @@ def cell(case: WireCase, protocol: str, mode: str, dataset: Path, work: Path) ->
         counts.append(f"{server.stats.answered[name]}")
     first = refused[0][:90].replace("|", "/") if refused else "-"
     return (
-        f"| {case.wire.value} | {protocol} | {mode} | {run.returncode} | {scored} | "
-        f"{graded_on_error} | {' / '.join(counts)} | {len(refused)} | {first} |"
+        f"| {case.wire.value} | {protocol} | {mode} | {run.returncode} | {scored} | {passed} | "
+        f"{calls} | {graded_on_error} | {' / '.join(counts)} | {len(refused)} | {first} |"
     )
 
 
@@ -68,10 +70,10 @@ def main() -> None:
         work = Path(folder)
         dataset = write_release_dataset(work / "release")
         print(
-            "| wire | protocol | mode | exit | scored | graded on an agent error | "
-            "answered agent / simulator / verifier | refused | first refusal |"
+            "| wire | protocol | mode | exit | scored | passed | tool calls | graded on an "
+            "agent error | answered agent / simulator / verifier | refused | first refusal |"
         )
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for case in WIRE_CASES:
             if case.wire.value not in wires:
                 continue

@@ -23,7 +23,7 @@ import pytest
 
 from occubench.results import read_runs
 from occubench.roles import Role
-from occubench.testing._cases import WIRE_CASES, WireCase
+from occubench.testing import WIRE_CASES, WireCase
 
 OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
 

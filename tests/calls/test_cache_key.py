@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from occubench.roles import Role
-from occubench.testing._cases import WIRE_CASES, WireCase, WireName
+from occubench.testing import WIRE_CASES, WireCase, WireName
 
 OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
 

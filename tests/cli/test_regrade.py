@@ -44,8 +44,8 @@ def test_regrade_then_report_both_gradings(logs, tmp_path, calls):
         ["regrade", str(logs), "--verifier-model", "occubench/rubric-judge", "--log-dir", str(out)],
     )
     assert result.exit_code == ExitCode.OK, result.output
-    # 2 samples x 3 votes, and the preflight's one call; the agent and simulator: none
-    assert dict(calls) == {"verifier": 7}
+    # 2 samples x 3 votes, and the preflight's two turns; the agent and simulator: none
+    assert dict(calls) == {"verifier": 8}
     row = next(line for line in result.output.splitlines() if ".eval" in line)
     assert [cell.strip() for cell in row.split("│")[2:-1]] == ["2", "2", "2", "0", "0", "0"]
     assert f"Regraded logs: {out}" in result.output
@@ -68,7 +68,7 @@ def test_the_protocol_option_sets_the_layout(logs, tmp_path, calls):
     args = ["regrade", str(logs), "--verifier-model", "occubench/rubric-judge", "--votes", "1"]
     result = runner.invoke(app, [*args, "--protocol", "paper", "--log-dir", str(out)])
     assert result.exit_code == ExitCode.OK, result.output
-    assert calls["verifier"] == 2 + 1
+    assert calls["verifier"] == 2 + 2  # the samples' votes, the preflight's two turns
     (log,) = out.glob("*.eval")
     record = read_eval_log(str(log)).eval.metadata[REGRADE_METADATA]
     assert (record["style"], record["max_tokens"], record["votes"]) == ("paper", 4096, 1)
@@ -95,7 +95,7 @@ def test_a_log_that_cannot_be_read_is_one_line(logs, tmp_path, calls):
     assert result.output.strip().splitlines() == [
         f"Error: {bad / 'x.eval'}: not a readable Inspect log (ValueError: EOCD not found)"
     ]
-    assert calls["verifier"] <= 1  # the preflight at most: nothing graded
+    assert calls["verifier"] <= 2  # the preflight's two turns at most: nothing graded
 
 
 def test_a_task_missing_from_the_dataset_is_refused(logs, release_copy, tmp_path, calls):

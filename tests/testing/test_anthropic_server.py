@@ -21,7 +21,6 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
-from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
 from occubench.scripted import BEHAVIOURS
 from occubench.testing._anthropic_server import (
@@ -43,18 +42,11 @@ from occubench.testing._anthropic_server import (
     AnthropicServer,
     ModelSupport,
 )
+from wire_turns import TOOL
 
 AGENT = "claude-sonnet-4-5"
 ADAPTIVE = "claude-sonnet-4-6"
 THINKING = GenerateConfig(reasoning_tokens=2048, max_tokens=8192)
-TOOL = ToolInfo(
-    name="lookup",
-    description="Look a thing up.",
-    parameters=ToolParams(
-        properties={"query": ToolParam(type="string", description="What to look up.")},
-        required=["query"],
-    ),
-)
 SDK_TOOL: Any = {
     "name": "lookup",
     "description": "Look a thing up.",

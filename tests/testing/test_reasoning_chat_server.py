@@ -10,9 +10,6 @@ import openai
 import pytest
 from inspect_ai.model import (
     ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageTool,
     ChatMessageUser,
     ContentReasoning,
     GenerateConfig,
@@ -20,7 +17,6 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
-from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
 from occubench.errors import UsageError
 from occubench.providers import fast_path
@@ -30,6 +26,7 @@ from occubench.testing._reasoning_chat_server import (
     ChatDialect,
     ReasoningChatServer,
 )
+from wire_turns import TOOL, answered, two_turns
 
 KEY = "test-key"
 SERVICES = {
@@ -41,14 +38,6 @@ SERVICES = {
 }
 MODELS = {dialect: name for name, dialect in DEFAULT_DIALECTS.items() if name != "deepseek-chat"}
 CONFIGS = {ChatDialect.QWEN: GenerateConfig(extra_body={"enable_thinking": True})}
-TOOL = ToolInfo(
-    name="lookup",
-    description="Look a thing up.",
-    parameters=ToolParams(
-        properties={"query": ToolParam(type="string", description="What to look up.")},
-        required=["query"],
-    ),
-)
 SDK_TOOL: Any = {
     "type": "function",
     "function": {
@@ -82,26 +71,6 @@ def inspect_model(server: ReasoningChatServer, dialect: ChatDialect) -> Model:
     )
 
 
-def answered(message: ChatMessageAssistant) -> list[ChatMessage]:
-    return [
-        ChatMessageTool(content='{"found": 1}', tool_call_id=c.id, function=c.function)
-        for c in message.tool_calls or []
-    ]
-
-
-async def two_turns(
-    model: Model, rebuild: bool = False, system: str | None = None
-) -> tuple[ModelOutput, ModelOutput]:
-    """A tool call, its result, the answer; ``rebuild``: the call kept as text and calls only."""
-    history: list[ChatMessage] = [ChatMessageUser(content="Look up A1.")]
-    if system is not None:
-        history.insert(0, ChatMessageSystem(content=system))
-    first = await model.generate(history, tools=[TOOL])
-    message = first.message
-    if rebuild:
-        message = ChatMessageAssistant(content=message.text, tool_calls=message.tool_calls)
-    second = await model.generate([*history, message, *answered(message)], tools=[TOOL])
-    return first, second
 
 
 def sdk(server: ReasoningChatServer) -> openai.OpenAI:

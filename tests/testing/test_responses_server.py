@@ -11,30 +11,21 @@ import pytest
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
-    ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
     Model,
-    ModelOutput,
     get_model,
 )
-from inspect_ai.tool import ToolCall, ToolInfo, ToolParam, ToolParams
+from inspect_ai.tool import ToolCall
 
 from occubench.errors import UsageError
 from occubench.scripted import BEHAVIOURS
 from occubench.testing._responses_server import Effort, ResponsesServer
+from wire_turns import TOOL, two_turns
 
 KEY = "test-key"
 AGENT = "gpt-5.2"
-TOOL = ToolInfo(
-    name="lookup",
-    description="Look a thing up.",
-    parameters=ToolParams(
-        properties={"query": ToolParam(type="string", description="What to look up.")},
-        required=["query"],
-    ),
-)
 SDK_TOOL: Any = {
     "type": "function",
     "name": "lookup",
@@ -63,27 +54,6 @@ def inspect_model(server: ResponsesServer, name: str = AGENT, effort: str = "hig
     )
 
 
-def answered(first: ChatMessageAssistant, content: str = '{"found": 1}') -> list[ChatMessage]:
-    """Tool messages answering each call of ``first``."""
-    return [
-        ChatMessageTool(content=content, tool_call_id=c.id, function=c.function)
-        for c in first.tool_calls or []
-    ]
-
-
-async def two_turns(
-    model: Model, rebuild: bool = False, system: str | None = None
-) -> tuple[ModelOutput, ModelOutput]:
-    """A tool call, its result, the answer; ``rebuild``: the call kept as text and calls only."""
-    history: list[ChatMessage] = [ChatMessageUser(content="Look up A1.")]
-    if system is not None:
-        history.insert(0, ChatMessageSystem(content=system))
-    first = await model.generate(history, tools=[TOOL])
-    message = first.message
-    if rebuild:
-        message = ChatMessageAssistant(content=message.text, tool_calls=message.tool_calls)
-    second = await model.generate([*history, message, *answered(message)], tools=[TOOL])
-    return first, second
 
 
 def sdk(server: ResponsesServer) -> openai.OpenAI:

@@ -30,7 +30,7 @@ from occubench.calls._concurrency import (
     limit_for,
     reset_concurrency,
 )
-from occubench.calls._failures import failure_text
+from occubench.calls._failures import failure_text, refusal_status
 from occubench.calls._model import (
     CallGate,
     ResilientModel,
@@ -76,6 +76,7 @@ __all__ = [
     "approx_tokens",
     "message_tokens",
     "prompt_tokens",
+    "refusal_status",
     "reply_tokens",
     "ask",
     "Asked",

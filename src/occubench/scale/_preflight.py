@@ -45,7 +45,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 from pydantic import BaseModel, Field
 
-from occubench.calls import failure_text, resilient
+from occubench.calls import failure_text, refusal_status, resilient
 from occubench.config import RunConfig
 from occubench.defaults import (
     DEFAULT_PREFLIGHT_RETRIES,
@@ -300,6 +300,8 @@ class Preflight:
                 self.timeout,
             )
         except Exception as error:  # noqa: BLE001 - any failure is reported, never raised
+            if turn == 2 and refusal_status(error) is None:
+                return None  # the endpoint answered once: its hiccups are the run's to retry
             shown = settings_text(trial.config)
             return _failure(trial.model, trial.roles, error, shown, turn)
         if turn == 1:
@@ -320,10 +322,18 @@ class Preflight:
         ]
         return [message, *results]
 
-    def _run(self, turns: list[Any]) -> list[PreflightFailure | float | None]:
+    def _run(self, turns: list[Any], quiet: bool) -> list[PreflightFailure | float | None]:
+        """Every turn at once.
+
+        ``quiet``: what Inspect prints is held back (never in a thread: the redirection
+        is the whole process's).
+        """
+
         async def all_of() -> list[PreflightFailure | float | None]:
             return list(await asyncio.gather(*turns))
 
+        if not quiet:
+            return asyncio.run(all_of())
         with contextlib.redirect_stdout(io.StringIO()):
             return asyncio.run(all_of())
 
@@ -333,7 +343,7 @@ class Preflight:
         for index, trial in enumerate(self.trials):
             prompt = AGENT_PROMPT if trial.tools else PREFLIGHT_PROMPT
             firsts.append(self._turn(index, trial, [ChatMessageUser(content=prompt)], 1))
-        checked = self._run(firsts)
+        checked = self._run(firsts, quiet=True)
         times = [c for c in checked if isinstance(c, float)]
         return PreflightReport(
             failures=_each_model_once(c for c in checked if isinstance(c, PreflightFailure)),
@@ -341,12 +351,16 @@ class Preflight:
         )
 
     def follow_up(self) -> list[PreflightFailure]:
-        """The second turn of every trial whose first was answered (after ``check``)."""
+        """The second turn of every trial whose first was answered (after ``check``).
+
+        Only a refusal counts (an HTTP 4xx other than 408, 409 and 429): a timeout, a
+        rate limit or a server error there is the endpoint's, which the run retries.
+        """
         seconds = [
             self._turn(index, self.trials[index], messages, 2)
             for index, messages in sorted(self._first.items())
         ]
-        checked = self._run(seconds)
+        checked = self._run(seconds, quiet=False)
         return _each_model_once(c for c in checked if isinstance(c, PreflightFailure))
 
 

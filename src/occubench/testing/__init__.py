@@ -5,10 +5,12 @@
 servers speak each provider's own API and refuse, with its own error, what it refuses:
 ``AnthropicServer`` (Messages), ``GoogleServer`` (generateContent), ``ResponsesServer``
 (OpenAI Responses) and ``ReasoningChatServer`` (OpenAI-compatible chat as DeepSeek, Kimi,
-GLM, MiniMax and Qwen speak it); they share ``occubench.testing._wire``.
+GLM, MiniMax and Qwen speak it); they share ``occubench.testing._wire``. ``WIRE_CASES``
+puts a run's three roles on one wire.
 """
 
 from occubench.testing._anthropic_server import ADAPTIVE_MODEL, AnthropicServer, ModelSupport
+from occubench.testing._cases import WIRE_CASES, WireCase, WireName
 from occubench.testing._google_server import DEFAULT_GEMINI_MODELS, GeminiModel, GoogleServer
 from occubench.testing._openai_server import (
     TRANSIENT_KINDS,
@@ -28,6 +30,7 @@ __all__ = [
     "ADAPTIVE_MODEL",
     "DEFAULT_GEMINI_MODELS",
     "TRANSIENT_KINDS",
+    "WIRE_CASES",
     "AnthropicServer",
     "ChatDialect",
     "FailureKind",
@@ -43,6 +46,8 @@ __all__ = [
     "ResponsesServer",
     "ScriptedOpenAIServer",
     "ServerStats",
+    "WireCase",
+    "WireName",
     "WireServer",
     "WireStats",
 ]
