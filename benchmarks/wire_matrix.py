@@ -6,7 +6,8 @@ local server (``occubench.testing.WIRE_CASES``), and prints one Markdown row per
 exit code, samples scored, and per role the requests answered and those the wire
 refused, then the first refusal. ``tests/agent/test_wire_matrix.py`` asserts the same.
 
-    python benchmarks/wire_matrix.py [--wires anthropic,google] [--protocols paper]
+    python benchmarks/wire_matrix.py [--wires anthropic,google] [--protocols paper] \
+        [--run-options "--no-preflight"]
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
 ROLES = (Role.AGENT, Role.SIMULATOR, Role.VERIFIER)
 
 
-def cell(case: WireCase, protocol: str, mode: str, dataset: Path, work: Path) -> str:
+def cell(
+    case: WireCase, protocol: str, mode: str, dataset: Path, work: Path, extra: list[str]
+) -> str:
     """One run; its Markdown row."""
     logs = work / f"{case.wire.value}-{protocol}-{mode}"
     server = case.server()
@@ -39,7 +42,7 @@ def cell(case: WireCase, protocol: str, mode: str, dataset: Path, work: Path) ->
         args = [OCCUBENCH, "run", *case.model_options(), *case.agent_settings,
                 "--dataset", str(dataset), "--tasks", "11", "--protocol", protocol,
                 "--env-mode", mode, "--workers", "1", "--display", "none",
-                "--log-dir", str(logs)]  # fmt: skip
+                "--log-dir", str(logs), *extra]  # fmt: skip
         run = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True)
     rows = read_runs([logs]) if logs.exists() else []
     scored = sum(r.passed is not None for r in rows)
@@ -64,6 +67,7 @@ def main() -> None:
     parser.add_argument("--wires", default=",".join(c.wire.value for c in WIRE_CASES))
     parser.add_argument("--protocols", default="paper,occubench")
     parser.add_argument("--modes", default="E0,E3")
+    parser.add_argument("--run-options", default="", help="more options for every run")
     args = parser.parse_args()
     wires = set(args.wires.split(","))
     with tempfile.TemporaryDirectory() as folder:
@@ -79,7 +83,8 @@ def main() -> None:
                 continue
             for protocol in args.protocols.split(","):
                 for mode in args.modes.split(","):
-                    print(cell(case, protocol, mode, dataset, work), flush=True)
+                    extra = args.run_options.split()
+                    print(cell(case, protocol, mode, dataset, work, extra), flush=True)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.scale import Preflight
 from occubench.scripted import BEHAVIOURS, Reply
-from occubench.testing import ScriptedOpenAIServer
+from occubench.testing import WIRE_CASES, ScriptedOpenAIServer, WireName
 
 OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
 REFUSAL = "Missing `reasoning_content` field in the assistant message at message index 2."
@@ -71,3 +71,17 @@ def test_a_refused_second_turn_stops_the_run(release_dir, tmp_path):
     assert "Preflight failed: agent model openai-api/local/refusing-agent" in said
     assert "the second turn was refused" in said and REFUSAL in said
     assert "The run stopped:" in said and "fix the setting and run the command again" in said
+
+
+def test_a_setting_the_wire_refuses_stops_the_run_before_it_starts(monkeypatch):
+    case = next(c for c in WIRE_CASES if c.wire is WireName.OPENAI_RESPONSES)
+    with case.server() as server:
+        for name, value in case.environment(server).items():
+            monkeypatch.setenv(name, value)
+        settings = {Role.SIMULATOR: GenerateConfig(reasoning_effort="xhigh", max_tokens=12288)}
+        checks = Preflight({Role.SIMULATOR: "openai/gpt-5"}, HANG_BOUND, settings=settings)
+        (failure,) = checks.check().failures
+    line = failure.line()
+    assert line.startswith("simulator model openai/gpt-5 (with max_tokens=12288, reasoning_effort")
+    assert "the request was refused" in line and "does not support 'xhigh'" in line
+    assert line.endswith("check the role's settings")

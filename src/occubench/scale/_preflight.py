@@ -207,6 +207,9 @@ def _failure(
         if turn == 2:  # it answered once: the wire refused how the run goes on
             problem = problem.replace("the test request failed", "the second turn was refused")
             fix = "check the role's settings (or --carry-reasoning)"
+        elif settings and refusal_status(error) is not None:  # refused as the run would ask
+            problem = problem.replace("the test request failed", "the request was refused")
+            fix = "check the role's settings"
     return PreflightFailure(roles=roles, model=model, problem=problem, fix=fix, settings=settings)
 
 
