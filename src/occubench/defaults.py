@@ -400,3 +400,6 @@ DEFAULT_REASONING_SUMMARY: Final = "none"
 unset, Inspect's OpenAI provider sends a reasoning model on the Responses API a paid
 request of its own ("Please say 'hello, world'") once per model per process, counted in no
 sample; the release's wire asks for no summaries."""
+
+DEFAULT_FLOOR_LOG_DIR = "floor-logs"
+"""Where the null agents' runs log by default: apart from the runs a report ranks."""

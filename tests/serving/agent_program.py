@@ -1,10 +1,12 @@
 """A small agent program for the tests: the MCP client SDK driving a scripted policy.
 
-    python agent_program.py MODE [POLICY] [TOKEN REPORT_FILE]
+    python agent_program.py MODE [POLICY] [TOKEN REPORT_FILE | ANTHROPIC_BASE_URL]
 
 MODE: ``submit`` (answer with the submit tool), ``stdout`` (print the answer as the last
 line and exit), ``bridge`` (an LLM tool loop whose model is asked through the
-OpenAI-compatible endpoint occubench offers), ``crash`` (exits with an error before
+OpenAI-compatible endpoint occubench offers), ``anthropic`` (the same loop on Anthropic
+Messages, streamed, at the base URL given by the ``{anthropic_base_url}`` placeholder),
+``responses`` (the same loop on OpenAI Responses, streamed), ``crash`` (exits with an error before
 answering), ``intruder`` (first acts as another local process that knows the port but
 not the token, and writes what it got to REPORT_FILE; then works the task with TOKEN,
 given by the ``{token}`` placeholder). Programs that must act before anything slow
@@ -90,6 +92,74 @@ async def bridged(session: ClientSession, prompt: str) -> None:
     await session.call_tool(submit, {"answer": message.content or ""})
 
 
+async def env_tools(session: ClientSession) -> list:
+    """The env's MCP tools (not the submit tool)."""
+    listed = await session.list_tools()
+    return [t for t in listed.tools if t.name != os.environ["OCCUBENCH_SUBMIT_TOOL"]]
+
+
+async def bridged_anthropic(session: ClientSession, prompt: str, base_url: str) -> None:
+    """A streaming tool loop on Anthropic Messages, as Claude Code runs one."""
+    from anthropic import AsyncAnthropic
+
+    client = AsyncAnthropic(base_url=base_url)  # the key: ANTHROPIC_API_KEY / _AUTH_TOKEN
+    tools = [
+        {"name": t.name, "description": t.description or "", "input_schema": t.input_schema}
+        for t in await env_tools(session)
+    ]
+    messages: list[dict] = [{"role": "user", "content": prompt}]
+    while True:
+        async with client.messages.stream(
+            model=os.environ["OCCUBENCH_MODEL"], max_tokens=4096, messages=messages, tools=tools
+        ) as stream:
+            reply = await stream.get_final_message()
+        messages.append({"role": "assistant", "content": reply.model_dump()["content"]})
+        uses = [block for block in reply.content if block.type == "tool_use"]
+        if not uses:
+            break
+        results = []
+        for use in uses:
+            result = await session.call_tool(use.name, use.input)
+            results.append(
+                {"type": "tool_result", "tool_use_id": use.id, "content": text_of(result)}
+            )
+        messages.append({"role": "user", "content": results})
+    answer = "".join(block.text for block in reply.content if block.type == "text")
+    await session.call_tool(os.environ["OCCUBENCH_SUBMIT_TOOL"], {"answer": answer})
+
+
+async def bridged_responses(session: ClientSession, prompt: str) -> None:
+    """A streaming tool loop on OpenAI Responses, as Codex runs one (store=False)."""
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI()  # OPENAI_BASE_URL and OPENAI_API_KEY come from occubench
+    tools = [
+        {
+            "type": "function",
+            "name": t.name,
+            "description": t.description or "",
+            "parameters": t.input_schema,
+        }
+        for t in await env_tools(session)
+    ]
+    items: list[dict] = [{"role": "user", "content": prompt}]
+    while True:
+        stream = await client.responses.create(
+            model=os.environ["OCCUBENCH_MODEL"], input=items, tools=tools, store=False, stream=True
+        )
+        reply = [event async for event in stream][-1].response
+        items += [item.model_dump(exclude_none=True) for item in reply.output]
+        calls = [item for item in reply.output if item.type == "function_call"]
+        if not calls:
+            break
+        for call in calls:
+            result = await session.call_tool(call.name, json.loads(call.arguments))
+            items.append(
+                {"type": "function_call_output", "call_id": call.call_id, "output": text_of(result)}
+            )
+    await session.call_tool(os.environ["OCCUBENCH_SUBMIT_TOOL"], {"answer": reply.output_text})
+
+
 def intrude(url: str, task_text: str) -> dict:
     """What a process without the token gets from the endpoint (statuses, any task text)."""
     accept = {"Accept": "application/json, text/event-stream"}
@@ -150,6 +220,10 @@ async def main(mode: str, policy: str) -> None:
             prompt = (await session.get_prompt("task")).messages[0].content.text
             if mode == "bridge":
                 await bridged(session, prompt)
+            elif mode == "anthropic":
+                await bridged_anthropic(session, prompt, sys.argv[3])
+            elif mode == "responses":
+                await bridged_responses(session, prompt)
             else:
                 await scripted(session, prompt, policy, mode)
 

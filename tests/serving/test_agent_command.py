@@ -173,6 +173,38 @@ def test_program_through_the_openai_endpoint_is_counted_in_the_log(tmp_path):
     assert sample.store["ServedSession:bridged"] is True
 
 
+@pytest.mark.parametrize(
+    "mode",
+    [
+        pytest.param(("anthropic", "{anthropic_base_url}"), id="anthropic-messages"),
+        pytest.param(("responses",), id="openai-responses"),
+    ],
+)
+def test_program_on_the_anthropic_and_responses_wires_is_counted_in_the_log(tmp_path, mode):
+    """The same as over chat completions, streamed on the wires Claude Code and Codex use."""
+    program = command(mode[0], "careful", *mode[1:])
+    args = run_args(
+        tmp_path,
+        "--tasks",
+        "1001",
+        "--env-mode",
+        "E1",
+        "--agent-model",
+        "occubench/careful",
+        "--agent-command",
+        program,
+    )
+    with bounded():
+        result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    row = by_task(tmp_path)[1001]
+    assert row.error is None and row.passed is True
+    assert row.tokens["agent"] > 0
+    sample = read_eval_log(row.log).samples[0]
+    assert "occubench/careful" in (sample.model_usage or {})
+    assert sample.store["ServedSession:answer_source"] == "submitted"
+
+
 def test_last_stdout_line_is_the_answer(tmp_path):
     args = run_args(tmp_path, "--tasks", "1002", "--agent-command", command("stdout"))
     assert runner.invoke(app, args, terminal_width=200).exit_code == 0

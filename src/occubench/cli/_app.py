@@ -62,6 +62,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "demo",
         "Run the reference agents on the built-in suite under E0-E3 (no API key, no network).",
     ),
+    "floor": LazyCommand(
+        "floor",
+        "floor",
+        "Measure the verifier's floor: how often it passes null agents, which do no work.",
+    ),
     "report": LazyCommand(
         "report",
         "report",

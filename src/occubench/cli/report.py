@@ -99,6 +99,14 @@ def report(
             "written; people, human/NAME, are not audited)."
         ),
     ] = None,
+    floor: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A floor record (occubench floor --out), repeatable: each leaderboard line "
+            "shows the highest null agent's pass rate under its simulator, verifier and "
+            "protocol, or 'not measured'.",
+        ),
+    ] = None,
     **chosen: Any,
 ) -> None:
     """Report completion rates, robustness R, comparisons and cost of runs, with 95% CIs.
@@ -113,7 +121,14 @@ def report(
     from occubench.analysis import comparable_groups
     from occubench.costs import load_prices
     from occubench.published import load_published, published_lines, side_by_side
-    from occubench.report import build_report, report_tables, rich_table, write_report
+    from occubench.report import (
+        build_report,
+        floors_beside,
+        load_floor,
+        report_tables,
+        rich_table,
+        write_report,
+    )
     from occubench.results import agent_error_lines, read_runs, unread_lines
 
     by = by or ["industry", "difficulty"]
@@ -124,6 +139,7 @@ def report(
         table = load_prices(prices) if prices is not None else None
         stated = load_published(published) if published is not None else None
         judged = _reviews(reviews) if reviews is not None else None
+        floors = [load_floor(path) for path in floor or []]
         rows = read_runs(logs)
         if not rows:
             raise UsageError(f"no samples in {', '.join(logs)}")
@@ -141,6 +157,10 @@ def report(
             for result in results:
                 mine = set(result.simulators)
                 result.against_gold = [a for a in agreements if a.simulator in mine]
+        if floors:
+            for g, result in zip(groups, results, strict=True):
+                lines = [(line.agent, line.simulator) for line in result.leaderboard]
+                result.floor = floors_beside(lines, g.verifier, g.protocol, floors)
     if len(groups) > 1:
         console.print(
             f"{len(groups)} groups of runs that are not compared with each other (they ran "

@@ -177,7 +177,8 @@ class _RunFields(FaultSettings):
         default=None,
         description="An agent program run once per sample against that sample's MCP "
         "endpoint, e.g. 'python my_agent.py {url}' (placeholders {url}, {token}, "
-        "{instruction_file}, {task_id}, {submit_tool}, {openai_base_url}; see the README).",
+        "{instruction_file}, {task_id}, {submit_tool}, {openai_base_url}, {anthropic_base_url}; "
+        "see the README).",
     )
     agent_time_limit: float = Field(
         default=DEFAULT_AGENT_TIME_LIMIT,

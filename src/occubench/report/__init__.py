@@ -14,6 +14,13 @@ if TYPE_CHECKING:
     from occubench.report._choices import ReportFormat
     from occubench.report._contrast import contrast_ratio, heat, text_colour
     from occubench.report._files import write_report
+    from occubench.report._floor import (
+        FloorRecord,
+        LineFloor,
+        floor_record,
+        floors_beside,
+        load_floor,
+    )
     from occubench.report._html import content_security_policy, render_html
     from occubench.report._report import GoldAgreement, Report, build_report
     from occubench.report._summary import (
@@ -27,6 +34,8 @@ if TYPE_CHECKING:
     )
     from occubench.report._tables import (
         TextTable,
+        floor_table,
+        floor_verdict,
         markdown_table,
         pct,
         ratio,
@@ -35,6 +44,13 @@ if TYPE_CHECKING:
     )
 
 _MODULES = {
+    "FloorRecord": "_floor",
+    "LineFloor": "_floor",
+    "floor_record": "_floor",
+    "floor_table": "_tables",
+    "floor_verdict": "_tables",
+    "floors_beside": "_floor",
+    "load_floor": "_floor",
     "GoldAgreement": "_report",
     "Report": "_report",
     "ReportFormat": "_choices",
@@ -66,6 +82,13 @@ __getattr__ = lazy_names(__name__, _MODULES)
 
 
 __all__ = [
+    "FloorRecord",
+    "LineFloor",
+    "floor_record",
+    "floor_table",
+    "floor_verdict",
+    "floors_beside",
+    "load_floor",
     "GoldAgreement",
     "contrast_ratio",
     "heat",

@@ -55,6 +55,7 @@ from occubench.analysis import (
 from occubench.costs import PriceTable
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import UsageError
+from occubench.report._floor import LineFloor
 from occubench.results import SampleRow
 from occubench.review import Review, ReviewReport, review_report
 
@@ -129,6 +130,12 @@ class Report(BaseModel):
     shared_paths: list[SharedPaths] = Field(
         default_factory=list,
         description="Per world with several agents: each agent's share of calls others made too.",
+    )
+    floor: list[LineFloor] = Field(
+        default_factory=list,
+        exclude_if=lambda lines: not lines,
+        description="The verifier's floor beside each leaderboard line (report --floor); "
+        "written only when given, so reports made without it read the same.",
     )
 
     def label(self, agent: str, simulator: str) -> str:

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 
 from rich.table import Table
 
-from occubench.analysis import ALL, DIMENSIONS, LEVELS, PAIR_LEVELS, Component, GroupRate
+from occubench.analysis import (
+    ALL,
+    DIMENSIONS,
+    LEVELS,
+    PAIR_LEVELS,
+    Component,
+    GroupRate,
+    RateRow,
+)
+from occubench.report._floor import FloorRecord
 from occubench.report._report import Report
 from occubench.simchecks import SimCheckKind
 from occubench.text import markdown_cell, terminal_text
@@ -44,6 +53,8 @@ LEFT = frozenset(
         "below MDD of",
         "verifier",
         "source",
+        "null agent",
+        "floor %",
         *DIMENSIONS,
     }
 )
@@ -103,8 +114,10 @@ def leaderboard_table(report: Report) -> TextTable:
             "R 95% CI",
             *(["$/task"] if report.priced else []),
             *(["below MDD of"] if report.variance is not None else []),
+            *(["floor %", "floor 95% CI"] if report.floor else []),
         ],
     )
+    floors = {(f.agent, f.simulator): f.floor for f in report.floor}
     for line in report.leaderboard:
         table.rows.append(
             [
@@ -121,9 +134,71 @@ def leaderboard_table(report: Report) -> TextTable:
                 interval(line.r_low, line.r_high, scale=1.0, digits=2),
                 *([money(line.cost_per_task)] if report.priced else []),
                 *([_ranks(line.not_distinguishable_from)] if report.variance is not None else []),
+                *(_floor_cells(floors.get((line.agent, line.simulator))) if report.floor else []),
             ]
         )
     return table
+
+
+def _floor_cells(floor: RateRow | None) -> list[str]:
+    """A leaderboard line's floor and its interval ("not measured" without one)."""
+    if floor is None:
+        return ["not measured", "-"]
+    return [f"{pct(floor.rate)} {floor.group}", interval(floor.low, floor.high)]
+
+
+def floor_table(record: FloorRecord) -> TextTable:
+    """The null agents' pass rates with their Wilson 95% intervals (``occubench floor``)."""
+    table = TextTable(
+        title=f"The verifier's floor on {record.dataset}: simulator {record.simulator}, "
+        f"{record.grading()}, protocol {record.protocol.value} (Wilson 95% CI)",
+        columns=[
+            "null agent",
+            "tasks",
+            "passed",
+            "pass %",
+            "95% CI",
+            "errors",
+            "verifier alone %",
+            "verifier alone 95% CI",
+        ],
+    )
+    alone = {r.group: r for r in record.verifier_alone}
+    for r in record.null_agents:
+        judged = alone.get(r.group)
+        table.rows.append(
+            [
+                r.group,
+                str(r.scored),
+                str(r.passed),
+                pct(r.rate),
+                interval(r.low, r.high),
+                str(r.errors),
+                "-" if judged is None else pct(judged.rate),
+                "-" if judged is None else interval(judged.low, judged.high),
+            ]
+        )
+    return table
+
+
+def floor_verdict(record: FloorRecord) -> str:
+    """One line: the share of tasks the grading passes for an agent that does nothing."""
+    top = record.highest()
+    if math.isnan(top.rate):
+        return f"Floor: no null agent was scored, so the floor of {record.grading()} is unknown."
+    line = (
+        f"Floor: {record.grading()} passes {pct(top.rate)}% of tasks (95% CI "
+        f"{interval(top.low, top.high)}) for an agent that does nothing ({top.group}: "
+        f"{top.passed} of {top.scored})."
+    )
+    judged = [r for r in record.verifier_alone if not math.isnan(r.rate)]
+    if not judged:
+        return line
+    most = max(judged, key=lambda r: r.rate)
+    return line + (
+        f" Its votes alone, checks aside, pass {pct(most.rate)}% ({most.group}: {most.passed} "
+        f"of {most.scored})."
+    )
 
 
 def _ranks(ranks: Sequence[int]) -> str:

@@ -20,6 +20,7 @@ from occubench.scripted._agents import REFERENCE_AGENTS
 from occubench.scripted._canned import canned_simulator
 from occubench.scripted._diagnose_judge import diagnose_judge
 from occubench.scripted._flawed import FLAWED
+from occubench.scripted._null import NULL_AGENTS
 from occubench.scripted._reply import Behaviour, Reply
 from occubench.scripted._simulated import last_action, observation_reply, system_text
 
@@ -221,5 +222,6 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "diagnose-judge": diagnose_judge,
     **REFERENCE_AGENTS,
     **FLAWED,
+    **NULL_AGENTS,
 }
 """Scripted models by name: ``occubench/<name>`` in Inspect."""

@@ -27,7 +27,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
-from occubench.calls import prompt_tokens, reply_tokens
+from occubench.calls import approx_tokens, prompt_tokens, reply_tokens
 from occubench.errors import UsageError
 from occubench.scripted._behaviours import BEHAVIOURS
 from occubench.scripted._flawed import SEEDED
@@ -85,6 +85,13 @@ class ScriptedAPI(ModelAPI):
     def max_connections(self) -> int:
         """Scripted answers cost nothing: do not throttle."""
         return 1000
+
+    async def count_text_tokens(self, text: str) -> int:
+        """The scripted models' own count of a text (``approx_tokens``).
+
+        Inspect's default loads a tokenizer, which it downloads when it is not cached.
+        """
+        return approx_tokens(text)
 
     async def generate(
         self,

@@ -1,14 +1,23 @@
-"""An OpenAI-compatible endpoint for agent programs, answered through Inspect's model layer.
+"""A model endpoint for agent programs, answered through Inspect's model layer.
 
-An agent program that calls an OpenAI-compatible API is given ``OPENAI_BASE_URL`` (this
-endpoint, ``/v1`` beside the sample's ``/mcp``) and ``OPENAI_API_KEY`` (the sample's
-token, the one its MCP endpoint takes: both are served behind one guard, ``http_app``,
-which checks it and bounds each request's size and depth). Each
-``POST /v1/chat/completions`` is handed to Inspect's agent bridge
-(``inspect_ai.agent.agent_bridge``) as a request for the model ``inspect``, which is the
-run's agent model: the generation goes through Inspect (its retries, rate limits,
-cache policy), and its tokens and cost land in the sample's log like the built-in
-loop's. Streaming requests are refused (the bridge does not stream).
+An agent program is given this endpoint's base URLs (``/v1`` beside the sample's
+``/mcp``; see ``ProgramInputs``) and the sample's token, the one its MCP endpoint takes:
+both are served behind one guard, ``http_app``, which checks it (as ``Authorization:
+Bearer`` or ``x-api-key``) and bounds each request's size and depth. It speaks three
+wires:
+
+- OpenAI chat completions, ``POST /v1/chat/completions`` (not streamed);
+- OpenAI Responses, ``POST /v1/responses`` (streamed or not: what Codex sends);
+- Anthropic Messages, ``POST /v1/messages`` (streamed or not: what Claude Code sends)
+  and ``POST /v1/messages/count_tokens``;
+
+and ``GET /v1/models``. Each generation is handed to Inspect's agent bridge
+(``inspect_ai.agent.agent_bridge``, which converts each wire's request to Inspect
+messages and the output back) as a request for the model ``inspect``, which is the run's
+agent model: the generation goes through Inspect (its retries, rate limits, cache
+policy), and its tokens and cost land in the sample's log like the built-in loop's. The
+bridge answers whole; a streaming request gets that answer as the wire's event stream
+(``occubench.serving._streams``).
 
 The handlers run in tasks started inside the sample (and inside ``agent_bridge``), so
 Inspect's per-sample context, which the bridge and the usage accounting read, is theirs.
@@ -16,65 +25,166 @@ Inspect's per-sample context, which the bridge and the usage accounting read, is
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from anthropic import AsyncAnthropic
+from anthropic.types import Message, MessageParam, MessageTokensCount
+from anthropic.types.beta import BetaMessage
+from inspect_ai.model import get_model, messages_from_anthropic
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
+from openai.types.responses import Response as ResponsesResponse
+from pydantic import BaseModel
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from occubench.serving._guard import ErrorKind, api_error
+from occubench.serving._streams import Event, anthropic_events, responses_events, sse
 from occubench.text import loads
 
 BRIDGED_MODEL = "inspect"
 """Model name the bridge routes to the run's agent model (any name a program sends is
 replaced by it)."""
 
-_UNREACHED_URL = "http://127.0.0.1:9/v1"
-"""Base URL of the in-process client; the bridge answers before any request is sent."""
+_UNREACHED_URL = "http://127.0.0.1:9"
+"""Base URL of the in-process clients; the bridge answers before any request is sent."""
+_STREAM_KEYS = ("stream", "stream_options")
+"""Request members about streaming, taken out before the bridge sees the request."""
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status)
+Produce = Callable[[dict[str, Any], Request], Awaitable[BaseModel]]
+"""Answers a request's body (its model already replaced)."""
+
+
+@dataclass(frozen=True)
+class _Route:
+    """How one model route reads a request and answers it."""
+
+    path: str
+    conversation: str
+    """The member holding the conversation (``messages``, ``input``)."""
+    produce: Produce
+    events: Callable[[dict[str, Any]], Iterator[Event]] | None
+    """The answer as an event stream; None: streaming is refused."""
+    text_conversation: bool = False
+    """Whether the conversation may be one string (the Responses API's ``input``)."""
+
+
+def _bad_request(message: str) -> JSONResponse:
+    return api_error(400, ErrorKind.INVALID_REQUEST, message)
+
+
+def _system_text(system: Any) -> str | None:
+    """A Messages request's ``system`` as text.
+
+    It is a string or text blocks (anthropic SDK: ``types/message_create_params.py``).
+    """
+    if isinstance(system, list):
+        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict)) or None
+    return system if isinstance(system, str) and system else None
+
+
+async def count_tokens(body: dict[str, Any]) -> MessageTokensCount:
+    """The agent model's estimate of a Messages request's input tokens.
+
+    Its messages, system and tools, counted by ``Model.count_tokens`` (anthropic SDK:
+    ``types/message_count_tokens_params.py``); nothing is generated.
+    """
+    messages: list[MessageParam] = body["messages"]
+    model = get_model()
+    counted = await model.count_tokens(
+        await messages_from_anthropic(messages, _system_text(body.get("system")))
+    )
+    if body.get("tools"):
+        counted += await model.count_tokens(json.dumps(body["tools"]))
+    return MessageTokensCount(input_tokens=counted)
+
+
+def _model_routes() -> list[_Route]:
+    """The model routes.
+
+    Each generation is asked of an in-process SDK client that ``agent_bridge``
+    intercepts (its patch answers a request for the model ``inspect``).
+    """
+    openai = AsyncOpenAI(api_key="occubench-bridge", base_url=f"{_UNREACHED_URL}/v1", max_retries=0)
+    anthropic = AsyncAnthropic(api_key="occubench-bridge", base_url=_UNREACHED_URL, max_retries=0)
+
+    async def chat(body: dict[str, Any], request: Request) -> BaseModel:
+        return await openai.post("/chat/completions", body=body, cast_to=ChatCompletion)
+
+    async def responses(body: dict[str, Any], request: Request) -> BaseModel:
+        return await openai.post("/responses", body=body, cast_to=ResponsesResponse)
+
+    async def messages(body: dict[str, Any], request: Request) -> BaseModel:
+        # a beta request (Claude Code's ?beta=true) is answered with the beta types
+        beta = request.query_params.get("beta") == "true"
+        kind: type[BaseModel] = BetaMessage if beta else Message
+        return await anthropic.post("/v1/messages", body=body, cast_to=kind)
+
+    async def tokens(body: dict[str, Any], request: Request) -> BaseModel:
+        return await count_tokens(body)
+
+    return [
+        _Route("/v1/chat/completions", "messages", chat, None),
+        _Route("/v1/responses", "input", responses, responses_events, text_conversation=True),
+        _Route("/v1/messages", "messages", messages, anthropic_events),
+        _Route("/v1/messages/count_tokens", "messages", tokens, None),
+    ]
 
 
 def bridge_routes(on_failure: Callable[[BaseException], None]) -> list[Route]:
-    """The endpoint's routes: ``/v1/chat/completions`` and ``/v1/models``.
+    """The endpoint's routes: the model routes of each wire, and ``/v1/models``.
 
     Served behind the guard of ``http_app`` (token, hosts, bounded bodies), never alone.
+    Every model route answers the same way: a body that is not a JSON object with its
+    conversation is a 400; a request the bridge cannot convert is a 400; a model failure
+    (after Inspect's retries) is a 502, and the sample is told.
 
     Args:
         on_failure: Told of a model failure (an infrastructure error of the sample);
             the program gets a 502 answer.
     """
-    client = AsyncOpenAI(api_key="occubench-bridge", base_url=_UNREACHED_URL, max_retries=0)
 
-    async def completions(request: Request) -> JSONResponse:
-        try:
-            body: Any = loads((await request.body()).decode("utf-8"))
-        except ValueError as e:  # not UTF-8, not JSON, an integer too long to convert
-            return _error(400, f"request body is not JSON: {e}")
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return _error(400, "expected a chat completions request with messages")
-        if body.get("stream"):
-            return _error(400, "streaming is not supported by this endpoint: set stream=false")
-        body = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
-        body["model"] = BRIDGED_MODEL
-        try:
-            result = await client.post("/chat/completions", body=body, cast_to=ChatCompletion)
-        except (ValueError, TypeError) as bad:  # a request the bridge cannot convert
-            return _error(400, f"the request could not be read: {bad}")
-        except Exception as failed:  # the model failed after Inspect's retries: an error
-            on_failure(failed)
-            return _error(502, f"the model failed: {type(failed).__name__}")
-        return JSONResponse(result.model_dump(mode="json", exclude_none=True))
+    def handler(route: _Route) -> Callable[[Request], Awaitable[Response]]:
+        async def answer(request: Request) -> Response:
+            try:
+                body: Any = loads((await request.body()).decode("utf-8"))
+            except ValueError as e:  # not UTF-8, not JSON, an integer too long to convert
+                return _bad_request(f"request body is not JSON: {e}")
+            conversation = body.get(route.conversation) if isinstance(body, dict) else None
+            if not isinstance(conversation, list) and not (
+                route.text_conversation and isinstance(conversation, str)
+            ):
+                return _bad_request(f"expected a request with {route.conversation}")
+            streamed = bool(body.get("stream"))
+            if streamed and route.events is None:
+                return _bad_request(f"{route.path} does not stream: set stream=false")
+            body = {k: v for k, v in body.items() if k not in _STREAM_KEYS}
+            body["model"] = BRIDGED_MODEL
+            try:
+                result = await route.produce(body, request)
+            except (ValueError, TypeError, KeyError) as bad:  # one the bridge cannot convert
+                return _bad_request(f"the request could not be read: {bad}")
+            except Exception as failed:  # the model failed after Inspect's retries: an error
+                on_failure(failed)
+                failure = f"the model failed: {type(failed).__name__}"
+                return api_error(502, ErrorKind.API_ERROR, failure)
+            data = result.model_dump(mode="json", exclude_none=True)
+            if streamed and route.events is not None:
+                return StreamingResponse(sse(route.events(data)), media_type="text/event-stream")
+            return JSONResponse(data)
+
+        return answer
 
     async def models(request: Request) -> JSONResponse:
         entry = {"id": BRIDGED_MODEL, "object": "model", "created": 0, "owned_by": "occubench"}
         return JSONResponse({"object": "list", "data": [entry]})
 
     return [
-        Route("/v1/chat/completions", completions, methods=["POST"]),
+        *(Route(r.path, handler(r), methods=["POST"]) for r in _model_routes()),
         Route("/v1/models", models, methods=["GET"]),
     ]

@@ -6,13 +6,17 @@ OpenAI-compatible endpoint sees it, in this order:
 - the Host header must name one of the endpoint's hosts, and an Origin header, when
   sent, one of them too (a web page elsewhere cannot reach the server by DNS
   rebinding): otherwise 421 or 403;
-- ``Authorization: Bearer <token>`` must carry the endpoint's token, compared in
-  constant time: otherwise 401, and nothing of the task;
+- the endpoint's token must come as ``Authorization: Bearer <token>`` or as
+  ``x-api-key: <token>`` (how the Anthropic SDK sends a key), each credential sent
+  compared in constant time and every one of them right: otherwise 401, and nothing of
+  the task;
 - a request body is read at most ``max_bytes`` bytes (an MCP message;
   ``DEFAULT_MAX_BRIDGE_BYTES`` on the OpenAI-compatible routes), and its JSON nesting is
   measured before anything parses it: a larger or deeper MCP message gets a JSON-RPC
   error (its id when it leads the message, else null) and never reaches the session,
-  which goes on serving.
+  which goes on serving;
+- a path ``http_app`` does not serve is answered 404 with the routes it offers (a
+  client told so does not retry blindly).
 
 On stdio the transport applies ``too_large`` and ``too_deep`` to each line.
 """
@@ -23,6 +27,7 @@ import hmac
 import json
 import re
 from collections.abc import Collection, Sequence
+from enum import Enum
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,6 +36,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from starlette.datastructures import Headers
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -143,8 +149,22 @@ def bearer_matches(header: bytes | None, token: SecretStr) -> bool:
     return hmac.compare_digest(credential.strip(), expected) and scheme.lower() == b"bearer"
 
 
-def _authorization(scope: Scope) -> bytes | None:
-    return next((v for k, v in scope["headers"] if k.lower() == b"authorization"), None)
+def key_matches(header: bytes, token: SecretStr) -> bool:
+    """Whether an ``x-api-key`` header is the token (constant-time comparison)."""
+    return hmac.compare_digest(header.strip(), token.get_secret_value().encode())
+
+
+def credentials_match(headers: Headers, token: SecretStr) -> bool:
+    """Whether the request carries the token, and no wrong credential beside it.
+
+    Accepted: ``Authorization: Bearer <token>`` (the OpenAI SDK, MCP clients, the
+    Anthropic SDK's ``auth_token``) and ``x-api-key: <token>`` (the Anthropic SDK's
+    ``api_key``; anthropic SDK: ``_client.py``, ``api_key_auth``). A client given both
+    sends both: each must be the token.
+    """
+    checks = [bearer_matches(v.encode("latin-1"), token) for v in headers.getlist("authorization")]
+    checks += [key_matches(v.encode("latin-1"), token) for v in headers.getlist("x-api-key")]
+    return bool(checks) and all(checks)
 
 
 async def _bounded_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
@@ -202,7 +222,8 @@ class _Guard:
                     scope, receive, send
                 )
             else:
-                await _openai_error(status, error.error.message)(scope, receive, send)
+                kind = ErrorKind.TOO_LARGE if over else ErrorKind.INVALID_REQUEST
+                await api_error(status, kind, error.error.message)(scope, receive, send)
             return
         replayed = False
 
@@ -221,17 +242,71 @@ class _Guard:
             return JSONResponse({"error": "this server does not answer to that Host"}, 421)
         if not origin_allowed(headers.get("origin"), hosts):
             return JSONResponse({"error": "requests from that Origin are refused"}, 403)
-        if not bearer_matches(_authorization(scope), self.access.token):
+        if not credentials_match(headers, self.access.token):
             return JSONResponse(
-                {"error": "this endpoint needs its token: send 'Authorization: Bearer <token>'"},
+                {
+                    "error": "this endpoint needs its token: send 'Authorization: Bearer "
+                    "<token>' (or 'x-api-key: <token>')"
+                },
                 401,
                 headers={"WWW-Authenticate": "Bearer"},
             )
         return None
 
 
-def _openai_error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status)
+class ErrorKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
+    """The ``type`` of an error answered on the model routes.
+
+    Anthropic's names (docs: Anthropic API, "Errors", HTTP errors), which OpenAI's
+    clients read as well: they take the ``error`` object's ``message``.
+    """
+
+    INVALID_REQUEST = "invalid_request_error"
+    """400: the request cannot be read or is not one the route answers."""
+    NOT_FOUND = "not_found_error"
+    """404: no such route."""
+    TOO_LARGE = "request_too_large"
+    """413: the body is longer than the endpoint reads."""
+    API_ERROR = "api_error"
+    """5xx: the model failed."""
+
+
+def api_error(status: int, kind: ErrorKind, message: str, **extra: Any) -> JSONResponse:
+    """An error as both OpenAI's and Anthropic's clients read it.
+
+    ``{"type": "error", "error": {"type": ..., "message": ...}}``: Anthropic's shape
+    (anthropic SDK: ``types/error_response.py``), whose ``error`` object is OpenAI's
+    (openai SDK: ``_exceptions.py``, ``APIError`` reads ``error.message`` and keeps the
+    ``error`` object as its ``body``). ``extra``: more members of the ``error`` object.
+    """
+    body = {"type": "error", "error": {"type": kind.value, "message": message, **extra}}
+    return JSONResponse(body, status)
+
+
+def _unknown_route(offered: Sequence[str]) -> ASGIApp:
+    """The answer to a path no route serves: 404, naming the offered ones."""
+
+    async def unknown(scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        reply = api_error(
+            404,
+            ErrorKind.NOT_FOUND,
+            f"this endpoint does not serve {request.method} {request.url.path}; "
+            f"it serves: {', '.join(offered)}",
+            routes=list(offered),
+        )
+        await reply(scope, receive, send)
+
+    return unknown
+
+
+def offered_routes(routes: Sequence[Route]) -> list[str]:
+    """What the endpoint serves, as ``METHOD /path`` (the MCP endpoint named as such)."""
+    served = [f"{MCP_PATH} (MCP streamable HTTP)"]
+    for route in routes:
+        methods = sorted((route.methods or {"ANY"}) - {"HEAD"})
+        served += [f"{method} {route.path}" for method in methods]
+    return served
 
 
 def http_app(
@@ -244,6 +319,8 @@ def http_app(
 ) -> ASGIApp:
     """The server's streamable HTTP app (at ``MCP_PATH``, plus ``routes``) behind the guard.
 
+    Any other path is answered 404 with the list of what is served (``offered_routes``).
+
     The SDK's own Host check is off: the guard's applies to every route, with the
     hosts of ``access``.
     """
@@ -253,4 +330,5 @@ def http_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         custom_starlette_routes=list(routes) or None,
     )
+    app.router.default = _unknown_route(offered_routes(routes))
     return _Guard(app, access, max_bytes, max_depth)

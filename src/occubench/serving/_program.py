@@ -14,10 +14,11 @@ Outcomes: submitted, or exited 0 -> graded as any sample; crashed (non-zero exit
 stopped at the limit without an answer -> the sample is an error (``AgentProgramError``,
 counted apart, retried like any errored sample).
 
-With an agent model (``--agent-model``), the program also gets an OpenAI-compatible
-base URL served through Inspect's model layer (``bridge_routes``): what it asks there is
-answered by that model, and the tokens and cost land in the log. Without one, the
-program's own model usage is not counted.
+With an agent model (``--agent-model``), the program also gets base URLs served
+through Inspect's model layer (``bridge_routes``), for OpenAI's chat completions and
+Responses APIs and Anthropic's Messages API: what it asks there is answered by that
+model, and the tokens and cost land in the log. Without one, the program's own model
+usage is not counted.
 """
 
 from __future__ import annotations
@@ -64,6 +65,23 @@ INSTRUCTION_VARIABLE = "OCCUBENCH_INSTRUCTION"
 a file that holds it."""
 
 
+CLIENT_VARIABLES = {
+    "OPENAI_BASE_URL": "openai_base_url",
+    "OCCUBENCH_OPENAI_BASE_URL": "openai_base_url",
+    "OPENAI_API_KEY": "token",
+    "ANTHROPIC_BASE_URL": "anthropic_base_url",
+    "OCCUBENCH_ANTHROPIC_BASE_URL": "anthropic_base_url",
+    "ANTHROPIC_AUTH_TOKEN": "token",
+    "ANTHROPIC_API_KEY": "token",
+}
+"""Variables set for a program with an agent model, and the placeholder each holds.
+
+The names the SDKs read (openai SDK: ``_client.py``, ``OPENAI_BASE_URL`` and
+``OPENAI_API_KEY``; anthropic SDK: ``_client.py``, ``ANTHROPIC_BASE_URL``,
+``ANTHROPIC_API_KEY`` sent as ``x-api-key``, ``ANTHROPIC_AUTH_TOKEN`` sent as
+``Authorization: Bearer``), which Claude Code and Codex read too."""
+
+
 class ProgramInputs:
     """What an agent program is given: placeholders in its command, environment variables.
 
@@ -71,12 +89,15 @@ class ProgramInputs:
     ``{url}`` the MCP endpoint, ``{token}`` the sample's token (sent as
     ``Authorization: Bearer <token>``), ``{instruction_file}`` a file with the task
     (system prompt and instruction), ``{task_id}``, ``{submit_tool}``,
-    ``{openai_base_url}`` (empty without an agent model). Environment:
+    ``{openai_base_url}`` and ``{anthropic_base_url}`` (empty without an agent model).
+    Environment:
     ``OCCUBENCH_MCP_URL``, ``OCCUBENCH_MCP_TOKEN``, ``OCCUBENCH_INSTRUCTION_FILE``,
     ``OCCUBENCH_INSTRUCTION`` (the file's text, unset when no variable can hold it: see
     ``fits_in_environment``), ``OCCUBENCH_TASK_ID``, ``OCCUBENCH_SUBMIT_TOOL``, and with
-    an agent model ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` (the same token),
-    ``OCCUBENCH_OPENAI_BASE_URL``, ``OCCUBENCH_MODEL`` (the name to ask for).
+    an agent model the variables each SDK reads (``CLIENT_VARIABLES``): the OpenAI
+    ones (base URL with ``/v1``) and the Anthropic ones (base URL without it: the SDK
+    and Claude Code append ``/v1/messages``), every key the same token, and
+    ``OCCUBENCH_MODEL`` (the name to ask for).
     """
 
     def __init__(
@@ -87,7 +108,7 @@ class ProgramInputs:
         instruction_file: Path,
         task_id: int,
         submit_tool: str,
-        openai_base_url: str | None,
+        bridge_url: str | None,
         token: str,
     ) -> None:
         self.values = {
@@ -96,7 +117,8 @@ class ProgramInputs:
             "instruction_file": str(instruction_file),
             "task_id": str(task_id),
             "submit_tool": submit_tool,
-            "openai_base_url": openai_base_url or "",
+            "openai_base_url": f"{bridge_url}/v1" if bridge_url else "",
+            "anthropic_base_url": bridge_url or "",
         }
         self.environment = {
             "OCCUBENCH_MCP_URL": url,
@@ -107,13 +129,11 @@ class ProgramInputs:
         }
         if fits_in_environment(INSTRUCTION_VARIABLE, instruction):
             self.environment[INSTRUCTION_VARIABLE] = instruction
-        if openai_base_url:
+        if bridge_url:
             self.environment |= {
-                "OPENAI_BASE_URL": openai_base_url,
-                "OPENAI_API_KEY": token,
-                "OCCUBENCH_OPENAI_BASE_URL": openai_base_url,
-                "OCCUBENCH_MODEL": BRIDGED_MODEL,
+                name: self.values[placeholder] for name, placeholder in CLIENT_VARIABLES.items()
             }
+            self.environment["OCCUBENCH_MODEL"] = BRIDGED_MODEL
 
     def argv(self, command: str) -> list[str]:
         """The command split into words, each with its placeholders filled.
@@ -216,7 +236,9 @@ async def _maybe_bridge(enabled: bool) -> AsyncIterator[None]:
     if not enabled:
         yield
         return
-    async with agent_bridge():
+    # the program's world is the sample's environment: provider tools it declares (web
+    # search, code execution, remote MCP servers) are withheld, not run by the provider
+    async with agent_bridge(web_search=False, code_execution=False, client_mcp_servers=False):
         yield
 
 
@@ -250,7 +272,7 @@ def agent_program(resolved: ResolvedRun) -> Solver:
                     instruction_file=instruction_file,
                     task_id=start.task_id,
                     submit_tool=config.submit_tool,
-                    openai_base_url=f"{base}/v1" if bridged else None,
+                    bridge_url=base if bridged else None,
                     token=token,
                 )
                 record.transport, record.endpoint, record.bridged = "http", f"{base}/mcp", bridged
