@@ -170,3 +170,17 @@ def test_cache_reads_are_counted_and_priced_as_cached():
         discount = after.tokens.cached_input_tokens * 0.9 / 1e6
         assert after.cost == pytest.approx((before.cost or 0) - discount)
     assert at_full.tokens() == at_cached.tokens()  # the price changes, never the content
+
+
+def test_an_agent_program_with_its_own_model_is_said_not_counted():
+    from occubench.config import NO_AGENT_MODEL
+
+    config = RunConfig(dataset=REFERENCE, task_ids=[1001], agent_command="python agent.py {url}")
+    roles = {Role.SIMULATOR: "s/sim"}
+    own = estimate_run(ResolvedRun.of(config), agent=NO_AGENT_MODEL, roles=roles)
+    assert "agent" not in [r.role for r in own.roles] and own.roles  # the others stay
+    assert [r.role for r in own.preflight] == ["simulator"]
+    assert any("agent program's own model calls" in note for note in own.notes)
+    bridged = estimate_run(ResolvedRun.of(config), agent="a/agent", roles=roles)
+    assert "agent" in [r.role for r in bridged.roles]  # through the bridge: the run's calls
+    assert not any("agent program" in note for note in bridged.notes)

@@ -374,6 +374,8 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         with user_errors():
             estimate = estimating.result()
         console.print(estimate_table(estimate))
+        for note in estimate.notes:
+            console.print(f"Not counted: {note}.", highlight=False)
         if budget is not None and (estimate.total_cost or 0) > budget:
             console.print(
                 f"The estimate passes the budget of ${budget:,.4f}: the run will stop early.",

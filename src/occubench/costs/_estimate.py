@@ -64,7 +64,7 @@ from occubench.agent import (
     simulator_layout,
 )
 from occubench.calls import approx_tokens, message_tokens, prompt_tokens, reply_tokens
-from occubench.config import ResolvedRun
+from occubench.config import NO_AGENT_MODEL, ResolvedRun
 from occubench.costs._cost import PER_MTOK, PriceTable
 from occubench.dataset import EnvConfig, PlanStep, TaskRecord, example_arguments, tool_params
 from occubench.defaults import (
@@ -405,9 +405,19 @@ def estimate_task(
     )
 
 
-def _notes(run: ResolvedRun) -> list[str]:
+def _outside_model(run: ResolvedRun, agent: str) -> bool:
+    """Whether the agent is a program that brings its own model (no ``--agent-model``)."""
+    return bool(run.config.agent_command) and agent == NO_AGENT_MODEL
+
+
+def _notes(run: ResolvedRun, agent: str) -> list[str]:
     notes = []
     config, points = run.config, run.points
+    if _outside_model(run, agent):
+        notes.append(
+            "the agent program's own model calls (no --agent-model: its model is outside "
+            "the run, unlogged and unpriced)"
+        )
     if points.fault_engine is FaultEngine.PROMPT and config.injects_faults():
         notes.append("faults the simulator is told to make are not predicted")
     if any(f.value == "semantic" for f in config.faults):
@@ -486,9 +496,13 @@ def estimate_run(
             )
         )
     models = {Role.AGENT.value: agent, **{r.value: m for r, m in roles.items()}}
+    if _outside_model(run, agent):  # an agent program with a model of its own
+        del models[Role.AGENT.value]
     totals: dict[str, RoleTokens] = {}
     for item in per_task:
         for role, tokens in item.roles.items():
+            if role == Role.AGENT.value and role not in models:
+                continue  # the program's calls: not the run's to count
             totals[role] = totals.get(role, RoleTokens()) + tokens.times(epochs)
     costs = []
     for role, tokens in totals.items():
@@ -521,7 +535,7 @@ def estimate_run(
         per_sample_cost=total / samples if total is not None and samples else None,
         unpriced_models=unpriced,
         per_task=per_task,
-        notes=_notes(run),
+        notes=_notes(run, agent),
     )
 
 
