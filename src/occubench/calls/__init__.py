@@ -32,6 +32,7 @@ from occubench.calls._concurrency import (
 )
 from occubench.calls._failures import failure_text, refusal_status
 from occubench.calls._model import (
+    TRANSPORT_SETTINGS,
     CallGate,
     ResilientModel,
     gated_calls,
@@ -49,6 +50,7 @@ from occubench.calls._tokens import (
 )
 
 __all__ = [
+    "TRANSPORT_SETTINGS",
     "AdaptiveLimit",
     "Attempt",
     "AttemptChain",

@@ -75,6 +75,24 @@ def gated_calls(gate: CallGate) -> Iterator[None]:
         _gate = None
 
 
+TRANSPORT_SETTINGS = frozenset(
+    {
+        "max_retries",
+        "timeout",
+        "attempt_timeout",
+        "max_connections",
+        "cache_prompt",
+        "batch",
+        "max_tool_output",
+        "reasoning_summary",
+    }
+)
+"""Generate settings that change how a call is carried out, not what it answers: left out
+of a world's context (``occubench.simulator``), so that runs with other concurrency or
+timeouts share answers (a reasoning summary is a side output, never the observation:
+worlds recorded before every role set it to ``none`` still answer), and of the settings a
+preflight failure names."""
+
 CACHE_KEY_FIELD = "prompt_cache_key"
 """OpenAI's request field that routes requests to the cache that holds their prefix
 (docs: Prompt caching; Inspect sends it from ``extra_body`` on both of OpenAI's APIs)."""

@@ -133,18 +133,20 @@ class RoleTokens(BaseModel):
         "call's prompt begins with the role's previous one (of at least "
         "ESTIMATE_CACHE_MIN_TOKENS).",
     )
-    last_prompt: int = Field(default=0, exclude=True, description="The last call's prompt.")
 
     @property
     def total(self) -> int:
         """Input and output tokens."""
         return self.input_tokens + self.output_tokens
 
-    def add(self, input_tokens: int, output_tokens: int) -> None:
-        """Count one call, whose prompt begins with the previous call's (cached if long)."""
-        if self.last_prompt >= ESTIMATE_CACHE_MIN_TOKENS:
-            self.cached_input_tokens += min(self.last_prompt, input_tokens)
-        self.last_prompt = input_tokens
+    def add(self, input_tokens: int, output_tokens: int, previous_prompt: int = 0) -> None:
+        """Count one call.
+
+        Its prompt begins with the role's previous one, of ``previous_prompt`` tokens: read
+        from cache once that is long enough.
+        """
+        if previous_prompt >= ESTIMATE_CACHE_MIN_TOKENS:
+            self.cached_input_tokens += min(previous_prompt, input_tokens)
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
         self.calls += 1
@@ -283,6 +285,14 @@ class _Play:
         self.history_tokens = approx_tokens(system)
         self.agent_tokens = prompt_tokens(self.agent, self.tools)
         self.roles = {Role.AGENT.value: RoleTokens(), Role.SIMULATOR.value: RoleTokens()}
+        self.prompts: dict[str, int] = {}
+        """Each role's last prompt (tokens): the next one begins with it."""
+
+    def count(self, role: str, input_tokens: int, output_tokens: int) -> None:
+        """One call of ``role``, its prompt beginning with the role's previous one."""
+        tokens = self.roles.setdefault(role, RoleTokens())  # the judge: whoever plays it
+        tokens.add(input_tokens, output_tokens, self.prompts.get(role, 0))
+        self.prompts[role] = input_tokens
 
     def call(
         self,
@@ -294,8 +304,7 @@ class _Play:
         failed: bool,
     ) -> None:
         """One tool call: the agent's turn, the simulator's answer (unless it failed)."""
-        agent = self.roles[Role.AGENT.value]
-        agent.add(self.agent_tokens, reply_tokens("", [(tool, arguments)]))
+        self.count(Role.AGENT.value, self.agent_tokens, reply_tokens("", [(tool, arguments)]))
         action = self.layout.action_text(tool, arguments, None)
         text = json.dumps(failed_observation(result) if failed else result, ensure_ascii=False)
         if not failed:
@@ -303,8 +312,10 @@ class _Play:
             reply = self.layout.history(action, text)[-1].text
             if self.state is not None:
                 reply += "<state_patch>[]</state_patch>"
-            self.roles[Role.SIMULATOR.value].add(
-                self.history_tokens + message_tokens(sent), approx_tokens(reply)
+            self.count(
+                Role.SIMULATOR.value,
+                self.history_tokens + message_tokens(sent),
+                approx_tokens(reply),
             )
         self.history_tokens += sum(message_tokens(m) for m in self.layout.history(action, text))
         turn: list[ChatMessage] = [
@@ -323,7 +334,7 @@ class _Play:
 
     def answer(self, text: str) -> None:
         """The agent's last turn: its final answer."""
-        self.roles[Role.AGENT.value].add(self.agent_tokens, reply_tokens(text))
+        self.count(Role.AGENT.value, self.agent_tokens, reply_tokens(text))
         self.agent.append(ChatMessageAssistant(content=text))
 
 
@@ -393,9 +404,8 @@ def estimate_task(
     play.answer(answer)
     if judge_role is not None:
         prompt = _judge_prompt(run, task, env, play.agent, answer)
-        judge = play.roles.setdefault(Role.VERIFIER.value, RoleTokens())  # whoever plays it
-        for _ in range(run.config.votes):
-            judge.add(prompt, assumptions.verdict_tokens)
+        for _ in range(run.config.votes):  # the k votes share one prompt
+            play.count(Role.VERIFIER.value, prompt, assumptions.verdict_tokens)
     return TaskEstimate(
         task_id=task.task_id,
         tool_calls=index,

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from occubench.analysis import NAN_AS_STRING, RateRow, rates_by
 from occubench.errors import UsageError
+from occubench.grading import combined_verdict
 from occubench.protocols import Protocol
 from occubench.results import SampleRow
 
@@ -93,12 +94,14 @@ def floor_record(rows: Sequence[SampleRow], dataset: str, digest: str) -> FloorR
 def _judged(row: SampleRow) -> SampleRow:
     """The row as the verifier's votes alone graded it (no verdict: no vote was cast).
 
-    A strict majority of the votes passes, ties fail (``occubench.grading``'s rule). An
+    The combination rule with the checks left out (``grading.combined_verdict``). An
     errored row stays as it is; a row graded by checks alone is not counted.
     """
     if not row.votes_total or row.votes_yes is None:
         return row.model_copy(update={"passed": None})
-    return row.model_copy(update={"passed": 2 * row.votes_yes > row.votes_total})
+    return row.model_copy(
+        update={"passed": combined_verdict(None, None, row.votes_yes, row.votes_total)}
+    )
 
 
 def load_floor(path: Path) -> FloorRecord:

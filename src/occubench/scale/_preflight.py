@@ -45,7 +45,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 from pydantic import BaseModel, Field
 
-from occubench.calls import failure_text, refusal_status, resilient
+from occubench.calls import TRANSPORT_SETTINGS, failure_text, refusal_status, resilient
 from occubench.config import RunConfig
 from occubench.defaults import (
     DEFAULT_PREFLIGHT_RETRIES,
@@ -75,10 +75,6 @@ PREFLIGHT_TOOL = ToolInfo(
 AGENT_PROMPT = f"Call the tool {PREFLIGHT_TOOL_NAME} once with the word OK."
 """The agent's first request."""
 
-TRANSPORT_FIELDS = frozenset(
-    {"max_retries", "timeout", "attempt_timeout", "max_connections", "reasoning_summary"}
-)
-"""Settings a failure line leaves out: how a call is carried, not what is asked."""
 
 UNCALLED_PROVIDERS = ("none",)
 """Providers whose models are never called (``none/none``, an agent program's run)."""
@@ -192,7 +188,7 @@ class PreflightReport(BaseModel):
 
 def settings_text(config: GenerateConfig) -> str:
     """The generation settings a config sets, as ``name=value`` words (transport left out)."""
-    given = config.model_dump(exclude_none=True, exclude=set(TRANSPORT_FIELDS))
+    given = config.model_dump(exclude_none=True, exclude=set(TRANSPORT_SETTINGS))
     return ", ".join(f"{name}={value}" for name, value in given.items())
 
 

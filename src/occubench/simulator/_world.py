@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from inspect_ai.model import Model
 
+from occubench.calls import TRANSPORT_SETTINGS
 from occubench.dataset import EnvConfig
 from occubench.errors import ErrorSource, InfrastructureError
 from occubench.worlds import (
@@ -32,22 +33,6 @@ PERSON_PROVIDER = "human"
 """The provider of a model whose answers a person gives (``human/<name>``, ``occubench.play``):
 its world entries are a person's (``EntrySource.PERSON``, ``author``: the name)."""
 
-TRANSPORT_SETTINGS = frozenset(
-    {
-        "max_retries",
-        "timeout",
-        "attempt_timeout",
-        "max_connections",
-        "cache_prompt",
-        "batch",
-        "max_tool_output",
-        "reasoning_summary",
-    }
-)
-"""Generate settings that change how a call is carried out, not what it answers: left out
-of a world's context, so that runs with other concurrency or timeouts share answers (a
-reasoning summary is a side output, never the observation: worlds recorded before every
-role set it to ``none`` still answer)."""
 
 
 class WorldMiss(InfrastructureError):
