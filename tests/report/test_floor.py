@@ -75,3 +75,16 @@ def test_a_record_reads_back_and_a_wrong_file_is_bad_input(tmp_path):
     path.write_text('{"dataset": "x"}')
     with pytest.raises(UsageError, match="not a floor record"):
         load_floor(path)
+
+
+@pytest.mark.parametrize("verifier", ["v/judge", None])
+def test_a_record_reads_back_with_each_optional_field_left_out(tmp_path, verifier):
+    record = floor_record(rows(verifier=verifier), "x", "d")
+    path = tmp_path / "floor.json"
+    for leaner in (
+        record.model_dump_json(exclude_none=True),
+        record.model_dump_json(exclude_defaults=True),
+    ):
+        path.write_text(leaner)
+        read = load_floor(path)
+        assert read.model_dump_json() == record.model_dump_json()  # nan equals itself here

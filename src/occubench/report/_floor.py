@@ -31,7 +31,8 @@ class FloorRecord(BaseModel):
     dataset_digest: str = Field(description="SHA-256 of the dataset folder's files.")
     simulator: str = Field(description="Simulator model.")
     verifier: str | None = Field(
-        description="Verifier model (None: none was bound; the checks or the simulator judged)."
+        default=None,
+        description="Verifier model (None: none was bound; the checks or the simulator judged).",
     )
     protocol: Protocol = Field(description="The protocol the runs followed.")
     null_agents: list[RateRow] = Field(
