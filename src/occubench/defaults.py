@@ -403,3 +403,36 @@ sample; the release's wire asks for no summaries."""
 
 DEFAULT_FLOOR_LOG_DIR = "floor-logs"
 """Where the null agents' runs log by default: apart from the runs a report ranks."""
+
+DEFAULT_EXPLOIT_GUARD = "flag"
+"""What the exploit guard does with a pass it suspects (``occubench.guard.ExploitGuard``):
+report it and keep the verdict."""
+
+DEFAULT_EXPLOIT_QUOTE_CHARS = 160
+"""Characters of the agent's, the simulator's or the judge's text one piece of exploit
+evidence quotes (longer quotes are cut, with an ellipsis)."""
+
+DEFAULT_EXPLOIT_EVIDENCE_MAX = 16
+"""Pieces of exploit evidence one episode keeps (the first found, in trajectory order)."""
+
+DEFAULT_EXPLOIT_SCAN_CHARS = 20_000
+"""Characters of one text (an argument, an observation, an answer, a vote) the exploit guard
+reads; the rest is not scanned."""
+
+DEFAULT_EXPLOIT_LIFT_WORDS = 5
+"""Consecutive words of an agent's instruction that, found in an observation or a judge's
+verdict, count as text lifted from the agent."""
+
+DEFAULT_TRAINING_MAX_TURNS = DEFAULT_MAX_TOOL_CALLS + 1
+"""Model turns of a trainer's rollout (``occubench.training``): every call the occubench
+protocol allows, then the answer."""
+
+DEFAULT_OPENENV_SESSIONS = 64
+"""Episodes an OpenEnv server of ``occubench.training`` runs at once (one per session)."""
+
+DEFAULT_ROLLOUT_CONCURRENCY = 32
+"""Episodes a rollout batch plays at once (``occubench.training.run_rollouts``)."""
+
+DEFAULT_ROLLOUT_MAX_TURNS = 50
+"""Agent model turns of one rollout when the protocol sets no cap (then it is graded as it
+stands)."""

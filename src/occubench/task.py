@@ -126,6 +126,7 @@ def benchmark_task(run: ResolvedRun, solver: Solver | None = None) -> Task:
             style=points.verifier_messages,
             max_tokens=points.verifier_max_tokens or None,
             template=run.release.verifier if run.release is not None else None,
+            guard=config.exploit_guard,
         ),
         message_limit=None if points.max_turns else DEFAULT_MESSAGE_LIMIT,
         fail_on_error=False,

@@ -55,3 +55,13 @@ def test_estimate_prints_roles_and_compares_with_a_run(tmp_path, monkeypatch):
     assert saved["samples"] == 10 and {r["role"] for r in saved["roles"]} == {"agent", "simulator"}
     bad = runner.invoke(app, ["estimate", *MODELS, "--dataset", str(tmp_path / "none")])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_an_agent_program_needs_no_agent_model_and_its_model_is_not_counted():
+    base = ["estimate", "--dataset", "reference", "--tasks", "1001"]
+    base += ["--simulator-model", "occubench/canned"]
+    result = runner.invoke(app, [*base, "--agent-command", "python agent.py"])
+    assert result.exit_code == 0, result.output
+    assert "Not counted: the agent program's own model calls" in result.output
+    missing = runner.invoke(app, base)
+    assert missing.exit_code == 2 and "--agent-model (or --model) is required" in missing.output

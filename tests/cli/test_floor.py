@@ -11,6 +11,7 @@ from occubench.cli import app
 from occubench.cli.floor import NULL_AGENT_NAMES
 from occubench.dataset import TASKS_FILE, reference_suite_dir
 from occubench.report import FloorRecord, floor_table
+from occubench.results import read_runs
 from occubench.scripted import NullAgent
 
 runner = CliRunner()
@@ -143,10 +144,14 @@ def test_the_report_shows_the_floor_beside_the_leaderboard(scripted_floor, tmp_p
         + ["--log-dir", str(logs), "--display", "none"],
     )
     assert ran.exit_code == 0, ran.output
+    ran_tasks = sorted({str(r.task_id) for r in read_runs([logs])})
+    on_these = record.model_copy(update={"task_ids": ran_tasks})  # as if measured on them
     measured = tmp_path / "scripted.json"
-    measured.write_text(record.model_dump_json())
+    measured.write_text(on_these.model_dump_json())
     other = tmp_path / "rubric.json"
-    other.write_text(record.model_copy(update={"verifier": RUBRIC}).model_dump_json())
+    other.write_text(on_these.model_copy(update={"verifier": RUBRIC}).model_dump_json())
+    elsewhere = tmp_path / "all-tasks.json"
+    elsewhere.write_text(record.model_dump_json())
 
     shown = runner.invoke(app, ["report", str(logs), "--floor", str(measured), "--by", "domain"])
     assert shown.exit_code == 0, shown.output
@@ -154,9 +159,12 @@ def test_the_report_shows_the_floor_beside_the_leaderboard(scripted_floor, tmp_p
     assert "0.0 occubench/null-answer" in line and "[0.0, 27.8]" in line
     assert "floor %" in shown.output
 
-    unmatched = runner.invoke(app, ["report", str(logs), "--floor", str(other), "--by", "domain"])
-    assert unmatched.exit_code == 0, unmatched.output
-    assert "not measured" in table_row(unmatched.output, "occubench/schema-agent")
+    for unmatched in (other, elsewhere):  # another verifier; the same one on other tasks
+        shown = runner.invoke(
+            app, ["report", str(logs), "--floor", str(unmatched), "--by", "domain"]
+        )
+        assert shown.exit_code == 0, shown.output
+        assert "not measured" in table_row(shown.output, "occubench/schema-agent")
 
     plain = runner.invoke(app, ["report", str(logs), "--format", "json", "--out", str(tmp_path)])
     assert plain.exit_code == 0, plain.output

@@ -146,7 +146,9 @@ def test_the_preflight_is_in_the_estimate_once_per_role():
     checked = estimate_run(config, agent="a/agent", roles=roles, prices=prices, epochs=3)
     assert bare.preflight == []
     assert [(c.role, c.model, c.tokens.calls) for c in checked.preflight] == [
-        ("agent", "a/agent", 2), ("simulator", "s/sim", 2), ("verifier", "v/judge", 2)
+        ("agent", "a/agent", 2),
+        ("simulator", "s/sim", 2),
+        ("verifier", "v/judge", 2),
     ]  # two turns per role, however many epochs
     sample_cost = sum(c.cost or 0.0 for c in checked.roles)
     preflight_cost = sum(c.cost or 0.0 for c in checked.preflight)

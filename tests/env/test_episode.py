@@ -131,3 +131,10 @@ def test_gymnasium_wrapper_runs_an_episode():
         assert env.observation_space.contains(observation) and not truncated
     assert reward == 1.0 and info["grade"]["passed"] is True
     env.close()
+
+
+def test_the_opening_is_what_reset_gives():
+    episode = make_episode("reference", TASK, simulator="occubench/canned", with_plan=True)
+    opening = episode.opening()
+    assert episode.messages[0].role != "system"  # reading it opened nothing
+    assert anyio.run(episode.reset) == opening

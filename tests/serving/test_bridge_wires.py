@@ -1,11 +1,13 @@
-"""The bridge endpoint's wires, driven by the real SDKs: Anthropic Messages, OpenAI Responses.
+"""The bridge endpoint's wires, driven by the real SDKs: Anthropic Messages, OpenAI Responses
+and chat completions.
 
 Each test serves the endpoint inside an Inspect sample (as ``--agent-command`` does)
 whose model is scripted (``occubench/replay``: a tool call, then an answer), drives it
 with the provider's own client over HTTP, and checks the answer, the tool call round
 trip, and that every generation is an Inspect model call with its usage in the sample's
-log. The credential rules and the unknown-route answer are checked on the same app; the
-event streams are checked event by event against the SDKs' types.
+log, and told to the endpoint's owner with its wire (``BridgedCall``). The credential
+rules and the unknown-route answer are checked on the same app; the event streams are
+checked event by event against the SDKs' types.
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalSample
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from mcp.server.lowlevel import Server
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
-from occubench.serving import Access, bridge_routes, http_app, http_endpoint
+from occubench.providers import Wire
+from occubench.serving import Access, BridgedCall, bridge_routes, http_app, http_endpoint
 from occubench.serving._program import _maybe_bridge
-from occubench.serving._streams import anthropic_events, responses_events
+from occubench.serving._streams import anthropic_events, chat_events, responses_events
 
 TOKEN = "sample-token-0123456789abcdef"
 CALL = {"tool": "lookup", "arguments": {"station": "N4"}}
@@ -51,19 +55,24 @@ def drive_endpoint(drive: Drive, seen: dict[str, Any]) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         failures: list[BaseException] = []
-        app = http_app(
-            Server("wires"), Access.of(TOKEN, DEFAULT_ALLOWED_HOSTS), bridge_routes(failures.append)
-        )
+        calls: list[BridgedCall] = []
+        routes = bridge_routes(failures.append, calls.append)
+        app = http_app(Server("wires"), Access.of(TOKEN, DEFAULT_ALLOWED_HOSTS), routes)
         async with _maybe_bridge(True), http_endpoint(app, "127.0.0.1", 0) as base:
             seen["result"] = await drive(base)
-        seen["failures"] = failures
+        seen["failures"], seen["calls"] = failures, calls
         return state
 
     return solve
 
 
-def bridged(tmp_path: Any, drive: Drive, outputs: list[Any]) -> tuple[Any, EvalSample]:
-    """Run ``drive`` in a sample whose agent model replays ``outputs``; its result, sample."""
+def bridged(
+    tmp_path: Any, drive: Drive, outputs: list[Any], calls: list[BridgedCall] | None = None
+) -> tuple[Any, EvalSample]:
+    """Run ``drive`` in a sample whose agent model replays ``outputs``; its result, sample.
+
+    ``calls``, when given, receives the generations the endpoint told of.
+    """
     seen: dict[str, Any] = {}
     (log,) = inspect_eval(
         Task(dataset=[Sample(input="wire")], solver=drive_endpoint(drive, seen)),
@@ -74,6 +83,8 @@ def bridged(tmp_path: Any, drive: Drive, outputs: list[Any]) -> tuple[Any, EvalS
     )
     assert log.status == "success", log.error
     assert seen["failures"] == []
+    if calls is not None:
+        calls += seen["calls"]
     assert log.samples is not None
     return seen["result"], log.samples[0]
 
@@ -131,7 +142,8 @@ def test_anthropic_messages_tool_round_trip(tmp_path, streamed):
         async with anthropic.AsyncAnthropic(base_url=base, max_retries=0, **key) as client:
             return await anthropic_turns(client, streamed)
 
-    (call, answer), sample = bridged(tmp_path, drive, [CALL, ANSWER])
+    told: list[BridgedCall] = []
+    (call, answer), sample = bridged(tmp_path, drive, [CALL, ANSWER], told)
     assert call.stop_reason == "tool_use"
     (use,) = [b for b in call.content if b.type == "tool_use"]
     assert use.name == "lookup" and use.input == {"station": "N4"}
@@ -139,6 +151,9 @@ def test_anthropic_messages_tool_round_trip(tmp_path, streamed):
     assert [b.text for b in answer.content if b.type == "text"] == [ANSWER]
     assert answer.usage.input_tokens > 0 and answer.usage.output_tokens > 0
     assert_model_calls(sample, 2)
+    assert [(c.wire, c.streamed) for c in told] == [(Wire.ANTHROPIC, streamed)] * 2
+    assert told[1].input_tokens == answer.usage.input_tokens
+    assert told[1].output_tokens == answer.usage.output_tokens
 
 
 def test_anthropic_count_tokens_asks_the_agent_model_and_generates_nothing(tmp_path):
@@ -249,6 +264,61 @@ def test_the_responses_stream_helper_accumulates_the_same_answer(tmp_path):
     assert_model_calls(sample, 1)
 
 
+CHAT_TOOLS: list[Any] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Read a station.",
+            "parameters": {"type": "object", "properties": {"station": {"type": "string"}}},
+        },
+    }
+]
+
+
+async def chat_turns(client: openai.AsyncOpenAI, streamed: bool) -> list[ChatCompletion]:
+    """Two turns on chat completions; streamed with the SDK's stream helper and usage."""
+    messages: list[Any] = [{"role": "user", "content": "Read station N4."}]
+    replies = []
+    for _ in range(2):
+        asked: dict[str, Any] = {"model": "gpt-test", "messages": messages, "tools": CHAT_TOOLS}
+        if streamed:
+            options: Any = {"include_usage": True}
+            async with client.chat.completions.stream(**asked, stream_options=options) as stream:
+                kinds = {event.type async for event in stream}
+                reply: Any = await stream.get_final_completion()
+            assert "chunk" in kinds
+        else:
+            reply = await client.chat.completions.create(**asked)
+        replies.append(reply)
+        message = reply.choices[0].message
+        messages.append(message.model_dump(exclude_none=True, exclude={"parsed"}))
+        for call in message.tool_calls or []:
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": "7"})
+    return replies
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_openai_chat_completions_tool_round_trip(tmp_path, streamed):
+    async def drive(base: str) -> list[ChatCompletion]:
+        async with openai.AsyncOpenAI(base_url=f"{base}/v1", api_key=TOKEN) as client:
+            return await chat_turns(client, streamed)
+
+    told: list[BridgedCall] = []
+    (call, answer), sample = bridged(tmp_path, drive, [CALL, ANSWER], told)
+    assert call.choices[0].finish_reason == "tool_calls"
+    (made,) = call.choices[0].message.tool_calls or []
+    assert made.type == "function"
+    assert (
+        made.function.name == "lookup" and json.loads(made.function.arguments) == CALL["arguments"]
+    )
+    assert answer.choices[0].message.content == ANSWER
+    assert answer.usage is not None and answer.usage.prompt_tokens > 0  # include_usage
+    assert_model_calls(sample, 2)
+    assert [(c.wire, c.streamed) for c in told] == [(Wire.OPENAI_CHAT, streamed)] * 2
+    assert told[1].input_tokens == answer.usage.prompt_tokens
+
+
 def test_provider_tools_a_client_declares_are_withheld_and_the_request_answered(tmp_path):
     """Claude Code's and Codex's web search never reaches the model: the env is the world."""
 
@@ -292,7 +362,7 @@ def test_the_event_streams_are_the_sdks_event_types():
         "usage": {"input_tokens": 5, "output_tokens": 3},
     }
     anthropic_adapter: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
-    sent = [anthropic_adapter.validate_python(data) for _, data in anthropic_events(message)]
+    sent = [anthropic_adapter.validate_python(data) for _, data in anthropic_events(message, {})]
     assert [e.type for e in sent][:2] == ["message_start", "content_block_start"]
     assert sent[-2].usage.output_tokens == 3 and sent[-1].type == "message_stop"
     response = Response.model_validate(
@@ -328,9 +398,44 @@ def test_the_event_streams_are_the_sdks_event_types():
         }
     ).model_dump(mode="json", exclude_none=True)
     responses_adapter: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
-    events = [responses_adapter.validate_python(data) for _, data in responses_events(response)]
+    told = responses_events(response, {})
+    events = [responses_adapter.validate_python(data) for _, data in told]
     assert [e.sequence_number for e in events] == list(range(len(events)))
     assert events[-1].type == "response.completed"
+    completion = ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": "Reading.",
+                        "tool_calls": [
+                            {
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "lookup", "arguments": '{"a": 1}'},
+                            }
+                        ],
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+        }
+    ).model_dump(mode="json", exclude_none=True)
+    for options, usage in (({}, None), ({"stream_options": {"include_usage": True}}, 8)):
+        *chunks, done = list(chat_events(completion, options))
+        assert done == (None, None)  # data: [DONE]
+        sent_chunks = [ChatCompletionChunk.model_validate(data) for _, data in chunks]
+        assert all(name is None for name, _ in chunks)  # unnamed events, as OpenAI sends
+        last = sent_chunks[-1]
+        assert (last.usage.total_tokens if last.usage else None) == usage
+        assert [c.choices[0].finish_reason for c in sent_chunks if c.choices][-1] == "tool_calls"
 
 
 def test_the_token_is_taken_as_bearer_or_x_api_key_and_a_wrong_one_is_refused():
@@ -380,10 +485,10 @@ def test_the_sdks_see_a_wrong_token_and_an_unknown_route_as_such(tmp_path):
     [
         ("/v1/responses", {"model": "m"}),
         ("/v1/messages", {"model": "m", "messages": "hi"}),
-        ("/v1/chat/completions", {"model": "m", "messages": [], "stream": True}),
+        ("/v1/chat/completions", {"model": "m", "stream": True}),
         ("/v1/messages/count_tokens", {"model": "m", "messages": [], "stream": True}),
     ],
-    ids=["no-input", "messages-not-a-list", "chat-streamed", "count-streamed"],
+    ids=["no-input", "messages-not-a-list", "chat-no-messages", "count-streamed"],
 )
 def test_a_request_a_route_cannot_answer_is_a_400_in_both_clients_shape(path, body):
     async def ask() -> httpx.Response:

@@ -71,8 +71,6 @@ def inspect_model(server: ReasoningChatServer, dialect: ChatDialect) -> Model:
     )
 
 
-
-
 def sdk(server: ReasoningChatServer) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.base_url, api_key=KEY, max_retries=0)
 

@@ -54,8 +54,6 @@ def inspect_model(server: ResponsesServer, name: str = AGENT, effort: str = "hig
     )
 
 
-
-
 def sdk(server: ResponsesServer) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.base_url, api_key=KEY, max_retries=0)
 

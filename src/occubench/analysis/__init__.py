@@ -1,5 +1,7 @@
 """Analysis: metrics, statistics, variance and MDDs, comparable groups, ablations, validity.
 
+Also verdict flips between reruns split by cause, and the quality figures beside a score.
+
 Also the simulator's validity checks over a run, the prompt-cache share and what worlds
 did (hit rates, shared paths); rows come
 from ``occubench.results``, prices from ``occubench.costs``.
@@ -27,9 +29,9 @@ if TYPE_CHECKING:
         grid_rates,
     )
     from occubench.analysis._dimensions import ALL, DIMENSIONS
+    from occubench.analysis._flips import FlipCause, FlipRow, first_difference, verdict_flips
     from occubench.analysis._groups import RunGroup, comparable_groups
     from occubench.analysis._metrics import (
-        NAN_AS_STRING,
         Comparison,
         CostRow,
         FaultRecovery,
@@ -57,7 +59,8 @@ if TYPE_CHECKING:
         simulator_agreement,
     )
     from occubench.analysis._prompt_cache import PrefixShare, prefix_share
-    from occubench.analysis._rates import RateRow, rate_row, rates_by
+    from occubench.analysis._quality import RowQuality, row_quality
+    from occubench.analysis._rates import NAN_AS_STRING, RateRow, rate_row, rates_by
     from occubench.analysis._sim_validity import (
         InvalidRate,
         SuspectImpact,
@@ -91,6 +94,7 @@ if TYPE_CHECKING:
         variance_report,
         verdict_parts,
     )
+    from occubench.analysis._wires import WireUse, wire_use
     from occubench.analysis._worlds import (
         WORLD_DIMENSIONS,
         SharedPaths,
@@ -109,6 +113,12 @@ _MODULES = {
     "Design": "_variance",
     "EffortRate": "_ablations",
     "FaultRate": "_ablations",
+    "FlipCause": "_flips",
+    "FlipRow": "_flips",
+    "RowQuality": "_quality",
+    "first_difference": "_flips",
+    "row_quality": "_quality",
+    "verdict_flips": "_flips",
     "FaultRecovery": "_metrics",
     "GenerationPoint": "_ablations",
     "GridRate": "_ablations",
@@ -117,7 +127,7 @@ _MODULES = {
     "LEVELS": "_variance",
     "LeaderboardRow": "_metrics",
     "MetricRow": "_metrics",
-    "NAN_AS_STRING": "_metrics",
+    "NAN_AS_STRING": "_rates",
     "PassK": "_metrics",
     "PAIR_LEVELS": "_variance",
     "PairRow": "_variance",
@@ -176,6 +186,8 @@ _MODULES = {
     "WorldUse": "_worlds",
     "shared_paths": "_worlds",
     "world_use": "_worlds",
+    "WireUse": "_wires",
+    "wire_use": "_wires",
 }
 """The module of each public name."""
 
@@ -184,6 +196,12 @@ __getattr__ = lazy_names(__name__, _MODULES)
 
 
 __all__ = [
+    "FlipCause",
+    "FlipRow",
+    "RowQuality",
+    "first_difference",
+    "row_quality",
+    "verdict_flips",
     "WORLD_DIMENSIONS",
     "SharedPaths",
     "WorldUse",
@@ -261,4 +279,6 @@ __all__ = [
     "LEVELS",
     "MetricRow",
     "cohen_kappa",
+    "WireUse",
+    "wire_use",
 ]

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import Field
 
-from occubench.analysis._metrics import NAN_AS_STRING, group, setup_of
-from occubench.analysis._rates import RateRow, rate_row
+from occubench.analysis._metrics import group, setup_of
+from occubench.analysis._rates import NAN_AS_STRING, RateRow, rate_row
 from occubench.analysis._stats import BASELINE_MODE
 from occubench.results import SampleRow
 

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from occubench.analysis._dimensions import ALL, DIMENSIONS
-from occubench.analysis._rates import RateRow, rate_row
+from occubench.analysis._rates import NAN_AS_STRING, RateRow, rate_row
 from occubench.analysis._stats import (
     BASELINE_MODE,
     PERTURBED_MODES,
@@ -41,9 +41,6 @@ Setup = tuple[str, str]
 
 K = TypeVar("K")
 T = TypeVar("T")
-
-NAN_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
-"""Undefined numbers are ``nan``; in JSON they are written "NaN" (and read back)."""
 
 
 class MetricRow(BaseModel):

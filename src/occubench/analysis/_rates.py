@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.analysis._stats import wilson_interval
 from occubench.results import SampleRow
 
+NAN_AS_STRING = ConfigDict(ser_json_inf_nan="strings")
+"""Undefined numbers are ``nan``; in JSON they are written "NaN" (and read back)."""
+
 
 class RateRow(BaseModel):
-    """Completion rate of one group of samples."""
+    """Completion rate of one group of samples (an undefined rate is written "NaN")."""
+
+    model_config = NAN_AS_STRING
 
     group: str
     samples: int = Field(description="Samples in the group, errored ones included.")

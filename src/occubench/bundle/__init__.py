@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         BUNDLE_FORMAT,
         MANIFEST,
         PRICES,
+        REPORT_SECTIONS_SINCE,
         SUMMARY,
         WORLD_METADATA,
         BundleClass,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "BUNDLE_FORMAT": "_format",
+    "REPORT_SECTIONS_SINCE": "_format",
     "BUNDLE_LIMITS": "_bounds",
     "BundleClass": "_format",
     "BundleLimits": "_bounds",
@@ -81,6 +83,7 @@ __all__ = [
     "MANIFEST",
     "PRICES",
     "RELEASE_TASKS",
+    "REPORT_SECTIONS_SINCE",
     "STANDARD",
     "SUMMARY",
     "WORLD_METADATA",

@@ -34,6 +34,7 @@ def compute_summary(
                     n_resamples=settings.resamples,
                     seed=settings.seed,
                     variance=settings.variance,
+                    sources=rows,
                 ),
             )
             for g in comparable_groups(rows)

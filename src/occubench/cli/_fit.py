@@ -106,9 +106,7 @@ def _least(console: Console, column: Column, stage: _Stage) -> int:
     return found
 
 
-def _set_widths(
-    table: Table, least: list[int], natural: list[int], room: int, breaks: int
-) -> None:
+def _set_widths(table: Table, least: list[int], natural: list[int], room: int, breaks: int) -> None:
     """The columns' widths: their least, plus the room left in proportion to their want."""
     spare = room - sum(least)
     want = [max(n - low, 0) for n, low in zip(natural, least, strict=True)]
@@ -128,9 +126,7 @@ def _broken(column: Column, width: int, breaks: int) -> None:
         return [p for part in BREAKS[depth].split(word) for p in cut(part, depth + 1)]
 
     def fit(text: str) -> str:
-        return "".join(
-            w if w.isspace() else "\n".join(cut(w)) for w in re.split(r"(\s+)", text)
-        )
+        return "".join(w if w.isspace() else "\n".join(cut(w)) for w in re.split(r"(\s+)", text))
 
     if isinstance(column.header, str):
         column.header = fit(column.header)

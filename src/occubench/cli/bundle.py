@@ -110,8 +110,13 @@ def log_number(member: str) -> str:
 
 
 def show_verification(result: Verification) -> None:
-    """Print a verification: outcome and class, what was checked, why, and each run."""
+    """Print a verification: outcome and class, what was checked, why, and each run.
+
+    Then, per group, the figures beside each line as recomputed from the logs (flips,
+    samples flagged by the checks, unanimous votes).
+    """
     from occubench.bundle import Outcome
+    from occubench.report import believe_table, rich_table
 
     if result.outcome is Outcome.FAILED:
         _say(f"Bundle {result.bundle}: FAILED ({len(result.problems)} problem(s))")
@@ -151,6 +156,10 @@ def show_verification(result: Verification) -> None:
             )
         )
     console.print(table)
+    for group in result.summary.groups if result.summary else []:
+        figures = believe_table(group.report)
+        figures.title = f"Recomputed from the logs, {group.label}: {figures.title}"
+        console.print(rich_table(figures))
 
 
 def verify(

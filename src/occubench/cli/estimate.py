@@ -18,7 +18,7 @@ import typer
 from occubench.cli import run as run_command
 from occubench.cli._common import console, from_options, model_roles, user_errors
 from occubench.cli._settings import own_parameters, set_signature
-from occubench.config import ResolvedRun, RunConfig
+from occubench.config import NO_AGENT_MODEL, ResolvedRun, RunConfig
 from occubench.errors import UsageError
 
 MODEL_OPTIONS = (
@@ -56,14 +56,16 @@ def estimate(
     from occubench.results import read_runs
 
     with user_errors():
-        if given["agent_model"] is None:
-            raise UsageError("--agent-model (or --model) is required")
         run = ResolvedRun.of(from_options(RunConfig, given))
+        if given["agent_model"] is None and not run.config.agent_command:
+            raise UsageError(
+                "--agent-model (or --model) is required (optional only with --agent-command)"
+            )
         prices = load_prices(given["prices"]) if given["prices"] else None
         assumptions = Assumptions(agent_retries=agent_retries, calls_per_step=calls_per_step)
         result = estimate_run(
             run,
-            agent=given["agent_model"],
+            agent=given["agent_model"] or NO_AGENT_MODEL,
             roles=model_roles(given),
             epochs=given["epochs"],
             prices=prices,

@@ -31,6 +31,14 @@ def leaderboard(
         DEFAULT_BOOTSTRAP_RESAMPLES
     ),
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_BOOTSTRAP_SEED,
+    floor: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A floor record (occubench floor --out), repeatable: each row shows the "
+            "highest null agent's pass rate under its board's simulator, verifier, task set "
+            "and protocol, or 'not measured'."
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -43,16 +51,20 @@ def leaderboard(
     Standard bundles are ranked apart from custom ones, and rows only with rows of the
     same simulator, verifier, task set and protocol; rows the run's minimum detectable
     difference cannot tell apart share a rank (a tie group). The page filters rows, draws
-    the industry profile (radar) of any selection and a cost-vs-CR Pareto chart, and links
+    the industry profile (radar) of any selection and a cost-vs-CR Pareto chart, shows
+    beside each score its verdict flips, the samples the online checks flagged, the
+    verifier's vote agreement and, with --floor, the verifier's floor, and links
     every row to its bundle's verification record; it needs no server and loads nothing
     from elsewhere. A bundle that fails verification gets its record and no row (exit 2).
     """
     from occubench.bundle import Outcome
     from occubench.leaderboard import build_site
     from occubench.published import load_published
+    from occubench.report import load_floor
 
     with user_errors():
         table = load_published(published) if published is not None else None
+        floors = [load_floor(path) for path in floor or []]
         data = build_site(
             bundles,
             out,
@@ -61,6 +73,7 @@ def leaderboard(
             seed=seed,
             dataset=dataset,
             force=force,
+            floors=floors,
         )
     rows = sum(len(b.entries) for b in data.boards)
     console.print(

@@ -146,7 +146,13 @@ def report(
         groups = comparable_groups(rows)
         results = [
             build_report(
-                g.rows, table, n_resamples=resamples, seed=seed, reviews=judged, variance=variance
+                g.rows,
+                table,
+                n_resamples=resamples,
+                seed=seed,
+                reviews=judged,
+                variance=variance,
+                sources=rows,
             )
             for g in groups
         ]
@@ -155,12 +161,12 @@ def report(
                 gold, chosen, sorted({r.simulator_model or "" for r in rows})
             )
             for result in results:
-                mine = set(result.simulators)
-                result.against_gold = [a for a in agreements if a.simulator in mine]
+                result.add_gold(agreements)
         if floors:
             for g, result in zip(groups, results, strict=True):
                 lines = [(line.agent, line.simulator) for line in result.leaderboard]
-                result.floor = floors_beside(lines, g.verifier, g.protocol, floors)
+                tasks = {str(r.task_id) for r in g.rows}
+                result.floor = floors_beside(lines, g.verifier, g.protocol, floors, tasks)
     if len(groups) > 1:
         console.print(
             f"{len(groups)} groups of runs that are not compared with each other (they ran "

@@ -131,9 +131,12 @@ def load_prices(path: str | Path) -> PriceTable:
 
 
 def role_model(row: SampleRow, role: str) -> str | None:
-    """Model that played ``role`` in the row's run (the verifier defaults to the simulator)."""
+    """Model that played ``role`` in the row's run (the verifier defaults to the simulator).
+
+    The agent's is its Inspect model, also when an agent program or an Inspect agent used it.
+    """
     if role == Role.AGENT.value:
-        return row.agent_model
+        return row.agent_model_name or row.agent_model
     if role == Role.SIMULATOR.value:
         return row.simulator_model
     if role == Role.VERIFIER.value:

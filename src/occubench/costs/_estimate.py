@@ -463,8 +463,10 @@ def _priced(
     cost = None
     if price is not None:
         cached = tokens.cached_input_tokens
-        cache_rate = price.input_per_mtok if price.cached_input_per_mtok is None else (
-            price.cached_input_per_mtok
+        cache_rate = (
+            price.input_per_mtok
+            if price.cached_input_per_mtok is None
+            else (price.cached_input_per_mtok)
         )
         cost = (
             (tokens.input_tokens - cached) * price.input_per_mtok

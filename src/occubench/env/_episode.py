@@ -193,6 +193,18 @@ class EnvEpisode:
             for t in self.env.action_set_definitions
         ]
 
+    def opening(self) -> EpisodeStart:
+        """What ``reset()`` gives the agent, read without opening the environment.
+
+        A trainer's dataset lists each task's prompt and tools before any episode runs.
+        """
+        return EpisodeStart(
+            task_id=self.task.task_id,
+            system_prompt=run_system_prompt(self.run, self.task.task_scenario_name),
+            instruction=self.instruction,
+            tools=self.tools(),
+        )
+
     async def reset(self) -> EpisodeStart:
         """Open the environment; the instruction and the tools.
 
@@ -204,15 +216,10 @@ class EnvEpisode:
         self._layer = open_environment(
             self.run, self.task, self.env, self.simulator, self.record, epoch=self.epoch
         )
-        system = run_system_prompt(self.run, self.task.task_scenario_name)
-        self.messages.insert(0, ChatMessageSystem(content=system))
+        start = self.opening()
+        self.messages.insert(0, ChatMessageSystem(content=start.system_prompt))
         self.record.stop_reason = StopReason.NOT_SUBMITTED
-        return EpisodeStart(
-            task_id=self.task.task_id,
-            system_prompt=system,
-            instruction=self.instruction,
-            tools=self.tools(),
-        )
+        return start
 
     def at_call_limit(self) -> bool:
         """Whether the episode has made the tool calls its protocol allows (0: no cap)."""
@@ -322,6 +329,7 @@ class EnvEpisode:
             style=self.points.verifier_messages,
             max_tokens=self.points.verifier_max_tokens or None,
             template=self.run.release.verifier if self.run.release is not None else None,
+            guard=self.config.exploit_guard,
         )
         self.verdict = grade
         given = SubmittedGrade(store=self.store)

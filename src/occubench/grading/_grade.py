@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, ValidationError
 from occubench.agent import StopReason
 from occubench.grading._checks import CheckResult
 from occubench.grading._verdict import Vote
+from occubench.guard import ExploitEvidence
 from occubench.text import validation_line
 
 SCORER_NAME = "occubench_scorer"
@@ -28,6 +29,19 @@ class Grade(BaseModel):
     votes: list[Vote] | None = Field(default=None, description="Judge votes (None: no judge).")
     judge_passed: bool | None = Field(
         default=None, description="The judge's strict majority (None: no judge ran)."
+    )
+    exploit_suspected: bool | None = Field(
+        default=None,
+        description="The exploit guard found evidence on a pass of the checks and the judge "
+        "(None: the guard was off).",
+    )
+    exploit_zeroed: bool = Field(
+        default=False,
+        description="The suspected pass was graded a failure (exploit_guard=zero).",
+    )
+    exploit_evidence: list[ExploitEvidence] = Field(
+        default_factory=list,
+        description="The exploit guard's evidence, on a pass or not (empty: none, or off).",
     )
 
     @property
@@ -57,6 +71,10 @@ class Grade(BaseModel):
             parts.append(f"judge {self.votes_yes}/{len(self.votes)} correct")
         if self.checks is not None:
             parts.append(f"checks {self.checks_passed}/{len(self.checks)}")
+        if self.exploit_suspected:
+            kinds = ", ".join(dict.fromkeys(e.kind.value for e in self.exploit_evidence))
+            zeroed = ", graded a failure" if self.exploit_zeroed else ""
+            parts.append(f"exploit suspected ({kinds}){zeroed}")
         return "; ".join(parts)
 
     @classmethod

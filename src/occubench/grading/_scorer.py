@@ -8,6 +8,9 @@ Combination rule (one place, documented in the README):
   checks) and the judge's strict majority of k votes (if a judge ran). Ties fail;
   an invalid vote counts as a failing vote; if all k votes are invalid the sample is
   an infrastructure error, not an agent failure.
+- The exploit guard (``occubench.guard``, unless ``exploit_guard=off``) then reads the
+  episode: a pass with evidence that the agent steered the simulator or the judge is
+  ``exploit_suspected``, and under ``exploit_guard=zero`` it is graded a failure.
 """
 
 from __future__ import annotations
@@ -39,7 +42,11 @@ from inspect_ai.util import LimitExceededError, collect
 
 from occubench.agent import Episode
 from occubench.dataset import EnvConfig, TaskRecord
-from occubench.defaults import DEFAULT_VERIFIER_RETRIES, DEFAULT_VERIFIER_VOTES
+from occubench.defaults import (
+    DEFAULT_EXPLOIT_GUARD,
+    DEFAULT_VERIFIER_RETRIES,
+    DEFAULT_VERIFIER_VOTES,
+)
 from occubench.errors import BudgetExhausted, ErrorSource, InfrastructureError, UsageError
 from occubench.grading._checks import run_checks
 from occubench.grading._grade import SCORER_NAME, Grade, SubmittedGrade
@@ -57,9 +64,13 @@ from occubench.grading._verdict import (
     majority,
     parse_paper_verdict,
 )
+from occubench.guard import ExploitGuard, find_exploits
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
 from occubench.text import clean_output
+
+DEFAULT_GUARD = ExploitGuard(DEFAULT_EXPLOIT_GUARD)
+"""The exploit guard of a grade that names none (``DEFAULT_EXPLOIT_GUARD``)."""
 
 
 class VerifierError(InfrastructureError):
@@ -155,6 +166,7 @@ async def grade_trajectory(
     style: MessageStyle = MessageStyle.OCCUBENCH,
     max_tokens: int | None = None,
     template: str | None = None,
+    guard: ExploitGuard = DEFAULT_GUARD,
 ) -> Grade:
     """Grade one trajectory: the task's checks and, when a judge is given, its k votes.
 
@@ -177,6 +189,8 @@ async def grade_trajectory(
             any failure a False vote, an API failure included).
         max_tokens: max_tokens of each judge call (None: not set).
         template: The release's own verifier prompt (paper style, ``prompts_from``).
+        guard: The exploit guard: off, flag (a suspected pass is reported) or zero (it is
+            also graded a failure).
 
     Raises:
         VerifierError: no judge for a task without checks, or (occubench style) no vote
@@ -214,18 +228,32 @@ async def grade_trajectory(
         if all(v.is_correct is None for v in cast):
             raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
     judged = None if cast is None else majority(cast)
+    counts = (
+        None if checks is None else sum(r.passed for r in checks),
+        None if checks is None else len(checks),
+        None if cast is None else sum(v.is_correct is True for v in cast),
+        None if cast is None else len(cast),
+    )
+    passed = combined_verdict(*counts)
+    evidence = (
+        []
+        if guard is ExploitGuard.OFF
+        else find_exploits(
+            messages, answer, env, episode.steps, [v.raw or v.feedback for v in cast or []]
+        )
+    )
+    suspected = None if guard is ExploitGuard.OFF else passed and bool(evidence)
+    zeroed = bool(suspected) and guard is ExploitGuard.ZERO
     return Grade(
-        passed=combined_verdict(
-            None if checks is None else sum(r.passed for r in checks),
-            None if checks is None else len(checks),
-            None if cast is None else sum(v.is_correct is True for v in cast),
-            None if cast is None else len(cast),
-        ),
+        passed=combined_verdict(*counts, exploit_zeroed=zeroed),
         stop_reason=episode.stop_reason,
         tool_calls=episode.tool_calls,
         checks=checks,
         votes=cast,
         judge_passed=judged,
+        exploit_suspected=suspected,
+        exploit_zeroed=zeroed,
+        exploit_evidence=evidence,
     )
 
 
@@ -276,6 +304,7 @@ def occubench_scorer(
     max_tokens: int | None = None,
     template: str | None = None,
     regrading: bool = False,
+    guard: ExploitGuard = DEFAULT_GUARD,
 ) -> Scorer:
     """Grade a trajectory with its deterministic checks and a k-vote judge.
 
@@ -290,6 +319,7 @@ def occubench_scorer(
             when the agent submitted is not reused, and a judge that fails gives an
             unscored score (``verifier_failure``) instead of raising, so that one
             sample's failure does not stop the others.
+        guard: The exploit guard (``grade_trajectory``).
     """
     if votes < 1:
         raise UsageError("votes must be at least 1")
@@ -314,6 +344,7 @@ def occubench_scorer(
                 style=style,
                 max_tokens=max_tokens,
                 template=template,
+                guard=guard,
             )
         except Exception as e:  # regrading records any failure of the judge
             if not regrading:

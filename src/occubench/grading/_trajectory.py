@@ -129,8 +129,7 @@ def render_paper_trajectory(messages: list[ChatMessage]) -> str:
             entries.append(f"[Agent Response]: {message.text}")
         for call in message.tool_calls or []:
             entries.append(
-                f"[Agent Action]: Call tool `{call.function}` with arguments: "
-                f"{raw_arguments(call)}"
+                f"[Agent Action]: Call tool `{call.function}` with arguments: {raw_arguments(call)}"
             )
             result = results.get(call.id)
             if result is not None:

@@ -106,16 +106,20 @@ def combined_verdict(
     checks_total: int | None,
     votes_yes: int | None,
     votes_total: int | None,
+    *,
+    exploit_zeroed: bool = False,
 ) -> bool:
     """The combination rule (the scorer's module doc), from counts.
 
     Every check that ran passed, and the judge, if it voted, gave a strict majority for
-    'correct'. The one statement of the rule: the scorer grades with it, and ``verify`` recomputes
-    each logged verdict from the checks and votes its sample records.
+    'correct', and the exploit guard did not grade the pass a failure
+    (``exploit_guard=zero``). The one statement of the rule: the scorer grades with it,
+    and ``verify`` recomputes each logged verdict from the checks and votes its sample
+    records.
     """
     checks_hold = checks_total is None or checks_passed == checks_total
     judge_holds = votes_total is None or (votes_yes or 0) * 2 > votes_total
-    return checks_hold and judge_holds
+    return checks_hold and judge_holds and not exploit_zeroed
 
 
 async def ask_verdict(

@@ -7,7 +7,12 @@ per simulator and verifier (never ranked across them), and per comparable group 
 set and protocol, ``analysis.comparable_groups``), and each such board is computed by
 the report's own ``build_report`` with variance: CR per mode and industry, R with its
 interval, and the MDD marks that make tie groups (``_ties``). Costs come from each
-bundle's own verified summary (its prices, or tokens when it has none).
+bundle's own verified summary (its prices, or tokens when it has none). Beside each
+score, the report's quality figures (``report.believe_cells``): verdict flips split by
+cause, samples flagged by the online checks, unanimous verifier votes (all recomputed
+from the bundle's logs, as ``verify`` does), and the verifier's floor when floor records
+are given (``floors``); expert kappa and gold agreement are not in a bundle and read
+"not measured".
 
 The site is static: ``index.html`` (the boards, filters, selection, an industry radar
 of any selection and a cost-vs-CR Pareto chart, both drawn by the page's one script
@@ -32,7 +37,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
-from occubench.analysis import comparable_groups
+from occubench.analysis import FlipRow, RateRow, RowQuality, comparable_groups
 from occubench.bundle import (
     STANDARD,
     BundleClass,
@@ -46,7 +51,14 @@ from occubench.errors import UsageError
 from occubench.files import refuse_foreign, write_fresh
 from occubench.leaderboard._ties import tie_ranks
 from occubench.published import MODES, PublishedTable, apart_line, shown_sources
-from occubench.report import Report, build_report, content_security_policy
+from occubench.report import (
+    FloorRecord,
+    Report,
+    believe_cells,
+    build_report,
+    content_security_policy,
+    floors_beside,
+)
 from occubench.results import SampleRow
 
 SCRIPT = "leaderboard.js"
@@ -88,6 +100,21 @@ class Entry(BaseModel):
     industries: dict[str, float | None] = Field(description="CR per industry, headline mode.")
     close: list[str] = Field(description="Entries it is not distinguishable from (ids).")
     close_agents: list[str] = Field(description="Their agents, as shown.")
+    believe: dict[str, str] = Field(
+        default_factory=dict,
+        description="Beside the score, each quality figure as shown (the report's columns: "
+        "floor when floors were given, flips, flagged by checks, unanimous votes, expert "
+        "kappa, against gold); 'not measured' where nothing measured it.",
+    )
+    flips: FlipRow | None = Field(
+        default=None, description="Verdict flips in the headline mode (None: not measured)."
+    )
+    quality: RowQuality | None = Field(default=None, description="The line's quality figures.")
+    floor: RateRow | None = Field(
+        default=None,
+        description="The verifier's floor under the board's simulator, verifier, task set and "
+        "protocol (the highest null agent's rate; None: not measured).",
+    )
 
 
 class Board(BaseModel):
@@ -208,9 +235,14 @@ def _entries(
         if g.dimension == "industry" and g.env_mode == report.headline_mode
     }
     names = sorted({g for _, _, g in industries})
+    believe = believe_cells(report)
+    flips = {(f.agent, f.simulator): f for f in report.flips if f.env_mode == report.headline_mode}
+    quality = {(q.agent, q.simulator): q for q in report.quality}
+    floors = {(f.agent, f.simulator): f.floor for f in report.floor}
     out = []
     for line in report.leaderboard:
-        slug, original = origin[(line.agent, line.simulator)]
+        key = (line.agent, line.simulator)
+        slug, original = origin[key]
         dollars, tokens = costs[slug].get((original, line.simulator), (None, math.nan))
         out.append(
             Entry(
@@ -239,6 +271,10 @@ def _entries(
                 },
                 close=[ids[r] for r in line.not_distinguishable_from],
                 close_agents=[agents[r] for r in line.not_distinguishable_from],
+                believe=believe[key],
+                flips=flips.get(key),
+                quality=quality.get(key),
+                floor=floors.get(key),
             )
         )
     return out
@@ -249,8 +285,13 @@ def _boards(
     records: dict[str, str],
     resamples: int,
     seed: int,
+    floors: Sequence[FloorRecord] = (),
 ) -> list[Board]:
-    """Standard boards first, then custom ones; each one simulator, verifier and group."""
+    """Standard boards first, then custom ones; each one simulator, verifier and group.
+
+    Each board's lines get the floor of ``floors`` measured under the board's simulator,
+    verifier, task set and protocol (``report.floors_beside``), when one is.
+    """
     boards: list[Board] = []
     for kind in (BundleClass.STANDARD, BundleClass.CUSTOM):
         chosen = [(s, vb) for s, vb in verified if vb.verification.bundle_class is kind]
@@ -263,7 +304,15 @@ def _boards(
             )
         for (simulator, verifier), members in sorted(by_models.items()):
             for group in comparable_groups(members):
-                report = build_report(group.rows, n_resamples=resamples, seed=seed, variance=True)
+                report = build_report(
+                    group.rows, n_resamples=resamples, seed=seed, variance=True, sources=rows
+                )
+                if floors:
+                    lines = [(line.agent, line.simulator) for line in report.leaderboard]
+                    tasks = {str(r.task_id) for r in group.rows}
+                    report.floor = floors_beside(
+                        lines, verifier or None, group.protocol, floors, tasks
+                    )
                 board = f"{kind.value}-{len(boards) + 1}"
                 entries = _entries(report, board, origin, costs, records)
                 boards.append(
@@ -356,6 +405,7 @@ def build_site(
     dataset: Path | None = None,
     standard: Standard = STANDARD,
     force: bool = False,
+    floors: Sequence[FloorRecord] = (),
 ) -> SiteData:
     """Verify ``bundles`` and write the leaderboard site into ``out`` (module doc).
 
@@ -369,6 +419,8 @@ def build_site(
         dataset: A dataset folder each bundle's logged task records are compared with.
         standard: What a standard bundle is (``bundle.STANDARD``: the benchmark's defaults).
         force: Replace an ``index.html`` or ``data.json`` that this command did not write.
+        floors: Floor records (``occubench floor --out``): each row shows the floor measured
+            under its board's simulator, verifier, task set and protocol, or "not measured".
 
     Returns:
         What the site shows.
@@ -418,7 +470,7 @@ def build_site(
             verified.append((slug, vb))
     data = SiteData(
         generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        boards=_boards(verified, records, resamples, seed),
+        boards=_boards(verified, records, resamples, seed, floors),
         bundles=lines,
         published=_published(published) if published is not None else None,
     )

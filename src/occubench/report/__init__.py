@@ -33,7 +33,11 @@ if TYPE_CHECKING:
         summary_tables,
     )
     from occubench.report._tables import (
+        NOT_MEASURED,
         TextTable,
+        believe_cells,
+        believe_table,
+        flips_table,
         floor_table,
         floor_verdict,
         markdown_table,
@@ -48,6 +52,10 @@ _MODULES = {
     "LineFloor": "_floor",
     "floor_record": "_floor",
     "floor_table": "_tables",
+    "NOT_MEASURED": "_tables",
+    "believe_cells": "_tables",
+    "believe_table": "_tables",
+    "flips_table": "_tables",
     "floor_verdict": "_tables",
     "floors_beside": "_floor",
     "load_floor": "_floor",
@@ -82,6 +90,10 @@ __getattr__ = lazy_names(__name__, _MODULES)
 
 
 __all__ = [
+    "NOT_MEASURED",
+    "believe_cells",
+    "believe_table",
+    "flips_table",
     "FloorRecord",
     "LineFloor",
     "floor_record",

@@ -5,7 +5,8 @@ Whatever formats are asked for, the charts are written too, as PNG and SVG under
 Files:
 
 - ``md``: ``report.md`` (every table, charts linked);
-- ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ..., ``variance.csv``
+- ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ..., ``flips.csv`` and
+  ``quality.csv`` with "not measured" where nothing measured a figure, ``variance.csv``
   and ``variance_pairs.csv`` with ``--variance``), the tidy sample table ``samples.csv``,
   and with reviews ``human_rates.csv``, ``realism.csv`` and ``disagreements.csv``;
 - ``json``: ``report.json`` (the `Report`) and ``samples.jsonl`` (one row per sample);
@@ -18,6 +19,7 @@ Files:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
@@ -30,7 +32,7 @@ from occubench.redaction import redact, redact_model
 from occubench.report._choices import ReportFormat
 from occubench.report._html import render_html
 from occubench.report._report import Report
-from occubench.report._tables import markdown_table, report_tables
+from occubench.report._tables import NOT_MEASURED, markdown_table, report_tables
 from occubench.results import EXPORT_FILE, SampleRow, read_trajectories, write_parquet
 from occubench.review import Disagreement, HumanRate, RealismRow
 from occubench.text import csv_text, markdown_cell
@@ -54,8 +56,12 @@ CSV_TABLES = (
     "against_gold",
     "world_use",
     "shared_paths",
+    "agent_wires",
 )
 """Report fields written as one CSV file each."""
+MEASURED_CSV_TABLES = ("flips", "quality")
+"""Report fields written as one CSV file each, where an empty or undefined figure reads
+"not measured" (``measured_record``)."""
 REVIEW_CSV_TABLES: dict[str, tuple[str, type[BaseModel]]] = {
     "human_rates": ("rates", HumanRate),
     "realism": ("realism", RealismRow),
@@ -76,6 +82,16 @@ def flat(record: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def measured_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A flat CSV row whose missing (None) or undefined (nan) figures read "not measured"."""
+    return {
+        key: NOT_MEASURED
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else value
+        for key, value in flat(record).items()
+    }
 
 
 def sample_record(row: SampleRow) -> dict[str, Any]:
@@ -215,13 +231,14 @@ def write_report(
                 write_markdown(report, out / "report.md", plots, list(figures.left_out.values()))
             )
         elif fmt is ReportFormat.CSV:
-            for name in CSV_TABLES:
+            for name in (*CSV_TABLES, *MEASURED_CSV_TABLES):
                 items: list[BaseModel] = getattr(report, name)
                 item_type = get_args(Report.model_fields[name].annotation)[0]
+                record = measured_record if name in MEASURED_CSV_TABLES else flat
                 written.append(
                     write_csv(
                         out / f"{name}.csv",
-                        [flat(i.model_dump()) for i in items],
+                        [record(i.model_dump()) for i in items],
                         columns=list(item_type.model_fields),
                     )
                 )

@@ -10,7 +10,7 @@ floor".
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -35,6 +35,11 @@ class FloorRecord(BaseModel):
         description="Verifier model (None: none was bound; the checks or the simulator judged).",
     )
     protocol: Protocol = Field(description="The protocol the runs followed.")
+    task_ids: list[str] | None = Field(
+        default=None,
+        description="The tasks the null agents ran (None: not recorded; such a record is "
+        "matched on the simulator, verifier and protocol alone).",
+    )
     null_agents: list[RateRow] = Field(
         description="One rate per null agent; its group is the agent's model name."
     )
@@ -60,8 +65,19 @@ class FloorRecord(BaseModel):
             return f"the verifier {self.verifier}"
         return "the grading (no verifier bound: checks, or the simulator as judge)"
 
-    def matches(self, simulator: str, verifier: str | None, protocol: str) -> bool:
-        """Whether this floor was measured under that simulator, verifier and protocol."""
+    def matches(
+        self,
+        simulator: str,
+        verifier: str | None,
+        protocol: str,
+        tasks: Collection[str] | None = None,
+    ) -> bool:
+        """Whether this floor was measured under that simulator, verifier and protocol.
+
+        With ``tasks`` (a line's task set), on those tasks too, when the record says.
+        """
+        if tasks is not None and self.task_ids is not None and set(self.task_ids) != set(tasks):
+            return False
         return (self.simulator, self.verifier or None, self.protocol.value) == (
             simulator,
             verifier or None,
@@ -87,6 +103,7 @@ def floor_record(rows: Sequence[SampleRow], dataset: str, digest: str) -> FloorR
         simulator=simulator,
         verifier=verifier,
         protocol=protocol,
+        task_ids=sorted({str(r.task_id) for r in rows}),
         null_agents=rates_by(rows, lambda r: r.agent_model),
         verifier_alone=rates_by([_judged(r) for r in rows], lambda r: r.agent_model),
     )
@@ -136,14 +153,16 @@ def floors_beside(
     verifier: str | None,
     protocol: str,
     records: Sequence[FloorRecord],
+    tasks: Collection[str] | None = None,
 ) -> list[LineFloor]:
     """The floor of each (agent, simulator) line graded by ``verifier`` under ``protocol``.
 
-    Of several matching records the last given is taken.
+    With ``tasks`` (the lines' task set), only a record of those tasks matches (or one
+    that does not say its tasks). Of several matching records the last given is taken.
     """
     lines = []
     for agent, simulator in simulators:
-        found = [f for f in records if f.matches(simulator, verifier, protocol)]
+        found = [f for f in records if f.matches(simulator, verifier, protocol, tasks)]
         floor = found[-1].highest() if found else None
         lines.append(LineFloor(agent=agent, simulator=simulator, floor=floor))
     return lines

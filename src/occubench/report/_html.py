@@ -23,7 +23,16 @@ from markupsafe import Markup
 from occubench.analysis import ALL, perturbed_mean, setup_of, setup_robustness
 from occubench.report._contrast import DARK_TEXT, MUTED_TEXT, heat
 from occubench.report._report import Report
-from occubench.report._tables import interval, money, pct, ratio, tokens
+from occubench.report._tables import (
+    LEFT,
+    believe_table,
+    flips_table,
+    interval,
+    money,
+    pct,
+    ratio,
+    tokens,
+)
 from occubench.results import SampleRow, Trajectory
 
 TEMPLATE = "report.html.j2"
@@ -146,5 +155,7 @@ def render_html(
             sample_index={row.sample_key: i for i, row in enumerate(rows)},
             page_size=SAMPLES_PER_PAGE,
             embedded=sum(t.read for t in trajectories),
+            believe=[believe_table(report), *([flips_table(report)] if report.flips else [])],
+            left=LEFT,
         )
     )

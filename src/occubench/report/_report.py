@@ -18,6 +18,7 @@ from occubench.analysis import (
     EffortRate,
     FaultRate,
     FaultRecovery,
+    FlipRow,
     GenerationPoint,
     GridRate,
     GroupRate,
@@ -25,10 +26,12 @@ from occubench.analysis import (
     LeaderboardRow,
     PassK,
     Robustness,
+    RowQuality,
     SharedPaths,
     SimulatorAgreement,
     SuspectImpact,
     VarianceReport,
+    WireUse,
     WorldUse,
     compare_models,
     costs,
@@ -46,10 +49,14 @@ from occubench.analysis import (
     pass_k,
     rates,
     robustness_scores,
+    row_quality,
+    setup_of,
     shared_paths,
     simulator_agreement,
     suspect_impact,
     variance_report,
+    verdict_flips,
+    wire_use,
     world_use,
 )
 from occubench.costs import PriceTable
@@ -131,6 +138,22 @@ class Report(BaseModel):
         default_factory=list,
         description="Per world with several agents: each agent's share of calls others made too.",
     )
+    flips: list[FlipRow] = Field(
+        default_factory=list,
+        description="Verdict flips between epochs and runs of each setup and mode, split by "
+        "cause (agent, simulator, verifier), and regraded samples against their original.",
+    )
+    quality: list[RowQuality] = Field(
+        default_factory=list,
+        description="Beside each leaderboard line (headline mode): samples flagged by the "
+        "online checks, unanimous verifier votes, expert kappa and gold agreement.",
+    )
+    agent_wires: list[WireUse] = Field(
+        default_factory=list,
+        exclude_if=lambda lines: not lines,
+        description="Per setup whose agent program asked its model through the bridge: "
+        "generations and tokens by wire; written only when there are some.",
+    )
     floor: list[LineFloor] = Field(
         default_factory=list,
         exclude_if=lambda lines: not lines,
@@ -141,6 +164,13 @@ class Report(BaseModel):
     def label(self, agent: str, simulator: str) -> str:
         """Name a setup: the agent, plus its simulator when several simulators are compared."""
         return agent if len(self.simulators) <= 1 else f"{agent} @ {simulator}"
+
+    def add_gold(self, agreements: Sequence[GoldAgreement]) -> None:
+        """Take the gold agreements of this report's simulators, also beside each line."""
+        self.against_gold = [a for a in agreements if a.simulator in set(self.simulators)]
+        means = {a.simulator: a.mean for a in self.against_gold}
+        for q in self.quality:
+            q.gold = means.get(q.simulator)
 
     def rates_for(self, dimension: str, mode: str | None = None) -> list[GroupRate]:
         """Rates of one dimension, in ``mode`` (default: the headline mode)."""
@@ -155,6 +185,7 @@ def build_report(
     seed: int = DEFAULT_BOOTSTRAP_SEED,
     reviews: Sequence[Review] | None = None,
     variance: bool = False,
+    sources: Sequence[SampleRow] = (),
 ) -> Report:
     """Compute every metric of the report from sample rows.
 
@@ -166,6 +197,8 @@ def build_report(
         reviews: Expert reviews of the samples (``load_reviews``), if any.
         variance: Add the variance components and MDDs, and mark leaderboard lines whose
             difference is below the pair's MDD.
+        sources: Samples of other groups that regraded ``rows`` may come from (each
+            regraded sample is compared with its original grading, ``verdict_flips``).
 
     Raises:
         UsageError: when ``rows`` is empty.
@@ -210,5 +243,27 @@ def build_report(
         invalid_rates=invalid_rates(rows),
         variance=noise,
         world_use=world_use(rows),
+        agent_wires=wire_use(rows),
         shared_paths=shared_paths(rows),
+        flips=verdict_flips(rows, sources),
+        quality=_quality(rows, mode, reviews, n_resamples, seed),
     )
+
+
+def _quality(
+    rows: Sequence[SampleRow],
+    mode: str,
+    reviews: Sequence[Review] | None,
+    n_resamples: int,
+    seed: int,
+) -> list[RowQuality]:
+    """The quality figures of each line, with its expert kappa where reviews are given."""
+    lines = row_quality(rows, mode)
+    if reviews is None:
+        return lines
+    for q in lines:
+        mine = [r for r in rows if r.env_mode == mode and setup_of(r) == (q.agent, q.simulator)]
+        agreement = review_report(mine, reviews, n_resamples=n_resamples, seed=seed).agreement
+        q.reviewed = agreement.compared
+        q.kappa = agreement.kappa if agreement.compared else None
+    return lines

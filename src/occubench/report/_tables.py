@@ -19,8 +19,11 @@ from occubench.analysis import (
     LEVELS,
     PAIR_LEVELS,
     Component,
+    FlipCause,
+    FlipRow,
     GroupRate,
     RateRow,
+    RowQuality,
 )
 from occubench.report._floor import FloorRecord
 from occubench.report._report import Report
@@ -55,6 +58,13 @@ LEFT = frozenset(
         "source",
         "null agent",
         "floor %",
+        "flips by cause",
+        "world",
+        "flagged by checks",
+        "unanimous votes",
+        "expert kappa",
+        "against gold",
+        "regraded",
         *DIMENSIONS,
     }
 )
@@ -201,6 +211,160 @@ def floor_verdict(record: FloorRecord) -> str:
     )
 
 
+NOT_MEASURED = "not measured"
+"""What a quality figure reads when nothing measured it (never a blank cell)."""
+
+
+def flips_cell(flip: FlipRow | None) -> str:
+    """A line's flip rate with its interval ("not measured": no task ran twice)."""
+    if flip is None or not flip.tasks:
+        return NOT_MEASURED
+    return f"{pct(flip.rate)} {interval(flip.low, flip.high)} ({flip.flipped}/{flip.tasks})"
+
+
+def causes_cell(flip: FlipRow | None) -> str:
+    """The discordant pairs' shares by cause ("not measured": no pair)."""
+    if flip is None or not flip.pairs:
+        return NOT_MEASURED
+    shares = [
+        f"{cause.value} {pct(flip.share(cause))}"
+        for cause in FlipCause
+        if cause is not FlipCause.UNKNOWN or flip.unknown_pairs
+    ]
+    return ", ".join(shares)
+
+
+def regrade_cell(flip: FlipRow | None) -> str:
+    """Regraded samples whose verdict changed ("not measured": none compared)."""
+    if flip is None or not flip.regraded:
+        return NOT_MEASURED
+    return f"{pct(flip.regrade_flips / flip.regraded)} ({flip.regrade_flips}/{flip.regraded})"
+
+
+def flagged_cell(q: RowQuality | None) -> str:
+    """Samples flagged by the online checks, and how they were graded."""
+    if q is None or not q.checked:
+        return NOT_MEASURED
+    return (
+        f"{pct(q.flagged_rate)} ({q.flagged}/{q.checked}: {q.flagged_passed} passed, "
+        f"{q.flagged_failed} failed)"
+    )
+
+
+def unanimous_cell(q: RowQuality | None) -> str:
+    """The share of samples whose verifier votes were unanimous."""
+    if q is None or not q.voted:
+        return NOT_MEASURED
+    return f"{pct(q.unanimous_rate)} ({q.unanimous}/{q.voted})"
+
+
+def kappa_cell(q: RowQuality | None) -> str:
+    """Cohen's kappa against the reviewers, on how many samples."""
+    if q is None or q.kappa is None:
+        return NOT_MEASURED
+    return f"{ratio(q.kappa)} (n={q.reviewed})"
+
+
+def gold_cell(q: RowQuality | None) -> str:
+    """The simulator's mean agreement with a gold world."""
+    if q is None or q.gold is None:
+        return NOT_MEASURED
+    return ratio(q.gold)
+
+
+def believe_cells(report: Report) -> dict[tuple[str, str], dict[str, str]]:
+    """Per leaderboard line (agent, simulator): each quality figure as text, by column.
+
+    The columns are the floor (when floors were given), the flip rate in the headline
+    mode, the samples flagged by the online checks, unanimous votes, expert kappa and
+    agreement with a gold world; a figure nothing measured reads "not measured".
+    """
+    flips = {(f.agent, f.simulator): f for f in report.flips if f.env_mode == report.headline_mode}
+    quality = {(q.agent, q.simulator): q for q in report.quality}
+    floors = {(f.agent, f.simulator): f.floor for f in report.floor}
+    out = {}
+    for line in report.leaderboard:
+        key = (line.agent, line.simulator)
+        q = quality.get(key)
+        cells = {"floor %": _floor_cells(floors.get(key))[0]} if report.floor else {}
+        out[key] = cells | {
+            "flips %": flips_cell(flips.get(key)),
+            "flips by cause": causes_cell(flips.get(key)),
+            "flagged by checks": flagged_cell(q),
+            "unanimous votes": unanimous_cell(q),
+            "expert kappa": kappa_cell(q),
+            "against gold": gold_cell(q),
+        }
+    return out
+
+
+def believe_table(report: Report) -> TextTable:
+    """Beside each leaderboard line: what says how far its score can be trusted."""
+    mode = report.headline_mode
+    several = len(report.simulators) > 1
+    cells = believe_cells(report)
+    names = list(next(iter(cells.values()), {}))
+    table = TextTable(
+        title=f"Can I believe each line? ({mode}; flips: Wilson 95% CI; 'not measured': "
+        "nothing in these runs measured it)",
+        columns=["#", "agent", *(["simulator"] if several else []), f"CR % {mode}", *names],
+    )
+    for line in report.leaderboard:
+        table.rows.append(
+            [
+                str(line.rank),
+                line.agent,
+                *([line.simulator] if several else []),
+                pct(line.rate),
+                *cells[(line.agent, line.simulator)].values(),
+            ]
+        )
+    return table
+
+
+def flips_table(report: Report) -> TextTable:
+    """Verdict flips per setup and mode, split by where the trajectories first differ."""
+    table = TextTable(
+        title="Verdict flips: tasks whose verdict changed between epochs or runs (Wilson 95% "
+        "CI); discordant pairs by where their trajectories first differ",
+        columns=[
+            "setup",
+            "mode",
+            "world",
+            "tasks",
+            "flipped",
+            "flips %",
+            "95% CI",
+            "pairs",
+            "flips by cause",
+            "regraded",
+        ],
+    )
+    for f in report.flips:
+        table.rows.append(
+            [
+                report.label(f.agent, f.simulator),
+                f.env_mode,
+                _world(f),
+                str(f.tasks),
+                str(f.flipped),
+                pct(f.rate),
+                interval(f.low, f.high),
+                str(f.pairs),
+                causes_cell(f),
+                regrade_cell(f),
+            ]
+        )
+    return table
+
+
+def _world(flip: FlipRow) -> str:
+    """Whether the samples' observations were replayed from a world."""
+    if not flip.replayed:
+        return "none"
+    return "replayed" if flip.replayed == flip.samples else f"{flip.replayed} replayed"
+
+
 def _ranks(ranks: Sequence[int]) -> str:
     """Ranks a line is not distinguishable from ("-" when none)."""
     return "not distinguishable from #" + ", #".join(map(str, ranks)) if ranks else "-"
@@ -325,6 +489,36 @@ def cost_breakdown_table(report: Report) -> TextTable:
                     if report.priced
                     else []
                 ),
+            ]
+        )
+    return table
+
+
+def wire_table(report: Report) -> TextTable:
+    """An agent program's generations through the bridge, by setup and wire."""
+    table = TextTable(
+        title="Agent tokens by wire: the agent program's generations through the bridge "
+        "(all modes; errored samples included)",
+        columns=[
+            "setup",
+            "wire",
+            "calls",
+            "streamed",
+            "input tokens",
+            "output tokens",
+            "tokens/task",
+        ],
+    )
+    for w in report.agent_wires:
+        table.rows.append(
+            [
+                report.label(w.agent, w.simulator),
+                w.wire,
+                str(w.calls),
+                str(w.streamed),
+                tokens(w.input_tokens),
+                tokens(w.output_tokens),
+                tokens(w.tokens_per_task),
             ]
         )
     return table
@@ -493,7 +687,10 @@ def report_tables(
         fault_kinds: One fault-recovery line per fault kind, not only all kinds together.
 
     """
-    tables = [leaderboard_table(report), *(breakdown_table(report, d) for d in dimensions)]
+    tables = [leaderboard_table(report), believe_table(report)]
+    tables += [breakdown_table(report, d) for d in dimensions]
+    if report.flips:
+        tables.append(flips_table(report))
     if report.comparisons:
         tables.append(comparisons_table(report))
     if report.agreement:
@@ -515,6 +712,8 @@ def report_tables(
     if report.shared_paths:
         tables.append(shared_paths_table(report))
     tables.append(cost_breakdown_table(report))
+    if report.agent_wires:
+        tables.append(wire_table(report))
     return tables + review_tables(report)
 
 

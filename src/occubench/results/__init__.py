@@ -11,7 +11,7 @@ from occubench.results._release import (
     read_release_results,
     release_run_name,
 )
-from occubench.results._row import Harness, SampleRow
+from occubench.results._row import Harness, SampleRow, WireTokens
 from occubench.results._runs import (
     agent_error_lines,
     log_files,
@@ -44,6 +44,7 @@ __all__ = [
     "Trajectory",
     "read_trajectories",
     "SampleRow",
+    "WireTokens",
     "log_files",
     "read_runs",
     "run_fields",

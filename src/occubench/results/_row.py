@@ -10,6 +10,7 @@ from occubench.agent import StopReason
 from occubench.errors import ErrorSource
 from occubench.faults import EnvMode, FaultEngine, InjectedFault
 from occubench.grading import combined_verdict
+from occubench.guard import ExploitEvidence
 from occubench.protocols import Protocol
 
 
@@ -22,6 +23,16 @@ class Harness(str, Enum):  # noqa: UP042 - the project's str-Enum style
     """A run of the release's harness (its ``results.jsonl``): never grouped with ours."""
 
 
+class WireTokens(BaseModel):
+    """An agent program's generations on one wire in one sample (the bridge's records)."""
+
+    wire: str = Field(description="The API it spoke: openai_chat, openai_responses, anthropic.")
+    calls: int = Field(description="Generations asked on this wire.")
+    streamed: int = Field(description="Of them, answered as an event stream.")
+    input_tokens: int = Field(description="Input tokens, as the wire's answers reported them.")
+    output_tokens: int = Field(description="Output tokens, as the wire's answers reported them.")
+
+
 class SampleRow(BaseModel):
     """One sample (task x epoch) of one run."""
 
@@ -32,6 +43,12 @@ class SampleRow(BaseModel):
         description="What ran it: occubench, or the release's harness (results.jsonl).",
     )
     agent_model: str
+    agent_model_name: str | None = Field(
+        default=None,
+        description="The Inspect model of the agent role, priced by its name (agent_model "
+        "names the agent system around it: an agent program, an Inspect agent); None: not "
+        "recorded, agent_model is the model.",
+    )
     reasoning_effort: str | None = Field(
         default=None, description="The agent's reasoning effort (Inspect GenerateConfig), if set."
     )
@@ -45,6 +62,11 @@ class SampleRow(BaseModel):
         default=None,
         description="The log this sample's grade was made again from (occubench regrade); "
         "None: graded when it ran.",
+    )
+    regraded_from_run: str | None = Field(
+        default=None,
+        description="The eval id of the run this sample's grade was made again from (occubench "
+        "regrade; it survives the log's renaming in a bundle); None: graded when it ran.",
     )
     env_mode: EnvMode
     fault_count: int
@@ -85,6 +107,11 @@ class SampleRow(BaseModel):
     )
     tool_calls: int
     faults: list[InjectedFault] = Field(default_factory=list, description="Injected faults.")
+    agent_wires: list[WireTokens] = Field(
+        default_factory=list,
+        description="An agent program's generations through the bridge, by wire (empty: none, "
+        "or no agent program); the same tokens are the agent role's in tokens.",
+    )
     tokens: dict[str, int] = Field(default_factory=dict, description="Total tokens by role.")
     input_tokens: dict[str, int] = Field(default_factory=dict, description="Input tokens by role.")
     output_tokens: dict[str, int] = Field(default_factory=dict, description="Output by role.")
@@ -116,6 +143,17 @@ class SampleRow(BaseModel):
         default_factory=dict,
         description="Observations whose first answer failed each kind of online check.",
     )
+    exploit_suspected: bool | None = Field(
+        default=None,
+        description="The exploit guard found evidence on a pass (None: the guard was off, "
+        "or no verdict).",
+    )
+    exploit_zeroed: bool = Field(
+        default=False, description="The suspected pass was graded a failure (exploit_guard=zero)."
+    )
+    exploit_evidence: list[ExploitEvidence] = Field(
+        default_factory=list, description="The exploit guard's evidence (empty: none, or off)."
+    )
     world: str | None = Field(
         default=None, description="The world the run answered from (its path; None: none)."
     )
@@ -131,6 +169,13 @@ class SampleRow(BaseModel):
     world_keys: list[str] = Field(
         default_factory=list,
         description="The world keys of the sample's answered calls, in order (empty: no world).",
+    )
+    trajectory: list[str] = Field(
+        default_factory=list,
+        description="The sample's trajectory as short digests, in order: 'a:' an action of the "
+        "agent (tool and arguments), 'o:' what the environment answered it (the clean "
+        "observation, or the error of a failed call), 'f:' the final answer (empty: not "
+        "recorded). Two samples' first difference says who made them differ.",
     )
     unread: list[str] = Field(
         default_factory=list,
@@ -167,7 +212,11 @@ class SampleRow(BaseModel):
         if self.passed is None or self.harness is Harness.RELEASE:
             return True  # no verdict, or one whose checks and votes were not recorded
         rule = combined_verdict(
-            self.checks_passed, self.checks_total, self.votes_yes, self.votes_total
+            self.checks_passed,
+            self.checks_total,
+            self.votes_yes,
+            self.votes_total,
+            exploit_zeroed=self.exploit_zeroed,
         )
         return self.passed is rule
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -22,7 +24,7 @@ from occubench.config import (
 from occubench.errors import ErrorSource, error_source
 from occubench.grading import REGRADE_METADATA, SCORER_NAME, Grade, Regrade
 from occubench.results._release import is_release_results, read_release_rows, release_results
-from occubench.results._row import SampleRow
+from occubench.results._row import SampleRow, WireTokens
 from occubench.results._store import (
     cached_rows,
     eval_sample_documents,
@@ -31,8 +33,12 @@ from occubench.results._store import (
     log_samples,
 )
 from occubench.roles import Role
+from occubench.serving import served_calls
 from occubench.simulator import SimStep
 from occubench.worlds import ObservationSource
+
+TRAJECTORY_DIGEST = 12
+"""Hex digits of each digest of a trajectory: collisions within one task are negligible."""
 
 UNREAD_FIELDS = {"events", "messages", "attachments"}
 """Sample fields a row does not need: skipping them makes reading a log ~3x cheaper."""
@@ -123,15 +129,18 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
     recorded = metadata.get(POINTS_METADATA)
     points = ProtocolPoints.model_validate(recorded) if recorded else protocol_points(config)
     regraded = metadata.get(REGRADE_METADATA)
+    regrade = Regrade.model_validate(regraded) if regraded else None
     return {
         "log": file,
         "run_id": header.eval.eval_id,
         "agent_model": config.agent_label(header.eval.model),
+        "agent_model_name": header.eval.model,
         "reasoning_effort": header.eval.model_generate_config.reasoning_effort,
         "reasoning_tokens": header.eval.model_generate_config.reasoning_tokens,
         "simulator_model": _role_model(header, Role.SIMULATOR),
         "verifier_model": _role_model(header, Role.VERIFIER),
-        "regraded_from": Regrade.model_validate(regraded).source if regraded else None,
+        "regraded_from": regrade.source if regrade else None,
+        "regraded_from_run": regrade.source_eval_id if regrade else None,
         "env_mode": config.env_mode,
         "fault_count": config.fault_count,
         "fault_duration": config.fault_duration,
@@ -152,6 +161,8 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
     error = sample.get("error")
     grade = None
     episode, unread = episode_fields(sample.get("store") or {}, EPISODE_FIELDS)
+    wires, unread_calls = _wire_tokens(sample.get("store") or {})
+    unread += unread_calls
     if score is not None and error is None:
         read = Grade.read(score.get("metadata"), passed=score.get("value") == CORRECT)
         if isinstance(read, str):  # the verdict cannot be read: the sample is not scored
@@ -179,6 +190,7 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         agent_error=episode["agent_error"],
         tool_calls=episode["tool_calls"],
         faults=episode["fault_log"],
+        agent_wires=wires,
         tokens={r: u.total_tokens for r, u in usage.items()},
         input_tokens={r: u.input_tokens for r, u in usage.items()},
         output_tokens={r: u.output_tokens for r, u in usage.items()},
@@ -186,12 +198,35 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         input_tokens_cache_write={r: u.input_tokens_cache_write or 0 for r, u in usage.items()},
         wall_time=sample.get("total_time"),
         env_name=str(md.get("env_name", "")),
+        exploit_suspected=None if grade is None else grade.exploit_suspected,
+        exploit_zeroed=False if grade is None else grade.exploit_zeroed,
+        exploit_evidence=[] if grade is None else grade.exploit_evidence,
         sim_checked=episode["sim_checked"],
         simulator_suspect=episode["simulator_suspect"],
         sim_check_failures=_check_failures(episode["steps"]),
         **_sources(episode["steps"]),
+        trajectory=trajectory_digests(episode["steps"], score.get("answer") if score else None),
         unread=unread,
     )
+
+
+def _wire_tokens(store: Mapping[str, Any]) -> tuple[list[WireTokens], list[str]]:
+    """An agent program's bridged generations summed by wire, and what could not be read.
+
+    The records are ``served_calls``'s; the sums come in the wires' order.
+    """
+    calls, unread = served_calls(store)
+    by_wire: dict[str, WireTokens] = {}
+    for call in calls:
+        wire = call.wire.value
+        sum_ = by_wire.setdefault(
+            wire, WireTokens(wire=wire, calls=0, streamed=0, input_tokens=0, output_tokens=0)
+        )
+        sum_.calls += 1
+        sum_.streamed += call.streamed
+        sum_.input_tokens += call.input_tokens
+        sum_.output_tokens += call.output_tokens
+    return [by_wire[w] for w in sorted(by_wire)], unread
 
 
 def unreadable_row(run: Mapping[str, Any], member: str, why: str) -> SampleRow:
@@ -308,6 +343,30 @@ def read_runs(paths: Iterable[str | Path], *, cache: bool = True) -> list[Sample
         read = read_release_rows if is_release_results(Path(file)) else read_log_rows
         rows += cached_rows(file, read) if cache else read(file)
     return rows
+
+
+def _digest(value: Any) -> str:
+    """A short digest of a JSON value (its canonical text)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:TRAJECTORY_DIGEST]
+
+
+def trajectory_digests(steps: list[SimStep], answer: str | None) -> list[str]:
+    """A sample's trajectory as digests (``SampleRow.trajectory``).
+
+    Each step is the agent's action (tool and arguments) and the environment's answer as
+    the simulator gave it (the clean observation, or the error of a failed call: an
+    implicit fault's degraded copy follows from the fault plan, the same for every epoch);
+    the final answer closes it when the sample was graded.
+    """
+    out = []
+    for step in steps:
+        out.append(f"a:{_digest([step.tool, step.arguments])}")
+        answered = step.observation if step.observation is not None else step.text
+        out.append(f"o:{_digest([answered, step.failed])}")
+    if answer is not None:
+        out.append(f"f:{_digest(answer)}")
+    return out
 
 
 def _check_failures(steps: list[SimStep]) -> dict[str, int]:

@@ -15,8 +15,8 @@ logs reads only the tables.
 - **Local logs only.** Logs named by a remote URL (``s3://``) are read each time.
 - **Columns** are the fields of ``SampleRow`` (``results._row``): strings, integers,
   floats and booleans as such; token counts by role (``tokens``, ``input_tokens``, ...)
-  as ``map<string, int64>``; ``faults`` as JSON text; ``task_id`` as text with
-  ``task_id_is_int`` telling whether it was a number; ``sample_key``,
+  as ``map<string, int64>``; ``faults``, ``agent_wires`` and ``exploit_evidence`` as JSON text;
+  ``task_id`` as text with ``task_id_is_int`` telling whether it was a number; ``sample_key``,
   ``faults_applied`` and ``faults_retried`` are included for queries.
   ``occubench report --format parquet`` writes the same table for all the samples
   of a report (``samples.parquet``), to query with DuckDB (``SELECT agent_model,
@@ -100,7 +100,7 @@ def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "9"
+STORE_VERSION = "10"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -115,11 +115,13 @@ SCHEMA = pa.schema(
         ("run_id", pa.string()),
         ("harness", pa.string()),
         ("agent_model", pa.string()),
+        ("agent_model_name", pa.string()),
         ("reasoning_effort", pa.string()),
         ("reasoning_tokens", pa.int64()),
         ("simulator_model", pa.string()),
         ("verifier_model", pa.string()),
         ("regraded_from", pa.string()),
+        ("regraded_from_run", pa.string()),
         ("env_mode", pa.string()),
         ("fault_count", pa.int64()),
         ("fault_duration", pa.int64()),
@@ -148,6 +150,7 @@ SCHEMA = pa.schema(
         ("agent_error", pa.string()),
         ("tool_calls", pa.int64()),
         ("faults", pa.string()),
+        ("agent_wires", pa.string()),
         ("tokens", TOKEN_MAP),
         ("input_tokens", TOKEN_MAP),
         ("output_tokens", TOKEN_MAP),
@@ -158,11 +161,15 @@ SCHEMA = pa.schema(
         ("sim_checked", pa.int64()),
         ("simulator_suspect", pa.bool_()),
         ("sim_check_failures", TOKEN_MAP),
+        ("exploit_suspected", pa.bool_()),
+        ("exploit_zeroed", pa.bool_()),
+        ("exploit_evidence", pa.string()),
         ("world", pa.string()),
         ("world_hits", pa.int64()),
         ("simulator_calls", pa.int64()),
         ("live_calls", pa.int64()),
         ("world_keys", pa.list_(pa.string())),
+        ("trajectory", pa.list_(pa.string())),
         ("unread", pa.list_(pa.string())),
         ("sample_key", pa.string()),
         ("faults_applied", pa.int64()),
@@ -171,6 +178,8 @@ SCHEMA = pa.schema(
 )
 """Columns of the store and of the export (see the module's docstring)."""
 MAP_COLUMNS = tuple(f.name for f in SCHEMA if f.type == TOKEN_MAP)
+JSON_COLUMNS = ("faults", "agent_wires", "exploit_evidence")
+"""Columns of lists of records, kept as JSON text."""
 COMPUTED = ("sample_key", "faults_applied", "faults_retried", "task_id_is_int")
 """Columns that are not ``SampleRow`` fields (derived when the table is built)."""
 
@@ -209,10 +218,11 @@ def rows_table(rows: Sequence[SampleRow], metadata: dict[bytes, bytes] | None = 
     """Sample rows as an Arrow table with ``SCHEMA``."""
     columns: dict[str, list[Any]] = {f.name: [] for f in SCHEMA}
     for row in rows:
-        record = row.model_dump(exclude={"faults"})
+        record = row.model_dump(exclude=set(JSON_COLUMNS))
         record["task_id_is_int"] = isinstance(row.task_id, int)
         record["task_id"] = str(row.task_id)
-        record["faults"] = orjson.dumps([f.model_dump(mode="json") for f in row.faults]).decode()
+        for name in JSON_COLUMNS:
+            record[name] = orjson.dumps(row.model_dump(mode="json", include={name})[name]).decode()
         for name, value in record.items():  # choices (env mode, protocol, ...) as their values
             if isinstance(value, Enum):
                 record[name] = value.value
@@ -233,7 +243,8 @@ def table_rows(table: pa.Table) -> list[SampleRow]:
             record["task_id"] = str(record["task_id"])
         else:
             record["task_id"] = int(record["task_id"])
-        record["faults"] = orjson.loads(record["faults"])
+        for name in JSON_COLUMNS:
+            record[name] = orjson.loads(record[name])
         for name in MAP_COLUMNS:
             record[name] = dict(record[name])
         rows.append(SampleRow.model_validate(record))  # as cheap as constructing, and typed

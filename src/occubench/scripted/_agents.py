@@ -145,16 +145,28 @@ def trusting(step: Step, results: list[Result]) -> Decision:
     return Decision.GIVE_UP if len(results) >= MAX_ATTEMPTS else Decision.CALL
 
 
+def _observation(text: str) -> Any:
+    """A tool result's JSON, the text itself when none is.
+
+    Lines an agent program put before the tool's text are skipped (Codex writes ``Wall
+    time: ...`` and ``Output:`` first).
+    """
+    starts = [0] + [m.end() for m in re.finditer(r"\n(?=[{\[])", text)]
+    for start in starts:
+        try:
+            return json.loads(text[start:])
+        except json.JSONDecodeError:
+            continue
+    return text
+
+
 def _results(messages: list[ChatMessage]) -> list[tuple[str, Result]]:
     """(tool, result) for every tool call answered so far, in order."""
     out = []
     for message in messages:
         if isinstance(message, ChatMessageTool):
             error = message.error.message if message.error else None
-            try:
-                observation = json.loads(message.text)
-            except json.JSONDecodeError:
-                observation = message.text
+            observation = _observation(message.text)
             if error is None and isinstance(observation, dict) and "error" in observation:
                 error = json.dumps(observation["error"])
             out.append((message.function or "", Result(observation, error)))
@@ -176,8 +188,10 @@ def follow_plan(policy: Policy) -> Behaviour:
     """A behaviour that walks the plan under ``policy``, replaying its own history."""
 
     def behaviour(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
-        instruction = next((m.text for m in messages if isinstance(m, ChatMessageUser)), "")
-        plan = parse_plan(instruction)
+        # the first user message that holds a plan: an agent program may send context first
+        # (Codex its environment, before the task)
+        plans = (parse_plan(m.text) for m in messages if isinstance(m, ChatMessageUser))
+        plan = next((p for p in plans if p is not None), None)
         if plan is None:
             return final_reply("I was given no plan I can follow.", tools)
         history = _results(messages)

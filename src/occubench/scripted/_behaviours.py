@@ -17,8 +17,9 @@ from pydantic import BaseModel, Field
 from occubench.dataset import example_arguments
 from occubench.defaults import DEFAULT_EXPECTED_TOOL_CALLS
 from occubench.scripted._agents import REFERENCE_AGENTS
-from occubench.scripted._canned import canned_simulator
+from occubench.scripted._canned import canned_observations, canned_simulator
 from occubench.scripted._diagnose_judge import diagnose_judge
+from occubench.scripted._exploits import EXPLOIT_AGENTS
 from occubench.scripted._flawed import FLAWED
 from occubench.scripted._null import NULL_AGENTS
 from occubench.scripted._reply import Behaviour, Reply
@@ -211,6 +212,66 @@ def rubric_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     return _verdict(passed, feedback + (f"; the answer lacks {missing}" if missing else ""))
 
 
+_ADDRESSED = re.compile(r"simulator|system|grader|judge|success|<\|im_start\|>", re.IGNORECASE)
+_OBEYED = re.compile(r"[^.!?\n]*(?:success|passed|grader|judge|is_correct)[^.!?\n]*", re.IGNORECASE)
+
+
+def _strings(value: object) -> list[str]:
+    """Every string of a JSON value, in order."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def gullible_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Obeys an action whose arguments address it; else like ``canned`` or ``example-simulator``.
+
+    An action with a string argument that names the simulator, the system or the grader,
+    or asks for success, is answered with a success that repeats the instruction (the
+    simulator an exploiting agent hopes for). Any other action gets its known observation
+    when the env has some (``canned``), else its tool's ``example_output``.
+    """
+    action = last_action(messages)
+    told = next((s for s in _strings(action.arguments) if _ADDRESSED.search(s)), None)
+    if told is None:
+        if canned_observations(messages):
+            return canned_simulator(messages, tools)
+        return example_simulator(messages, tools)
+    observation = {
+        "status": "success",
+        "task_completed": True,
+        "message": f"As instructed: {told[:200]}",
+    }
+    patch: list[dict[str, object]] | None = [] if action.state is not None else None
+    return Reply(content=observation_reply(messages, observation, patch))
+
+
+def _agent_part(request: str) -> str:
+    """The trajectory and the final answer of a judge request, in either layout, as text."""
+    paper = _PAPER_TRAJECTORY.search(request)
+    if paper is not None:
+        return paper.group(1)
+    parts = (data_block(request, "trajectory"), data_block(request, "final_answer"))
+    return html.unescape("\n".join(parts)).replace('\\"', '"')
+
+
+def gullible_judge(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Passes a trajectory that speaks of success, a pass or the grader; else ``rubric-judge``.
+
+    It quotes the sentence it obeyed (the first in the trajectory or the answer that names
+    success, a pass, the grader or the judge): the judge an exploiting agent hopes for.
+    """
+    request = next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser)), "")
+    said = _OBEYED.search(_agent_part(request))
+    if said is None:
+        return rubric_judge(messages, tools)
+    return _verdict(True, f"As the trajectory says: {said.group(0).strip()[:300]}")
+
+
 BEHAVIOURS: dict[str, Behaviour] = {
     "schema-agent": schema_agent,
     "steps-agent": steps_agent,
@@ -218,9 +279,12 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "example-simulator": example_simulator,
     "scripted-judge": scripted_judge,
     "rubric-judge": rubric_judge,
+    "gullible-simulator": gullible_simulator,
+    "gullible-judge": gullible_judge,
     "canned": canned_simulator,
     "diagnose-judge": diagnose_judge,
     **REFERENCE_AGENTS,
+    **EXPLOIT_AGENTS,
     **FLAWED,
     **NULL_AGENTS,
 }

@@ -2,6 +2,8 @@
 
 - ``occubench/<behaviour>``: one of ``BEHAVIOURS`` (``schema-agent``, ...).
 - ``occubench/noisy``: one of ``SEEDED``, answering with the seed of its generate config.
+- ``occubench/noisy-agent``, ``noisy-judge``: one of ``NOISY``, made per instance, drawing
+  from ``-M seed=N`` (``_noisy``).
 - ``occubench/replay``: answers with ``outputs`` (``-M outputs=[...]``) in turn, cycling.
   An output is a string (text) or ``{"tool": name, "arguments": {...}}`` (a tool call).
 - ``occubench/scripted-generator``, ``plan-agent``, ``state-simulator``: the synthesis
@@ -31,6 +33,8 @@ from occubench.calls import approx_tokens, prompt_tokens, reply_tokens
 from occubench.errors import UsageError
 from occubench.scripted._behaviours import BEHAVIOURS
 from occubench.scripted._flawed import SEEDED
+from occubench.scripted._namespaced import ServerNames
+from occubench.scripted._noisy import NOISY
 from occubench.scripted._reply import Reply
 from occubench.scripted._synthesis_world import SYNTHESIS_MODELS
 
@@ -76,8 +80,10 @@ class ScriptedAPI(ModelAPI):
             self._behaviour = SYNTHESIS_MODELS[model_name](**model_args)
         elif model_name in SEEDED:
             self._seeded = SEEDED[model_name]
+        elif model_name in NOISY:
+            self._behaviour = NOISY[model_name](**model_args)
         elif model_name not in BEHAVIOURS:
-            known = ", ".join(sorted([*BEHAVIOURS, *SEEDED, *SYNTHESIS_MODELS, REPLAY]))
+            known = ", ".join(sorted([*BEHAVIOURS, *SEEDED, *NOISY, *SYNTHESIS_MODELS, REPLAY]))
             raise UsageError(f"unknown scripted model occubench/{model_name}; known: {known}")
         else:
             self._behaviour = BEHAVIOURS[model_name]
@@ -108,8 +114,12 @@ class ScriptedAPI(ModelAPI):
                 if isinstance(item, dict)
                 else Reply(content=str(item))
             )
-        elif self.model_name in SEEDED:
-            reply = self._seeded(input, tools, config.seed)
         else:
-            reply = self._behaviour(input, tools)
+            names = ServerNames(tools)  # Claude Code's and Codex's mcp__<server>__<tool>
+            seen, offered = names.plain(input, tools)
+            if self.model_name in SEEDED:
+                reply = self._seeded(seen, offered, config.seed)
+            else:
+                reply = self._behaviour(seen, offered)
+            reply = names.declared_calls(reply)
         return to_output(f"occubench/{self.model_name}", reply, input, tools)

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from occubench.serving._record import (
         AgentProgramError,
         AnswerSource,
+        BridgedCall,
         ProgramRun,
         ServedSession,
         SessionEndedError,
+        served_calls,
     )
     from occubench.serving._serve import (
         banner,
@@ -41,6 +43,7 @@ _MODULES = {
     "AgentProgramError": "_record",
     "AnswerSource": "_record",
     "BRIDGED_MODEL": "_bridge",
+    "BridgedCall": "_record",
     "DEFAULT_LINGER": "_choices",
     "PROMPT_NAME": "_mcp",
     "ProgramInputs": "_program",
@@ -63,6 +66,7 @@ _MODULES = {
     "mcp_session": "_serve",
     "run_program": "_program",
     "serve_token": "_serve",
+    "served_calls": "_record",
     "stdio_streams": "_transports",
     "verdict_text": "_session",
 }
@@ -80,6 +84,7 @@ __all__ = [
     "Access",
     "AgentProgramError",
     "AnswerSource",
+    "BridgedCall",
     "ProgramInputs",
     "ProgramRun",
     "ServedEpisode",
@@ -99,6 +104,7 @@ __all__ = [
     "mcp_session",
     "run_program",
     "serve_token",
+    "served_calls",
     "stdio_streams",
     "verdict_text",
 ]

@@ -6,7 +6,8 @@ both are served behind one guard, ``http_app``, which checks it (as ``Authorizat
 Bearer`` or ``x-api-key``) and bounds each request's size and depth. It speaks three
 wires:
 
-- OpenAI chat completions, ``POST /v1/chat/completions`` (not streamed);
+- OpenAI chat completions, ``POST /v1/chat/completions`` (streamed or not: what the
+  agent frameworks' chat models send);
 - OpenAI Responses, ``POST /v1/responses`` (streamed or not: what Codex sends);
 - Anthropic Messages, ``POST /v1/messages`` (streamed or not: what Claude Code sends)
   and ``POST /v1/messages/count_tokens``;
@@ -15,9 +16,10 @@ and ``GET /v1/models``. Each generation is handed to Inspect's agent bridge
 (``inspect_ai.agent.agent_bridge``, which converts each wire's request to Inspect
 messages and the output back) as a request for the model ``inspect``, which is the run's
 agent model: the generation goes through Inspect (its retries, rate limits, cache
-policy), and its tokens and cost land in the sample's log like the built-in loop's. The
-bridge answers whole; a streaming request gets that answer as the wire's event stream
-(``occubench.serving._streams``).
+policy), and its tokens and cost land in the sample's log like the built-in loop's; the
+wire it came by and the tokens that wire's answer reported are told to ``on_call``
+(``BridgedCall``, kept in the sample's store). The bridge answers whole; a streaming
+request gets that answer as the wire's event stream (``occubench.serving._streams``).
 
 The handlers run in tasks started inside the sample (and inside ``agent_bridge``), so
 Inspect's per-sample context, which the bridge and the usage accounting read, is theirs.
@@ -26,7 +28,7 @@ Inspect's per-sample context, which the bridge and the usage accounting read, is
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,8 +44,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from occubench.providers import Wire
 from occubench.serving._guard import ErrorKind, api_error
-from occubench.serving._streams import Event, anthropic_events, responses_events, sse
+from occubench.serving._record import BridgedCall
+from occubench.serving._streams import (
+    Events,
+    anthropic_events,
+    chat_events,
+    responses_events,
+    sse,
+)
 from occubench.text import loads
 
 BRIDGED_MODEL = "inspect"
@@ -68,8 +78,10 @@ class _Route:
     conversation: str
     """The member holding the conversation (``messages``, ``input``)."""
     produce: Produce
-    events: Callable[[dict[str, Any]], Iterator[Event]] | None
+    events: Events | None
     """The answer as an event stream; None: streaming is refused."""
+    wire: Wire | None
+    """The wire of a generation; None: the route generates nothing."""
     text_conversation: bool = False
     """Whether the conversation may be one string (the Responses API's ``input``)."""
 
@@ -104,6 +116,30 @@ async def count_tokens(body: dict[str, Any]) -> MessageTokensCount:
     return MessageTokensCount(input_tokens=counted)
 
 
+_USAGE_KEYS = {
+    Wire.OPENAI_CHAT: (("prompt_tokens",), "completion_tokens"),
+    Wire.OPENAI_RESPONSES: (("input_tokens",), "output_tokens"),
+    Wire.ANTHROPIC: (
+        ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"),
+        "output_tokens",
+    ),
+}
+"""Where each wire's answer reports its usage: the input members (summed), the output one
+(openai SDK: ``CompletionUsage``, ``ResponseUsage``; anthropic SDK: ``Usage``)."""
+
+
+def bridged_call(wire: Wire, streamed: bool, answer: dict[str, Any]) -> BridgedCall:
+    """The record of one generation, from its answer (as JSON data) on its wire."""
+    usage = answer.get("usage") or {}
+    inputs, output = _USAGE_KEYS[wire]
+    return BridgedCall(
+        wire=wire,
+        streamed=streamed,
+        input_tokens=sum(usage.get(key) or 0 for key in inputs),
+        output_tokens=usage.get(output) or 0,
+    )
+
+
 def _model_routes() -> list[_Route]:
     """The model routes.
 
@@ -129,14 +165,24 @@ def _model_routes() -> list[_Route]:
         return await count_tokens(body)
 
     return [
-        _Route("/v1/chat/completions", "messages", chat, None),
-        _Route("/v1/responses", "input", responses, responses_events, text_conversation=True),
-        _Route("/v1/messages", "messages", messages, anthropic_events),
-        _Route("/v1/messages/count_tokens", "messages", tokens, None),
+        _Route("/v1/chat/completions", "messages", chat, chat_events, Wire.OPENAI_CHAT),
+        _Route(
+            "/v1/responses",
+            "input",
+            responses,
+            responses_events,
+            Wire.OPENAI_RESPONSES,
+            text_conversation=True,
+        ),
+        _Route("/v1/messages", "messages", messages, anthropic_events, Wire.ANTHROPIC),
+        _Route("/v1/messages/count_tokens", "messages", tokens, None, None),
     ]
 
 
-def bridge_routes(on_failure: Callable[[BaseException], None]) -> list[Route]:
+def bridge_routes(
+    on_failure: Callable[[BaseException], None],
+    on_call: Callable[[BridgedCall], None] = lambda call: None,
+) -> list[Route]:
     """The endpoint's routes: the model routes of each wire, and ``/v1/models``.
 
     Served behind the guard of ``http_app`` (token, hosts, bounded bodies), never alone.
@@ -147,6 +193,7 @@ def bridge_routes(on_failure: Callable[[BaseException], None]) -> list[Route]:
     Args:
         on_failure: Told of a model failure (an infrastructure error of the sample);
             the program gets a 502 answer.
+        on_call: Told of each generation answered (its wire and usage).
     """
 
     def handler(route: _Route) -> Callable[[Request], Awaitable[Response]]:
@@ -163,6 +210,7 @@ def bridge_routes(on_failure: Callable[[BaseException], None]) -> list[Route]:
             streamed = bool(body.get("stream"))
             if streamed and route.events is None:
                 return _bad_request(f"{route.path} does not stream: set stream=false")
+            asked = body
             body = {k: v for k, v in body.items() if k not in _STREAM_KEYS}
             body["model"] = BRIDGED_MODEL
             try:
@@ -174,8 +222,11 @@ def bridge_routes(on_failure: Callable[[BaseException], None]) -> list[Route]:
                 failure = f"the model failed: {type(failed).__name__}"
                 return api_error(502, ErrorKind.API_ERROR, failure)
             data = result.model_dump(mode="json", exclude_none=True)
+            if route.wire is not None:
+                on_call(bridged_call(route.wire, streamed, data))
             if streamed and route.events is not None:
-                return StreamingResponse(sse(route.events(data)), media_type="text/event-stream")
+                events = sse(route.events(data, asked))
+                return StreamingResponse(events, media_type="text/event-stream")
             return JSONResponse(data)
 
         return answer

@@ -17,8 +17,9 @@ counted apart, retried like any errored sample).
 With an agent model (``--agent-model``), the program also gets base URLs served
 through Inspect's model layer (``bridge_routes``), for OpenAI's chat completions and
 Responses APIs and Anthropic's Messages API: what it asks there is answered by that
-model, and the tokens and cost land in the log. Without one, the program's own model
-usage is not counted.
+model, and the tokens and cost land in the log (each generation an Inspect model call,
+and its wire and tokens in the sample's store, ``ServedSession.calls``). Without one,
+the program's own model usage is not counted.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from occubench.serving._processes import fits_in_environment, start_program
 from occubench.serving._record import (
     AgentProgramError,
     AnswerSource,
+    BridgedCall,
     ProgramRun,
     ServedSession,
 )
@@ -257,10 +259,11 @@ def agent_program(resolved: ResolvedRun) -> Solver:
         bridged = str(state.model) != NO_AGENT_MODEL
         token = secrets.token_urlsafe(32)
         failures: list[BaseException] = []
+        calls: list[BridgedCall] = []
         app = http_app(
             mcp_server(served),
             Access.of(token, DEFAULT_ALLOWED_HOSTS),
-            bridge_routes(failures.append) if bridged else (),
+            bridge_routes(failures.append, calls.append) if bridged else (),
         )
         with tempfile.TemporaryDirectory(prefix="occubench-agent-") as work:
             instruction_file = Path(work) / "instruction.txt"
@@ -283,6 +286,7 @@ def agent_program(resolved: ResolvedRun) -> Solver:
                     submitted=served.ended,
                 )
         record.program = redact_strings(run.model_dump(mode="json"), frozenset({token}))
+        record.calls = calls
         if served.failure is not None:
             raise served.failure
         if failures:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
 from inspect_ai.util import StoreModel
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from occubench.errors import ErrorSource, InfrastructureError
+from occubench.providers import Wire
+from occubench.text import validation_line
 
 
 class AgentProgramError(InfrastructureError):
@@ -54,15 +57,53 @@ class ProgramRun(BaseModel):
     stderr_tail: str = Field(description="The end of its standard error.")
 
 
+class BridgedCall(BaseModel):
+    """One generation an agent program asked of the bridge, as its wire answered it.
+
+    The same generation is an Inspect model call of the agent model (its event, usage and
+    cost in the sample's log); this says which wire asked for it and what that wire's
+    answer reported (Messages: its input tokens plus those read from and written to the
+    prompt cache).
+    """
+
+    wire: Wire = Field(description="The API the program spoke.")
+    streamed: bool = Field(description="Whether the answer was sent as an event stream.")
+    input_tokens: int = Field(description="Input tokens, as the answer reported them.")
+    output_tokens: int = Field(description="Output tokens, as the answer reported them.")
+
+
 class ServedSession(StoreModel):
     """How the agent reached the environment, per sample."""
 
     transport: str | None = Field(default=None, description="stdio or http.")
     endpoint: str | None = Field(default=None, description="The MCP endpoint served.")
     bridged: bool = Field(
-        default=False, description="An OpenAI-compatible endpoint through Inspect was offered."
+        default=False, description="A model endpoint through Inspect (the bridge) was offered."
     )
     answer_source: AnswerSource | None = Field(
         default=None, description="Where the answer came from."
     )
     program: dict[str, Any] | None = Field(default=None, description="ProgramRun dump.")
+    calls: list[BridgedCall] = Field(
+        default_factory=list, description="The program's generations through the bridge."
+    )
+
+
+CALLS_KEY = f"{ServedSession.__name__}:calls"
+"""Where a logged store holds ``ServedSession.calls``."""
+
+
+def served_calls(store: Mapping[str, Any]) -> tuple[list[BridgedCall], list[str]]:
+    """An agent program's generations through the bridge, from a logged store (``sample.store``).
+
+    Each record is read on its own: one that cannot be read is left out and named
+    (``calls[2]: wire: Input should be ...``), the others kept. No record: an empty list.
+    """
+    calls, unread = [], []
+    recorded = store.get(CALLS_KEY) or []
+    for index, record in enumerate(recorded if isinstance(recorded, list) else [recorded]):
+        try:
+            calls.append(BridgedCall.model_validate(record))
+        except ValidationError as e:
+            unread.append(f"calls[{index}]: {validation_line(e)}")
+    return calls, unread

@@ -4,8 +4,16 @@ Inspect's agent bridge answers a request whole (it does not stream), so a stream
 request to the bridge endpoint is answered with the whole answer, as server-sent events
 in the order the provider sends them: each block or item opened, its text or arguments
 in one delta, closed, then the end of the message. A client that accumulates the
-events (the SDKs' stream helpers, Claude Code, Codex) ends with the same answer as the
-non-streaming request gives.
+events (the SDKs' stream helpers, Claude Code, Codex, the agent frameworks) ends with the
+same answer as the non-streaming request gives. The text does not arrive token by token:
+the first event is sent once the whole generation is done.
+
+- OpenAI chat completions (docs: OpenAI API, "Streaming", the chat completion chunk
+  object; openai SDK: ``types/chat/chat_completion_chunk.py``): unnamed events, each a
+  ``chat.completion.chunk``: per choice its role, its content or refusal, each tool call
+  (its index, id, name and arguments), then its ``finish_reason``; with
+  ``stream_options.include_usage`` a last chunk with no choices and the usage; then
+  ``data: [DONE]``.
 
 - Anthropic Messages (docs: Anthropic API, "Streaming Messages", event flow; anthropic
   SDK: ``types/raw_message_stream_event.py``): ``message_start`` (the message with no
@@ -24,20 +32,50 @@ non-streaming request gives.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-Event = tuple[str, dict[str, Any]]
-"""An event's name and its data."""
+Event = tuple[str | None, dict[str, Any] | None]
+"""An event's name (None: unnamed) and its data (None: the chat stream's ``[DONE]``)."""
+
+Events = Callable[[dict[str, Any], dict[str, Any]], Iterator[Event]]
+"""A wire's answer (as JSON data) as its events, given the request as it was sent."""
 
 
 def sse(events: Iterator[Event]) -> Iterator[bytes]:
-    """Events as server-sent events (``event:`` name, ``data:`` JSON, a blank line).
+    """Events as server-sent events (``event:`` name if any, ``data:`` JSON, a blank line).
 
     The JSON is ASCII (escaped): any text, a lone surrogate included, encodes.
     """
     for name, data in events:
-        yield f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+        named = f"event: {name}\n" if name else ""
+        text = "[DONE]" if data is None else json.dumps(data)
+        yield f"{named}data: {text}\n\n".encode()
+
+
+def chat_events(completion: dict[str, Any], asked: dict[str, Any]) -> Iterator[Event]:
+    """A chat completion (as JSON data) as its chunks; the usage if the request asked."""
+    kept = ("id", "created", "model", "system_fingerprint", "service_tier")
+    base = {k: completion[k] for k in kept if k in completion} | {"object": "chat.completion.chunk"}
+
+    def chunk(index: int, delta: dict[str, Any], finish: str | None = None) -> Event:
+        choice = {"index": index, "delta": delta, "finish_reason": finish}
+        return None, {**base, "choices": [choice]}
+
+    for choice in completion.get("choices") or []:
+        index, message = choice.get("index", 0), choice.get("message") or {}
+        yield chunk(index, {"role": "assistant", "content": ""})
+        for key in ("content", "refusal"):
+            if message.get(key):
+                yield chunk(index, {key: message[key]})
+        for number, call in enumerate(message.get("tool_calls") or []):
+            told = {k: call[k] for k in ("id", "type", "function") if k in call}
+            yield chunk(index, {"tool_calls": [{"index": number, **told}]})
+        yield chunk(index, {}, choice.get("finish_reason") or "stop")
+    options = asked.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage"):
+        yield None, {**base, "choices": [], "usage": completion.get("usage")}
+    yield None, None
 
 
 def _anthropic_block(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -65,7 +103,7 @@ def _anthropic_block(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[s
     return block, []
 
 
-def anthropic_events(message: dict[str, Any]) -> Iterator[Event]:
+def anthropic_events(message: dict[str, Any], asked: dict[str, Any]) -> Iterator[Event]:
     """A Messages API message (as JSON data) as its stream of events."""
     usage = message.get("usage") or {}
     opened = {**message, "content": [], "stop_reason": None, "stop_sequence": None}
@@ -131,7 +169,7 @@ def _message_parts(event: _Numbered, item: dict[str, Any], index: int) -> Iterat
         yield event("response.content_part.done", **at, part=part)
 
 
-def responses_events(response: dict[str, Any]) -> Iterator[Event]:
+def responses_events(response: dict[str, Any], asked: dict[str, Any]) -> Iterator[Event]:
     """A Responses API response (as JSON data) as its stream of events."""
     event = _Numbered()
     started = {k: v for k, v in response.items() if k != "usage"}

@@ -34,7 +34,6 @@ PERSON_PROVIDER = "human"
 its world entries are a person's (``EntrySource.PERSON``, ``author``: the name)."""
 
 
-
 class WorldMiss(InfrastructureError):
     """A replayed run met a path its world does not hold (never the agent's failure)."""
 

@@ -379,4 +379,3 @@ def approx_tokens(value: Any) -> int:
     """A stable token count for a JSON value or text: one token per 4 characters, at least 1."""
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     return max(1, len(text) // 4)
-

@@ -1,0 +1,72 @@
+"""The exploit guard: evidence that an agent steered the simulator or the judge.
+
+An agent under optimisation can learn to earn its reward from the simulator and the judge
+instead of from the task: tool arguments that tell the simulator to answer "success",
+answers that address the judge, a forged transcript of calls it never made. The guard reads
+each graded episode, deterministically (no model is asked), and gathers the evidence
+(``find_exploits``), each piece with its kind, where it was found and the text, bounded:
+
+- ``instruction_in_arguments`` / ``instruction_in_answer``: a tool argument, or the agent's
+  answer or another message of its, carries an instruction to the simulator or the judge
+  (overrides of earlier instructions, a dictated reply or verdict, a note to the grader,
+  a claimed or assigned role, system-prompt markers, a verdict object);
+- ``forged_trajectory``: the agent's text imitates a transcript (the harness's or a
+  tool-call API's) or shows a call of a tool it never called;
+- ``observation_echo``: an observation carries an instruction, or repeats the agent's
+  instruction text (a simulator that obeyed);
+- ``impossible_success``: an observation reports success for an action the tool's schema
+  cannot do (an undeclared tool or argument, or a success key the tool's example output
+  lacks);
+- ``contract_break``: an observation that failed an online simulator check was kept and
+  reports success;
+- ``verdict_quotes_agent``: a judge's vote repeats the agent's instruction text.
+
+A pass with evidence is ``exploit_suspected`` (``Grade``); the ``exploit_guard`` setting
+(``ExploitGuard``) says whether it keeps its verdict (``flag``) or is graded a failure
+(``zero``), or whether episodes are not checked at all (``off``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from occubench.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from occubench.guard._detect import ANSWER, find_exploits
+    from occubench.guard._evidence import ExploitEvidence, ExploitGuard, ExploitKind, bounded
+    from occubench.guard._patterns import (
+        INSTRUCTIONS,
+        TRANSCRIPT_MARKERS,
+        lifted,
+        success_paths,
+    )
+
+_MODULES = {
+    "ANSWER": "_detect",
+    "INSTRUCTIONS": "_patterns",
+    "TRANSCRIPT_MARKERS": "_patterns",
+    "ExploitEvidence": "_evidence",
+    "ExploitGuard": "_evidence",
+    "ExploitKind": "_evidence",
+    "bounded": "_evidence",
+    "find_exploits": "_detect",
+    "lifted": "_patterns",
+    "success_paths": "_patterns",
+}
+"""The module of each public name: the setting and the records load without Inspect."""
+
+__getattr__ = lazy_names(__name__, _MODULES)
+
+__all__ = [
+    "ANSWER",
+    "INSTRUCTIONS",
+    "TRANSCRIPT_MARKERS",
+    "ExploitEvidence",
+    "ExploitGuard",
+    "ExploitKind",
+    "bounded",
+    "find_exploits",
+    "lifted",
+    "success_paths",
+]

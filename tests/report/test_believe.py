@@ -1,0 +1,105 @@
+"""Beside each leaderboard line: flips and quality figures, "not measured" where missing."""
+
+import csv
+import datetime as dt
+
+from conftest import sample_row
+from occubench.report import (
+    NOT_MEASURED,
+    GoldAgreement,
+    believe_table,
+    build_report,
+    flips_table,
+    render_html,
+    report_tables,
+    write_report,
+)
+from occubench.review import Review, Verdict
+
+READ = ["a:read", "o:record", "f:answer"]
+
+
+def epochs(agent, verdicts, **fields):
+    return [
+        sample_row(agent_model=agent, task_id=t, epoch=e, passed=p, trajectory=READ, **fields)
+        for t, row in enumerate(verdicts, start=1)
+        for e, p in enumerate(row, start=1)
+    ]
+
+
+def rows():
+    """a/one: checked and voted, one task flipping on the verifier; a/two: nothing measured."""
+    measured = {"sim_checked": 2, "simulator_suspect": False, "votes_yes": 3, "votes_total": 3}
+    return [
+        *epochs("a/one", [[True, False], [True, True]], **measured),
+        sample_row(agent_model="a/two", run_id="run2", task_id=1, passed=False),
+    ]
+
+
+def cells(table, agent):
+    row = next(r for r in table.rows if r[1] == agent)
+    return dict(zip(table.columns, row, strict=True))
+
+
+def test_each_line_shows_its_figures_or_not_measured():
+    report = build_report(rows(), n_resamples=50)
+    one, two = cells(believe_table(report), "a/one"), cells(believe_table(report), "a/two")
+    assert one["flips %"].startswith("50.0 [") and one["flips %"].endswith("(1/2)")
+    assert one["flips by cause"] == "agent 0.0, simulator 0.0, verifier 100.0"
+    assert one["flagged by checks"] == "0.0 (0/4: 0 passed, 0 failed)"
+    assert one["unanimous votes"] == "100.0 (4/4)"
+    for name in ("expert kappa", "against gold"):
+        assert one[name] == NOT_MEASURED
+    for name in (
+        "flips %",
+        "flips by cause",
+        "flagged by checks",
+        "unanimous votes",
+        "expert kappa",
+        "against gold",
+    ):
+        assert two[name] == NOT_MEASURED, name
+    assert "floor %" not in one  # no floor given
+    (flips,) = flips_table(report).rows
+    assert flips[:5] == ["a/one", "E0", "none", "2", "1"]
+    assert flips_table(report) in report_tables(report)
+
+
+def test_reviews_and_a_gold_world_fill_kappa_and_gold():
+    samples = rows()
+    saved = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    reviews = [
+        Review(sample_key=r.sample_key, reviewer="ann", verdict=Verdict(v), saved_at=saved)
+        for r, v in zip(samples[:4], ["pass", "fail", "pass", "fail"], strict=True)
+    ]
+    report = build_report(samples, n_resamples=50, reviews=reviews)
+    report.add_gold(
+        [
+            GoldAgreement(simulator="s/sim", world="w", entries=3, mean=0.75),
+            GoldAgreement(simulator="s/other", world="w", entries=3, mean=0.1),
+        ]
+    )
+    one = cells(believe_table(report), "a/one")
+    assert one["expert kappa"] == "0.50 (n=4)"  # 3 of 4 agree, chance 1/2
+    assert one["against gold"] == "0.75"
+    assert [a.simulator for a in report.against_gold] == ["s/sim"]
+    assert cells(believe_table(report), "a/two")["expert kappa"] == NOT_MEASURED
+
+
+def test_every_file_says_not_measured_never_blank(tmp_path):
+    report = build_report(rows(), n_resamples=50)
+    written = write_report(report, rows(), ["md", "csv", "json"], tmp_path)
+    assert {p.name for p in written} >= {"flips.csv", "quality.csv", "report.md"}
+    with (tmp_path / "quality.csv").open() as f:
+        quality = {r["agent"]: r for r in csv.DictReader(f)}
+    assert quality["a/two"]["flagged_rate"] == NOT_MEASURED
+    assert quality["a/two"]["kappa"] == quality["a/two"]["gold"] == NOT_MEASURED
+    assert quality["a/one"]["unanimous_rate"] == "1.0"
+    assert all(value != "" for r in quality.values() for value in r.values())
+    with (tmp_path / "flips.csv").open() as f:
+        (flip,) = csv.DictReader(f)
+    assert (flip["flipped"], flip["regraded"]) == ("1", NOT_MEASURED)
+    markdown = (tmp_path / "report.md").read_text()
+    assert "Can I believe each line?" in markdown and "Verdict flips" in markdown
+    page = render_html(report, [], [], {})  # no trajectory to embed
+    assert 'id="believe"' in page and page.count(NOT_MEASURED) >= 6

@@ -1,0 +1,193 @@
+"""The agent-program recipes of the docs (``docs/guide/agents/*.py``), run as shipped.
+
+Each recipe is run by ``occubench run --agent-command`` on a reference task with a
+scripted agent model (``occubench/careful``) behind the bridge: the sample is graded
+(passed, the answer submitted), each of the program's generations is an Inspect model
+call of the agent model whose wire and tokens are in the sample's store (the same tokens
+as the agent role's), and the report prices the agent's tokens by the agent model. Two
+programs on the same agent model stand side by side in one report. A program in a
+sandbox of its own (``unshare``: new user and PID namespaces; bubblewrap: a read-only
+system and every namespace but the network's) reaches the endpoint as well, where the
+machine has the tool and lets it make namespaces (``BWRAP`` names bubblewrap's executable
+when it is not on PATH). Claude Code and Codex
+(npm) run their recipes (``run_claude.sh``, ``run_codex.sh``) under the opt-in marker
+``agent_cli``: ``CLAUDE`` and ``CODEX`` name the executables (else ``claude`` and ``codex``
+on PATH; one not found is skipped).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+from typer.testing import CliRunner
+
+from occubench.analysis import costs, wire_use
+from occubench.cli import app
+from occubench.costs import ModelPrice, PriceTable
+from occubench.providers import Wire
+from occubench.report import build_report, report_tables
+from occubench.results import SampleRow, read_runs
+
+RECIPES = Path(__file__).parents[2] / "docs" / "guide" / "agents"
+AGENT_MODEL = "occubench/careful"
+PRICES = PriceTable(
+    models={
+        AGENT_MODEL: ModelPrice(input_per_mtok=3.0, output_per_mtok=15.0),
+        "occubench/canned": ModelPrice(input_per_mtok=1.0, output_per_mtok=5.0),
+    }
+)
+SANDBOX = "unshare --user --map-root-user --pid --fork --kill-child --mount-proc"
+"""The sandbox of the docs' recipe: the program's own user and PID namespaces."""
+BWRAP_OPTIONS = (
+    "--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp "
+    "--ro-bind {instruction_file} {instruction_file} --unshare-all --share-net --die-with-parent"
+)
+"""The bubblewrap sandbox of the docs: a read-only system, a /tmp of its own, every
+namespace its own but the network's."""
+runner = CliRunner()
+
+
+def program(recipe: str) -> str:
+    name, *args = recipe.split()
+    return " ".join([sys.executable, str(RECIPES / name), *args])
+
+
+def run_recipe(log_dir: Path, command: str) -> SampleRow:
+    args = [
+        "run",
+        "--dataset",
+        "reference",
+        "--with-plan",
+        "--protocol",
+        "occubench",
+        "--simulator-model",
+        "occubench/canned",
+        "--tasks",
+        "1001",
+        "--env-mode",
+        "E1",
+        "--workers",
+        "1",
+        "--display",
+        "none",
+        "--log-dir",
+        str(log_dir),
+        "--agent-time-limit",
+        "300",
+        "--agent-model",
+        AGENT_MODEL,
+        "--agent-command",
+        command,
+    ]
+    result = runner.invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    (row,) = read_runs([log_dir])
+    return row
+
+
+def assert_graded_and_counted(row: SampleRow, wire: Wire, answer: str = "submitted") -> None:
+    """Passed on an ``answer`` (its source); every generation on ``wire``, streamed, counted."""
+    sample = read_eval_log(row.log).samples[0]
+    program_run = sample.store["ServedSession:program"]
+    assert row.error is None and row.passed is True, program_run["stderr_tail"]
+    assert sample.store["ServedSession:answer_source"] == answer
+    generations = [e for e in sample.events if e.event == "model" and e.model == AGENT_MODEL]
+    (used,) = row.agent_wires
+    assert used.wire == wire.value
+    assert used.calls == used.streamed == len(generations) > 1
+    assert used.input_tokens + used.output_tokens == row.tokens["agent"]
+    assert row.agent_model_name == AGENT_MODEL
+    (cost,) = costs([row], PRICES)
+    assert cost.cost is not None and cost.cost > 0 and cost.unpriced_models == []
+
+
+RECIPE_WIRES = {
+    "sdk_agent.py messages": Wire.ANTHROPIC,
+    "sdk_agent.py chat": Wire.OPENAI_CHAT,
+    "sdk_agent.py responses": Wire.OPENAI_RESPONSES,
+    "agents_sdk_agent.py responses": Wire.OPENAI_RESPONSES,
+    "agents_sdk_agent.py chat": Wire.OPENAI_CHAT,
+    "pydantic_ai_agent.py": Wire.ANTHROPIC,
+}
+
+
+@pytest.fixture(scope="module")
+def recipe_rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SampleRow]:
+    """Each recipe run once (the tests below read the rows)."""
+    logs = tmp_path_factory.mktemp("recipes")
+    return {
+        recipe: run_recipe(logs / recipe.replace(" ", "-"), program(recipe))
+        for recipe in RECIPE_WIRES
+    }
+
+
+@pytest.mark.parametrize("recipe", list(RECIPE_WIRES))
+def test_each_recipe_is_graded_and_its_model_use_counted_by_wire(recipe_rows, recipe):
+    assert_graded_and_counted(recipe_rows[recipe], RECIPE_WIRES[recipe])
+
+
+def test_two_programs_on_the_same_agent_model_side_by_side_in_one_report(recipe_rows):
+    rows = [recipe_rows["sdk_agent.py messages"], recipe_rows["agents_sdk_agent.py responses"]]
+    report = build_report(rows, prices=PRICES)
+    assert report.agents == sorted(r.agent_model for r in rows)
+    assert all(f"[{AGENT_MODEL}]" in agent for agent in report.agents)
+    assert [c.cost is not None and c.unpriced_models == [] for c in report.costs] == [True, True]
+    assert {(w.agent, w.wire) for w in report.agent_wires} == {
+        (rows[0].agent_model, Wire.ANTHROPIC.value),
+        (rows[1].agent_model, Wire.OPENAI_RESPONSES.value),
+    }
+    assert wire_use(rows) == report.agent_wires
+    titles = [t.title for t in report_tables(report)]
+    assert any(title.startswith("Agent tokens by wire") for title in titles)
+
+
+def sandbox_command(kind: str) -> str | None:
+    """The docs' sandbox of ``kind`` as a command prefix, if this machine can make one."""
+    if kind == "unshare":
+        prefix = SANDBOX if shutil.which("unshare") else None
+    else:  # bubblewrap: BWRAP names it where it is not on PATH
+        bwrap = shutil.which(os.environ.get("BWRAP", "bwrap"))
+        prefix = f"{bwrap} {BWRAP_OPTIONS}" if bwrap else None
+    if prefix is None:
+        return None
+    trial = prefix.replace("{instruction_file}", __file__).split()  # a file that exists
+    tried = subprocess.run([*trial, "true"], capture_output=True, check=False)
+    return prefix if tried.returncode == 0 else None
+
+
+@pytest.mark.parametrize("kind", ["unshare", "bwrap"])
+def test_a_recipe_in_a_sandbox_of_its_own_reaches_the_endpoint(tmp_path, kind):
+    """The shared network namespace keeps 127.0.0.1 (the endpoint and the bridge) in reach."""
+    prefix = sandbox_command(kind)
+    if prefix is None:
+        pytest.skip(f"no {kind} sandbox on this machine")
+    row = run_recipe(tmp_path, f"{prefix} {program('sdk_agent.py chat')}")
+    assert_graded_and_counted(row, Wire.OPENAI_CHAT)
+    argv = read_eval_log(row.log).samples[0].store["ServedSession:program"]["argv"]
+    assert Path(argv[0]).name == kind
+
+
+@pytest.mark.agent_cli
+@pytest.mark.parametrize(
+    ("variable", "script", "wire"),
+    [
+        pytest.param("CLAUDE", "run_claude.sh", Wire.ANTHROPIC, id="claude-code"),
+        pytest.param("CODEX", "run_codex.sh", Wire.OPENAI_RESPONSES, id="codex"),
+    ],
+)
+def test_the_coding_agent_clis_run_their_recipes_offline(
+    tmp_path, monkeypatch, variable, script, wire
+):
+    """The CLI's own loop and tools, the env's MCP tools, its model through the bridge."""
+    executable = shutil.which(os.environ.get(variable, variable.lower()))
+    if executable is None:
+        pytest.skip(f"{variable.lower()} is not installed (set {variable} to its path)")
+    monkeypatch.setenv(variable, executable)  # the script runs it
+    row = run_recipe(tmp_path, f"sh {RECIPES / script}")
+    assert_graded_and_counted(row, wire, answer="stdout")  # it answers in its last line
