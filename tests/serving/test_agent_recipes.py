@@ -31,8 +31,8 @@ from occubench.analysis import costs, wire_use
 from occubench.cli import app
 from occubench.costs import ModelPrice, PriceTable
 from occubench.providers import Wire
-from occubench.report import build_report, report_tables
-from occubench.results import SampleRow, read_runs
+from occubench.report import build_report, render_html, report_tables
+from occubench.results import SampleRow, Trajectory, read_runs
 
 RECIPES = Path(__file__).parents[2] / "docs" / "guide" / "agents"
 AGENT_MODEL = "occubench/careful"
@@ -145,6 +145,9 @@ def test_two_programs_on_the_same_agent_model_side_by_side_in_one_report(recipe_
     assert wire_use(rows) == report.agent_wires
     titles = [t.title for t in report_tables(report)]
     assert any(title.startswith("Agent tokens by wire") for title in titles)
+    page = render_html(report, rows, [Trajectory()] * len(rows), {})
+    assert "Agent tokens by wire" in page
+    assert f"<td>{Wire.OPENAI_RESPONSES.value}</td>" in page
 
 
 def sandbox_command(kind: str) -> str | None:

@@ -32,6 +32,7 @@ from occubench.report._tables import (
     pct,
     ratio,
     tokens,
+    wire_table,
 )
 from occubench.results import SampleRow, Trajectory
 
@@ -156,6 +157,7 @@ def render_html(
             page_size=SAMPLES_PER_PAGE,
             embedded=sum(t.read for t in trajectories),
             believe=[believe_table(report), *([flips_table(report)] if report.flips else [])],
+            wires=wire_table(report) if report.agent_wires else None,
             left=LEFT,
         )
     )

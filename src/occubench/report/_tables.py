@@ -57,6 +57,7 @@ LEFT = frozenset(
         "verifier",
         "source",
         "null agent",
+        "wire",
         "floor %",
         "flips by cause",
         "world",
