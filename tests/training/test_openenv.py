@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import subprocess
 import sys
 
@@ -26,6 +27,7 @@ from occubench.training import (  # noqa: E402 - after the skip
     OccuBenchAction,
     OccuBenchClient,
     OpenEnvServer,
+    openenv_url,
 )
 
 SETTINGS = dict(
@@ -110,23 +112,53 @@ def test_every_route_needs_the_token():
         assert reset.status_code == 200 and reset.json()["observation"]["task_id"] == 1002
 
 
-def test_the_server_module_names_a_bad_setting():
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "occubench.training.openenv_server",
-            "--simulator",
-            "occubench/canned",
-            "--settings",
-            '{"env_mode": "E9"}',
-        ],
-        capture_output=True,
+def occubench_openenv(*args: str, **env: str) -> subprocess.Popen[str]:
+    """``occubench openenv`` in a process of its own (stderr piped: it prints the URL)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "occubench", "openenv", "--simulator-model", "occubench/canned"]
+        + list(args),
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
+        env={**os.environ, **env},
     )
-    assert done.returncode == 2
-    assert done.stderr.startswith("error: --settings: env_mode") and "Traceback" not in done.stderr
+
+
+def test_the_command_serves_the_selection_with_its_token():
+    token = "test-token-0123456789abcdef"
+    server = occubench_openenv(
+        "--dataset", "reference", "--tasks", "1002", "--with-plan", "--protocol", "occubench",
+        OCCUBENCH_SERVE_TOKEN=token,
+    )  # fmt: skip
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()  # written once the server listens
+        assert line.startswith("serving OpenEnv at http://127.0.0.1:"), line
+        assert token not in line
+        base = line.split()[3]
+        with OccuBenchClient(base_url=openenv_url(base, token)) as client:
+            start = client.reset().observation
+            assert start.task_id == 1002
+            done = client.step(OccuBenchAction(answer="nothing done"))
+        assert done.done and done.reward == 0.0
+        with pytest.raises(ConnectionError, match="403"):
+            OccuBenchClient(base_url=base).connect()
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--dataset", "reference", "--env-mode", "E9"], "env_mode: Input should be"),
+        (["--dataset", "reference", "--tasks", "99999"], "unknown task ids: 99999"),
+    ],
+)
+def test_the_command_names_a_bad_setting(args, message):
+    server = occubench_openenv(*args)
+    _, stderr = server.communicate(timeout=120)
+    assert server.returncode == 2
+    assert message in stderr and "Traceback" not in stderr
 
 
 def test_a_failed_simulator_is_an_error_in_a_few_words(monkeypatch):

@@ -107,6 +107,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "serve",
         "Serve one task's environment over MCP; the submission is graded and logged.",
     ),
+    "openenv": LazyCommand(
+        "openenv",
+        "openenv",
+        "Serve the selected tasks over OpenEnv (reset/step/state), one task per episode.",
+    ),
     "export": LazyCommand(
         "export",
         "export",

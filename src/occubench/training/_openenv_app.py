@@ -13,7 +13,7 @@ route, the WebSocket included:
   password of its URL as Basic authorization: ``openenv_url`` puts them there.
 
 ``OpenEnvServer`` serves the app on 127.0.0.1 from a thread of its own (a test, a
-notebook, a trainer in the same process); ``python -m occubench.training.openenv_server``
+notebook, a trainer in the same process); ``occubench openenv``
 serves it alone.
 """
 
