@@ -32,6 +32,7 @@ from occubench.errors import ExitCode
 from occubench.results import SampleRow, read_runs
 from occubench.roles import Role
 from occubench.scale import run_eval
+from serving.agent_runs import run_args
 
 PROGRAM = Path(__file__).with_name("agent_program.py")
 PLAIN = Path(__file__).with_name("plain_program.py")
@@ -77,26 +78,6 @@ def bounded(seconds: int = HANG_BOUND) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-
-
-def run_args(log_dir: Path, *extra: str) -> list[str]:
-    return [
-        "run",
-        "--dataset",
-        "reference",
-        "--with-plan",
-        "--protocol",
-        "occubench",
-        "--simulator-model",
-        "occubench/canned",
-        "--workers",
-        "1",
-        "--display",
-        "none",
-        "--log-dir",
-        str(log_dir),
-        *extra,
-    ]
 
 
 def built_in(log_dir: Path, agent: str, **settings) -> dict[int, SampleRow]:

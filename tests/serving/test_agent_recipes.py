@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from inspect_ai.log import read_eval_log
@@ -33,6 +34,7 @@ from occubench.costs import ModelPrice, PriceTable
 from occubench.providers import Wire
 from occubench.report import build_report, render_html, report_tables
 from occubench.results import SampleRow, Trajectory, read_runs
+from serving.agent_runs import run_args
 
 RECIPES = Path(__file__).parents[2] / "docs" / "guide" / "agents"
 AGENT_MODEL = "occubench/careful"
@@ -59,32 +61,19 @@ def program(recipe: str) -> str:
 
 
 def run_recipe(log_dir: Path, command: str) -> SampleRow:
-    args = [
-        "run",
-        "--dataset",
-        "reference",
-        "--with-plan",
-        "--protocol",
-        "occubench",
-        "--simulator-model",
-        "occubench/canned",
+    args = run_args(
+        log_dir,
         "--tasks",
         "1001",
         "--env-mode",
         "E1",
-        "--workers",
-        "1",
-        "--display",
-        "none",
-        "--log-dir",
-        str(log_dir),
         "--agent-time-limit",
         "300",
         "--agent-model",
         AGENT_MODEL,
         "--agent-command",
         command,
-    ]
+    )
     result = runner.invoke(app, args, terminal_width=200)
     assert result.exit_code == 0, result.output
     (row,) = read_runs([log_dir])
@@ -164,33 +153,63 @@ def sandbox_command(kind: str) -> str | None:
     return prefix if tried.returncode == 0 else None
 
 
-@pytest.mark.parametrize("kind", ["unshare", "bwrap"])
+SANDBOXES = {kind: sandbox_command(kind) for kind in ("unshare", "bwrap")}
+"""Each sandbox of the docs as a command prefix, None where this machine cannot make it."""
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param(
+            kind,
+            marks=pytest.mark.skipif(
+                prefix is None,
+                reason=f"{kind} cannot make a sandbox here (not installed, or user namespaces "
+                "are not allowed); .ci/run installs bubblewrap",
+            ),
+        )
+        for kind, prefix in SANDBOXES.items()
+    ],
+)
 def test_a_recipe_in_a_sandbox_of_its_own_reaches_the_endpoint(tmp_path, kind):
     """The shared network namespace keeps 127.0.0.1 (the endpoint and the bridge) in reach."""
-    prefix = sandbox_command(kind)
-    if prefix is None:
-        pytest.skip(f"no {kind} sandbox on this machine")
+    prefix = SANDBOXES[kind]
+    assert prefix is not None
     row = run_recipe(tmp_path, f"{prefix} {program('sdk_agent.py chat')}")
     assert_graded_and_counted(row, Wire.OPENAI_CHAT)
     argv = read_eval_log(row.log).samples[0].store["ServedSession:program"]["argv"]
     assert Path(argv[0]).name == kind
 
 
+def cli_path(variable: str) -> str | None:
+    """The coding agent's executable: ``$VARIABLE``, else its name on PATH (None: absent)."""
+    return shutil.which(os.environ.get(variable, variable.lower()))
+
+
+def cli_param(variable: str, script: str, wire: Wire, name: str) -> Any:
+    """One CLI's case, skipped with the reason where the CLI is not installed."""
+    absent = pytest.mark.skipif(
+        cli_path(variable) is None,
+        reason=f"{variable.lower()} is not installed: npm install it and set {variable} to "
+        "its path (opt-in: -m agent_cli)",
+    )
+    return pytest.param(variable, script, wire, id=name, marks=absent)
+
+
 @pytest.mark.agent_cli
 @pytest.mark.parametrize(
     ("variable", "script", "wire"),
     [
-        pytest.param("CLAUDE", "run_claude.sh", Wire.ANTHROPIC, id="claude-code"),
-        pytest.param("CODEX", "run_codex.sh", Wire.OPENAI_RESPONSES, id="codex"),
+        cli_param("CLAUDE", "run_claude.sh", Wire.ANTHROPIC, "claude-code"),
+        cli_param("CODEX", "run_codex.sh", Wire.OPENAI_RESPONSES, "codex"),
     ],
 )
 def test_the_coding_agent_clis_run_their_recipes_offline(
     tmp_path, monkeypatch, variable, script, wire
 ):
     """The CLI's own loop and tools, the env's MCP tools, its model through the bridge."""
-    executable = shutil.which(os.environ.get(variable, variable.lower()))
-    if executable is None:
-        pytest.skip(f"{variable.lower()} is not installed (set {variable} to its path)")
+    executable = cli_path(variable)
+    assert executable is not None
     monkeypatch.setenv(variable, executable)  # the script runs it
     row = run_recipe(tmp_path, f"sh {RECIPES / script}")
     assert_graded_and_counted(row, wire, answer="stdout")  # it answers in its last line

@@ -38,6 +38,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EXECUTORS = ("local", "ray")
 """The values of ``occubench.scale.Executor``, for ``--executor`` (the runner loads when used)."""
+CLIENT_IS_AGENT = (
+    "agent",
+    "agent_args",
+    "agent_command",
+    "agent_time_limit",
+    "max_turns",
+    "stop_on_finish",
+    "carry_reasoning",
+    "agent_errors_end_loop",
+    "agent_max_tokens",
+)
+"""``RunConfig`` fields of our agent loop, which a server whose client is the agent has no
+option for (``serve``, ``openenv``)."""
 
 
 def executor_named(value: str) -> str:

@@ -15,26 +15,13 @@ from typing import Annotated, Any
 import typer
 
 from occubench.cli._common import err_console, from_options, user_errors
-from occubench.cli._settings import with_settings
+from occubench.cli._settings import CLIENT_IS_AGENT, with_settings
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_OPENENV_SESSIONS, DEFAULT_SERVE_TOKEN_ENV
 from occubench.errors import UsageError
 
-NOT_FOR_OPENENV = (
-    "agent",
-    "agent_args",
-    "agent_command",
-    "agent_time_limit",
-    "max_turns",
-    "stop_on_finish",
-    "carry_reasoning",
-    "agent_errors_end_loop",
-    "agent_max_tokens",
-)
-"""``RunConfig`` fields this command has no option for: the trainer's client is the agent."""
 
-
-@with_settings(RunConfig, exclude=NOT_FOR_OPENENV)
+@with_settings(RunConfig, exclude=CLIENT_IS_AGENT)
 def openenv(
     simulator_model: Annotated[str, typer.Option(help="Simulator (LES) model.")],
     verifier_model: Annotated[

@@ -26,7 +26,7 @@ from occubench.cli._common import (
     user_errors,
     warn_if_exposed,
 )
-from occubench.cli._settings import with_settings
+from occubench.cli._settings import CLIENT_IS_AGENT, with_settings
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
 from occubench.defaults import DEFAULT_SERVE_PORT
 from occubench.errors import ExitCode, UsageError
@@ -43,21 +43,7 @@ def session_log_dir(root: str, task_id: int, env_mode: str) -> str:
     return f"{root.rstrip('/')}/task-{task_id}-{env_mode}-{stamp}"
 
 
-SERVE_EXCLUDED = (
-    "task_ids",
-    "industries",
-    "domains",
-    "difficulty",
-    "agent",
-    "agent_args",
-    "agent_command",
-    "agent_time_limit",
-    "max_turns",
-    "stop_on_finish",
-    "carry_reasoning",
-    "agent_errors_end_loop",
-    "agent_max_tokens",
-)
+SERVE_EXCLUDED = ("task_ids", "industries", "domains", "difficulty", *CLIENT_IS_AGENT)
 """``RunConfig`` fields ``serve`` has no option for: the selection is ``--task``, and the MCP
 client is the agent (no agent system, no agent loop of ours)."""
 

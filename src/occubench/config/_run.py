@@ -24,14 +24,13 @@ from occubench.dataset import Dataset, TaskRecord, load_dataset, resolve_dataset
 from occubench.defaults import (
     DEFAULT_AGENT_TIME_LIMIT,
     DEFAULT_DATE,
-    DEFAULT_EXPLOIT_GUARD,
     DEFAULT_PROTOCOL,
     DEFAULT_SUBMIT_TOOL,
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.errors import UsageError
 from occubench.faults import EnvMode, FaultEngine, FaultFamily, FaultSettings, fault_type
-from occubench.guard import ExploitGuard
+from occubench.guard import DEFAULT_GUARD, ExploitGuard
 from occubench.protocols import Protocol
 from occubench.simulator import StateMode
 from occubench.worlds import WorldConflicts, WorldMode
@@ -228,7 +227,7 @@ class _RunFields(FaultSettings):
         "its own variant (by default epochs share the world's answers).",
     )
     exploit_guard: ExploitGuard = Field(
-        default=ExploitGuard(DEFAULT_EXPLOIT_GUARD),
+        default=DEFAULT_GUARD,
         description="The exploit guard (occubench.guard): each graded episode is checked for "
         "a simulator or judge steered by the agent (instructions in its arguments or answer, "
         "a forged transcript, observations that obey it, verdicts that quote it). flag: a "

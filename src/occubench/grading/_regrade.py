@@ -52,7 +52,6 @@ from occubench.agent import episode_in
 from occubench.calls import named_model, resilient
 from occubench.dataset import Dataset, EnvConfig, TaskRecord, load_dataset
 from occubench.defaults import (
-    DEFAULT_EXPLOIT_GUARD,
     DEFAULT_MAX_REGRADE_LOG_BYTES,
     DEFAULT_VERIFIER_VOTES,
 )
@@ -60,7 +59,7 @@ from occubench.errors import ErrorSource, UsageError, error_source
 from occubench.grading._checks import needs_state
 from occubench.grading._grade import SCORER_NAME
 from occubench.grading._scorer import VERIFIER_FAILED, occubench_scorer
-from occubench.guard import ExploitGuard
+from occubench.guard import DEFAULT_GUARD, ExploitGuard
 from occubench.protocols import MessageStyle
 from occubench.redaction import (
     model_secrets,
@@ -411,7 +410,7 @@ def regrade_log(
                 max_tokens=max_tokens,
                 template=recorded.get("template") if same_paper else None,
                 regrading=True,
-                guard=ExploitGuard(recorded.get("guard") or DEFAULT_EXPLOIT_GUARD),
+                guard=ExploitGuard(recorded.get("guard") or DEFAULT_GUARD),
             ),
             model=judge,
             model_roles={Role.VERIFIER.value: judge},

@@ -43,7 +43,6 @@ from inspect_ai.util import LimitExceededError, collect
 from occubench.agent import Episode
 from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import (
-    DEFAULT_EXPLOIT_GUARD,
     DEFAULT_VERIFIER_RETRIES,
     DEFAULT_VERIFIER_VOTES,
 )
@@ -64,13 +63,10 @@ from occubench.grading._verdict import (
     majority,
     parse_paper_verdict,
 )
-from occubench.guard import ExploitGuard, find_exploits
+from occubench.guard import DEFAULT_GUARD, ExploitGuard, find_exploits
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
 from occubench.text import clean_output
-
-DEFAULT_GUARD = ExploitGuard(DEFAULT_EXPLOIT_GUARD)
-"""The exploit guard of a grade that names none (``DEFAULT_EXPLOIT_GUARD``)."""
 
 
 class VerifierError(InfrastructureError):

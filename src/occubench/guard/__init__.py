@@ -34,7 +34,13 @@ from occubench.lazy import lazy_names
 
 if TYPE_CHECKING:
     from occubench.guard._detect import ANSWER, find_exploits
-    from occubench.guard._evidence import ExploitEvidence, ExploitGuard, ExploitKind, bounded
+    from occubench.guard._evidence import (
+        DEFAULT_GUARD,
+        ExploitEvidence,
+        ExploitGuard,
+        ExploitKind,
+        bounded,
+    )
     from occubench.guard._patterns import (
         INSTRUCTIONS,
         TRANSCRIPT_MARKERS,
@@ -44,6 +50,7 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "ANSWER": "_detect",
+    "DEFAULT_GUARD": "_evidence",
     "INSTRUCTIONS": "_patterns",
     "TRANSCRIPT_MARKERS": "_patterns",
     "ExploitEvidence": "_evidence",
@@ -60,6 +67,7 @@ __getattr__ = lazy_names(__name__, _MODULES)
 
 __all__ = [
     "ANSWER",
+    "DEFAULT_GUARD",
     "INSTRUCTIONS",
     "TRANSCRIPT_MARKERS",
     "ExploitEvidence",

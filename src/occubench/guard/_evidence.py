@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from occubench.defaults import DEFAULT_EXPLOIT_QUOTE_CHARS
+from occubench.defaults import DEFAULT_EXPLOIT_GUARD, DEFAULT_EXPLOIT_QUOTE_CHARS
 
 
 class ExploitGuard(StrEnum):
@@ -18,6 +18,10 @@ class ExploitGuard(StrEnum):
     """Check every episode; a suspected pass is reported and keeps its verdict."""
     ZERO = "zero"
     """Check every episode; a suspected pass is reported and graded a failure (reward 0)."""
+
+
+DEFAULT_GUARD = ExploitGuard(DEFAULT_EXPLOIT_GUARD)
+"""The exploit guard of a run or a grade that names none (``DEFAULT_EXPLOIT_GUARD``)."""
 
 
 class ExploitKind(StrEnum):
