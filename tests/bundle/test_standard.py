@@ -26,7 +26,8 @@ from occubench.bundle import (
     verify_bundle,
 )
 from occubench.config import RunConfig, protocol_points
-from occubench.dataset import content_digest
+from occubench.dataset import content_digest, load_dataset, write_dataset
+from occubench.errors import ExitCode
 
 IDS = [str(i) for i in range(1, 383)]
 RELEASE = DatasetRecord(
@@ -161,7 +162,74 @@ def test_the_logged_task_records_are_checked_against_the_dataset(paper_bundle, t
     edited = changed(paper_bundle, tmp_path / "edited.tar.gz", edit)
     result = verify_bundle(edited, dataset=RELEASE_DIR)
     assert result.outcome is Outcome.FAILED
-    assert result.problems[0].member.endswith(":samples/11_epoch_1.json")
-    assert "task 11's record differs from the dataset's" in result.problems[0].message
+    (problem,) = result.problems
+    assert problem.member.startswith("logs/001-") and problem.member.endswith(".eval")
+    assert problem.message.startswith("1 logged task(s) of dataset dataset differ from the ")
+    assert "task 11: task.agent_instruction (1 sample(s), first samples/11_epoch_1.json)" in (
+        problem.message
+    )
     unchecked = verify_bundle(edited)  # without the dataset, said so
     assert any("not compared" in note for note in unchecked.notes)
+
+
+def another_dataset(folder: Path, change) -> Path:
+    """The fixture dataset written again into ``folder``, its tasks through ``change``."""
+    loaded = load_dataset(RELEASE_DIR)
+    return write_dataset(
+        folder, change(loaded.tasks), loaded.envs.values(), loaded.scenarios.values()
+    )
+
+
+def test_runs_on_one_dataset_verified_against_another_fail_naming_tasks_and_fields(
+    paper_bundle, tmp_path
+):
+    def edit_task_24(tasks):
+        return [
+            t.model_copy(
+                update={"difficulty_level": t.difficulty_level + 1, "agent_instruction": "Other."}
+            )
+            if t.task_id == 24
+            else t
+            for t in tasks
+        ]
+
+    other = another_dataset(tmp_path / "other", edit_task_24)
+    assert content_digest(other) != content_digest(RELEASE_DIR)
+    result = verify_bundle(paper_bundle, dataset=other)
+    assert result.outcome is Outcome.FAILED and result.exit_code is ExitCode.BAD_INPUT
+    (problem,) = result.problems
+    assert f"differ from the dataset at {other}: task 24: task.agent_instruction, " in (
+        problem.message
+    )
+    assert "task.difficulty_level (1 sample(s)" in problem.message
+
+    fewer = another_dataset(tmp_path / "fewer", lambda ts: [t for t in ts if t.task_id != 70])
+    (problem,) = verify_bundle(paper_bundle, dataset=fewer).problems
+    assert "1 logged task(s)" in problem.message
+    assert "task 70: not in the dataset (1 sample(s), first samples/70_epoch_1.json)" in (
+        problem.message
+    )
+
+    same = another_dataset(tmp_path / "same", list)  # its tasks as ran, other bytes on disk
+    result = verify_bundle(paper_bundle, dataset=same, standard=FIXTURE_STANDARD)
+    assert result.outcome is Outcome.VERIFIED, result.problems
+    (line,) = [c for c in result.checked if c.startswith("dataset dataset:")]
+    assert "10 logged task and environment records match" in line
+
+
+def test_the_tasks_that_differ_are_named_up_to_a_bound_then_counted(
+    paper_bundle, tmp_path, monkeypatch
+):
+    import occubench.bundle._verify as verify_module
+
+    monkeypatch.setattr(verify_module, "SHOWN_DIFFERENCES", 3)
+
+    def edit_all(tasks):
+        return [t.model_copy(update={"verification_plan": "Another plan."}) for t in tasks]
+
+    (problem,) = verify_bundle(
+        paper_bundle, dataset=another_dataset(tmp_path / "all", edit_all)
+    ).problems
+    assert problem.message.startswith("10 logged task(s) of dataset dataset differ")
+    assert problem.message.count("task.verification_plan") == 3
+    assert problem.message.endswith(" (and 7 more)")

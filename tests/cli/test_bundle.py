@@ -139,3 +139,28 @@ def test_leaderboard_writes_the_site_and_fails_on_a_tampered_bundle(bundle, tmp_
     result = runner.invoke(app, ["leaderboard", str(bundle), str(tampered), "--out", str(site)])
     assert result.exit_code == ExitCode.BAD_INPUT
     assert "t.tar.gz: failed, -" in flat(result.output)
+
+
+def test_verify_with_the_dataset_the_runs_ran_passes_and_with_another_fails(bundle, tmp_path):
+    from occubench.dataset import load_dataset, reference_suite_dir, write_dataset
+
+    same = runner.invoke(app, ["verify", str(bundle), "--dataset", str(reference_suite_dir())])
+    assert same.exit_code == ExitCode.OK, same.output
+    assert "6 logged task and environment records match the dataset at" in flat(same.output)
+
+    suite = load_dataset(reference_suite_dir())
+    tasks = [
+        t.model_copy(update={"agent_instruction": "Do something else."}) if t.task_id == 1002 else t
+        for t in suite.tasks
+        if t.task_id != 1003
+    ]
+    other = write_dataset(tmp_path / "other", tasks, suite.envs.values(), suite.scenarios.values())
+    result = runner.invoke(app, ["verify", str(bundle), "--dataset", str(other)])
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    text = flat(result.output)
+    assert f"Bundle {bundle.name}: FAILED (1 problem(s))" in text
+    assert f"logs: 2 logged task(s) of dataset reference differ from the dataset at {other}:" in (
+        text
+    )
+    assert "task 1002: task.agent_instruction (2 sample(s), first logs/001-" in text
+    assert "task 1003: not in the dataset (2 sample(s), first logs/001-" in text

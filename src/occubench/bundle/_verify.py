@@ -20,9 +20,11 @@ A bundle is hostile input. In order, each step only on what the steps before pas
    once.
 6. **Class.** ``standard`` or ``custom`` with every departure (``_standard``).
 
-With ``dataset`` (a folder in the release layout whose digest is the one a bundle
-states), every sample's logged task and environment record is compared with the
-dataset's, so that the stated digest is checked against what the runs actually ran.
+With ``dataset`` (a folder in the release layout), every sample's logged task and
+environment record is compared with the dataset's: the runs of the bundle's dataset with
+the folder's digest, else every run (the user named the folder to compare with). A task
+the folder lacks or whose record differs fails the check, naming the task and its fields
+(the first ``SHOWN_DIFFERENCES`` tasks, then how many more).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import tarfile
 import tempfile
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -392,12 +395,16 @@ class _Check:
                 )
         if self.result.problems:
             raise _Failed()
-        digest = content_digest(dataset) if dataset is not None else None
+        compared: list[DatasetRecord] = []
+        if dataset is not None:
+            digest = content_digest(dataset)
+            compared = [d for d in manifest.datasets if d.digest == digest] or list(
+                manifest.datasets
+            )
+            if compared:
+                self._records(manifest, compared, dataset, digest)
         for record in manifest.datasets:
-            if digest is not None and record.digest == digest:
-                assert dataset is not None
-                self._records(manifest, record, dataset)
-            elif record.digest is not None:
+            if record not in compared and record.digest is not None:
                 self.result.notes.append(
                     f"dataset {record.name}: digest {record.digest[:12]} as stated; the logged "
                     "task records were not compared with the dataset's files (give its folder "
@@ -410,38 +417,72 @@ class _Check:
                     f"({run.world.mode}); the world itself is not in the bundle"
                 )
 
-    def _records(self, manifest: Manifest, record: DatasetRecord, folder: Path) -> None:
-        """Every logged sample's task and environment record against the dataset's."""
+    def _records(
+        self, manifest: Manifest, records: Sequence[DatasetRecord], folder: Path, digest: str
+    ) -> None:
+        """Every logged sample's task and environment record against the dataset at ``folder``.
+
+        ``records`` are the bundle's datasets whose runs are compared: the ones with the
+        folder's digest, else every one (the user named the folder to compare with). A
+        task the folder lacks, or whose record differs, fails the check, naming the task
+        and its differing fields.
+        """
         try:
             loaded = load_dataset(folder)
         except DatasetError as e:
             raise UsageError(f"the dataset at {folder} does not load: {e.issues[0]}") from None
         tasks = {str(t.task_id): t for t in loaded.tasks}
+        locations = {r.location for r in records}
+        found: dict[str, _Differing] = {}
         compared = 0
-        for run in (r for r in manifest.runs if r.dataset == record.location):
+        for run in (r for r in manifest.runs if r.dataset in locations):
             bounds = self.limits.log_bounds()
             for name, data in zip_members(self.folder / run.log, bounds, f"the log {run.log}"):
                 if not name.startswith("samples/"):
                     continue
                 metadata = json.loads(data).get("metadata") or {}
-                task = tasks.get(str(metadata.get("task_id")))
-                if task is None:
-                    self.fail(f"{run.log}:{name}", "its task is not in the dataset")
-                    continue
-                env = loaded.env(task).model_dump(mode="json", exclude_none=True)
-                if metadata.get("task") != task.model_dump(mode="json", exclude_none=True) or (
-                    metadata.get("env") != env
-                ):
-                    self.fail(
-                        f"{run.log}:{name}",
-                        f"task {task.task_id}'s record differs from the dataset's",
+                task_id = str(metadata.get("task_id"))
+                task = tasks.get(task_id)
+                fields = (
+                    ["not in the dataset"]
+                    if task is None
+                    else _record_fields(
+                        metadata, "task", task.model_dump(mode="json", exclude_none=True)
                     )
+                    + _record_fields(
+                        metadata, "env", loaded.env(task).model_dump(mode="json", exclude_none=True)
+                    )
+                )
                 compared += 1
-        if self.result.problems:
-            raise _Failed()
+                if fields:
+                    differing = found.setdefault(task_id, _Differing(run.log, name))
+                    differing.fields.update(fields)
+                    differing.logs.add(run.log)
+                    differing.samples += 1
+        names = ", ".join(r.name for r in records)
+        if found:
+            logs = {log for d in found.values() for log in d.logs}
+            shown = [
+                f"task {task_id}: {', '.join(sorted(d.fields))} ({d.samples} sample(s), first "
+                f"{d.member if len(logs) == 1 else f'{d.log}:{d.member}'})"
+                for task_id, d in list(found.items())[:SHOWN_DIFFERENCES]
+            ]
+            more = len(found) - len(shown)
+            raise self.fail(
+                logs.pop() if len(logs) == 1 else LOGS_DIR,
+                f"{len(found)} logged task(s) of dataset {names} differ from the dataset at "
+                f"{folder}: {'; '.join(shown)}{f' (and {more} more)' if more else ''}",
+            )
+        stated = ", ".join(sorted({str(r.digest)[:12] for r in records}))
+        same = (
+            f"digest {digest}"
+            if all(r.digest == digest for r in records)
+            else f"digest {digest[:12]}, not the stated {stated}: the folder differs elsewhere "
+            "than in the records of the tasks that ran"
+        )
         self.result.checked.append(
-            f"dataset {record.name}: {compared} logged task and environment records match the "
-            f"dataset at {folder} (digest {record.digest})"
+            f"dataset {names}: {compared} logged task and environment records match the "
+            f"dataset at {folder} ({same})"
         )
 
     def classify(self, manifest: Manifest, standard: Standard) -> None:
@@ -455,6 +496,37 @@ class _Check:
             self.result.outcome = Outcome.ERRORS
         else:
             self.result.outcome = Outcome.VERIFIED
+
+
+@dataclass
+class _Differing:
+    """A task whose logged record differs from the dataset's: how, and where first."""
+
+    log: str
+    """The log of the first sample found to differ."""
+    member: str
+    """That sample's member of its log (``samples/NAME.json``)."""
+    fields: set[str] = field(default_factory=set)
+    logs: set[str] = field(default_factory=set)
+    """Every log holding a sample of the task that differs."""
+    samples: int = 0
+
+
+def _record_fields(metadata: dict[str, Any], name: str, expected: dict[str, Any]) -> list[str]:
+    """The fields of a sample's logged record ``name`` that differ from ``expected``.
+
+    ``NAME.FIELD`` for each top-level field that differs, is missing or is extra; ``NAME``
+    alone when the sample logged no such record.
+    """
+    logged = metadata.get(name)
+    if not isinstance(logged, dict):
+        return [name]
+    keys = sorted(set(logged) | set(expected))
+    return [f"{name}.{k}" for k in keys if logged.get(k, _ABSENT) != expected.get(k, _ABSENT)]
+
+
+_ABSENT = object()
+"""A field a record does not hold (unequal to any value, None included)."""
 
 
 def _leaves(value: Any) -> int:

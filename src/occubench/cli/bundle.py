@@ -167,8 +167,9 @@ def verify(
     dataset: Annotated[
         Path | None,
         typer.Option(
-            help="A dataset folder (release layout): every logged task record is compared "
-            "with it when its digest is the one the bundle states."
+            help="A dataset folder (release layout) to compare every logged task record "
+            "with: a task it lacks or whose record differs fails the check (exit 2), named "
+            "with its fields."
         ),
     ] = None,
     record: Annotated[
@@ -179,8 +180,9 @@ def verify(
     """Check a bundle: sums, bounds, secrets; recompute its numbers; standard or custom.
 
     Exit codes: 0 verified, 1 verified but a run lacks declared tasks or epochs, 2 failed
-    (a changed log, summary or manifest, a stated number the logs do not give, a bundle
-    refused by its bounds), 3 verified but some samples ended in infrastructure errors.
+    (a changed log, summary or manifest, a stated number the logs do not give, a logged
+    task record the --dataset folder does not hold, a bundle refused by its bounds), 3
+    verified but some samples ended in infrastructure errors.
     """
     from occubench.bundle import verify_bundle
 
