@@ -64,3 +64,19 @@ def segment(folder: Path) -> Path:
     """The one segment of a world folder written by ``write_world``."""
     (only,) = (folder / "segments").iterdir()
     return only
+
+
+LONG_JUNK = 17 * 2**20
+"""Bytes of a garbage line past the default line bound (16 MiB)."""
+
+
+def insert_long_line(path: Path, after: int = 1, size: int = LONG_JUNK) -> int:
+    """Put one garbage line of ``size`` bytes after line ``after`` of a file; its number."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    with path.open("wb") as out:
+        out.writelines(lines[:after])
+        for start in range(0, size, 2**20):
+            out.write(b"~" * min(2**20, size - start))
+        out.write(b"\n")
+        out.writelines(lines[after:])
+    return after + 1

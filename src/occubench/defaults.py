@@ -320,7 +320,9 @@ writer)."""
 
 DEFAULT_MAX_WORLD_UNREAD_BYTES = 16 * 2**20
 """Bytes of a world's unreadable lines (16 MiB) before it is refused, the bound in bytes
-beside the one in lines (a line too long to read counts as ``DEFAULT_MAX_WORLD_LINE_BYTES``)."""
+beside the one in lines: the bytes of lines read and found unreadable. A line longer than
+``DEFAULT_MAX_WORLD_LINE_BYTES`` is skipped unread, a chunk at a time, so it counts as one
+line of the lines bound and no bytes: one long garbage line does not refuse a world."""
 
 DEFAULT_MAX_WORLD_PACK_RATIO = 200
 """Most bytes a member of a packed world may declare per compressed byte, checked from

@@ -6,6 +6,7 @@ from conftest import run_task
 from occubench.agent import episode_in
 from occubench.errors import ErrorSource, error_source
 from occubench.worlds import WORLD_METADATA, ObservationSource, World, close_shared_worlds
+from world_fixtures import insert_long_line
 
 
 class Counted:
@@ -69,6 +70,23 @@ def test_a_recorded_run_replays_without_a_simulator_call(tmp_path):
     verdicts = [[s.scores[k].value for k in s.scores] for s in recorded.samples]
     assert [[s.scores[k].value for k in s.scores] for s in replayed.samples] == verdicts
     assert replayed.eval.metadata[WORLD_METADATA]["digest"] == digest
+
+
+def test_a_long_garbage_line_in_the_world_leaves_the_replay_its_intact_entries(tmp_path):
+    world = tmp_path / "world"
+    recorded = run_task(tmp_path / "a", roles=roles(Counted()), world=str(world))
+    close_shared_worlds()
+    (written,) = (world / "segments").iterdir()
+    insert_long_line(written, after=1)  # past the 16 MiB line bound: skipped, reported
+    with written.open("ab") as out:
+        out.write(b"x\n")  # and a short junk line: together still far from mostly junk
+
+    second = Counted()
+    replayed = run_task(tmp_path / "b", roles=roles(second), world=str(world), world_mode="replay")
+    assert second.calls == 0 and all(s.error is None for s in replayed.samples)
+    assert {x for row in sources(replayed) for x in row} == {ObservationSource.WORLD}
+    assert observations(replayed) == observations(recorded)
+    close_shared_worlds()
 
 
 def test_a_replay_that_leaves_the_recorded_paths_is_an_infrastructure_error(tmp_path):

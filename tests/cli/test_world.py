@@ -5,7 +5,7 @@ import json
 from typer.testing import CliRunner
 
 from occubench.cli import app
-from world_fixtures import chain, entry, segment, write_world
+from world_fixtures import chain, entry, insert_long_line, segment, write_world
 
 runner = CliRunner()
 
@@ -70,3 +70,21 @@ def test_merge_and_export_write_new_worlds_and_never_overwrite(tmp_path):
     assert again.exit_code == 2 and "exists already" in again.output
     back = runner.invoke(app, ["world", "export", str(packed), "--out", str(tmp_path / "back")])
     assert back.exit_code == 0 and "folder" in row(back.output, "form")
+
+
+def test_a_long_garbage_line_is_reported_and_the_world_still_read(tmp_path):
+    folder = write_world(tmp_path / "w", chain(3))
+    line = insert_long_line(segment(folder), after=1)
+    with segment(folder).open("ab") as out:
+        out.write(b"x\n")  # a short junk line beside it: far from a world of junk
+    found = runner.invoke(app, ["world", "verify", str(folder)])
+    assert found.exit_code == 1, found.output
+    assert "Problems (2)" in found.output and "3 entries, 3 keys" in found.output
+    problem = row(found.output, "unreadable")
+    assert segment(folder).name in problem and f"│ {line} " in problem
+    assert "line longer than 16777216 bytes: not read" in " ".join(found.output.split())
+    out = tmp_path / "stats.json"
+    stats = runner.invoke(app, ["world", "stats", str(folder), "--out", str(out)])
+    assert stats.exit_code == 0, stats.output
+    counted = json.loads(out.read_text())
+    assert counted["entries"] == 3 and counted["keys"] == 3 and counted["unread"] == 2

@@ -1,4 +1,5 @@
 import hashlib
+import random
 import zipfile
 
 import pytest
@@ -208,3 +209,24 @@ def test_an_honest_packed_world_passes_the_ratio_bound(tmp_path):
         assert info.file_size / info.compress_size < 20  # digests and keys do not compress
     with World.open(tmp_path / "w.world.zip", writable=False) as world:
         assert len(world.keys()) == 3000
+
+
+def test_a_long_garbage_line_in_a_packed_world_is_skipped_and_reported(packed, tmp_path):
+    """A line past the line bound, of bytes that do not compress (so no ratio refuses it)."""
+    folder, file, _ = packed
+    with zipfile.ZipFile(file) as old:
+        lines = old.read("segments/world.jsonl").splitlines(keepends=True)
+    junk = random.Random(7).randbytes(17 * 2**20).replace(b"\n", b"~") + b"\n"
+    member = b"".join([lines[0], junk, *lines[1:]])
+    bad = rezip(file, tmp_path / "long.world.zip", change={"segments/world.jsonl": member})
+    del junk, member
+    found = verify_world(bad)
+    assert sorted((p.kind.value, p.line) for p in found.problems) == [
+        ("checksum", None),  # the member was changed after packing
+        ("unreadable", 2),
+    ]
+    assert found.entries == 5 and found.keys == 5
+    with World.open(bad, writable=False) as copy, World.open(folder, writable=False) as original:
+        assert [copy.lookup(k) for k in original.keys()] == [
+            original.lookup(k) for k in original.keys()
+        ]

@@ -2,6 +2,7 @@ import asyncio
 import json
 import logging
 import os
+import tracemalloc
 
 import pytest
 
@@ -19,7 +20,7 @@ from occubench.worlds import (
     text_digest,
     verify_world,
 )
-from world_fixtures import CONTEXT, chain, entry, segment, write_world
+from world_fixtures import CONTEXT, chain, entry, insert_long_line, segment, write_world
 
 
 def test_a_recorded_path_is_answered_from_the_world(tmp_path):
@@ -382,6 +383,52 @@ def test_junk_past_the_unread_bytes_bound_is_refused(tmp_path):
     (folder / "segments" / "junk.jsonl").write_bytes((b"y" * 2**20 + b"\n") * 17)
     with pytest.raises(UsageError, match=f"more than {16 * 2**20} bytes of lines"):
         World.open(folder, writable=False)
+
+
+def test_one_line_past_the_line_bound_is_skipped_in_bounded_memory_and_reported(tmp_path):
+    """The report: intact entries and one 17 MiB garbage line refused the whole world."""
+    entries = chain(3)
+    folder = write_world(tmp_path / "w", entries)
+    line = insert_long_line(segment(folder), after=1)
+    with segment(folder).open("ab") as out:
+        out.write(b"x\n")  # one more junk line: the long one leaves the bytes bound whole
+    tracemalloc.start()
+    try:
+        with World.open(folder, writable=False) as world:
+            peak = tracemalloc.get_traced_memory()[1]
+            assert [(p.line, p.detail) for p in world.problems] == [
+                (line, f"line longer than {16 * 2**20} bytes: not read"),
+                (5, "not JSON: Expecting value"),
+            ]
+            assert [world.lookup(e.key) for e in entries] == entries
+            assert [r.line for r in world.records()] == [1, 3, 4]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20  # a chunk of the long line at a time, never the line bound's worth
+
+
+def test_lines_past_the_line_bound_count_against_the_unread_lines_bound(tmp_path):
+    folder = write_world(tmp_path / "w", chain(2))
+    limits = WorldLimits(line_bytes=4096, unread_lines=3)
+    for _ in range(3):
+        insert_long_line(segment(folder), after=1, size=5000)
+    with World.open(folder, writable=False, limits=limits) as world:
+        assert len(world.keys()) == 2 and len(world.problems) == 3
+    insert_long_line(segment(folder), after=1, size=5000)
+    with pytest.raises(UsageError, match="more than 3 lines that cannot be read: not a world"):
+        World.open(folder, writable=False, limits=limits)
+
+
+def test_a_line_of_the_line_bound_is_read_and_one_byte_more_is_not(tmp_path):
+    limits = WorldLimits(line_bytes=3 * 2**20)  # past one chunk: measured, then read back
+    folder = write_world(tmp_path / "w", chain(1))
+    insert_long_line(segment(folder), after=1, size=limits.line_bytes)
+    insert_long_line(segment(folder), after=2, size=limits.line_bytes + 1)
+    with World.open(folder, writable=False, limits=limits) as world:
+        assert [(p.line, p.detail.split(":")[0]) for p in world.problems] == [
+            (2, "not JSON"),
+            (3, f"line longer than {limits.line_bytes} bytes"),
+        ]
 
 
 def test_a_few_junk_lines_are_listed_and_the_world_still_answers(tmp_path):

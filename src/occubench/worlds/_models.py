@@ -436,7 +436,8 @@ class WorldLimits(BaseModel):
     unread_bytes: int = Field(
         default=DEFAULT_MAX_WORLD_UNREAD_BYTES,
         gt=0,
-        description="Most bytes of lines that cannot be read before the world is refused.",
+        description="Most bytes of lines read and found unreadable before the world is refused "
+        "(a line too long to read counts as a line, not as bytes).",
     )
     pack_ratio: int = Field(
         default=DEFAULT_MAX_WORLD_PACK_RATIO,

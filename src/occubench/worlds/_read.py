@@ -1,10 +1,11 @@
 """Lines of a world read within bounds, each checked before it is believed.
 
 A world may come from someone else, so every line is held to ``WorldLimits`` before it
-is parsed: a line longer than ``line_bytes`` is skipped unread (up to its newline); one
-nesting deeper than ``line_depth`` (measured on its bytes) is not parsed; one that is not
-UTF-8, not JSON (NaN and the infinities included) or not a record is reported. An
-entry's digest and key are recomputed from the line and must equal the ones written.
+is parsed: a line longer than ``line_bytes`` is skipped unread (measured to its newline a
+chunk at a time, never held: ``scan_lines``) and reported; one nesting deeper than
+``line_depth`` (measured on its bytes) is not parsed; one that is not UTF-8, not JSON (NaN
+and the infinities included) or not a record is reported. An entry's digest and key are
+recomputed from the line and must equal the ones written.
 
 A last line without its newline is left for later: its writer may still be writing it,
 or was killed mid-line (a torn line, which ``world verify`` reports). Every problem names
@@ -31,8 +32,8 @@ from occubench.worlds._models import (
     text_digest,
 )
 
-_SKIP_CHUNK = 1 << 20
-"""Bytes read at once while skipping a line that is too long."""
+_CHUNK = 1 << 20
+"""Most bytes of a line read at once: a longer line is measured chunk by chunk first."""
 _SHOWN_CHARS = 200
 """Characters of a validation message kept in a problem."""
 
@@ -89,26 +90,41 @@ class RawLine:
 def scan_lines(stream: BinaryIO, *, offset: int, number: int, max_bytes: int) -> Iterator[RawLine]:
     """The complete lines of a stream from ``offset`` (the first numbered ``number``).
 
-    Stops before a last line without a newline. A line longer than ``max_bytes`` is read
-    no further than that: it is skipped to its newline and yielded with ``too_long``.
+    Stops before a last line without a newline. A line is read a chunk at a time: one
+    that ends within its first chunk is yielded as read; a longer one is measured to its
+    newline (each chunk discarded once counted), then read back whole if it is at most
+    ``max_bytes``, else yielded with ``too_long`` and nothing read. However long a line,
+    memory holds at most one chunk of it beyond the line bound.
     """
+    step = min(_CHUNK, max_bytes + 1)
     stream.seek(offset)
     while True:
-        chunk = stream.readline(max_bytes + 1)
-        if not chunk.endswith(b"\n"):
-            if len(chunk) <= max_bytes:
-                return  # the end of the file, or a line still being written
-            length = len(chunk)
-            while not chunk.endswith(b"\n"):
-                chunk = stream.readline(_SKIP_CHUNK)
-                if not chunk:
-                    return
-                length += len(chunk)
-            yield RawLine(number, offset, offset + length, b"", too_long=True)
-            offset, number = offset + length, number + 1
+        chunk = stream.readline(step)
+        if chunk.endswith(b"\n"):
+            yield RawLine(number, offset, offset + len(chunk), chunk[:-1])
+            offset, number = offset + len(chunk), number + 1
             continue
-        yield RawLine(number, offset, offset + len(chunk), chunk[:-1])
-        offset, number = offset + len(chunk), number + 1
+        if len(chunk) < step:
+            return  # the end of the file, or a line still being written
+        length = len(chunk)
+        del chunk
+        while not (part := stream.readline(_CHUNK)).endswith(b"\n"):
+            if not part:
+                return  # a last line without its newline, however long: left for later
+            length += len(part)
+        length += len(part)
+        del part
+        if length - 1 > max_bytes:
+            yield RawLine(number, offset, offset + length, b"", too_long=True)
+        else:
+            stream.seek(offset)
+            data = stream.read(length)
+            if len(data) != length or not data.endswith(b"\n"):
+                return  # changed under the reader: an append-only file never is
+            yield RawLine(number, offset, offset + length, data[:-1])
+            del data
+        offset, number = offset + length, number + 1
+        stream.seek(offset)
 
 
 def parse_line(raw: RawLine, limits: WorldLimits) -> dict[str, Any] | str:

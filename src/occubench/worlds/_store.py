@@ -464,8 +464,9 @@ class World:
         elif not path.is_dir():
             raise UsageError(f"no world at {path}")
         try:
-            with open_plain(manifest_path) as stream:
-                data = stream.read(limits.line_bytes + 1)
+            with open_plain(manifest_path) as stream:  # read as large as it is, within bounds
+                size = os.fstat(stream.fileno()).st_size
+                data = stream.read(min(size, limits.line_bytes) + 1)
         except FileNotFoundError:
             raise UsageError(f"{path} is not a world (it has no {MANIFEST_FILE})") from None
         manifest = read_manifest(data, str(manifest_path), limits)
@@ -554,11 +555,11 @@ class World:
         """Keep a problem; past the limits of unreadable lines or bytes, refuse the world.
 
         Each problem is a record held in memory: their count bounds the memory they take.
+        The bytes are those of lines read and found unreadable: a line too long to read is
+        skipped unread (``scan_lines``), so it counts as a line, not as bytes.
         """
         self.problems.append(problem)
-        self._unread_bytes += (
-            0 if raw is None else self.limits.line_bytes if raw.too_long else len(raw.data)
-        )
+        self._unread_bytes += 0 if raw is None else len(raw.data)  # a line too long: not read
         lines, most = len(self.problems), self.limits.unread_lines
         if lines > most or self._unread_bytes > self.limits.unread_bytes:
             limit = (
