@@ -12,6 +12,14 @@ They stand for the ways a model goes wrong as a simulator, so that the fidelity 
   number that is not an id by the count of earlier asks, so a repeated read differs.
 - ``rule-inventing``: appends a made-up policy to the first text value that is not an
   id, leaving keys and ids as they are (only a judge can notice).
+- ``drifting``: answers like ``canned`` for the first ``DRIFT_AFTER`` actions of an
+  episode, then drifts off the tools' contract: each later answer is wrapped in a generic
+  envelope (``{"status": "success", "data": ...}``), the shape a long conversation wears a
+  model into.
+
+``off-schema`` is not the canned simulator: it ignores each tool's ``example_output`` and
+answers every action with one generic envelope, ``{"status": "success", "tool": ...,
+"result": {...}}`` (the action's own arguments as the result), as a weak model does.
 
 ``noisy`` is the ``canned`` simulator at a temperature: a seeded share (``NOISY_SHARE``) of
 its answers is a transient "busy" error. Which ones depends on the seed it is asked with
@@ -168,6 +176,25 @@ def rule_inventing_simulator(messages: list[ChatMessage], tools: list[ToolInfo])
     return _reply(messages, observation)
 
 
+def off_schema_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """A generic success envelope for every action, whatever the tool's output schema."""
+    name, arguments = _action(messages)
+    return _reply(messages, {"status": "success", "tool": name, "result": dict(arguments)})
+
+
+DRIFT_AFTER = 2
+"""Actions the drifting simulator answers as ``canned`` before it drifts."""
+
+
+def drifting_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """Canned for the first ``DRIFT_AFTER`` actions, then each answer in a generic envelope."""
+    asked = sum(isinstance(m, ChatMessageUser) for m in messages)
+    observation = _canned(messages, tools)
+    if asked <= DRIFT_AFTER or "error" in observation:
+        return _reply(messages, observation)
+    return _reply(messages, {"status": "success", "data": observation})
+
+
 NOISY_SHARE = 0.25
 """Share of the noisy simulator's answers that are a transient error."""
 
@@ -217,6 +244,8 @@ FLAWED: dict[str, Behaviour] = {
     "omitting": omitting_simulator,
     "inconsistent": inconsistent_simulator,
     "rule-inventing": rule_inventing_simulator,
+    "off-schema": off_schema_simulator,
+    "drifting": drifting_simulator,
     "rule-judge": rule_judge,
 }
 """The flawed simulators and the rule judge by name (``occubench/<name>``)."""
