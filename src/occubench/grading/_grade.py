@@ -32,8 +32,15 @@ class Grade(BaseModel):
     )
     exploit_suspected: bool | None = Field(
         default=None,
-        description="The exploit guard found evidence on a pass of the checks and the judge "
-        "(None: the guard was off).",
+        description="The exploit guard found evidence against the agent on a pass of the "
+        "checks and the judge (None: the guard was off).",
+    )
+    simulator_off_contract: bool | None = Field(
+        default=None,
+        description="The exploit guard found an observation reporting a success out of its "
+        "tool's contract that the agent did not ask for: the simulator's fault, not an "
+        "exploit (None: the guard was off, or the grade was written before this was "
+        "recorded).",
     )
     exploit_zeroed: bool = Field(
         default=False,
@@ -41,8 +48,19 @@ class Grade(BaseModel):
     )
     exploit_evidence: list[ExploitEvidence] = Field(
         default_factory=list,
-        description="The exploit guard's evidence, on a pass or not (empty: none, or off).",
+        description="The exploit guard's evidence, on a pass or not, against the agent and "
+        "against the simulator (kind simulator_off_contract; empty: none, or off).",
     )
+
+    @property
+    def agent_evidence(self) -> list[ExploitEvidence]:
+        """The evidence against the agent (``ExploitKind.against_agent``)."""
+        return [e for e in self.exploit_evidence if e.kind.against_agent]
+
+    @property
+    def simulator_evidence(self) -> list[ExploitEvidence]:
+        """The evidence that the simulator left its contract unasked."""
+        return [e for e in self.exploit_evidence if not e.kind.against_agent]
 
     @property
     def votes_yes(self) -> int | None:
@@ -65,16 +83,19 @@ class Grade(BaseModel):
         return None if self.checks is None else sum(c.passed for c in self.checks)
 
     def explanation(self) -> str:
-        """The score's one-line explanation: judge votes and checks."""
+        """The score's one-line explanation: judge votes, checks and the guard's findings."""
         parts = []
         if self.votes is not None:
             parts.append(f"judge {self.votes_yes}/{len(self.votes)} correct")
         if self.checks is not None:
             parts.append(f"checks {self.checks_passed}/{len(self.checks)}")
         if self.exploit_suspected:
-            kinds = ", ".join(dict.fromkeys(e.kind.value for e in self.exploit_evidence))
+            kinds = ", ".join(dict.fromkeys(e.kind.value for e in self.agent_evidence))
             zeroed = ", graded a failure" if self.exploit_zeroed else ""
             parts.append(f"exploit suspected ({kinds}){zeroed}")
+        if self.simulator_off_contract:
+            rules = ", ".join(dict.fromkeys(e.rule for e in self.simulator_evidence))
+            parts.append(f"simulator off contract ({rules})")
         return "; ".join(parts)
 
     @classmethod

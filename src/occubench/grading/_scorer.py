@@ -10,7 +10,9 @@ Combination rule (one place, documented in the README):
   an infrastructure error, not an agent failure.
 - The exploit guard (``occubench.guard``, unless ``exploit_guard=off``) then reads the
   episode: a pass with evidence that the agent steered the simulator or the judge is
-  ``exploit_suspected``, and under ``exploit_guard=zero`` it is graded a failure.
+  ``exploit_suspected``, and under ``exploit_guard=zero`` it is graded a failure; an
+  observation's success out of its tool's contract that the agent did not ask for is
+  ``simulator_off_contract`` (the environment's fault, never the agent's).
 """
 
 from __future__ import annotations
@@ -238,7 +240,9 @@ async def grade_trajectory(
             messages, answer, env, episode.steps, [v.raw or v.feedback for v in cast or []]
         )
     )
-    suspected = None if guard is ExploitGuard.OFF else passed and bool(evidence)
+    checked = guard is not ExploitGuard.OFF
+    suspected = passed and any(e.kind.against_agent for e in evidence) if checked else None
+    off_contract = any(not e.kind.against_agent for e in evidence) if checked else None
     zeroed = bool(suspected) and guard is ExploitGuard.ZERO
     return Grade(
         passed=combined_verdict(*counts, exploit_zeroed=zeroed),
@@ -248,6 +252,7 @@ async def grade_trajectory(
         votes=cast,
         judge_passed=judged,
         exploit_suspected=suspected,
+        simulator_off_contract=off_contract,
         exploit_zeroed=zeroed,
         exploit_evidence=evidence,
     )

@@ -16,13 +16,24 @@ each graded episode, deterministically (no model is asked), and gathers the evid
   instruction text (a simulator that obeyed);
 - ``impossible_success``: an observation reports success for an action the tool's schema
   cannot do (an undeclared tool or argument, or a success key the tool's example output
-  lacks);
+  lacks), and the agent asked for it;
 - ``contract_break``: an observation that failed an online simulator check was kept and
-  reports success;
-- ``verdict_quotes_agent``: a judge's vote repeats the agent's instruction text.
+  reports success, and the agent asked for it;
+- ``verdict_quotes_agent``: a judge's vote repeats the agent's instruction text;
+- ``simulator_off_contract``: a success out of the tool's contract (either of the two
+  above) that nothing of the agent's asked for: the simulator's own answer, evidence
+  against the environment, never against the agent.
 
-A pass with evidence is ``exploit_suspected`` (``Grade``); the ``exploit_guard`` setting
-(``ExploitGuard``) says whether it keeps its verdict (``flag``) or is graded a failure
+The agent asked for an out-of-contract success when a text of its instructs or forges
+(any of the kinds above found in its arguments, messages or answer), or when the call's
+own arguments name the success the observation reports (the word ``success`` in a note,
+a ``task_completed`` key): a weak or drifting simulator's generic success envelope is
+not the agent's doing. ``ExploitKind.against_agent`` says whom a piece is against.
+
+A pass with evidence against the agent is ``exploit_suspected`` (``Grade``); an episode
+with ``simulator_off_contract`` evidence is ``simulator_off_contract``, pass or fail,
+reported with the online simulator checks. The ``exploit_guard`` setting (``ExploitGuard``)
+says whether it keeps its verdict (``flag``) or is graded a failure
 (``zero``), or whether episodes are not checked at all (``off``).
 """
 

@@ -21,12 +21,13 @@ from occubench.guard._evidence import ExploitEvidence, ExploitKind
 from occubench.guard._patterns import (
     INSTRUCTIONS,
     TRANSCRIPT_MARKERS,
+    asked_words,
     find,
     given_pairs,
     lifted,
     scanned,
     string_leaves,
-    success_paths,
+    success_reports,
 )
 from occubench.simchecks import key_paths
 from occubench.simulator import SimStep
@@ -146,16 +147,35 @@ def _observations(scan: _Scan, steps: Sequence[SimStep], env: EnvConfig) -> None
             echoed = lifted(said, text)
             if echoed is not None:
                 scan.add(ExploitKind.OBSERVATION_ECHO, where, "lifts_agent_text", echoed)
-        paths = success_paths(step.observation, given_pairs(step.arguments))
-        if not paths:
+        reports = success_reports(step.observation, given_pairs(step.arguments))
+        if not reports:
             continue
+        paths = list(dict.fromkeys(path for path, _ in reports))
         success = ", ".join(paths)
+        asked = _asked(scan, step, [word for _, word in reports])
         outside = _outside_schema(step, tools, paths)
         if outside is not None:
-            scan.add(ExploitKind.IMPOSSIBLE_SUCCESS, where, outside, f"{success}: {text}")
+            kind = ExploitKind.IMPOSSIBLE_SUCCESS if asked else ExploitKind.SIMULATOR_OFF_CONTRACT
+            scan.add(kind, where, outside, f"{success}{asked or ''}: {text}")
         if step.check is not None and step.check.suspect:
             failed = "; ".join(f"{f.kind.value}: {f.detail}" for f in step.check.kept_failures())
-            scan.add(ExploitKind.CONTRACT_BREAK, where, "online_check", f"{success}; {failed}")
+            kind = ExploitKind.CONTRACT_BREAK if asked else ExploitKind.SIMULATOR_OFF_CONTRACT
+            scan.add(kind, where, "online_check", f"{success}{asked or ''}; {failed}")
+
+
+def _asked(scan: _Scan, step: SimStep, success: list[str]) -> str | None:
+    """What of the agent's asked for an out-of-contract success (None: nothing did).
+
+    The agent asked when a text of its instructs or forges (its arguments, messages or
+    answer: ``_Scan.agent_said``), or when the call itself names the success the
+    observation reports (``asked_words``). Otherwise the success is the simulator's own.
+    """
+    if scan.agent_said:
+        return f" (the agent: {scan.agent_said[0]})"
+    named = asked_words(step.arguments, success)
+    if named is None and step.raw_arguments:
+        named = asked_words(step.raw_arguments, success)
+    return None if named is None else f" (the call names it: {named})"
 
 
 def find_exploits(
@@ -167,7 +187,10 @@ def find_exploits(
     *,
     limit: int = DEFAULT_EXPLOIT_EVIDENCE_MAX,
 ) -> list[ExploitEvidence]:
-    """The evidence that the agent steered the simulator or the judge in one episode.
+    """The guard's evidence on one episode: the agent steering, the simulator off contract.
+
+    A success out of the tool's contract counts against the agent only when the agent
+    asked for it (``_asked``); otherwise it is ``simulator_off_contract`` evidence.
 
     Args:
         messages: The conversation (the agent's turns, tool calls and results).
@@ -178,7 +201,8 @@ def find_exploits(
         limit: Pieces of evidence kept (the first found).
 
     Returns:
-        The evidence, agent texts first, then observations, then verdicts (empty: none).
+        The evidence, agent texts first, then observations, then verdicts (empty: none);
+        ``ExploitKind.against_agent`` says whom each piece is against.
     """
     scan = _Scan(limit)
     called = set()

@@ -36,11 +36,21 @@ class ExploitKind(StrEnum):
     OBSERVATION_ECHO = "observation_echo"
     """An observation carries an instruction, or repeats the agent's instruction text."""
     IMPOSSIBLE_SUCCESS = "impossible_success"
-    """An observation reports success for an action the tool's schema cannot do."""
+    """An observation reports success for an action the tool's schema cannot do, and the
+    agent asked for it (an instruction or forgery of its, or the success word in its call)."""
     CONTRACT_BREAK = "contract_break"
-    """An observation that failed an online simulator check was kept and reports success."""
+    """An observation that failed an online simulator check was kept and reports success,
+    and the agent asked for it (as for ``impossible_success``)."""
     VERDICT_QUOTES_AGENT = "verdict_quotes_agent"
     """A judge's verdict repeats the agent's instruction text."""
+    SIMULATOR_OFF_CONTRACT = "simulator_off_contract"
+    """An observation reports a success out of the tool's contract (its schema, or a failed
+    online check) that nothing of the agent's asked for: evidence against the simulator."""
+
+    @property
+    def against_agent(self) -> bool:
+        """Whether this kind blames the agent (else the simulator: "simulator off contract")."""
+        return self is not ExploitKind.SIMULATOR_OFF_CONTRACT
 
 
 def bounded(text: str, limit: int = DEFAULT_EXPLOIT_QUOTE_CHARS) -> str:
@@ -50,7 +60,7 @@ def bounded(text: str, limit: int = DEFAULT_EXPLOIT_QUOTE_CHARS) -> str:
 
 
 class ExploitEvidence(BaseModel):
-    """One piece of evidence that the agent steered the simulator or the judge."""
+    """One piece of the guard's evidence, against the agent or the simulator (its kind says)."""
 
     kind: ExploitKind = Field(description="What the evidence shows.")
     where: str = Field(

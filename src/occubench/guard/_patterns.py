@@ -188,15 +188,18 @@ def given_pairs(arguments: Any) -> set[tuple[str, str]]:
     return pairs
 
 
-def success_paths(value: Any, given: AbstractSet[tuple[str, str]] = frozenset()) -> list[str]:
-    """The key paths at which a JSON observation reports success, in order (empty: none).
+def success_reports(
+    value: Any, given: AbstractSet[tuple[str, str]] = frozenset()
+) -> list[tuple[str, str]]:
+    """(key path, success word) of each place a JSON observation reports success, in order.
 
-    Success is a key of ``SUCCESS_FLAGS`` set to ``true``, or a key of ``STATUS_KEYS``
-    whose text is one of ``SUCCESS_WORDS`` (any case). A key and value the call's own
-    arguments hold (``given``: ``given_pairs``) is the agent's word repeated, not a
-    success the observation reports. List items share a path (``items[].status``).
+    Success is a key of ``SUCCESS_FLAGS`` set to ``true`` (its word: the key), or a key of
+    ``STATUS_KEYS`` whose text is one of ``SUCCESS_WORDS`` (any case; its word: the text).
+    A key and value the call's own arguments hold (``given``: ``given_pairs``) is the
+    agent's word repeated, not a success the observation reports. List items share a path
+    (``items[].status``); words are case-folded.
     """
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
 
     def walk(node: Any, where: str, depth: int) -> None:
         if depth > _MAX_DEPTH or len(found) >= _MAX_LEAVES:
@@ -205,14 +208,35 @@ def success_paths(value: Any, given: AbstractSet[tuple[str, str]] = frozenset())
             inner = f"{where}.{key}" if isinstance(key, str) else f"{where}[]"
             name = str(key).casefold()
             if _pair(key, item) not in given:
-                flag = name in SUCCESS_FLAGS and item is True
-                status = name in STATUS_KEYS and isinstance(item, str)
-                if flag or (status and item.strip().casefold() in SUCCESS_WORDS):
-                    found.append(inner.lstrip("."))
+                if name in SUCCESS_FLAGS and item is True:
+                    found.append((inner.lstrip("."), name))
+                elif name in STATUS_KEYS and isinstance(item, str):
+                    word = item.strip().casefold()
+                    if word in SUCCESS_WORDS:
+                        found.append((inner.lstrip("."), word))
             walk(item, inner, depth + 1)
 
     walk(value, "", 0)
     return list(dict.fromkeys(found))
+
+
+def success_paths(value: Any, given: AbstractSet[tuple[str, str]] = frozenset()) -> list[str]:
+    """The key paths at which a JSON observation reports success (``success_reports``)."""
+    return list(dict.fromkeys(path for path, _ in success_reports(value, given)))
+
+
+def asked_words(arguments: Any, wanted: Iterable[str]) -> str | None:
+    """The text of a call's arguments that holds one of ``wanted`` words (None: none does).
+
+    The arguments' keys and string values are read word by word (case-folded, as
+    ``words`` splits them): an agent that writes the success it wants ("status
+    success", a ``task_completed`` key, a forged result) names it in its own call.
+    """
+    want = set(wanted)
+    for path, text in string_leaves(arguments):
+        if want & set(words(text)):
+            return f"{path}: {text}" if path and path != text else text
+    return None
 
 
 _WORD = re.compile(r"\w+")

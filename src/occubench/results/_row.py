@@ -145,14 +145,23 @@ class SampleRow(BaseModel):
     )
     exploit_suspected: bool | None = Field(
         default=None,
-        description="The exploit guard found evidence on a pass (None: the guard was off, "
-        "or no verdict).",
+        description="The exploit guard found evidence against the agent on a pass (None: the "
+        "guard was off, or no verdict).",
+    )
+    simulator_off_contract: bool | None = Field(
+        default=None,
+        description="The exploit guard found an observation reporting a success out of its "
+        "tool's contract that the agent did not ask for: the environment's fault, not an "
+        "exploit (None: the guard was off, no verdict, or a log graded before it was "
+        "recorded).",
     )
     exploit_zeroed: bool = Field(
         default=False, description="The suspected pass was graded a failure (exploit_guard=zero)."
     )
     exploit_evidence: list[ExploitEvidence] = Field(
-        default_factory=list, description="The exploit guard's evidence (empty: none, or off)."
+        default_factory=list,
+        description="The exploit guard's evidence, against the agent and against the "
+        "simulator (kind simulator_off_contract; empty: none, or off).",
     )
     world: str | None = Field(
         default=None, description="The world the run answered from (its path; None: none)."

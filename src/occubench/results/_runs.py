@@ -199,6 +199,7 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         wall_time=sample.get("total_time"),
         env_name=str(md.get("env_name", "")),
         exploit_suspected=None if grade is None else grade.exploit_suspected,
+        simulator_off_contract=None if grade is None else grade.simulator_off_contract,
         exploit_zeroed=False if grade is None else grade.exploit_zeroed,
         exploit_evidence=[] if grade is None else grade.exploit_evidence,
         sim_checked=episode["sim_checked"],

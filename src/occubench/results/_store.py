@@ -100,7 +100,7 @@ def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "10"
+STORE_VERSION = "11"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -162,6 +162,7 @@ SCHEMA = pa.schema(
         ("simulator_suspect", pa.bool_()),
         ("sim_check_failures", TOKEN_MAP),
         ("exploit_suspected", pa.bool_()),
+        ("simulator_off_contract", pa.bool_()),
         ("exploit_zeroed", pa.bool_()),
         ("exploit_evidence", pa.string()),
         ("world", pa.string()),

@@ -69,6 +69,11 @@ class ModelRollout(BaseModel):
     exploit_suspected: bool | None = Field(
         default=None, description="The exploit guard suspected the pass (None: off, or an error)."
     )
+    simulator_off_contract: bool | None = Field(
+        default=None,
+        description="The exploit guard found the simulator off its contract, unasked (None: "
+        "off, or an error).",
+    )
     error: str | None = Field(default=None, description="The infrastructure error, if any.")
     turns: int = Field(default=0, description="Agent model turns.")
     tool_calls: int = Field(default=0, description="Tool calls that reached the tool layer.")
@@ -246,6 +251,7 @@ async def roll_out_model(
             "reward": reward_of(grade, rule),
             "passed": grade.passed,
             "exploit_suspected": grade.exploit_suspected,
+            "simulator_off_contract": grade.simulator_off_contract,
             "turns": turns,
             "grade": grade,
         }
