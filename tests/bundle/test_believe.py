@@ -62,6 +62,9 @@ def test_verify_recomputes_flips_and_quality_from_the_logs(bundle, logs):
     (group,) = comparable_groups(rows)
     report = build_report(group.rows, n_resamples=50, variance=True, sources=rows)
     assert stated.flips == report.flips and stated.quality == report.quality
+    assert stated.guard == report.guard
+    (guard,) = stated.guard
+    assert guard.guarded == 12 and guard.recorded == 12  # the guard flags by default
     (flip,) = stated.flips
     assert flip.tasks == 3 and flip.samples == 12 and flip.pairs > 0
     (quality,) = stated.quality
@@ -71,7 +74,12 @@ def test_verify_recomputes_flips_and_quality_from_the_logs(bundle, logs):
 
 @pytest.mark.parametrize(
     ("table", "field"),
-    [("flips", "flipped"), ("flips", "verifier_pairs"), ("quality", "unanimous")],
+    [
+        ("flips", "flipped"),
+        ("flips", "verifier_pairs"),
+        ("quality", "unanimous"),
+        ("guard", "off_contract"),
+    ],
 )
 def test_a_tampered_figure_is_caught(bundle, tmp_path, table, field):
     stated = {}
@@ -106,8 +114,12 @@ def test_the_leaderboard_shows_the_figures_and_the_matching_floor(bundle, logs, 
     assert entry.believe["floor %"].endswith("occubench/null-answer")
     assert entry.believe["flips %"] != NOT_MEASURED
     assert entry.believe["expert kappa"] == entry.believe["against gold"] == NOT_MEASURED
+    assert entry.guard is not None and entry.guard.recorded == 12
+    assert entry.believe["exploit suspected"].startswith("0.0 (0/")  # the agent
+    assert entry.believe["simulator off contract"] == "0.0 (0/12: 0 passed, 0 failed)"
     page = (tmp_path / "site" / "index.html").read_text()
     assert "flips by cause" in page and NOT_MEASURED in page
+    assert "exploit suspected" in page and "simulator off contract" in page
 
     site = build_site([bundle], tmp_path / "other", resamples=50, floors=[elsewhere])
     (entry,) = site.boards[0].entries
@@ -139,3 +151,21 @@ def test_a_bundle_of_a_later_format_is_refused(bundle, tmp_path):
     result = read_bundle(changed(bundle, tmp_path / "new.tar.gz", edit)).verification
     assert result.outcome is Outcome.FAILED
     assert f"this occubench reads formats 1 to {BUNDLE_FORMAT}" in result.problems[0].message
+
+
+def test_a_format_2_bundle_verifies_without_the_guard_findings(bundle, tmp_path):
+    """Bundles made before issue 48 state no guard section: recomputed, not compared."""
+
+    def edit(files):
+        def older(summary):
+            for group in summary["groups"]:
+                del group["report"]["guard"]
+
+        edit_json(files, SUMMARY, older)
+        edit_json(files, MANIFEST, lambda manifest: manifest.update(format=2))
+        resign(files)
+
+    result = read_bundle(changed(bundle, tmp_path / "two.tar.gz", edit)).verification
+    assert result.outcome is Outcome.VERIFIED, result.problems
+    assert any("format 2 states no guard" in line for line in result.checked)
+    assert result.summary is not None and result.summary.groups[0].report.guard

@@ -54,6 +54,8 @@ def test_each_line_shows_its_figures_or_not_measured():
         "flips %",
         "flips by cause",
         "flagged by checks",
+        "exploit suspected",
+        "simulator off contract",
         "unanimous votes",
         "expert kappa",
         "against gold",
@@ -103,3 +105,39 @@ def test_every_file_says_not_measured_never_blank(tmp_path):
     assert "Can I believe each line?" in markdown and "Verdict flips" in markdown
     page = render_html(report, [], [], {})  # no trajectory to embed
     assert 'id="believe"' in page and page.count(NOT_MEASURED) >= 6
+
+
+def test_exploits_and_a_simulator_off_contract_are_two_columns(tmp_path):
+    """Issue 48: the agent's suspected exploits apart from the simulator's broken contract."""
+    kept = {"simulator_off_contract": False}
+    guarded = [
+        sample_row(agent_model="a/gamer", task_id=1, exploit_suspected=True, **kept),
+        sample_row(agent_model="a/gamer", task_id=2, exploit_suspected=False, **kept),
+        *[
+            sample_row(
+                agent_model="a/honest",
+                run_id="run2",
+                task_id=t,
+                passed=t < 3,
+                exploit_suspected=False,
+                simulator_off_contract=t != 2,
+            )
+            for t in (1, 2, 3)
+        ],
+    ]
+    report = build_report(guarded, n_resamples=50)
+    table = believe_table(report)
+    gamer, honest = cells(table, "a/gamer"), cells(table, "a/honest")
+    assert gamer["exploit suspected"] == "50.0 (1/2 passes)"
+    assert gamer["simulator off contract"] == "0.0 (0/2: 0 passed, 0 failed)"
+    assert honest["exploit suspected"] == "0.0 (0/2 passes)"
+    assert honest["simulator off contract"] == "66.7 (2/3: 1 passed, 1 failed)"
+    write_report(report, guarded, ["md", "csv"], tmp_path)
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| exploit suspected | simulator off contract |" in markdown
+    assert "66.7 (2/3: 1 passed, 1 failed)" in markdown
+    with (tmp_path / "guard.csv").open() as f:
+        guard = {r["agent"]: r for r in csv.DictReader(f)}
+    assert (guard["a/gamer"]["suspected"], guard["a/honest"]["off_contract"]) == ("1", "2")
+    page = render_html(report, [], [], {})
+    assert "simulator off contract" in page and "1/2 passes" in page

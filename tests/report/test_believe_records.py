@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from conftest import sample_row
-from occubench.analysis import FlipRow, RateRow, RowQuality
+from occubench.analysis import FlipRow, GuardQuality, RateRow, RowQuality
 from occubench.leaderboard import Entry, SiteData
 from occubench.report import FloorRecord, Report, build_report
 from occubench.results import SampleRow
@@ -69,6 +69,26 @@ quality_rows = st.builds(
     reviewed=maybe() | counts,
     gold=maybe() | st.floats(min_value=0, max_value=1),
 )
+guard_rows = st.builds(
+    GuardQuality,
+    agent=names,
+    simulator=names,
+    env_mode=st.just("E0"),
+    scored=counts,
+    guarded=counts,
+    passes=counts,
+    suspected=counts,
+    suspected_rate=rates,
+    suspected_low=rates,
+    suspected_high=rates,
+    recorded=counts,
+    off_contract=counts,
+    off_contract_passed=counts,
+    off_contract_failed=counts,
+    off_contract_rate=rates,
+    off_contract_low=rates,
+    off_contract_high=rates,
+)
 rate_rows = st.builds(
     RateRow,
     group=names,
@@ -95,6 +115,11 @@ def reads_back(model: type[BaseModel], record: BaseModel, none: bool = True) -> 
         assert model.model_validate_json(text).model_dump_json() == record.model_dump_json()
 
 
+@given(guard_rows)
+def test_guard_rows_read_back(guard):
+    reads_back(GuardQuality, guard)
+
+
 @given(flip_rows)
 def test_flip_rows_read_back(flip):
     reads_back(FlipRow, flip)
@@ -118,8 +143,8 @@ def test_floor_records_read_back(null_agents, task_ids):
     reads_back(FloorRecord, record)
 
 
-@given(maybe() | flip_rows, maybe() | quality_rows, maybe() | rate_rows)
-def test_leaderboard_entries_read_back(flips, quality, floor):
+@given(maybe() | flip_rows, maybe() | quality_rows, maybe() | rate_rows, maybe() | guard_rows)
+def test_leaderboard_entries_read_back(flips, quality, floor, guard):
     entry = Entry(
         id="custom-1-1",
         tie=1,
@@ -147,6 +172,7 @@ def test_leaderboard_entries_read_back(flips, quality, floor):
         flips=flips,
         quality=quality,
         floor=floor,
+        guard=guard,
     )
     reads_back(Entry, entry, none=False)  # its None numbers are written as null
     site = SiteData(generated="now", boards=[], bundles=[], published=None)
@@ -159,6 +185,24 @@ def test_a_report_written_before_flips_and_quality_reads_back():
     del older["flips"], older["quality"]
     read = Report.model_validate(older)
     assert read.flips == [] and read.quality == []
+
+
+def test_a_report_written_before_the_guard_findings_reads_back():
+    report = build_report([sample_row(exploit_suspected=False)], n_resamples=10)
+    assert report.guard and report.guard[0].guarded == 1
+    older = json.loads(report.model_dump_json())
+    del older["guard"]
+    assert Report.model_validate(older).guard == []
+
+
+@given(maybe() | st.booleans())
+def test_sample_rows_keep_the_simulator_off_contract_in_the_store(off_contract):
+    row = sample_row(exploit_suspected=False, simulator_off_contract=off_contract)
+    (back,) = table_rows(rows_table([row]))
+    assert back == row
+    older = json.loads(row.model_dump_json())
+    del older["simulator_off_contract"]  # a samples.jsonl written before issue 48
+    assert SampleRow.model_validate(older).simulator_off_contract is None
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow], max_examples=30)

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
         simulator_agreement,
     )
     from occubench.analysis._prompt_cache import PrefixShare, prefix_share
-    from occubench.analysis._quality import RowQuality, row_quality
+    from occubench.analysis._quality import GuardQuality, RowQuality, row_guard, row_quality
     from occubench.analysis._rates import NAN_AS_STRING, RateRow, rate_row, rates_by
     from occubench.analysis._sim_validity import (
         InvalidRate,
@@ -116,8 +116,10 @@ _MODULES = {
     "FlipCause": "_flips",
     "FlipRow": "_flips",
     "RowQuality": "_quality",
+    "GuardQuality": "_quality",
     "first_difference": "_flips",
     "row_quality": "_quality",
+    "row_guard": "_quality",
     "verdict_flips": "_flips",
     "FaultRecovery": "_metrics",
     "GenerationPoint": "_ablations",
@@ -199,8 +201,10 @@ __all__ = [
     "FlipCause",
     "FlipRow",
     "RowQuality",
+    "GuardQuality",
     "first_difference",
     "row_quality",
+    "row_guard",
     "verdict_flips",
     "WORLD_DIMENSIONS",
     "SharedPaths",

@@ -10,6 +10,14 @@ Per setup (agent, simulator) in one env mode, over its scored samples:
 - **verifier agreement**: the samples whose k verifier votes were unanimous, over the
   samples with two votes or more; a split vote is a verdict the same verifier could give
   the other way. Not measured with one vote or none (checks alone graded).
+- **exploit suspected** and **simulator off contract** (``GuardQuality``, the exploit
+  guard's findings kept apart): the passes with evidence that the agent steered the
+  simulator or the judge (``SampleRow.exploit_suspected``), over the passes the guard
+  read; and the samples whose simulator answered a success out of its tool's contract
+  that the agent did not ask for (``SampleRow.simulator_off_contract``), over the samples
+  that record it, with how many passed and failed. The first blames the agent, the
+  second the environment. Not measured when the guard was off (or, for the second, on
+  logs graded before it was recorded).
 - **expert kappa** (Cohen's, automatic against human verdicts) and **gold agreement**
   (the simulator's mean agreement with a gold world, ``audit --gold``) come from outside
   the logs and are filled in by the report when reviews or a gold world are given; None
@@ -91,6 +99,69 @@ def row_quality(rows: Sequence[SampleRow], env_mode: str) -> list[RowQuality]:
                 unanimous_rate=vote_interval.estimate,
                 unanimous_low=vote_interval.low,
                 unanimous_high=vote_interval.high,
+            )
+        )
+    return out
+
+
+class GuardQuality(MetricRow):
+    """The exploit guard's findings on one setup in one env mode, agent and simulator apart."""
+
+    agent: str
+    simulator: str
+    env_mode: str
+    scored: int = Field(description="Samples with a verdict.")
+    guarded: int = Field(description="Of those, samples the exploit guard read (it was on).")
+    passes: int = Field(description="Guarded samples that passed.")
+    suspected: int = Field(description="Passes with evidence against the agent.")
+    suspected_rate: float = Field(description="suspected / passes (nan: not measured).")
+    suspected_low: float = Field(description="Wilson 95% interval, low end.")
+    suspected_high: float = Field(description="Wilson 95% interval, high end.")
+    recorded: int = Field(
+        description="Guarded samples that record the simulator's side (graded since it was)."
+    )
+    off_contract: int = Field(
+        description="Recorded samples whose simulator answered a success out of its tool's "
+        "contract that the agent did not ask for."
+    )
+    off_contract_passed: int = Field(description="Of those, samples that passed.")
+    off_contract_failed: int = Field(description="Of those, samples that failed.")
+    off_contract_rate: float = Field(description="off_contract / recorded (nan: not measured).")
+    off_contract_low: float = Field(description="Wilson 95% interval, low end.")
+    off_contract_high: float = Field(description="Wilson 95% interval, high end.")
+
+
+def row_guard(rows: Sequence[SampleRow], env_mode: str) -> list[GuardQuality]:
+    """The exploit guard's findings of each setup in ``env_mode`` (module doc), by setup."""
+    out = []
+    chosen = [r for r in rows if r.env_mode == env_mode and r.passed is not None]
+    for (agent, simulator), members in group(chosen, setup_of).items():
+        guarded = [r for r in members if r.exploit_suspected is not None]
+        passes = [r for r in guarded if r.passed]
+        suspected = sum(bool(r.exploit_suspected) for r in passes)
+        recorded = [r for r in guarded if r.simulator_off_contract is not None]
+        off = [r for r in recorded if r.simulator_off_contract]
+        suspect_interval = wilson_interval(suspected, len(passes))
+        off_interval = wilson_interval(len(off), len(recorded))
+        out.append(
+            GuardQuality(
+                agent=agent,
+                simulator=simulator,
+                env_mode=env_mode,
+                scored=len(members),
+                guarded=len(guarded),
+                passes=len(passes),
+                suspected=suspected,
+                suspected_rate=suspect_interval.estimate,
+                suspected_low=suspect_interval.low,
+                suspected_high=suspect_interval.high,
+                recorded=len(recorded),
+                off_contract=len(off),
+                off_contract_passed=sum(bool(r.passed) for r in off),
+                off_contract_failed=sum(not r.passed for r in off),
+                off_contract_rate=off_interval.estimate,
+                off_contract_low=off_interval.low,
+                off_contract_high=off_interval.high,
             )
         )
     return out

@@ -27,10 +27,11 @@ from occubench.analysis import NAN_AS_STRING
 from occubench.errors import ExitCode
 from occubench.report import Report
 
-BUNDLE_FORMAT = 2
+BUNDLE_FORMAT = 3
 """Version of the bundle layout and its models (2: each report states its verdict flips and
-the quality figures beside each line)."""
-REPORT_SECTIONS_SINCE: dict[str, int] = {"flips": 2, "quality": 2}
+the quality figures beside each line; 3: and the exploit guard's findings beside each line,
+the agent's suspected exploits apart from the simulator's answers off contract)."""
+REPORT_SECTIONS_SINCE: dict[str, int] = {"flips": 2, "quality": 2, "guard": 3}
 """Report sections a bundle states from the format that introduced them on; an older bundle
 is verified without them (they are recomputed and shown, not compared)."""
 MANIFEST = "manifest.json"

@@ -319,7 +319,8 @@ class _Check:
         self.result.checked.append(
             f"summary: {len(recomputed.groups)} group(s), {_leaves(found):,} values (CR per "
             "mode, industry, domain, scenario and difficulty, R, intervals, comparisons, "
-            "MDDs, costs, verdict flips by cause, the quality figures beside each line) "
+            "MDDs, costs, verdict flips by cause, the quality figures and the exploit guard's "
+            "findings beside each line) "
             "recomputed from the logs, every one as stated"
         )
 

@@ -9,7 +9,9 @@ the report's own ``build_report`` with variance: CR per mode and industry, R wit
 interval, and the MDD marks that make tie groups (``_ties``). Costs come from each
 bundle's own verified summary (its prices, or tokens when it has none). Beside each
 score, the report's quality figures (``report.believe_cells``): verdict flips split by
-cause, samples flagged by the online checks, unanimous verifier votes (all recomputed
+cause, samples flagged by the online checks, the exploit guard's two findings kept apart
+(passes suspected of an exploit: the agent; samples whose simulator answered off its
+tools' contract: the environment), unanimous verifier votes (all recomputed
 from the bundle's logs, as ``verify`` does), and the verifier's floor when floor records
 are given (``floors``); expert kappa and gold agreement are not in a bundle and read
 "not measured".
@@ -37,7 +39,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import BaseModel, Field
 
-from occubench.analysis import FlipRow, RateRow, RowQuality, comparable_groups
+from occubench.analysis import FlipRow, GuardQuality, RateRow, RowQuality, comparable_groups
 from occubench.bundle import (
     STANDARD,
     BundleClass,
@@ -103,13 +105,20 @@ class Entry(BaseModel):
     believe: dict[str, str] = Field(
         default_factory=dict,
         description="Beside the score, each quality figure as shown (the report's columns: "
-        "floor when floors were given, flips, flagged by checks, unanimous votes, expert "
-        "kappa, against gold); 'not measured' where nothing measured it.",
+        "floor when floors were given, flips, flagged by checks, exploit suspected (the "
+        "agent), simulator off contract (the environment), unanimous votes, expert kappa, "
+        "against gold); 'not measured' where nothing measured it.",
     )
     flips: FlipRow | None = Field(
         default=None, description="Verdict flips in the headline mode (None: not measured)."
     )
     quality: RowQuality | None = Field(default=None, description="The line's quality figures.")
+    guard: GuardQuality | None = Field(
+        default=None,
+        description="The exploit guard's findings on the line: passes suspected of an exploit "
+        "(the agent) apart from samples whose simulator answered off contract (the "
+        "environment).",
+    )
     floor: RateRow | None = Field(
         default=None,
         description="The verifier's floor under the board's simulator, verifier, task set and "
@@ -238,6 +247,7 @@ def _entries(
     believe = believe_cells(report)
     flips = {(f.agent, f.simulator): f for f in report.flips if f.env_mode == report.headline_mode}
     quality = {(q.agent, q.simulator): q for q in report.quality}
+    guard = {(g.agent, g.simulator): g for g in report.guard}
     floors = {(f.agent, f.simulator): f.floor for f in report.floor}
     out = []
     for line in report.leaderboard:
@@ -274,6 +284,7 @@ def _entries(
                 believe=believe[key],
                 flips=flips.get(key),
                 quality=quality.get(key),
+                guard=guard.get(key),
                 floor=floors.get(key),
             )
         )

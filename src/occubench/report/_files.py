@@ -5,9 +5,10 @@ Whatever formats are asked for, the charts are written too, as PNG and SVG under
 Files:
 
 - ``md``: ``report.md`` (every table, charts linked);
-- ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ..., ``flips.csv`` and
-  ``quality.csv`` with "not measured" where nothing measured a figure, ``variance.csv``
-  and ``variance_pairs.csv`` with ``--variance``), the tidy sample table ``samples.csv``,
+- ``csv``: one file per table (``leaderboard.csv``, ``rates.csv``, ..., ``flips.csv``,
+  ``quality.csv`` and ``guard.csv`` with "not measured" where nothing measured a figure,
+  ``variance.csv`` and ``variance_pairs.csv`` with ``--variance``), the tidy sample table
+  ``samples.csv``,
   and with reviews ``human_rates.csv``, ``realism.csv`` and ``disagreements.csv``;
 - ``json``: ``report.json`` (the `Report`) and ``samples.jsonl`` (one row per sample);
 - ``html``: ``report.html``, one self-contained page (trajectories of at most
@@ -59,7 +60,7 @@ CSV_TABLES = (
     "agent_wires",
 )
 """Report fields written as one CSV file each."""
-MEASURED_CSV_TABLES = ("flips", "quality")
+MEASURED_CSV_TABLES = ("flips", "quality", "guard")
 """Report fields written as one CSV file each, where an empty or undefined figure reads
 "not measured" (``measured_record``)."""
 REVIEW_CSV_TABLES: dict[str, tuple[str, type[BaseModel]]] = {

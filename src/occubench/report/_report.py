@@ -22,6 +22,7 @@ from occubench.analysis import (
     GenerationPoint,
     GridRate,
     GroupRate,
+    GuardQuality,
     InvalidRate,
     LeaderboardRow,
     PassK,
@@ -49,6 +50,7 @@ from occubench.analysis import (
     pass_k,
     rates,
     robustness_scores,
+    row_guard,
     row_quality,
     setup_of,
     shared_paths,
@@ -147,6 +149,12 @@ class Report(BaseModel):
         default_factory=list,
         description="Beside each leaderboard line (headline mode): samples flagged by the "
         "online checks, unanimous verifier votes, expert kappa and gold agreement.",
+    )
+    guard: list[GuardQuality] = Field(
+        default_factory=list,
+        description="Beside each leaderboard line (headline mode): the exploit guard's "
+        "findings kept apart, passes suspected of an exploit (the agent) and samples whose "
+        "simulator answered off its tools' contract unasked (the environment).",
     )
     agent_wires: list[WireUse] = Field(
         default_factory=list,
@@ -247,6 +255,7 @@ def build_report(
         shared_paths=shared_paths(rows),
         flips=verdict_flips(rows, sources),
         quality=_quality(rows, mode, reviews, n_resamples, seed),
+        guard=row_guard(rows, mode),
     )
 
 

@@ -22,6 +22,7 @@ from occubench.analysis import (
     FlipCause,
     FlipRow,
     GroupRate,
+    GuardQuality,
     RateRow,
     RowQuality,
 )
@@ -252,6 +253,25 @@ def flagged_cell(q: RowQuality | None) -> str:
     )
 
 
+def suspected_cell(g: GuardQuality | None) -> str:
+    """Passes the exploit guard suspected of an exploit: evidence against the agent."""
+    if g is None or not g.guarded:
+        return NOT_MEASURED
+    if not g.passes:
+        return "no pass"
+    return f"{pct(g.suspected_rate)} ({g.suspected}/{g.passes} passes)"
+
+
+def off_contract_cell(g: GuardQuality | None) -> str:
+    """Samples whose simulator answered off its tools' contract unasked: the environment."""
+    if g is None or not g.recorded:
+        return NOT_MEASURED
+    return (
+        f"{pct(g.off_contract_rate)} ({g.off_contract}/{g.recorded}: "
+        f"{g.off_contract_passed} passed, {g.off_contract_failed} failed)"
+    )
+
+
 def unanimous_cell(q: RowQuality | None) -> str:
     """The share of samples whose verifier votes were unanimous."""
     if q is None or not q.voted:
@@ -277,11 +297,14 @@ def believe_cells(report: Report) -> dict[tuple[str, str], dict[str, str]]:
     """Per leaderboard line (agent, simulator): each quality figure as text, by column.
 
     The columns are the floor (when floors were given), the flip rate in the headline
-    mode, the samples flagged by the online checks, unanimous votes, expert kappa and
-    agreement with a gold world; a figure nothing measured reads "not measured".
+    mode, the samples flagged by the online checks, the exploit guard's two findings kept
+    apart (passes suspected of an exploit: the agent; samples whose simulator answered off
+    contract: the environment), unanimous votes, expert kappa and agreement with a gold
+    world; a figure nothing measured reads "not measured".
     """
     flips = {(f.agent, f.simulator): f for f in report.flips if f.env_mode == report.headline_mode}
     quality = {(q.agent, q.simulator): q for q in report.quality}
+    guard = {(g.agent, g.simulator): g for g in report.guard}
     floors = {(f.agent, f.simulator): f.floor for f in report.floor}
     out = {}
     for line in report.leaderboard:
@@ -292,6 +315,8 @@ def believe_cells(report: Report) -> dict[tuple[str, str], dict[str, str]]:
             "flips %": flips_cell(flips.get(key)),
             "flips by cause": causes_cell(flips.get(key)),
             "flagged by checks": flagged_cell(q),
+            "exploit suspected": suspected_cell(guard.get(key)),
+            "simulator off contract": off_contract_cell(guard.get(key)),
             "unanimous votes": unanimous_cell(q),
             "expert kappa": kappa_cell(q),
             "against gold": gold_cell(q),
