@@ -298,6 +298,11 @@ DEFAULT_MAX_BRIDGE_BYTES = 64 * 2**20
 """Bytes of one request to an agent program's OpenAI-compatible endpoint (64 MiB: a
 whole conversation of a long-context model, several times over)."""
 
+DEFAULT_BRIDGE_REASONING_ANSWERS = 1024
+"""Answers whose reasoning the bridge keeps per sample, to restore it where a program
+dropped it (``occubench.serving._reasoning``): a long Claude Code session makes a few
+hundred; past this, the answer found or kept least recently is forgotten first."""
+
 DEFAULT_MAX_WORLD_LINE_BYTES = 16 * 2**20
 """Bytes of one line of a world (an entry, a context; 16 MiB): an entry holds its path's
 arguments, the observation and, in explicit state mode, the state (at most

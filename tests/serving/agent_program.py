@@ -6,7 +6,9 @@ MODE: ``submit`` (answer with the submit tool), ``stdout`` (print the answer as 
 line and exit), ``bridge`` (an LLM tool loop whose model is asked through the
 OpenAI-compatible endpoint occubench offers), ``anthropic`` (the same loop on Anthropic
 Messages, streamed, at the base URL given by the ``{anthropic_base_url}`` placeholder),
-``responses`` (the same loop on OpenAI Responses, streamed), ``crash`` (exits with an error before
+``responses`` (the same loop on OpenAI Responses, streamed), ``anthropic-drop`` and
+``responses-drop`` (those loops, sending each answer back without its reasoning, as
+Claude Code does for a model it does not know), ``crash`` (exits with an error before
 answering), ``intruder`` (first acts as another local process that knows the port but
 not the token, and writes what it got to REPORT_FILE; then works the task with TOKEN,
 given by the ``{token}`` placeholder). Programs that must act before anything slow
@@ -98,7 +100,23 @@ async def env_tools(session: ClientSession) -> list:
     return [t for t in listed.tools if t.name != os.environ["OCCUBENCH_SUBMIT_TOOL"]]
 
 
-async def bridged_anthropic(session: ClientSession, prompt: str, base_url: str) -> None:
+REASONING = ("thinking", "redacted_thinking", "reasoning")
+"""The block and item types of reasoning (Anthropic's, OpenAI Responses')."""
+
+
+def without_reasoning(blocks: list[dict]) -> list[dict]:
+    """Blocks or items less those of reasoning, and less Responses messages of one <think> tag."""
+    return [
+        b
+        for b in blocks
+        if b.get("type") not in REASONING
+        and not any(str(p.get("text", "")).startswith("<think") for p in b.get("content") or [])
+    ]
+
+
+async def bridged_anthropic(
+    session: ClientSession, prompt: str, base_url: str, drop: bool = False
+) -> None:
     """A streaming tool loop on Anthropic Messages, as Claude Code runs one."""
     from anthropic import AsyncAnthropic
 
@@ -113,7 +131,9 @@ async def bridged_anthropic(session: ClientSession, prompt: str, base_url: str) 
             model=os.environ["OCCUBENCH_MODEL"], max_tokens=4096, messages=messages, tools=tools
         ) as stream:
             reply = await stream.get_final_message()
-        messages.append({"role": "assistant", "content": reply.model_dump()["content"]})
+        content = reply.model_dump()["content"]
+        sent = without_reasoning(content) if drop else content
+        messages.append({"role": "assistant", "content": sent})
         uses = [block for block in reply.content if block.type == "tool_use"]
         if not uses:
             break
@@ -128,7 +148,7 @@ async def bridged_anthropic(session: ClientSession, prompt: str, base_url: str) 
     await session.call_tool(os.environ["OCCUBENCH_SUBMIT_TOOL"], {"answer": answer})
 
 
-async def bridged_responses(session: ClientSession, prompt: str) -> None:
+async def bridged_responses(session: ClientSession, prompt: str, drop: bool = False) -> None:
     """A streaming tool loop on OpenAI Responses, as Codex runs one (store=False)."""
     from openai import AsyncOpenAI
 
@@ -148,7 +168,8 @@ async def bridged_responses(session: ClientSession, prompt: str) -> None:
             model=os.environ["OCCUBENCH_MODEL"], input=items, tools=tools, store=False, stream=True
         )
         reply = [event async for event in stream][-1].response
-        items += [item.model_dump(exclude_none=True) for item in reply.output]
+        output = [item.model_dump(exclude_none=True) for item in reply.output]
+        items += without_reasoning(output) if drop else output
         calls = [item for item in reply.output if item.type == "function_call"]
         if not calls:
             break
@@ -220,10 +241,10 @@ async def main(mode: str, policy: str) -> None:
             prompt = (await session.get_prompt("task")).messages[0].content.text
             if mode == "bridge":
                 await bridged(session, prompt)
-            elif mode == "anthropic":
-                await bridged_anthropic(session, prompt, sys.argv[3])
-            elif mode == "responses":
-                await bridged_responses(session, prompt)
+            elif mode in ("anthropic", "anthropic-drop"):
+                await bridged_anthropic(session, prompt, sys.argv[3], mode.endswith("-drop"))
+            elif mode in ("responses", "responses-drop"):
+                await bridged_responses(session, prompt, mode.endswith("-drop"))
             else:
                 await scripted(session, prompt, policy, mode)
 

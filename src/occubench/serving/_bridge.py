@@ -20,6 +20,9 @@ policy), and its tokens and cost land in the sample's log like the built-in loop
 wire it came by and the tokens that wire's answer reported are told to ``on_call``
 (``BridgedCall``, kept in the sample's store). The bridge answers whole; a streaming
 request gets that answer as the wire's event stream (``occubench.serving._streams``).
+The reasoning of each answer (Anthropic thinking blocks, Responses reasoning) is kept
+for the sample and put back into a later request that sends the answer's turn without
+it, as the provider requires (``occubench.serving._reasoning``).
 
 The handlers run in tasks started inside the sample (and inside ``agent_bridge``), so
 Inspect's per-sample context, which the bridge and the usage accounting read, is theirs.
@@ -46,6 +49,7 @@ from starlette.routing import Route
 
 from occubench.providers import Wire
 from occubench.serving._guard import ErrorKind, api_error
+from occubench.serving._reasoning import ReasoningMemory
 from occubench.serving._record import BridgedCall
 from occubench.serving._streams import (
     Events,
@@ -128,8 +132,13 @@ _USAGE_KEYS = {
 (openai SDK: ``CompletionUsage``, ``ResponseUsage``; anthropic SDK: ``Usage``)."""
 
 
-def bridged_call(wire: Wire, streamed: bool, answer: dict[str, Any]) -> BridgedCall:
-    """The record of one generation, from its answer (as JSON data) on its wire."""
+def bridged_call(
+    wire: Wire, streamed: bool, answer: dict[str, Any], restored: int = 0
+) -> BridgedCall:
+    """The record of one generation, from its answer (as JSON data) on its wire.
+
+    ``restored``: the request's assistant turns whose reasoning the bridge put back.
+    """
     usage = answer.get("usage") or {}
     inputs, output = _USAGE_KEYS[wire]
     return BridgedCall(
@@ -137,6 +146,7 @@ def bridged_call(wire: Wire, streamed: bool, answer: dict[str, Any]) -> BridgedC
         streamed=streamed,
         input_tokens=sum(usage.get(key) or 0 for key in inputs),
         output_tokens=usage.get(output) or 0,
+        restored_reasoning=restored,
     )
 
 
@@ -188,13 +198,16 @@ def bridge_routes(
     Served behind the guard of ``http_app`` (token, hosts, bounded bodies), never alone.
     Every model route answers the same way: a body that is not a JSON object with its
     conversation is a 400; a request the bridge cannot convert is a 400; a model failure
-    (after Inspect's retries) is a 502, and the sample is told.
+    (after Inspect's retries) is a 502, and the sample is told. The reasoning of the
+    answers is kept for these routes' life (one sample) and restored into the requests
+    that dropped it (``ReasoningMemory``).
 
     Args:
         on_failure: Told of a model failure (an infrastructure error of the sample);
             the program gets a 502 answer.
         on_call: Told of each generation answered (its wire and usage).
     """
+    memory = ReasoningMemory()
 
     def handler(route: _Route) -> Callable[[Request], Awaitable[Response]]:
         async def answer(request: Request) -> Response:
@@ -213,6 +226,7 @@ def bridge_routes(
             asked = body
             body = {k: v for k, v in body.items() if k not in _STREAM_KEYS}
             body["model"] = BRIDGED_MODEL
+            restored = memory.restore(route.wire, body) if route.wire is not None else 0
             try:
                 result = await route.produce(body, request)
             except (ValueError, TypeError, KeyError) as bad:  # one the bridge cannot convert
@@ -223,7 +237,8 @@ def bridge_routes(
                 return api_error(502, ErrorKind.API_ERROR, failure)
             data = result.model_dump(mode="json", exclude_none=True)
             if route.wire is not None:
-                on_call(bridged_call(route.wire, streamed, data))
+                memory.remember(route.wire, data)
+                on_call(bridged_call(route.wire, streamed, data, restored))
             if streamed and route.events is not None:
                 events = sse(route.events(data, asked))
                 return StreamingResponse(events, media_type="text/event-stream")

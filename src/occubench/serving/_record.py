@@ -70,6 +70,11 @@ class BridgedCall(BaseModel):
     streamed: bool = Field(description="Whether the answer was sent as an event stream.")
     input_tokens: int = Field(description="Input tokens, as the answer reported them.")
     output_tokens: int = Field(description="Output tokens, as the answer reported them.")
+    restored_reasoning: int = Field(
+        default=0,
+        description="Assistant turns of the request that came without the reasoning of the "
+        "bridge's answer, and were given it back.",
+    )
 
 
 class ServedSession(StoreModel):
