@@ -12,7 +12,9 @@ machine has the tool and lets it make namespaces (``BWRAP`` names bubblewrap's e
 when it is not on PATH). Claude Code and Codex
 (npm) run their recipes (``run_claude.sh``, ``run_codex.sh``) under the opt-in marker
 ``agent_cli``: ``CLAUDE`` and ``CODEX`` name the executables (else ``claude`` and ``codex``
-on PATH; one not found is skipped).
+on PATH; one not found is skipped). Claude Code runs its recipe on a thinking model too
+(the strict local Anthropic server as ``anthropic/...``, a thinking budget): it drops the
+thinking blocks of a model it does not know, and the bridge restores them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from typing import Any
 
 import pytest
 from inspect_ai.log import read_eval_log
+from inspect_ai.model import ChatMessage
+from inspect_ai.tool import ToolInfo
 from typer.testing import CliRunner
 
 from occubench.analysis import costs, wire_use
@@ -34,13 +38,20 @@ from occubench.costs import ModelPrice, PriceTable
 from occubench.providers import Wire
 from occubench.report import build_report, render_html, report_tables
 from occubench.results import SampleRow, Trajectory, read_runs
+from occubench.scripted import BEHAVIOURS, Reply
+from occubench.scripted._namespaced import ServerNames
+from occubench.serving import BridgedCall
+from occubench.testing import AnthropicServer
 from serving.agent_runs import run_args
 
 RECIPES = Path(__file__).parents[2] / "docs" / "guide" / "agents"
 AGENT_MODEL = "occubench/careful"
+THINKING_MODEL = "claude-sonnet-4-5"
+"""The thinking model the strict local Anthropic server serves (as the careful agent)."""
 PRICES = PriceTable(
     models={
         AGENT_MODEL: ModelPrice(input_per_mtok=3.0, output_per_mtok=15.0),
+        f"anthropic/{THINKING_MODEL}": ModelPrice(input_per_mtok=3.0, output_per_mtok=15.0),
         "occubench/canned": ModelPrice(input_per_mtok=1.0, output_per_mtok=5.0),
     }
 )
@@ -60,7 +71,10 @@ def program(recipe: str) -> str:
     return " ".join([sys.executable, str(RECIPES / name), *args])
 
 
-def run_recipe(log_dir: Path, command: str) -> SampleRow:
+def run_recipe(
+    log_dir: Path, command: str, agent_model: str = AGENT_MODEL, *settings: str
+) -> SampleRow:
+    """``command`` run on reference task 1001 in E1, its model ``agent_model`` (``settings``)."""
     args = run_args(
         log_dir,
         "--tasks",
@@ -70,7 +84,8 @@ def run_recipe(log_dir: Path, command: str) -> SampleRow:
         "--agent-time-limit",
         "300",
         "--agent-model",
-        AGENT_MODEL,
+        agent_model,
+        *settings,
         "--agent-command",
         command,
     )
@@ -80,18 +95,20 @@ def run_recipe(log_dir: Path, command: str) -> SampleRow:
     return row
 
 
-def assert_graded_and_counted(row: SampleRow, wire: Wire, answer: str = "submitted") -> None:
+def assert_graded_and_counted(
+    row: SampleRow, wire: Wire, answer: str = "submitted", agent_model: str = AGENT_MODEL
+) -> None:
     """Passed on an ``answer`` (its source); every generation on ``wire``, streamed, counted."""
     sample = read_eval_log(row.log).samples[0]
     program_run = sample.store["ServedSession:program"]
     assert row.error is None and row.passed is True, program_run["stderr_tail"]
     assert sample.store["ServedSession:answer_source"] == answer
-    generations = [e for e in sample.events if e.event == "model" and e.model == AGENT_MODEL]
+    generations = [e for e in sample.events if e.event == "model" and e.model == agent_model]
     (used,) = row.agent_wires
     assert used.wire == wire.value
     assert used.calls == used.streamed == len(generations) > 1
     assert used.input_tokens + used.output_tokens == row.tokens["agent"]
-    assert row.agent_model_name == AGENT_MODEL
+    assert row.agent_model_name == agent_model
     (cost,) = costs([row], PRICES)
     assert cost.cost is not None and cost.cost > 0 and cost.unpriced_models == []
 
@@ -213,3 +230,35 @@ def test_the_coding_agent_clis_run_their_recipes_offline(
     monkeypatch.setenv(variable, executable)  # the script runs it
     row = run_recipe(tmp_path, f"sh {RECIPES / script}")
     assert_graded_and_counted(row, wire, answer="stdout")  # it answers in its last line
+
+
+def careful(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
+    """The careful agent on Claude Code's ``mcp__occubench__<tool>`` names, as the scripted
+    provider answers them (``occubench.scripted``)."""
+    names = ServerNames(tools)
+    seen, offered = names.plain(messages, tools)
+    return names.declared_calls(BEHAVIOURS["careful"](seen, offered))
+
+
+@pytest.mark.agent_cli
+@pytest.mark.skipif(
+    cli_path("CLAUDE") is None,
+    reason="claude is not installed: npm install it and set CLAUDE to its path "
+    "(opt-in: -m agent_cli)",
+)
+def test_claude_code_on_a_thinking_model_is_graded(tmp_path, monkeypatch):
+    """The thinking blocks Claude Code drops are restored by the bridge, turn by turn."""
+    executable = cli_path("CLAUDE")
+    assert executable is not None
+    monkeypatch.setenv("CLAUDE", executable)
+    with AnthropicServer(behaviours={THINKING_MODEL: careful}, api_keys=["test-key"]) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)  # Inspect's, not the CLI's
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        model = f"anthropic/{THINKING_MODEL}"
+        thinking = ("--reasoning-tokens", "agent=2048")
+        row = run_recipe(tmp_path, f"sh {RECIPES / 'run_claude.sh'}", model, *thinking)
+        assert server.refused == []
+    assert_graded_and_counted(row, Wire.ANTHROPIC, answer="stdout", agent_model=model)
+    sample = read_eval_log(row.log).samples[0]
+    calls = [BridgedCall.model_validate(c) for c in sample.store["ServedSession:calls"]]
+    assert sum(c.restored_reasoning for c in calls) > 0  # Claude Code dropped them
