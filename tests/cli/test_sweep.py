@@ -9,6 +9,10 @@ from conftest import RELEASE_DIR
 from occubench.agent import episode_in
 from occubench.cli import app
 from occubench.dataset import TASKS_FILE, reference_suite_dir
+from occubench.defaults import PREFLIGHT_TOOL_NAME
+from occubench.roles import Role
+from occubench.scale._preflight import PREFLIGHT_PROMPT
+from occubench.testing import WIRE_CASES, WireName
 
 runner = CliRunner()
 
@@ -130,3 +134,64 @@ def test_a_sweep_file_over_a_bound_is_one_line_and_exit_2(tmp_path):
         assert result.exit_code == 2, result.output
         assert isinstance(result.exception, SystemExit)  # a message, no traceback
         assert " ".join(result.output.split()).startswith(message), result.output
+
+
+def test_the_preflight_tries_each_role_as_the_sweeps_runs_call_it(tmp_path, monkeypatch):
+    """As ``occubench run``'s: each agent setting and role limit on the wire, in two turns.
+
+    On OpenAI's Responses API (its strict local server), a sweep of one agent model at two
+    reasoning efforts under the paper protocol (its token limits: 12288 for the agent and
+    the simulator, 4096 for the verifier).
+    """
+    case = next(c for c in WIRE_CASES if c.wire is WireName.OPENAI_RESPONSES)
+    agent, simulator, verifier = (
+        case.models[r] for r in (Role.AGENT, Role.SIMULATOR, Role.VERIFIER)
+    )
+    sweep = {
+        "name": "efforts",
+        "dataset": str(RELEASE_DIR),
+        "task_ids": [11],
+        "protocol": "paper",
+        "agents": [{"model": agent, "generate": {"reasoning_effort": e}} for e in ("low", "high")],
+        "simulators": [simulator],
+        "verifiers": [verifier],
+        "log_dir": str(tmp_path / "logs"),
+    }
+    path = tmp_path / "efforts.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    with case.server(record=True) as server:
+        for name, value in case.environment(server).items():
+            monkeypatch.setenv(name, value)
+        result = runner.invoke(app, ["sweep", str(path), "--workers", "1", "--display", "none"])
+        requests = [r.body for r in server.requests]
+    assert result.exit_code == 0, result.output
+    assert server.stats.refused == []
+
+    def turns(body: dict) -> list[str]:
+        return [item["type"] for item in body["input"]]
+
+    def asks(body: dict, prompt: str) -> bool:
+        return prompt in json.dumps(body["input"][0])
+
+    tried = [  # the agent's preflight requests: those offered the preflight's tool
+        (b["model"], b["reasoning"]["effort"], b["max_output_tokens"], turns(b))
+        for b in requests
+        if any(tool.get("name") == PREFLIGHT_TOOL_NAME for tool in b.get("tools", []))
+    ]
+    served = agent.split("/")[-1]
+    assert sorted((m, e, t) for m, e, t, _ in tried) == [
+        (served, "high", 12288), (served, "high", 12288),
+        (served, "low", 12288), (served, "low", 12288),
+    ]  # fmt: skip
+    for effort in ("low", "high"):
+        first, second = [kinds for _, e, _, kinds in tried if e == effort]
+        assert first == ["message"] and "function_call_output" in second
+    others = sorted(  # the other roles' preflight requests: the preflight's prompt
+        (b["model"], b.get("max_output_tokens"), len(b["input"]) > 1)
+        for b in requests
+        if asks(b, PREFLIGHT_PROMPT)
+    )  # each model once (the two runs call it alike), in two turns
+    sim, judge = simulator.split("/")[-1], verifier.split("/")[-1]
+    assert others == [
+        (sim, 12288, False), (sim, 12288, True), (judge, 4096, False), (judge, 4096, True)
+    ]  # fmt: skip

@@ -62,6 +62,7 @@ def test_the_probe_is_not_sent_with_the_runs_settings(provider):
 
 
 def test_the_preflight_sends_no_probe_either():
-    from occubench.scale import Preflight
+    from occubench.scale import Preflight, role_calls
 
-    assert Preflight({Role.AGENT: "openai/o3"}, fast=False).transport.reasoning_summary == "none"
+    checks = Preflight(role_calls({Role.AGENT: "openai/o3"}, fast=False))
+    assert checks.transport.reasoning_summary == "none"

@@ -20,7 +20,7 @@ from inspect_ai.tool import ToolInfo
 from conftest import HANG_BOUND
 from occubench.errors import ExitCode
 from occubench.roles import Role
-from occubench.scale import Preflight
+from occubench.scale import Preflight, role_calls
 from occubench.scripted import BEHAVIOURS, Reply
 from occubench.testing import WIRE_CASES, ScriptedOpenAIServer, WireName
 
@@ -44,7 +44,7 @@ def test_the_second_turn_is_tried_with_the_roles_settings(monkeypatch):
         monkeypatch.setenv("LOCAL_API_KEY", "test-key")
         settings = {Role.AGENT: GenerateConfig(temperature=0.5, max_tokens=12288)}
         checks = Preflight(
-            {Role.AGENT: "openai-api/local/refusing-agent"}, HANG_BOUND, settings=settings
+            role_calls({Role.AGENT: "openai-api/local/refusing-agent"}, settings), HANG_BOUND
         )
         assert checks.check().failures == []
         (failure,) = checks.follow_up()
@@ -79,7 +79,7 @@ def test_a_setting_the_wire_refuses_stops_the_run_before_it_starts(monkeypatch):
         for name, value in case.environment(server).items():
             monkeypatch.setenv(name, value)
         settings = {Role.SIMULATOR: GenerateConfig(reasoning_effort="xhigh", max_tokens=12288)}
-        checks = Preflight({Role.SIMULATOR: "openai/gpt-5"}, HANG_BOUND, settings=settings)
+        checks = Preflight(role_calls({Role.SIMULATOR: "openai/gpt-5"}, settings), HANG_BOUND)
         (failure,) = checks.check().failures
     line = failure.line()
     assert line.startswith("simulator model openai/gpt-5 (with max_tokens=12288, reasoning_effort")

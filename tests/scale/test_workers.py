@@ -24,6 +24,7 @@ from occubench.scale import (
     execute,
     merged_rows,
     plan_shards,
+    role_calls,
     shard_count,
     shards_for_latency,
     start_workers,
@@ -143,11 +144,11 @@ def test_the_preflight_measures_the_latency(monkeypatch):
     monkeypatch.setenv("LOCAL_API_KEY", "test-key")
     with ScriptedOpenAIServer(latency=0.2) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
-        checks = Preflight({Role.AGENT: "openai-api/local/schema-agent"})
+        checks = Preflight(role_calls({Role.AGENT: "openai-api/local/schema-agent"}))
         assert server.stats.snapshot()["requests"] == {}  # built, nothing sent yet
         report = checks.check()
     assert report.failures == [] and report.latency is not None and report.latency >= 0.2
-    offline = Preflight({Role.AGENT: "none/none"}).check()
+    offline = Preflight(role_calls({Role.AGENT: "none/none"})).check()
     assert offline.failures == [] and offline.latency is None  # never called
 
 

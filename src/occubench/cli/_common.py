@@ -162,14 +162,16 @@ def check_models(
 ) -> float | None:
     """The preflight (``occubench.scale.Preflight``): one line per unusable model, exit 2.
 
-    Nothing has started when it fails: no log folder, no sample. With ``follow_up`` the
-    second turn of each round trip is tried here too; without it the caller tries it
-    (``Preflight.follow_up``) while its run starts. Returns the seconds the fastest model
-    took to answer its first turn (None when none was asked).
+    ``models``: a preflight made for the runs (``occubench.scale.run_calls``), or models
+    by role, tried with none of their roles' settings. Nothing has started when it fails:
+    no log folder, no sample. With ``follow_up`` the second turn of each round trip is
+    tried here too; without it the caller tries it (``Preflight.follow_up``) while its
+    run starts. Returns the seconds the fastest model took to answer its first turn
+    (None when none was asked).
     """
-    from occubench.scale import Preflight  # the model providers: when models are checked
+    from occubench.scale import Preflight, role_calls  # the providers: when models are checked
 
-    checks = models if isinstance(models, Preflight) else Preflight(models)
+    checks = models if isinstance(models, Preflight) else Preflight(role_calls(models))
     report = checks.check()
     failures = report.failures or (checks.follow_up() if follow_up else [])
     preflight_failed(failures)

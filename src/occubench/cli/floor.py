@@ -30,7 +30,6 @@ from occubench.cli.run import run_log_dir
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_FLOOR_LOG_DIR
 from occubench.errors import ExitCode, UsageError
-from occubench.roles import Role
 from occubench.text import terminal_plain
 
 if TYPE_CHECKING:
@@ -127,10 +126,12 @@ def floor(
     from occubench.dataset import content_digest
     from occubench.report import floor_record, floor_table, floor_verdict, rich_table
     from occubench.scale import (
+        Preflight,
         RunSpec,
         ShardResult,
         absolute_location,
         merged_rows,
+        run_calls,
         run_shard,
         selected_task_ids,
         stop_signals,
@@ -161,7 +162,7 @@ def floor(
             where = absolute_location(run_log_dir(spec, 1, log_dir))
             specs.append(spec.model_copy(update={"log_dir": where}))
         if preflight:
-            check_models({Role.AGENT: specs[0].agent, **roles})
+            check_models(Preflight([call for spec in specs for call in run_calls(spec)]))
         digest = content_digest(folder)
     results: list[ShardResult] = []
     stopped = False

@@ -39,7 +39,6 @@ from occubench.config import (
     RunConfig,
     checked_generate,
     protocol_points,
-    role_settings,
     role_values,
     run_clamp_notes,
 )
@@ -251,9 +250,9 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         hold_log_folder,
         missing_root,
         plan_shards,
-        preflight_models,
         read_shard_counts,
         remove_unstarted,
+        run_calls,
         run_shard,
         selected_task_ids,
         shard_count,
@@ -395,17 +394,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         try:
             with user_errors():
                 held = stack.enter_context(hold_log_folder(absolute_location(probe)))
-            asked = preflight_models({Role.AGENT: agent, **roles}, config)
-            checks = (
-                Preflight(
-                    asked,
-                    fast=options.fast_path,
-                    settings=role_settings(asked, spec.generate_config, resolved.points),
-                    carry_reasoning=resolved.points.carry_reasoning,
-                )
-                if given["preflight"]
-                else None
-            )
+            checks = Preflight(run_calls(spec)) if given["preflight"] else None
             pool = stack.enter_context(start_workers(most)) if local and most > 1 else None
             estimate_meanwhile(in_process=local and pool is None)
             # the first turns now; the second turns while the run starts (a refusal stops it)

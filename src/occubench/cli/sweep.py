@@ -130,8 +130,9 @@ def sweep(
     preflight: Annotated[
         bool,
         typer.Option(
-            help="Before the first sample, send every model of the sweep a tiny request; "
-            "a missing key or an unknown model stops it (exit 2)."
+            help="Before the first sample, try every model of the sweep as its runs call it "
+            "(each role's settings and token limit, two turns); a missing key, an unknown "
+            "model or a refused setting stops it (exit 2)."
         ),
     ] = True,
     **settings: Any,
@@ -152,6 +153,7 @@ def sweep(
     )
     from occubench.results import agent_error_lines
     from occubench.scale import (
+        Preflight,
         check_executor,
         execute,
         expand_sweep,
@@ -160,8 +162,8 @@ def sweep(
         merged_rows,
         override,
         placeholders,
-        preflight_models,
         read_shard_counts,
+        run_calls,
         stop_signals,
         sweep_runs,
         sweep_shards,
@@ -210,13 +212,7 @@ def sweep(
 
             open_run_world(run.config)  # a world that cannot be used as asked: said now
     if preflight:
-        check_models(
-            (role, model)
-            for run, _ in runs
-            for role, model in preflight_models(
-                {Role.AGENT: run.agent, **run.roles}, run.config
-            ).items()
-        )
+        check_models(Preflight([call for run, _ in runs for call in run_calls(run)]))
     root = Path(runs[0][0].log_dir).parent
     console.print(
         f"{len(runs)} runs, {len(shards)} shards, logs under {root}  (run the same command "

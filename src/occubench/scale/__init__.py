@@ -37,8 +37,11 @@ from occubench.scale._preflight import (
     Preflight,
     PreflightFailure,
     PreflightReport,
+    RoleCall,
     preflight,
     preflight_models,
+    role_calls,
+    run_calls,
 )
 from occubench.scale._progress import ProgressView, ShardCounts, ShardState, read_shard_counts
 from occubench.scale._ray import import_ray, run_ray
@@ -99,6 +102,7 @@ __all__ = [
     "PreflightFailure",
     "PreflightReport",
     "ProgressView",
+    "RoleCall",
     "RunSpec",
     "ShardCounts",
     "ShardResult",
@@ -130,6 +134,8 @@ __all__ = [
     "read_shard_counts",
     "remove_superseded_logs",
     "remove_unstarted",
+    "role_calls",
+    "run_calls",
     "run_demo",
     "run_eval",
     "run_local",

@@ -12,6 +12,8 @@ It is a two-turn round trip: a first turn (for the agent, a request to call the 
 then the answer sent back as the run's loop sends it (``release_message`` under the
 paper protocol: the reasoning the wire needs and nothing more), with the tool's result,
 and a second turn.
+A run and a sweep build it alike, from their runs (``run_calls``): each run's models with
+its roles' settings and its protocol's way of sending an answer back.
 The first turn is ``check``; the second, ``follow_up``, can run while the run starts
 (``occubench run`` does: a refusal stops it, ``cli.run``). Requests are retried once
 after a transient failure (``DEFAULT_PREFLIGHT_RETRIES``, through the resilient model
@@ -46,7 +48,7 @@ from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 from pydantic import BaseModel, Field
 
 from occubench.calls import TRANSPORT_SETTINGS, failure_text, refusal_status, resilient
-from occubench.config import RunConfig
+from occubench.config import RunConfig, protocol_points, role_settings
 from occubench.defaults import (
     DEFAULT_PREFLIGHT_RETRIES,
     DEFAULT_PREFLIGHT_TIMEOUT,
@@ -58,6 +60,7 @@ from occubench.providers import fast_path, model_wire, release_message
 from occubench.redaction import redact
 from occubench.roles import Role
 from occubench.scale._interrupt import Interruption
+from occubench.scale._spec import RunSpec
 
 PREFLIGHT_PROMPT = "Reply with the word OK."
 """The first request of a role called without tools, and every second turn's."""
@@ -209,6 +212,51 @@ def _failure(
     return PreflightFailure(roles=roles, model=model, problem=problem, fix=fix, settings=settings)
 
 
+class RoleCall(NamedTuple):
+    """One model in one role, as a run calls it: what the preflight tries."""
+
+    role: Role
+    model: str
+    config: GenerateConfig
+    """The role's generation settings and token limit (``occubench.config.role_settings``)."""
+    carry_reasoning: bool = True
+    """Send an answer back whole (the ``occubench`` protocol); otherwise as the release
+    does (``release_message``)."""
+    fast: bool = True
+    """On the fast path, as the run puts it (``occubench.providers.fast_path``): the
+    requests are checked on the transport the run uses."""
+
+
+def role_calls(
+    models: Mapping[Role, str] | Iterable[tuple[Role, str]],
+    settings: Mapping[Role, GenerateConfig] | None = None,
+    carry_reasoning: bool = True,
+    fast: bool = True,
+) -> list[RoleCall]:
+    """The calls of models by role (or (role, model) pairs), each with its role's settings.
+
+    A role that ``settings`` does not name is tried with none of its own.
+    """
+    pairs = models.items() if isinstance(models, Mapping) else models
+    return [
+        RoleCall(role, model, (settings or {}).get(role) or GenerateConfig(), carry_reasoning, fast)
+        for role, model in pairs
+    ]
+
+
+def run_calls(run: RunSpec) -> list[RoleCall]:
+    """The calls of a run that its preflight tries, made as its samples make them.
+
+    The models its samples may ask (``preflight_models``), each with its role's settings
+    and token limit (``RunSpec.generate_config`` under the protocol's points), answers
+    sent back as the protocol sends them, on the transport its options choose.
+    """
+    points = protocol_points(run.config)
+    asked = preflight_models({Role.AGENT: run.agent, **run.roles}, run.config)
+    settings = role_settings(asked, run.generate_config, points)
+    return role_calls(asked, settings, points.carry_reasoning, run.options.fast_path)
+
+
 class _Trial(NamedTuple):
     """One model tried with one role's settings (the roles that share them)."""
 
@@ -216,6 +264,8 @@ class _Trial(NamedTuple):
     roles: list[Role]
     config: GenerateConfig
     tools: list[ToolInfo]
+    carry_reasoning: bool
+    fast: bool
 
 
 class Preflight:
@@ -223,61 +273,53 @@ class Preflight:
 
     Building comes first and sends nothing, so that a run can start its shard processes
     right after it, with the providers imported, while ``check`` waits on the endpoints.
+    A model called alike by several roles or runs (same settings, same protocol) is tried
+    once.
 
     Args:
-        models: Roles and their models (``preflight``'s).
+        calls: Each role's model as the run calls it: ``run_calls`` for each run, or
+            ``role_calls`` for models by role.
         timeout: Seconds each request has to be answered.
-        fast: Put the models on the fast path, as the run will
-            (``occubench.providers.fast_path``): the requests are checked on the
-            transport the run uses, and the OpenAI SDK's client is not built for them.
-        settings: Each role's generation settings and token limit, as its calls carry
-            them (``occubench.config.role_settings``; a role not named: none of its own).
-        carry_reasoning: Send the first turn back whole (the ``occubench`` protocol);
-            otherwise as the release does (``release_message``).
     """
 
     def __init__(
-        self,
-        models: Mapping[Role, str] | Iterable[tuple[Role, str]],
-        timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
-        fast: bool = True,
-        settings: Mapping[Role, GenerateConfig] | None = None,
-        carry_reasoning: bool = True,
+        self, calls: Iterable[RoleCall], timeout: float = DEFAULT_PREFLIGHT_TIMEOUT
     ) -> None:
-        pairs = models.items() if isinstance(models, Mapping) else models
         self.timeout = timeout
-        self.carry_reasoning = carry_reasoning
         self.transport = GenerateConfig(
             max_retries=DEFAULT_PREFLIGHT_RETRIES,
             timeout=int(timeout),
             attempt_timeout=int(timeout),
             reasoning_summary=DEFAULT_REASONING_SUMMARY,  # no probe request of Inspect's
         )
-        trials: dict[tuple[str, str, bool], _Trial] = {}
-        for role, model in pairs:
-            config = (settings or {}).get(role) or GenerateConfig()
-            tools = [PREFLIGHT_TOOL] if role is Role.AGENT else []
-            key = (model, config.model_dump_json(exclude_none=True), bool(tools))
-            trial = trials.setdefault(key, _Trial(model, [], config, tools))
-            if role not in trial.roles:
-                trial.roles.append(role)
+        trials: dict[tuple[str, str, bool, bool, bool], _Trial] = {}
+        for call in calls:
+            tools = [PREFLIGHT_TOOL] if call.role is Role.AGENT else []
+            shown = call.config.model_dump_json(exclude_none=True)
+            key = (call.model, shown, bool(tools), call.carry_reasoning, call.fast)
+            trial = trials.setdefault(
+                key, _Trial(call.model, [], call.config, tools, call.carry_reasoning, call.fast)
+            )
+            if call.role not in trial.roles:
+                trial.roles.append(call.role)
         self.trials = list(trials.values())
-        self.roles: dict[str, list[Role]] = {}
+        self.roles: dict[tuple[str, bool], list[Role]] = {}
         for trial in self.trials:
-            self.roles.setdefault(trial.model, []).extend(trial.roles)
-        self.built: dict[str, Model | PreflightFailure] = {}
+            roles = self.roles.setdefault((trial.model, trial.fast), [])
+            roles.extend(r for r in trial.roles if r not in roles)
+        self.built: dict[tuple[str, bool], Model | PreflightFailure] = {}
         self._first: dict[int, list[ChatMessage]] = {}
         # Inspect prints its version and hooks once per process, as the first model is
         # built: here that would split the preflight's one line from the command's output
         with contextlib.redirect_stdout(io.StringIO()):
-            for model, roles in self.roles.items():
+            for (model, fast), roles in self.roles.items():
                 try:
                     built = get_model(model, config=self.transport, memoize=False)
                     if fast:
                         fast_path(built)
-                    self.built[model] = resilient(built, replay=False)
+                    self.built[model, fast] = resilient(built, replay=False)
                 except Exception as error:  # noqa: BLE001 - any failure is reported
-                    self.built[model] = _failure(model, roles, error)
+                    self.built[model, fast] = _failure(model, roles, error)
 
     def _config(self, trial: _Trial) -> GenerateConfig:
         """The role's settings, carried as the preflight carries a request (its retries)."""
@@ -287,7 +329,7 @@ class Preflight:
         self, index: int, trial: _Trial, messages: list[ChatMessage], turn: int
     ) -> PreflightFailure | float | None:
         """One turn of a trial: its failure, or the seconds it took (None: never called)."""
-        built = self.built[trial.model]
+        built = self.built[trial.model, trial.fast]
         if isinstance(built, PreflightFailure):
             return built if turn == 1 else None
         if _provider(trial.model) in UNCALLED_PROVIDERS:
@@ -311,7 +353,7 @@ class Preflight:
         self, model: Model, trial: _Trial, message: ChatMessageAssistant
     ) -> list[ChatMessage]:
         """The first turn's answer as the run sends it back, and what follows it."""
-        if not self.carry_reasoning:
+        if not trial.carry_reasoning:
             message = release_message(message, model_wire(model, trial.tools, trial.config))
         if not message.tool_calls:
             return [message, ChatMessageUser(content=PREFLIGHT_PROMPT)]
@@ -424,9 +466,9 @@ def preflight(
 ) -> list[PreflightFailure]:
     """Resolve every model and try each (once per distinct role settings), both turns.
 
-    ``models`` maps roles to models, or lists (role, model) pairs (a sweep's models play
-    several roles). Models that are never called (``UNCALLED_PROVIDERS``) are resolved
-    only. Returns the failures, one per model; empty when every model answered.
+    ``models`` maps roles to models, or lists (role, model) pairs (``role_calls``).
+    Models that are never called (``UNCALLED_PROVIDERS``) are resolved only. Returns the
+    failures, one per model; empty when every model answered.
     """
-    checks = Preflight(models, timeout, settings=settings, carry_reasoning=carry_reasoning)
+    checks = Preflight(role_calls(models, settings, carry_reasoning), timeout)
     return checks.check().failures or checks.follow_up()
