@@ -1,6 +1,7 @@
 """The spending limit: call ceilings, reservations, admission, and runs of scripted models
 that must stay within their budget whatever the concurrency and however wrong the estimate."""
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -408,7 +409,8 @@ def test_an_agent_program_call_without_max_tokens_is_a_budget_error_not_the_agen
 ):
     program = Path(__file__).parents[1] / "serving" / "agent_program.py"
     args = run_args(tmp_path / "run", prices, "--tasks", "1001", "--epochs", "1")
-    args += ["--agent-command", f"{sys.executable} {program} bridge careful", "--budget", "1000"]
+    command = shlex.join([sys.executable, str(program), "bridge", "careful"])
+    args += ["--agent-command", command, "--budget", "1000"]
     result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output
     assert "0 sample(s) finished, 1 not started" in said(result)

@@ -5,6 +5,7 @@ must not run that package in its workers, local or Ray.
 """
 
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -254,7 +255,7 @@ def test_ray_workers_do_not_import_an_occubench_package_in_the_current_folder(
     run = RunSpec(
         agent=NO_AGENT_MODEL,
         roles={"simulator": "occubench/canned"},
-        config=RunConfig(**REFERENCE_ARGS, agent_command=f"{sys.executable} answer.py"),
+        config=RunConfig(**REFERENCE_ARGS, agent_command=shlex.join([sys.executable, "answer.py"])),
         log_dir=str(tmp_path / "logs"),
     )
     results = execute(plan_shards(run, 2), Executor.RAY)  # Ray started by the run, here

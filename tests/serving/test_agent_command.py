@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sys
 import zipfile
@@ -48,11 +49,13 @@ def wide_console():
 
 
 def command(mode: str, policy: str = "careful", *extra: str) -> str:
-    return " ".join([sys.executable, str(PROGRAM), mode, policy, *extra])
+    """The test program's command line, its paths quoted (a clone's path may hold a space)."""
+    return shlex.join([sys.executable, str(PROGRAM), mode, policy, *extra])
 
 
 def plain(mode: str, *args: str | Path) -> str:
-    return " ".join([sys.executable, str(PLAIN), mode, *map(str, args)])
+    """The plain test program's command line, its paths quoted."""
+    return shlex.join([sys.executable, str(PLAIN), mode, *map(str, args)])
 
 
 def alive(pid: int) -> bool:

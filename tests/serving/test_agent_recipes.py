@@ -7,9 +7,11 @@ call of the agent model whose wire and tokens are in the sample's store (the sam
 as the agent role's), and the report prices the agent's tokens by the agent model. Two
 programs on the same agent model stand side by side in one report. A program in a
 sandbox of its own (``unshare``: new user and PID namespaces; bubblewrap: a read-only
-system and every namespace but the network's) reaches the endpoint as well, where the
-machine has the tool and lets it make namespaces (``BWRAP`` names bubblewrap's executable
-when it is not on PATH). Claude Code and Codex
+system, a /tmp of its own with the program's folders bound back, and every namespace but
+the network's) reaches the endpoint as well, where the machine has the tool and lets it
+make namespaces (``BWRAP`` names bubblewrap's executable when it is not on PATH). Paths
+go into commands quoted, so a clone anywhere (under /tmp, in a folder with a space) runs
+them. Claude Code and Codex
 (npm) run their recipes (``run_claude.sh``, ``run_codex.sh``) under the opt-in marker
 ``agent_cli``: ``CLAUDE`` and ``CODEX`` name the executables (else ``claude`` and ``codex``
 on PATH; one not found is skipped). Claude Code runs its recipe on a thinking model too
@@ -20,6 +22,7 @@ thinking blocks of a model it does not know, and the bridge restores them.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -44,7 +47,8 @@ from occubench.serving import BridgedCall
 from occubench.testing import AnthropicServer
 from serving.agent_runs import run_args
 
-RECIPES = Path(__file__).parents[2] / "docs" / "guide" / "agents"
+CLONE = Path(__file__).parents[2]
+RECIPES = CLONE / "docs" / "guide" / "agents"
 AGENT_MODEL = "occubench/careful"
 THINKING_MODEL = "claude-sonnet-4-5"
 """The thinking model the strict local Anthropic server serves (as the careful agent)."""
@@ -59,16 +63,22 @@ SANDBOX = "unshare --user --map-root-user --pid --fork --kill-child --mount-proc
 """The sandbox of the docs' recipe: the program's own user and PID namespaces."""
 BWRAP_OPTIONS = (
     "--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp "
-    "--ro-bind {instruction_file} {instruction_file} --unshare-all --share-net --die-with-parent"
+    "--ro-bind {instruction_file} {instruction_file} {program_dirs} "
+    "--unshare-all --share-net --die-with-parent"
 )
-"""The bubblewrap sandbox of the docs: a read-only system, a /tmp of its own, every
+"""The bubblewrap sandbox of the docs: a read-only system, a /tmp of its own (the
+instruction file and the program's folders bound back into it, read-only), every
 namespace its own but the network's."""
+PROGRAM_DIRS = sorted({str(CLONE), sys.prefix, sys.base_prefix})
+"""The folders a recipe runs from: this clone (the recipes, the package's source) and the
+interpreter's environment and installation; any of them may be under /tmp."""
 runner = CliRunner()
 
 
 def program(recipe: str) -> str:
+    """The recipe's command line, its paths quoted."""
     name, *args = recipe.split()
-    return " ".join([sys.executable, str(RECIPES / name), *args])
+    return shlex.join([sys.executable, str(RECIPES / name), *args])
 
 
 def run_recipe(
@@ -162,10 +172,12 @@ def sandbox_command(kind: str) -> str | None:
         prefix = SANDBOX if shutil.which("unshare") else None
     else:  # bubblewrap: BWRAP names it where it is not on PATH
         bwrap = shutil.which(os.environ.get("BWRAP", "bwrap"))
-        prefix = f"{bwrap} {BWRAP_OPTIONS}" if bwrap else None
+        binds = " ".join(f"--ro-bind {shlex.quote(d)} {shlex.quote(d)}" for d in PROGRAM_DIRS)
+        options = BWRAP_OPTIONS.replace("{program_dirs}", binds)
+        prefix = f"{shlex.quote(bwrap)} {options}" if bwrap else None
     if prefix is None:
         return None
-    trial = prefix.replace("{instruction_file}", __file__).split()  # a file that exists
+    trial = shlex.split(prefix.replace("{instruction_file}", shlex.quote(__file__)))
     tried = subprocess.run([*trial, "true"], capture_output=True, check=False)
     return prefix if tried.returncode == 0 else None
 
@@ -228,7 +240,7 @@ def test_the_coding_agent_clis_run_their_recipes_offline(
     executable = cli_path(variable)
     assert executable is not None
     monkeypatch.setenv(variable, executable)  # the script runs it
-    row = run_recipe(tmp_path, f"sh {RECIPES / script}")
+    row = run_recipe(tmp_path, shlex.join(["sh", str(RECIPES / script)]))
     assert_graded_and_counted(row, wire, answer="stdout")  # it answers in its last line
 
 

@@ -36,12 +36,7 @@ from occubench.dataset._loader import (
     load_dataset,
     write_dataset,
 )
-from occubench.dataset._locate import (
-    REFERENCE_DATASET,
-    cached_release,
-    reference_suite_dir,
-    resolve_dataset_dir,
-)
+from occubench.dataset._locate import cached_release, resolve_dataset_dir
 from occubench.dataset._models import (
     AnswerContainsCheck,
     AnswerExcludesCheck,
@@ -58,6 +53,7 @@ from occubench.dataset._models import (
     ToolNotCalledCheck,
     ToolSpec,
 )
+from occubench.dataset._suite import REFERENCE_DATASET, dataset_label, reference_suite_dir
 from occubench.dataset._tool_schema import (
     FieldProblem,
     ToolCheck,
@@ -84,6 +80,7 @@ __all__ = [
     "ReleaseSource",
     "cache_root",
     "cached_release",
+    "dataset_label",
     "configured_release",
     "content_digest",
     "fetch_release",

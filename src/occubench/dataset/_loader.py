@@ -32,6 +32,7 @@ from occubench.dataset._errors import (
     json_lines,
 )
 from occubench.dataset._models import EnvConfig, Scenario, TaskRecord, ToolSpec
+from occubench.dataset._suite import dataset_label
 from occubench.dataset._tool_schema import check_tool, is_schema_keyword
 from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES, DEFAULT_MAX_JSON_DEPTH
 
@@ -389,7 +390,7 @@ def _select(
         if missing:
             issues.append(
                 DatasetIssue(
-                    file=str(root),
+                    file=dataset_label(root),
                     message=f"{len(missing)} unknown {kind}: {first_few(missing)}; the dataset "
                     f"has {len(known)}: {first_few(known)}",
                 )

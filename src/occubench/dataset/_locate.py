@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from importlib.resources import files
 from pathlib import Path
 
 from occubench.dataset._fetch import (
@@ -15,16 +14,9 @@ from occubench.dataset._fetch import (
     stderr_progress,
 )
 from occubench.dataset._loader import TASKS_FILE
+from occubench.dataset._suite import REFERENCE_DATASET, reference_suite_dir
 from occubench.defaults import DEFAULT_DATASET_ENV
 from occubench.errors import UsageError
-
-REFERENCE_DATASET = "reference"
-"""Dataset name that stands for the built-in suite (``--dataset reference``)."""
-
-
-def reference_suite_dir() -> Path:
-    """Folder of the built-in reference suite (release layout)."""
-    return Path(str(files("occubench.dataset") / "suite"))
 
 
 def resolve_dataset_dir(dataset: str | Path | None) -> Path:
