@@ -69,9 +69,12 @@ BWRAP_OPTIONS = (
 """The bubblewrap sandbox of the docs: a read-only system, a /tmp of its own (the
 instruction file and the program's folders bound back into it, read-only), every
 namespace its own but the network's."""
-PROGRAM_DIRS = sorted({str(CLONE), sys.prefix, sys.base_prefix})
+PROGRAM_DIRS = sorted(
+    d for d in {str(CLONE), sys.prefix, sys.base_prefix} if not Path("/tmp").is_relative_to(d)
+)
 """The folders a recipe runs from: this clone (the recipes, the package's source) and the
-interpreter's environment and installation; any of them may be under /tmp."""
+interpreter's environment and installation, any of them maybe under /tmp (a folder that
+holds /tmp itself left out: bound back, it would undo the private /tmp)."""
 runner = CliRunner()
 
 
