@@ -273,8 +273,8 @@ class Preflight:
 
     Building comes first and sends nothing, so that a run can start its shard processes
     right after it, with the providers imported, while ``check`` waits on the endpoints.
-    A model called alike by several roles or runs (same settings, same protocol) is tried
-    once.
+    A model called alike by several roles or runs (same settings but for the transport's,
+    same protocol) is tried once.
 
     Args:
         calls: Each role's model as the run calls it: ``run_calls`` for each run, or
@@ -295,8 +295,9 @@ class Preflight:
         trials: dict[tuple[str, str, bool, bool, bool], _Trial] = {}
         for call in calls:
             tools = [PREFLIGHT_TOOL] if call.role is Role.AGENT else []
-            shown = call.config.model_dump_json(exclude_none=True)
-            key = (call.model, shown, bool(tools), call.carry_reasoning, call.fast)
+            # what the call asks, its transport aside (connections differ between runs)
+            asked = call.config.model_dump_json(exclude_none=True, exclude=set(TRANSPORT_SETTINGS))
+            key = (call.model, asked, bool(tools), call.carry_reasoning, call.fast)
             trial = trials.setdefault(
                 key, _Trial(call.model, [], call.config, tools, call.carry_reasoning, call.fast)
             )
