@@ -56,6 +56,11 @@ class ExitCode(IntEnum):
     """Every sample ran and was scored, but some ended on an agent API error that the
     ``paper`` protocol grades as it stands (the paper's counting: the summary names how
     many and the first error). The number may measure the endpoint, not the agent."""
+    NOTHING_MADE = 5
+    """The command ran but made nothing usable, and said so in one line: a synthesis with
+    no task left, a run that asked for faults and had none placed, a run with a world that
+    recorded or read no entry. Changing the command (its models, its settings) is needed;
+    the same command again makes nothing again."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C (SIGINT) or SIGTERM; finished samples are kept for a resume."""
 

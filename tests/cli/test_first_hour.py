@@ -74,6 +74,8 @@ def test_two_agents_share_a_log_folder_and_one_report(tmp_path):
                 "3",
                 "--env-mode",
                 "e1",  # choices are case-insensitive
+                "--protocol",  # faults placed by code: the scripted simulator places none
+                "occubench",
                 "--log-dir",
                 str(logs),
             ],

@@ -6,6 +6,7 @@ from typer.testing import CliRunner
 from conftest import SCRIPTED_MODEL_ARGS
 from occubench.cli import app
 from occubench.dataset import CONFIGS_DIR, TASKS_FILE
+from occubench.errors import ExitCode
 
 runner = CliRunner()
 
@@ -253,3 +254,56 @@ def test_a_thinking_budget_anthropic_refuses_stops_the_run_before_it_starts(rele
     assert message.startswith("Error: agent anthropic/claude-sonnet-4-5: a thinking budget of 512")
     assert message.count("Error:") == 1 and "less than max_tokens" in message
     assert list(tmp_path.iterdir()) == []
+
+
+REFERENCE = ["--dataset", "reference", "--simulator-model", "occubench/canned", "--limit", "2"]
+
+
+def said(output: str, start: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith(start)]
+
+
+@pytest.mark.parametrize(
+    ("settings", "cause"),
+    [
+        (["--env-mode", "E1"], "occubench/canned follows no fault rule"),  # the paper protocol
+        (["--env-mode", "E1", "--protocol", "occubench"], "the agent made 0 tool call(s)"),
+    ],
+)
+def test_a_fault_run_with_no_fault_placed_says_so_and_exits_5(tmp_path, settings, cause):
+    # the scripted agent without --with-plan makes no call; under the prompt engine the
+    # scripted simulator places no fault whatever the agent does
+    plan = ["--with-plan"] if "occubench" not in settings else []
+    args = ["run", *REFERENCE, "--agent-model", "occubench/careful", *plan, *settings]
+    result = runner.invoke(app, [*args, "--log-dir", str(tmp_path), "--display", "none"])
+    assert result.exit_code == ExitCode.NOTHING_MADE, result.output
+    lines = said(result.output, "No fault was placed in the 2 sample(s) run in E1")
+    assert len(lines) == 1 and cause in lines[0]
+
+
+def test_a_fault_run_whose_faults_landed_exits_0(tmp_path):
+    args = ["run", *REFERENCE, "--agent-model", "occubench/careful", "--with-plan"]
+    args += ["--env-mode", "E1", "--protocol", "occubench", "--log-dir", str(tmp_path)]
+    result = runner.invoke(app, [*args, "--display", "none"])
+    assert result.exit_code == 0, result.output
+    assert not said(result.output, "No fault was placed")
+
+
+def test_a_world_run_that_recorded_nothing_says_so_and_exits_5(tmp_path):
+    world = tmp_path / "world"
+    args = ["run", *REFERENCE, "--agent-model", "occubench/careful", "--world", str(world)]
+    result = runner.invoke(app, [*args, "--log-dir", str(tmp_path / "logs"), "--display", "none"])
+    assert result.exit_code == ExitCode.NOTHING_MADE, result.output
+    lines = said(result.output, "Nothing was recorded in or read from the world")
+    assert len(lines) == 1 and "2 sample(s) made no tool call" in lines[0]
+    recorded = runner.invoke(app, [*args, "--with-plan", "--log-dir", str(tmp_path / "plan")])
+    assert recorded.exit_code == 0, recorded.output
+
+
+def test_the_runs_last_lines_each_start_on_their_own_line(tmp_path):
+    # Inspect's rich display, written to a pipe, leaves its last line open; the runner ends it
+    args = ["run", *REFERENCE, "--agent-model", "occubench/careful", "--with-plan"]
+    result = runner.invoke(app, [*args, "--log-dir", str(tmp_path), "--display", "rich"])
+    assert result.exit_code == 0, result.output
+    completed = [line for line in result.output.splitlines() if "Completed all tasks" in line]
+    assert len(completed) == 1 and completed[0].startswith("Completed all tasks"), completed

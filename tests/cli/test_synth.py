@@ -7,6 +7,7 @@ from typer.testing import CliRunner
 
 from occubench.cli import _common, app
 from occubench.dataset import load_dataset
+from occubench.errors import ExitCode
 
 runner = CliRunner()
 
@@ -110,3 +111,16 @@ def test_unknown_scenario_is_a_clean_error(tmp_path):
     assert "unknown scenario name" in result.output and "Dragon Taming" in result.output
     assert "Traceback" not in result.output
     assert not any(tmp_path.iterdir())
+
+
+def test_a_synthesis_that_made_no_task_says_so_and_exits_5(tmp_path):
+    # no verifier: the state simulator judges the runs and gives no verdict, so no task is
+    # solvable (the offline pipeline as the synthesis page once showed it)
+    judged_by_simulator = MODELS[: MODELS.index("--verifier-model")]
+    args = ["synth", *judged_by_simulator, "--scenarios", SCENARIO, "--out", str(tmp_path)]
+    args += ["--subtopics", "1", "--runs-with-plan", "1", "--runs-without-plan", "1"]
+    result = runner.invoke(app, args + ["--votes", "1"])
+    assert result.exit_code == ExitCode.NOTHING_MADE == 5, result.output
+    assert "(0 tasks)" in result.output
+    said = [line for line in result.output.splitlines() if "Nothing synthesized" in line]
+    assert len(said) == 1 and "without --verifier-model the simulator judged" in said[0]

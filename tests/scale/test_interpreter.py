@@ -202,6 +202,8 @@ def test_logs_are_the_same_with_lean_inspect(tmp_path, monkeypatch):
         "--with-plan",
         "--env-mode",
         "E3",
+        "--protocol",  # faults placed by code (the scripted simulator places none)
+        "occubench",
         "--workers",
         "1",
         "--display",

@@ -37,6 +37,7 @@ from occubench.calls._model import (
     ResilientModel,
     gated_calls,
     named_model,
+    quiet_startup,
     resilient,
     sample_cache_key,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "limit_for",
     "request_key",
     "named_model",
+    "quiet_startup",
     "reset_concurrency",
     "resilient",
     "sample_cache_key",

@@ -223,6 +223,25 @@ def _is_source(item: object) -> TypeGuard[ToolSource]:
     )
 
 
+def quiet_startup() -> None:
+    """Inspect's hooks loaded now, with its console quiet: no banner on occubench's output.
+
+    Inspect loads the hooks of its entry points (occubench's replay and redaction among
+    them) as the first model of a process is built, and prints a banner naming them. It
+    says nothing occubench's own commands and library calls need; loaded once here, the
+    hooks are not loaded (nor announced) again.
+    """
+    import rich
+    from inspect_ai.hooks._startup import init_hooks
+
+    console = rich.get_console()
+    quiet, console.quiet = console.quiet, True
+    try:
+        init_hooks()
+    finally:
+        console.quiet = quiet
+
+
 def resilient(model: Model, replay: bool = True) -> ResilientModel:
     """The model as a ``ResilientModel`` (itself if it is one).
 
@@ -257,6 +276,7 @@ def named_model(
         UsageError: Inspect refuses the name or its arguments (an unknown provider, a
             model its provider does not know).
     """
+    quiet_startup()
     try:
         built = get_model(name, config=config or GenerateConfig(), memoize=memoize)
     except ValueError as e:

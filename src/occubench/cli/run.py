@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig
 
     from occubench.costs import PriceTable, RunEstimate, Spend
+    from occubench.results import SampleRow
     from occubench.scale import Interruption, RunSpec, ShardResult
 
 
@@ -512,11 +513,56 @@ def _summary(
         exit_with(ExitCode.INCOMPLETE)
     if errors:
         exit_with(ExitCode.SAMPLE_ERRORS)
+    nothing = nothing_made(rows)
+    if nothing is not None:
+        err_console.print(terminal_plain(nothing), markup=False, highlight=False, soft_wrap=True)
+        exit_with(ExitCode.NOTHING_MADE)
     graded_errors = agent_error_lines(rows)
     for line in graded_errors:
         err_console.print(f"Warning: {terminal_plain(line)}", markup=False, highlight=False)
     if graded_errors:
         exit_with(ExitCode.AGENT_ERRORS)
+
+
+def nothing_made(rows: list[SampleRow]) -> str | None:
+    """One line when the run made nothing it was asked for, else None.
+
+    Nothing usable: a run that asked for faults (E1-E3) and had none placed in any scored
+    sample, or a run with a world whose samples neither recorded nor read an entry. Under
+    the prompt engine the simulator places the faults and nothing logs them, so only an
+    offline scripted simulator (which follows no fault rule) is known to have placed none.
+    """
+    from occubench.faults import EnvMode, FaultEngine
+    from occubench.scripted import SCRIPTED_PROVIDER
+
+    scored = [r for r in rows if r.error is None]
+    asked = [r for r in scored if r.env_mode is not EnvMode.E0]
+    if asked and not any(r.faults for r in asked):
+        modes = ", ".join(sorted({r.env_mode.value for r in asked}))
+        by_code = [r for r in asked if r.fault_engine is FaultEngine.CODE]
+        simulators = {r.simulator_model or "" for r in asked}
+        scripted = sorted(m for m in simulators if m.startswith(f"{SCRIPTED_PROVIDER}/"))
+        head = f"No fault was placed in the {len(asked)} sample(s) run in {modes}: "
+        if by_code:
+            calls = sum(r.tool_calls for r in by_code)
+            return head + (
+                f"the agent made {calls} tool call(s) for the fault plan to land on "
+                "(an agent that gives up before calling a tool meets none)."
+            )
+        if scripted and len(scripted) == len(simulators):
+            return head + (
+                f"the prompt engine (the paper protocol's) asks the simulator to place them, "
+                f"and {', '.join(scripted)} follows no fault rule; "
+                "give --protocol occubench or --fault-engine code."
+            )
+    with_world = [r for r in scored if r.world is not None]
+    if with_world and not any(r.world_hits or r.simulator_calls for r in with_world):
+        worlds = ", ".join(sorted({str(r.world) for r in with_world}))
+        return (
+            f"Nothing was recorded in or read from the world {worlds}: its "
+            f"{len(with_world)} sample(s) made no tool call the world could answer."
+        )
+    return None
 
 
 def budget_line(spend: Spend) -> str:

@@ -9,7 +9,7 @@ from typing import Annotated
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from typer import Option
 
-from occubench.cli._common import console, split_names, user_errors
+from occubench.cli._common import console, err_console, exit_with, split_names, user_errors
 from occubench.defaults import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_SEED,
@@ -21,6 +21,7 @@ from occubench.defaults import (
     DEFAULT_SYNTH_SUBTOPICS,
     DEFAULT_VERIFIER_VOTES,
 )
+from occubench.errors import ExitCode
 
 
 class RichProgress:
@@ -139,3 +140,11 @@ def synth(
         f"Dataset: {root} ({len(manifest.tasks)} tasks); manifest: {root / MANIFEST_FILE}",
         highlight=False,
     )
+    if not manifest.tasks:
+        judge = "" if verifier_model else "; without --verifier-model the simulator judged the runs"
+        err_console.print(
+            f"Nothing synthesized: no task passed the funnel (the drops above say why each went"
+            f"{judge}).",
+            highlight=False,
+        )
+        exit_with(ExitCode.NOTHING_MADE)

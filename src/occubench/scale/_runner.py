@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -141,19 +142,57 @@ def _model(value: str | Model, config: GenerateConfig, replay: bool, fast: bool)
     )
 
 
+class _EndedLines:
+    """A text stream that ends a line left open before the next write starts.
+
+    Rich's live display, written to a file or a pipe rather than a terminal, leaves the
+    last line of its final render without its newline, so Inspect's next line ("Completed
+    all tasks ...") would be written on the end of it (after a line of padding).
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.open = False
+
+    def write(self, text: str) -> int:
+        """Write ``text``, first ending the line the previous write left open."""
+        if self.open and text and not text.startswith("\n"):
+            self.stream.write("\n")
+        if text:
+            self.open = not text.endswith("\n")
+        return int(self.stream.write(text))
+
+    def close_line(self) -> None:
+        """End the line the last write left open, if any."""
+        if self.open:
+            self.stream.write("\n")
+            self.open = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 @contextlib.contextmanager
 def _quiet_inspect(display: str) -> Iterator[None]:
-    """With no display, Inspect's console is silenced while the block runs.
+    """Inspect's console while the block runs: silenced with no display, else lines ended.
 
-    Its status lines, and the hooks banner it prints as the first model is built (on
-    stdout, which ``serve`` keeps for the MCP protocol).
+    Silenced: its status lines, and the hooks banner it prints as the first model is built
+    (on stdout, which ``serve`` keeps for the MCP protocol). Shown on a file or a pipe:
+    every line it leaves open is ended (``_EndedLines``).
     """
     console = rich.get_console()
     quiet, console.quiet = console.quiet, console.quiet or display == "none"
+    stdout = sys.stdout  # Inspect's display makes its own console, which writes here
+    ended = None if display == "none" or stdout.isatty() else _EndedLines(stdout)
+    if ended is not None:
+        sys.stdout = ended
     try:
         yield
     finally:
         console.quiet = quiet
+        if ended is not None:
+            ended.close_line()
+            sys.stdout = stdout
 
 
 def run_eval(

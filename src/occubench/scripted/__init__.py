@@ -1,7 +1,7 @@
 """Offline scripted models: behaviours and their Inspect provider."""
 
 from occubench.scripted._behaviours import BEHAVIOURS
-from occubench.scripted._null import NullAgent
+from occubench.scripted._null import SCRIPTED_PROVIDER, NullAgent
 from occubench.scripted._provider import ScriptedAPI
 from occubench.scripted._reply import Behaviour, Reply
 
@@ -10,5 +10,6 @@ __all__ = [
     "Behaviour",
     "NullAgent",
     "Reply",
+    "SCRIPTED_PROVIDER",
     "ScriptedAPI",
 ]
