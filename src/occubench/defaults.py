@@ -434,6 +434,13 @@ DEFAULT_TRAINING_MAX_TURNS = DEFAULT_MAX_TOOL_CALLS + 1
 """Model turns of a trainer's rollout (``occubench.training``): every call the occubench
 protocol allows, then the answer."""
 
+DEFAULT_EVAL_FRACTION = 0.2
+"""Share of the selected tasks a trainer's environment holds out for evaluation
+(``occubench.training.split_tasks``): the nearest whole number of tasks, at least one."""
+
+DEFAULT_SPLIT_SEED = 0
+"""Seed of the shuffle that divides the tasks between training and evaluation."""
+
 DEFAULT_OPENENV_SESSIONS = 64
 """Episodes an OpenEnv server of ``occubench.training`` runs at once (one per session)."""
 

@@ -27,7 +27,9 @@ SETTINGS = {
     "simulator": "occubench/canned",
     "verifier": "occubench/scripted-judge",
     "votes": 3,
+    "eval_fraction": 1.0,
 }
+"""Two tasks, both evaluated (no training set): what ``vf-eval`` of chosen tasks passes."""
 KEY = "vf-eval-local-key-0123456789"
 
 
@@ -37,7 +39,9 @@ def test_verifiers_loads_the_tasks_with_their_prompts_and_tools():
     env = vf.load_environment("occubench.training", **SETTINGS)
     rows = env.get_eval_dataset()
     assert len(rows) == 2
-    settings = {k: v for k, v in SETTINGS.items() if k not in ("simulator", "verifier")}
+    settings = {
+        k: v for k, v in SETTINGS.items() if k not in ("simulator", "verifier", "eval_fraction")
+    }
     source = EpisodeSource.of("reference", "occubench/canned", **settings)
     for row in rows:
         info = json.loads(row["info"])
@@ -46,6 +50,42 @@ def test_verifiers_loads_the_tasks_with_their_prompts_and_tools():
         assert [m["content"] for m in row["prompt"]] == [start.system_prompt, start.instruction]
         tools = [t["function"]["name"] for t in info["oai_tools"]]
         assert tools == [t.name for t in start.tools]
+
+
+def _task_ids(rows) -> list[int]:
+    return [json.loads(row["info"])["task_id"] for row in rows]
+
+
+def test_a_trainer_reads_the_training_split_and_vf_eval_the_held_out_tasks():
+    """verifiers' trainers read ``get_dataset()``: the tasks not held out for evaluation."""
+    from occubench.training import load_environment
+
+    env = load_environment(eval_fraction=0.3, split_seed=5)
+    train, held_out = _task_ids(env.get_dataset()), _task_ids(env.get_eval_dataset())
+    assert len(train) == 7 and len(held_out) == 3  # the reference suite's ten tasks
+    assert not set(train) & set(held_out)
+    assert sorted(train + held_out) == list(range(1001, 1011))
+    again = load_environment(eval_fraction=0.3, split_seed=5)
+    assert _task_ids(again.get_eval_dataset()) == held_out  # the same seed, the same split
+    others = {
+        tuple(_task_ids(load_environment(eval_fraction=0.3, split_seed=s).get_eval_dataset()))
+        for s in range(6, 9)
+    }
+    assert others - {tuple(held_out)}  # another seed, another split
+    default = load_environment()
+    assert len(default.get_dataset()) == 8 and len(default.get_eval_dataset()) == 2
+
+
+def test_a_split_without_a_training_task_is_refused():
+    from occubench.errors import UsageError
+    from occubench.training import load_environment
+
+    with pytest.raises(UsageError, match="of 1 task"):
+        load_environment(task_ids=[1002])
+    only_eval = load_environment(task_ids=[1002], eval_fraction=1.0)
+    assert _task_ids(only_eval.get_eval_dataset()) == [1002]
+    with pytest.raises(ValueError, match="dataset is not set"):
+        only_eval.get_dataset()  # asked for: no training set
 
 
 def test_a_bad_setting_is_named():
@@ -121,7 +161,7 @@ def evaluate(env, base_url: str, model: str):
 def test_a_rollout_out_of_turns_is_graded_on_what_it_did():
     from occubench.training import load_environment
 
-    env = load_environment(task_ids=[1002], with_plan=True, max_turns=2)
+    env = load_environment(task_ids=[1002], with_plan=True, max_turns=2, eval_fraction=1.0)
     with ScriptedOpenAIServer() as server:
         (output,) = evaluate(env, server.base_url, "careful")
     grade = output["occubench_grade"]
@@ -137,7 +177,9 @@ def test_a_failed_simulator_ends_the_rollout_with_an_error_and_no_grade(monkeypa
     with ScriptedOpenAIServer(hard_failures=[HardFailure(model="canned", call=1)]) as server:
         monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
         monkeypatch.setenv("LOCAL_API_KEY", KEY)
-        env = load_environment(simulator="openai-api/local/canned", task_ids=[1002], with_plan=True)
+        env = load_environment(
+            simulator="openai-api/local/canned", task_ids=[1002], with_plan=True, eval_fraction=1.0
+        )
         (output,) = evaluate(env, server.base_url, "careful")
     assert output["stop_condition"] == "has_error" and output["reward"] == 0.0
     assert output["occubench_grade"] is None

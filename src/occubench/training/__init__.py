@@ -1,7 +1,8 @@
 """occubench's tasks in the training ecosystems' environment formats, over ``occubench.env``.
 
 - verifiers: ``load_environment(...)``, verifiers' entry point (``vf-eval occubench.training``;
-  the ``verifiers`` extra);
+  the ``verifiers`` extra), its tasks split, seeded, into a training and an evaluation set
+  (``split_tasks``);
 - OpenEnv: ``openenv_app(...)`` serves one task per episode over OpenEnv's
   reset/step/state contract, behind a credential, on 127.0.0.1 (the ``openenv`` extra);
 - Gymnasium: ``occubench.env.gymnasium.OccuBenchEnv`` (the ``gym`` extra);
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
         run_rollouts,
     )
     from occubench.training._source import EpisodeSource
+    from occubench.training._split import TaskSplit, split_tasks
     from occubench.training._verifiers_env import (
         GRADE_KEY,
         OccuBenchVerifiersEnv,
@@ -88,6 +90,7 @@ _MODULES = {
     "RewardRule": "_completions",
     "RolloutModels": "_rollouts",
     "RolloutReport": "_rollouts",
+    "TaskSplit": "_split",
     "completion_prompt": "_completions",
     "load_environment": "_verifiers_env",
     "openenv_app": "_openenv_app",
@@ -96,6 +99,7 @@ _MODULES = {
     "reward_of": "_completions",
     "roll_out_completion": "_completions",
     "rollout_rewards": "_completions",
+    "split_tasks": "_split",
     "play_episode": "_rollouts",
     "roll_out_model": "_rollouts",
     "run_rollouts": "_rollouts",
@@ -133,6 +137,8 @@ __all__ = [
     "ModelRollout",
     "RolloutModels",
     "RolloutReport",
+    "TaskSplit",
+    "split_tasks",
     "play_episode",
     "roll_out_model",
     "run_rollouts",

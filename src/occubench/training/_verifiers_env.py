@@ -3,7 +3,10 @@
 ``load_environment(...)`` is verifiers' entry point: ``vf-eval occubench.training -a
 '{"simulator": "occubench/canned", "env_mode": "E2"}'`` loads it, and so does a verifiers
 trainer. One dataset row per selected task: its system prompt and instruction as the
-prompt, its tools in the row's ``info`` (tasks differ in their tools). Each rollout
+prompt, its tools in the row's ``info`` (tasks differ in their tools). The tasks are
+split, seeded, between the training set (``env.get_dataset()``, what a trainer reads) and
+the evaluation set (``env.get_eval_dataset()``, what ``vf-eval`` reads): ``split_tasks``.
+Each rollout
 opens its own episode (``occubench.env``); every tool call of the model is one
 ``episode.step`` (the argument rule, faults, the simulator's observation), and the
 model's answer without a tool call ends the rollout. The episode is then graded once,
@@ -29,10 +32,15 @@ from openai.types.chat import ChatCompletionFunctionToolParam
 
 from occubench.agent import StopReason
 from occubench.calls import failure_text
-from occubench.defaults import DEFAULT_TRAINING_MAX_TURNS
+from occubench.defaults import (
+    DEFAULT_EVAL_FRACTION,
+    DEFAULT_SPLIT_SEED,
+    DEFAULT_TRAINING_MAX_TURNS,
+)
 from occubench.env import EnvEpisode, EpisodeStart, ToolCallAction
 from occubench.grading import Grade
 from occubench.training._source import EpisodeSource
+from occubench.training._split import split_tasks
 
 EPISODE_KEY = "occubench_episode"
 """State key of the rollout's episode (not saved: it is the live environment)."""
@@ -141,14 +149,22 @@ class OccuBenchVerifiersEnv(vf.MultiTurnEnv):
 
     Args:
         source: The settings and models each rollout's episode is made with.
-        rows: One row per task (``task_row``).
+        train_rows: One row per training task (``task_row``); none: no training set.
+        eval_rows: One row per evaluation task.
         max_turns: Most model turns of a rollout (-1: no cap but the episode's
             tool-call limit, which refuses calls past it).
     """
 
-    def __init__(self, source: EpisodeSource, rows: list[dict[str, Any]], max_turns: int) -> None:
+    def __init__(
+        self,
+        source: EpisodeSource,
+        train_rows: list[dict[str, Any]],
+        eval_rows: list[dict[str, Any]],
+        max_turns: int,
+    ) -> None:
         super().__init__(
-            eval_dataset=Dataset.from_list(rows),
+            dataset=Dataset.from_list(train_rows) if train_rows else None,
+            eval_dataset=Dataset.from_list(eval_rows),
             rubric=verdict_rubric(),
             max_turns=max_turns,
         )
@@ -222,6 +238,8 @@ def load_environment(
     simulator: str = "occubench/canned",
     verifier: str | None = None,
     max_turns: int = DEFAULT_TRAINING_MAX_TURNS,
+    eval_fraction: float = DEFAULT_EVAL_FRACTION,
+    split_seed: int = DEFAULT_SPLIT_SEED,
     **settings: Any,
 ) -> vf.Environment:
     """The verifiers environment of occubench's tasks: verifiers' entry point.
@@ -232,6 +250,9 @@ def load_environment(
         verifier: The judge; default the run's combination rule (the tasks' checks, or
             the simulator for a task without them).
         max_turns: Most model turns of a rollout.
+        eval_fraction: Share of the selected tasks held out for evaluation (the nearest
+            whole number, at least one); 1.0: every task, and no training set.
+        split_seed: Seed of the split (``split_tasks``): the same seed, the same split.
         **settings: ``RunConfig`` fields: ``task_ids``, ``env_mode`` (E0-E3),
             ``fault_count``, ``fault_duration``, ``faults``, ``seed``, ``with_plan``,
             ``protocol``, ``votes``, ...
@@ -239,7 +260,13 @@ def load_environment(
     Raises:
         ValidationError: a setting is unknown or invalid.
         DatasetError: the dataset is malformed or has none of the tasks.
+        UsageError: the split would leave a side without a task, or the fraction is not
+            in (0, 1].
     """
     source = EpisodeSource.of(dataset, simulator, verifier, **settings)
-    rows = [task_row(source.episode(task_id).opening()) for task_id in source.task_ids()]
-    return OccuBenchVerifiersEnv(source, rows, max_turns)
+    split = split_tasks(source.task_ids(), eval_fraction, split_seed)
+
+    def rows(task_ids: list[int]) -> list[dict[str, Any]]:
+        return [task_row(source.episode(task_id).opening()) for task_id in task_ids]
+
+    return OccuBenchVerifiersEnv(source, rows(split.train), rows(split.eval), max_turns)
