@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from occubench.training._source import EpisodeSource
     from occubench.training._split import TaskSplit, split_tasks
     from occubench.training._verifiers_env import (
+        EPISODE_KEY,
         GRADE_KEY,
         OccuBenchVerifiersEnv,
         load_environment,
@@ -74,6 +75,7 @@ _MODULES = {
     "COMPLETION_PROMPT": "_completions",
     "CompletionRollout": "_completions",
     "EpisodeFactory": "_completions",
+    "EPISODE_KEY": "_verifiers_env",
     "EpisodeSource": "_source",
     "GRADE_KEY": "_verifiers_env",
     "ModelRollout": "_rollouts",
@@ -111,6 +113,7 @@ __getattr__ = lazy_names(__name__, _MODULES)
 __all__ = [
     "CALL_FORMAT",
     "COMPLETION_PROMPT",
+    "EPISODE_KEY",
     "GRADE_KEY",
     "OPENENV_USER",
     "CompletionRollout",
