@@ -336,11 +336,7 @@ def real_policy(trained: list[int]) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
-    if not REAL_MODEL.is_file():
-        pytest.skip(f"no real model at {REAL_MODEL} (OCCUBENCH_REAL_MODEL)")
-    if importlib.util.find_spec("gguf") is None:
-        pytest.skip("the gguf package (the train extra) is not installed")
-    where = {"pretrained_model_name_or_path": REAL_MODEL.parent, "gguf_file": REAL_MODEL.name}
+    where = real_model_file()
     tokenizer = AutoTokenizer.from_pretrained(**where, padding_side="left")
     model = AutoModelForCausalLM.from_pretrained(
         **where, dtype=torch.float32, quantization_config=GgufConfig(dequantize=True)
@@ -348,7 +344,50 @@ def real_policy(trained: list[int]) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def real_model_file() -> dict[str, Any]:
+    """Where transformers reads the real model (the test is skipped, saying why, when the
+    file or the gguf package is missing)."""
+    pytest.importorskip("transformers", reason="the train extra is not installed")
+    if not REAL_MODEL.is_file():
+        pytest.skip(f"no real model at {REAL_MODEL} (OCCUBENCH_REAL_MODEL)")
+    if importlib.util.find_spec("gguf") is None:
+        pytest.skip("the gguf package (the train extra) is not installed")
+    return {"pretrained_model_name_or_path": REAL_MODEL.parent, "gguf_file": REAL_MODEL.name}
+
+
 POLICIES = {"tiny": (TINY, tiny_policy), "real": (REAL, real_policy)}
+
+
+@pytest.mark.real_model
+def test_real_model_template_conversation_only_grows():
+    """The real model's chat template over three turns (no model run: its calls are
+    written here): each prompt holds the previous one, then the very ids sampled (one
+    turn ended by the model, one cut at the token cap), then the observation."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(**real_model_file(), padding_side="left")
+    client = PolicyClient(None, tokenizer, REAL)
+    tools = [{"type": "function", "function": {"name": "look", "parameters": {}}}]
+    call = '<tool_call>\n{"name": "look", "arguments": {}}\n</tool_call>'
+    sampled = {
+        "ended": client.encode(call) + [tokenizer.eos_token_id],
+        "cut": client.encode(call),
+    }
+    client._sampled.update(sampled)
+    messages = [{"role": "system", "content": "Work."}, {"role": "user", "content": "Look."}]
+    text, ids = client.prompt(messages, tools)
+    for turn, ids_sampled in sampled.items():
+        messages += [
+            {"role": "assistant", "content": "", "tool_calls": [{"id": turn}]},
+            {"role": "tool", "tool_call_id": turn, "content": f"seen-{turn}"},
+        ]
+        after_text, after_ids = client.prompt(messages, tools)
+        assert after_ids[: len(ids) + len(ids_sampled)] == ids + ids_sampled
+        assert after_text.startswith(text)
+        new = after_text[len(text) :]
+        assert new.count(tokenizer.eos_token) == 2  # the turn's end, then the observation's
+        assert f"seen-{turn}" in new and len(parse_completion(new).calls) == 1
+        text, ids = after_text, after_ids
 
 
 @pytest.mark.parametrize(
