@@ -26,14 +26,11 @@ the counts are exact and deterministic (scripted models).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
 import tempfile
 from collections import Counter
 from pathlib import Path
 
-import rich
 from exploits import (
     EXPLOITERS,
     GULLIBLE,
@@ -43,6 +40,8 @@ from exploits import (
     batch,
     judged_only,
     rate,
+    sample_of,
+    sample_parser,
     suspected,
 )
 
@@ -155,16 +154,7 @@ async def caught(judged: Path, sample: Path | None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--sample",
-        type=Path,
-        default=Path(os.environ.get("OCCUBENCH_SAMPLE", "../shared/occubench-sample")),
-        help="The public sample's folder (skipped when absent).",
-    )
-    args = parser.parse_args()
-    rich.get_console().quiet = True  # Inspect's banner, printed as the first model is built
-    sample = args.sample if (args.sample / "eval_benchmark_solvable.jsonl").is_file() else None
+    sample = sample_of(sample_parser(__doc__).parse_args())
     with tempfile.TemporaryDirectory() as tmp:
         judged = judged_only(Path(tmp) / "judged")
         print("## False flags: honest agents against flawed simulators\n")
