@@ -60,6 +60,28 @@ def test_a_completion_reads_as_calls_in_order_and_the_answer_around_them():
     assert parse_completion("no calls").calls == []
 
 
+def test_given_the_tools_json_objects_naming_one_read_as_calls_without_blocks():
+    tools = ["get_patient_vitals", "list_open_beds"]
+    vitals = json.dumps({"name": "get_patient_vitals", "arguments": {"patient_id": "P-2231"}})
+    beds = json.dumps({"name": "list_open_beds", "arguments": {"unit": "ED"}}, indent=2)
+    fenced = f"Checking.\n```json\n{vitals}\n```\n```\n{beds}\n```\nThe answer."
+    parsed = parse_completion(fenced, tools)
+    assert [c.tool for c in parsed.calls] == tools
+    assert parsed.calls[0].arguments == {"patient_id": "P-2231"}
+    assert parsed.answer == "Checking. The answer." and parsed.unreadable_calls == 0
+    bare = parse_completion(f"  {vitals} then the answer", tools)
+    assert [c.tool for c in bare.calls] == tools[:1] and bare.answer == "then the answer"
+    cut = parse_completion(f"```json\n{vitals}\n", tools)  # the token cap took the fence
+    assert [c.tool for c in cut.calls] == tools[:1] and cut.answer == ""
+    shown = '```json\n{"name": "rm_rf", "arguments": {}}\n```\n{"name": "list_open_beds"}'
+    assert parse_completion(shown, tools).calls == []  # an unknown tool; a bare object
+    assert parse_completion(shown, tools).answer == shown  # after a fence: the answer's
+    assert parse_completion(f"```json\n{vitals}\n```").calls == []  # no tools: blocks only
+    both = block("list_open_beds", {}) + f"```json\n{vitals}\n```"
+    assert [c.tool for c in parse_completion(both, tools).calls] == ["list_open_beds"]
+    assert parse_completion(f"```json\n{vitals[:-3]}\n```", tools).calls == []  # cut JSON
+
+
 def test_the_prompt_shows_the_task_the_tools_and_the_call_format():
     start = episode(TRIAGE).opening()
     prompt = completion_prompt(start)

@@ -4,12 +4,13 @@ The trainer reads the verifiers environment's training split (``env.get_dataset(
 two of three reference tasks, the third held out). Its rollout function (TRL's
 ``rollout_func``) plays each rollout through the verifiers environment
 (``OccuBenchVerifiersEnv.rollout``: an occubench episode, the canned simulator answering
-the calls): the policy is asked for a turn, its ``<tool_call>`` blocks are made as
-``episode.step`` calls, their observations are appended to its conversation, and it is
-asked again with them, until a turn without a call (the answer) or the turn cap; the
-episode is then graded by the task's checks and the share passed is the reward
-(``RewardRule.CHECKS``). The completion the loss sees is every turn's sampled tokens
-with the observations' tokens between them, masked out of the loss (``env_mask``).
+the calls): the policy is asked for a turn, its calls (``<tool_call>`` blocks, else JSON
+objects naming one of the task's tools) are made as ``episode.step`` calls, their
+observations are appended to its conversation, and it is asked again with them, until a
+turn without a call (the answer) or the turn cap; the episode is then graded by the
+task's checks and the share passed is the reward (``RewardRule.CHECKS``). The completion
+the loss sees is every turn's sampled tokens with the observations' tokens between them,
+masked out of the loss (``env_mask``).
 
 Two policies play it. ``tiny`` downloads nothing: a two-layer Qwen2 built from a config
 with random weights, the tokenizer built here; it is opt-in with the ``train`` marker
@@ -160,7 +161,7 @@ class Turn:
     prompt_ids: list[int]
     completion_ids: list[int]
     calls: int
-    """The ``<tool_call>`` blocks that parsed."""
+    """The calls that parsed."""
     text: str
 
 
@@ -170,9 +171,10 @@ class PolicyClient:
     A request's conversation is rendered by the tokenizer's chat template, each assistant
     message as a mark that the very ids sampled for it replace (found by its first call's
     id; the template's end of turn is dropped after ids that end with it), so that the
-    conversation only grows. The policy samples a turn, and the turn's ``<tool_call>``
-    blocks (occubench's ``parse_completion``) become the reply's tool calls. Each turn is
-    kept by the reply's id.
+    conversation only grows. The policy samples a turn, and the turn's calls become the
+    reply's tool calls: its ``<tool_call>`` blocks, else its fenced or bare JSON objects
+    naming one of the request's tools (occubench's ``parse_completion``, given the tools'
+    names). Each turn is kept by the reply's id.
     """
 
     def __init__(self, model: Any, tokenizer: Any, setup: Setup) -> None:
@@ -232,7 +234,7 @@ class PolicyClient:
                 type="function",
                 function={"name": c.tool, "arguments": json.dumps(c.arguments)},
             )
-            for i, c in enumerate(parse_completion(text).calls)
+            for i, c in enumerate(parse_completion(text, tool_names(tools)).calls)
         ]
         if calls:
             self._sampled[calls[0].id] = sampled
@@ -256,6 +258,11 @@ class PolicyClient:
                 ],
             }
         )
+
+
+def tool_names(tools: list | None) -> list[str]:
+    """The names of the tools a request declares (OpenAI's chat API shape)."""
+    return [tool["function"]["name"] for tool in tools or []]
 
 
 @dataclass

@@ -4,7 +4,9 @@ A trainer that samples plain text (TRL's ``GRPOTrainer``, any GRPO-style loop) s
 task as one prompt (``completion_prompt``: the agent's system prompt, the instruction,
 the tools and the call format) and hands back completions. ``roll_out_completion`` reads a
 completion as the agent's actions (``parse_completion``: each ``<tool_call>`` block a
-call, the text around them the final answer), steps the calls in order through a fresh
+call, the text around them the final answer; given the task's tool names, a completion
+without such a block may write its calls as fenced or bare JSON objects naming one of
+them, as small chat models often do), steps the calls in order through a fresh
 ``EnvEpisode`` (the simulator, the argument rule, faults), grades the answer with the
 task's checks and the verifier, and turns the grade into a reward (``RewardRule``).
 ``rollout_rewards`` wraps that as a reward function of TRL's shape.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from enum import Enum
 from typing import Any
 
@@ -61,6 +63,8 @@ COMPLETION_PROMPT = "{system}\n\n{instruction}\n\nTools (JSON):\n{tools}\n\n{cal
 """The prompt of one task for a text completion: filled by ``completion_prompt``."""
 
 _CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_FENCED = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+"""A fenced code block; one the token cap cut before its closing fence runs to the end."""
 
 
 class ParsedCompletion(BaseModel):
@@ -102,15 +106,45 @@ def _call(block: str) -> ToolCallAction | None:
     )
 
 
-def parse_completion(text: str) -> ParsedCompletion:
-    """Read a completion: its ``<tool_call>`` blocks in order, the rest as the answer."""
-    calls = [_call(block) for block in _CALL.findall(text)]
-    answer = " ".join(part.strip() for part in _CALL.split(text)[::2] if part.strip())
+def parse_completion(text: str, tools: Collection[str] = ()) -> ParsedCompletion:
+    """Read a completion: its ``<tool_call>`` blocks in order, the rest as the answer.
+
+    ``tools``: the task's tool names. A completion without a ``<tool_call>`` block then
+    reads its fenced code blocks (or, without any, a JSON object its text starts with)
+    that are call objects naming one of them as its calls, in order, the rest as the
+    answer; any other object stays in the answer (a known tool only: JSON the answer
+    shows is not made a call).
+    """
+    blocks = [(m.start(), m.end(), m.group(1)) for m in _CALL.finditer(text)]
+    if not blocks and tools:
+        blocks = _object_calls(text, tools)
+    calls = [_call(body) for _, _, body in blocks]
+    kept, at = [], 0
+    for start, end, _ in blocks:
+        kept.append(text[at:start])
+        at = end
+    kept.append(text[at:])
     return ParsedCompletion(
         calls=[c for c in calls if c is not None],
-        answer=answer,
+        answer=" ".join(part.strip() for part in kept if part.strip()),
         unreadable_calls=sum(c is None for c in calls),
     )
+
+
+def _object_calls(text: str, tools: Collection[str]) -> list[tuple[int, int, str]]:
+    """Where ``text`` writes calls of known tools as JSON objects (start, end, the JSON).
+
+    Its fenced blocks that are such calls, else its leading object when it is one.
+    """
+    spans = [(m.start(), m.end(), m.group(1)) for m in _FENCED.finditer(text)]
+    if not spans:
+        start = len(text) - len(text.lstrip())
+        try:
+            _, end = json.JSONDecoder().raw_decode(text, start)
+        except (json.JSONDecodeError, RecursionError, ValueError):
+            return []
+        spans = [(start, end, text[start:end])]
+    return [s for s in spans if (call := _call(s[2])) is not None and call.tool in tools]
 
 
 class CompletionRollout(BaseModel):
