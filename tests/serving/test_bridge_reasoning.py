@@ -14,6 +14,7 @@ did not answer, never twice, bounded.
 from __future__ import annotations
 
 import copy
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -249,7 +250,7 @@ def test_a_program_that_drops_reasoning_is_graded_on_a_thinking_model(
 ):
     """``occubench run --agent-command`` on a reference task, the agent model thinking."""
     provider = model.split("/")[0].upper()  # ANTHROPIC_BASE_URL, OPENAI_BASE_URL
-    program = " ".join([sys.executable, str(PROGRAM), mode[0], "careful", *mode[1:]])
+    program = shlex.join([sys.executable, str(PROGRAM), mode[0], "careful", *mode[1:]])
     with serve() as server:
         monkeypatch.setenv(f"{provider}_BASE_URL", server.base_url)
         monkeypatch.setenv(f"{provider}_API_KEY", KEY)
