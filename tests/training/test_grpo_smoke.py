@@ -67,6 +67,22 @@ REAL_MODEL = Path(
 """The real model's GGUF file: where ``tests/test_real_model.py`` finds it."""
 
 
+def real_model_missing() -> str | None:
+    """Why the real model cannot be read here (None: it can)."""
+    if importlib.util.find_spec("transformers") is None:
+        return "the train extra is not installed"
+    if not REAL_MODEL.is_file():
+        return f"no real model at {REAL_MODEL} (OCCUBENCH_REAL_MODEL)"
+    if importlib.util.find_spec("gguf") is None:
+        return "the gguf package (the train extra) is not installed"
+    return None
+
+
+REAL_MISSING = real_model_missing()
+needs_real_model = pytest.mark.skipif(REAL_MISSING is not None, reason=REAL_MISSING or "")
+"""The real model's tests are skipped, saying why, without its file or the packages."""
+
+
 @dataclass(frozen=True)
 class Setup:
     """How one policy plays the smoke."""
@@ -352,13 +368,7 @@ def real_policy(trained: list[int]) -> tuple[Any, Any]:
 
 
 def real_model_file() -> dict[str, Any]:
-    """Where transformers reads the real model (the test is skipped, saying why, when the
-    file or the gguf package is missing)."""
-    pytest.importorskip("transformers", reason="the train extra is not installed")
-    if not REAL_MODEL.is_file():
-        pytest.skip(f"no real model at {REAL_MODEL} (OCCUBENCH_REAL_MODEL)")
-    if importlib.util.find_spec("gguf") is None:
-        pytest.skip("the gguf package (the train extra) is not installed")
+    """Where transformers reads the real model (its tests are ``needs_real_model``)."""
     return {"pretrained_model_name_or_path": REAL_MODEL.parent, "gguf_file": REAL_MODEL.name}
 
 
@@ -366,6 +376,7 @@ POLICIES = {"tiny": (TINY, tiny_policy), "real": (REAL, real_policy)}
 
 
 @pytest.mark.real_model
+@needs_real_model
 def test_real_model_template_conversation_only_grows():
     """The real model's chat template over three turns (no model run: its calls are
     written here): each prompt holds the previous one, then the very ids sampled (one
@@ -401,7 +412,7 @@ def test_real_model_template_conversation_only_grows():
     "policy",
     [
         pytest.param("tiny", marks=pytest.mark.train),
-        pytest.param("real", marks=pytest.mark.real_model),
+        pytest.param("real", marks=[pytest.mark.real_model, needs_real_model]),
     ],
 )
 def test_grpo_steps_on_multi_turn_occubench_rollouts(policy, tmp_path, monkeypatch):
