@@ -33,9 +33,8 @@ from occubench.errors import ExitCode
 from occubench.results import SampleRow, read_runs
 from occubench.roles import Role
 from occubench.scale import run_eval
-from serving.agent_runs import run_args
+from serving.agent_runs import command, run_args
 
-PROGRAM = Path(__file__).with_name("agent_program.py")
 PLAIN = Path(__file__).with_name("plain_program.py")
 HANG_BOUND = 300
 """Seconds after which a test that should have ended fails instead of hanging."""
@@ -46,11 +45,6 @@ runner = CliRunner()
 def wide_console():
     for console in (_common.console, _common.err_console):
         console.width = 200
-
-
-def command(mode: str, policy: str = "careful", *extra: str) -> str:
-    """The test program's command line, its paths quoted (a clone's path may hold a space)."""
-    return shlex.join([sys.executable, str(PROGRAM), mode, policy, *extra])
 
 
 def plain(mode: str, *args: str | Path) -> str:

@@ -14,8 +14,6 @@ did not answer, never twice, bounded.
 from __future__ import annotations
 
 import copy
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +33,13 @@ from occubench.scripted import BEHAVIOURS
 from occubench.serving import BridgedCall
 from occubench.serving._reasoning import ReasoningMemory
 from occubench.testing import AnthropicServer, ResponsesServer
-from serving.agent_runs import run_args
-from serving.test_bridge_wires import TOKEN, drive_endpoint
+from serving.agent_runs import command, run_args
+from serving.test_bridge_wires import TOKEN, anthropic_reply, drive_endpoint, responses_reply
 
 CLAUDE = "claude-sonnet-4-5"
 GPT = "gpt-5.2"
 KEY = "test-key"
 THINKING = ("thinking", "redacted_thinking")
-PROGRAM = Path(__file__).with_name("agent_program.py")
 ASK = "Read stations N4 and N5."
 runner = CliRunner()
 
@@ -92,11 +89,7 @@ async def anthropic_loop(base: str, streamed: bool, keep: bool) -> list[anthropi
                 "messages": messages,
                 "tools": ANTHROPIC_TOOLS,
             }
-            if streamed:
-                async with client.messages.stream(**asked) as stream:
-                    reply = await stream.get_final_message()
-            else:
-                reply = await client.messages.create(**asked)
+            reply = await anthropic_reply(client, asked, streamed)
             replies.append(reply)
             content = reply.model_dump(exclude_none=True)["content"]
             sent = content if keep else [b for b in content if b["type"] not in THINKING]
@@ -174,11 +167,7 @@ async def responses_loop(
                 "tools": RESPONSES_TOOLS,
                 "store": False,
             }
-            if streamed:
-                stream = await client.responses.create(stream=True, **asked)
-                reply = [event async for event in stream][-1].response  # type: ignore[union-attr]
-            else:
-                reply = await client.responses.create(**asked)
+            reply = await responses_reply(client, asked, streamed)
             replies.append(reply)
             output = [item.model_dump(exclude_none=True) for item in reply.output]
             items += output if keep else [item for item in output if not is_reasoning(item)]
@@ -250,7 +239,7 @@ def test_a_program_that_drops_reasoning_is_graded_on_a_thinking_model(
 ):
     """``occubench run --agent-command`` on a reference task, the agent model thinking."""
     provider = model.split("/")[0].upper()  # ANTHROPIC_BASE_URL, OPENAI_BASE_URL
-    program = shlex.join([sys.executable, str(PROGRAM), mode[0], "careful", *mode[1:]])
+    program = command(mode[0], "careful", *mode[1:])
     with serve() as server:
         monkeypatch.setenv(f"{provider}_BASE_URL", server.base_url)
         monkeypatch.setenv(f"{provider}_API_KEY", KEY)

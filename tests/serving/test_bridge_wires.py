@@ -107,6 +107,30 @@ ANTHROPIC_TOOLS: list[Any] = [
 ]
 
 
+async def anthropic_reply(
+    client: anthropic.AsyncAnthropic, asked: dict[str, Any], streamed: bool
+) -> Message:
+    """One Messages request, streamed (the SDK's accumulated message) or not."""
+    if not streamed:
+        return await client.messages.create(**asked)
+    async with client.messages.stream(**asked) as stream:
+        return await stream.get_final_message()
+
+
+async def responses_reply(
+    client: openai.AsyncOpenAI, asked: dict[str, Any], streamed: bool
+) -> Response:
+    """One Responses request, streamed (from ``response.created`` to ``response.completed``,
+    whose response is the answer) or not."""
+    if not streamed:
+        return await client.responses.create(**asked)
+    stream = await client.responses.create(stream=True, **asked)
+    events = [event async for event in stream]
+    assert events[0].type == "response.created"
+    assert events[-1].type == "response.completed"
+    return events[-1].response
+
+
 async def anthropic_turns(client: anthropic.AsyncAnthropic, streamed: bool) -> list[Message]:
     """Two turns: the model calls ``lookup``, is given its result, and answers."""
     messages: list[Any] = [{"role": "user", "content": "Read station N4."}]
@@ -119,11 +143,7 @@ async def anthropic_turns(client: anthropic.AsyncAnthropic, streamed: bool) -> l
             "messages": messages,
             "tools": ANTHROPIC_TOOLS,
         }
-        if streamed:
-            async with client.messages.stream(**asked) as stream:
-                reply = await stream.get_final_message()
-        else:
-            reply = await client.messages.create(**asked)
+        reply = await anthropic_reply(client, asked, streamed)
         replies.append(reply)
         messages.append({"role": "assistant", "content": reply.model_dump()["content"]})
         uses = [b for b in reply.content if b.type == "tool_use"]
@@ -211,14 +231,7 @@ async def responses_turns(client: openai.AsyncOpenAI, streamed: bool) -> list[Re
             "tools": RESPONSES_TOOLS,
             "store": False,
         }
-        if streamed:
-            stream = await client.responses.create(stream=True, **asked)
-            events = [event async for event in stream]
-            assert events[0].type == "response.created"
-            assert events[-1].type == "response.completed"
-            reply = events[-1].response
-        else:
-            reply = await client.responses.create(**asked)
+        reply = await responses_reply(client, asked, streamed)
         replies.append(reply)
         items += [item.model_dump(exclude_none=True) for item in reply.output]
         calls = [item for item in reply.output if item.type == "function_call"]
