@@ -243,14 +243,16 @@ def regrade_cell(flip: FlipRow | None) -> str:
     return f"{pct(flip.regrade_flips / flip.regraded)} ({flip.regrade_flips}/{flip.regraded})"
 
 
+def _graded_share(rate: float, found: int, of: int, passed: int, failed: int) -> str:
+    """A share of samples with how they were graded: ``"50% (1/2: 1 passed, 0 failed)"``."""
+    return f"{pct(rate)} ({found}/{of}: {passed} passed, {failed} failed)"
+
+
 def flagged_cell(q: RowQuality | None) -> str:
     """Samples flagged by the online checks, and how they were graded."""
     if q is None or not q.checked:
         return NOT_MEASURED
-    return (
-        f"{pct(q.flagged_rate)} ({q.flagged}/{q.checked}: {q.flagged_passed} passed, "
-        f"{q.flagged_failed} failed)"
-    )
+    return _graded_share(q.flagged_rate, q.flagged, q.checked, q.flagged_passed, q.flagged_failed)
 
 
 def suspected_cell(g: GuardQuality | None) -> str:
@@ -266,9 +268,12 @@ def off_contract_cell(g: GuardQuality | None) -> str:
     """Samples whose simulator answered off its tools' contract unasked: the environment."""
     if g is None or not g.recorded:
         return NOT_MEASURED
-    return (
-        f"{pct(g.off_contract_rate)} ({g.off_contract}/{g.recorded}: "
-        f"{g.off_contract_passed} passed, {g.off_contract_failed} failed)"
+    return _graded_share(
+        g.off_contract_rate,
+        g.off_contract,
+        g.recorded,
+        g.off_contract_passed,
+        g.off_contract_failed,
     )
 
 
