@@ -1,0 +1,59 @@
+"""Executable twins: environments implemented as code, the ground truth a simulator is held to.
+
+A twin (``Twin``) answers each tool call from the config's state exactly as its config
+reads, marks the observation fields the config leaves open as free, and reports the
+state change of each call. ``twins``/``twin_for`` find them (the package's own; a user's
+folder only when named). ``TwinFidelity`` is the record of a simulator measured against
+them (``occubench audit --twin``), read by the report, bundles and the leaderboard.
+"""
+
+from occubench.twins._fidelity import (
+    TWIN_FIDELITY_VERSION,
+    Feeding,
+    FidelitySummary,
+    StepMatch,
+    TwinFidelity,
+    summaries,
+    summarise,
+)
+from occubench.twins._registry import load_twins, package_twins, twin_for, twins
+from occubench.twins._twin import (
+    Answer,
+    ChangeKind,
+    FieldKind,
+    Outcome,
+    StateChange,
+    Twin,
+    TwinStep,
+    is_under,
+    leaves,
+    schema_problem,
+    state_changes,
+    tool,
+)
+
+__all__ = [
+    "TWIN_FIDELITY_VERSION",
+    "Answer",
+    "ChangeKind",
+    "Feeding",
+    "FidelitySummary",
+    "FieldKind",
+    "Outcome",
+    "StateChange",
+    "StepMatch",
+    "Twin",
+    "TwinFidelity",
+    "TwinStep",
+    "is_under",
+    "leaves",
+    "load_twins",
+    "package_twins",
+    "schema_problem",
+    "state_changes",
+    "summaries",
+    "summarise",
+    "tool",
+    "twin_for",
+    "twins",
+]

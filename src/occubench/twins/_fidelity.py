@@ -1,0 +1,152 @@
+"""A simulator measured against twins: the record of each step compared, and its summary.
+
+``occubench audit --twin`` (room ``fidelity``) writes a ``TwinFidelity`` per simulator;
+report, leaderboard and bundle rows show its summary beside each score, and ``verify``
+recomputes the summary from the steps. The record lives here, beside the twins, so that
+every reader shares one shape.
+
+Per step, three matches (each None where it was not measured):
+
+- **outcome**: the simulator's answer is a success where the twin's is, an error where
+  the twin's is.
+- **determined fields**: of the twin observation's determined leaves, how many the
+  simulator gave with the same value (numbers within the stated relative tolerance);
+  ``missing`` leaves it left out, ``extra`` leaves it added that the twin has not.
+- **state** (explicit state mode only): of the state leaves the twin has after the step,
+  how many the simulator's patched state holds with the same value.
+
+``fields_changed`` is the number of state leaves the twin's step changed, the axis
+EnvSimBench reports by (a step that changes nothing is easy; five fields, hard).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TWIN_FIDELITY_VERSION = 1
+"""The version of the ``TwinFidelity`` format."""
+
+
+class Feeding(StrEnum):
+    """Whose history the simulator saw before each step."""
+
+    TWIN = "twin"
+    """Fed the twin's answers: one wrong answer does not cascade."""
+    OWN = "own"
+    """Free-running: its own earlier answers, so drift shows as a first wrong step."""
+
+
+class StepMatch(BaseModel):
+    """One step of one trajectory, a simulator's answer against the twin's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    environment: str
+    trajectory: str = Field(description="Which trajectory (probe name or log sample).")
+    step: int = Field(ge=0, description="The step's index in its trajectory.")
+    tool: str
+    fields_changed: int = Field(ge=0, description="State leaves the twin's step changed.")
+    outcome_match: bool | None = Field(
+        default=None, description="Success/error as the twin's (None: no usable answer)."
+    )
+    determined: int = Field(default=0, ge=0, description="The twin's determined leaves.")
+    determined_matched: int = Field(default=0, ge=0, description="Of those, equal in the answer.")
+    missing: int = Field(default=0, ge=0, description="Determined leaves the answer lacks.")
+    extra: int = Field(default=0, ge=0, description="Leaves the answer has and the twin not.")
+    state_fields: int | None = Field(
+        default=None, description="State leaves compared (None: state not measured)."
+    )
+    state_matched: int | None = Field(default=None, description="Of those, equal.")
+    failure: str | None = Field(
+        default=None, description="Why the simulator gave no usable answer (an infra error)."
+    )
+
+
+class TwinFidelity(BaseModel):
+    """One simulator's steps against the twins of some environments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = TWIN_FIDELITY_VERSION
+    simulator: str
+    feeding: Feeding
+    tolerance: float = Field(ge=0, description="Relative tolerance of numeric leaves.")
+    environments: list[str]
+    steps: list[StepMatch]
+
+
+class FidelitySummary(BaseModel):
+    """The shares of a ``TwinFidelity`` (None: nothing measured for that share)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    simulator: str
+    environments: list[str]
+    steps: int
+    outcome: float | None
+    determined: float | None
+    state: float | None
+    first_drift: int | None = Field(
+        default=None,
+        description="Free-running only: the earliest step index at which any trajectory "
+        "first differed from its twin (None: none did, or fed the twin's history).",
+    )
+
+
+def _share(hits: int, total: int) -> float | None:
+    return hits / total if total else None
+
+
+def summarise(fidelity: TwinFidelity) -> FidelitySummary:
+    """The outcome, determined-field and state shares of a simulator's steps."""
+    answered = [s for s in fidelity.steps if s.outcome_match is not None]
+    stated = [s for s in fidelity.steps if s.state_fields is not None]
+    drift: int | None = None
+    if fidelity.feeding is Feeding.OWN:
+        firsts = [s.step for s in fidelity.steps if not _exact(s)]
+        drift = min(firsts) if firsts else None
+    return FidelitySummary(
+        simulator=fidelity.simulator,
+        environments=sorted(fidelity.environments),
+        steps=len(fidelity.steps),
+        outcome=_share(sum(bool(s.outcome_match) for s in answered), len(fidelity.steps)),
+        determined=_share(
+            sum(s.determined_matched for s in fidelity.steps),
+            sum(s.determined for s in fidelity.steps),
+        ),
+        state=_share(
+            sum(s.state_matched or 0 for s in stated), sum(s.state_fields or 0 for s in stated)
+        ),
+        first_drift=drift,
+    )
+
+
+def _exact(step: StepMatch) -> bool:
+    return (
+        bool(step.outcome_match)
+        and step.determined_matched == step.determined
+        and step.extra == 0
+        and (step.state_fields is None or step.state_matched == step.state_fields)
+    )
+
+
+def summaries(records: Sequence[TwinFidelity]) -> dict[str, FidelitySummary]:
+    """Each simulator's summary (records of one simulator merged, fed the twin's first)."""
+    merged: dict[tuple[str, Feeding], TwinFidelity] = {}
+    for record in records:
+        key = (record.simulator, record.feeding)
+        if key in merged:
+            held = merged[key]
+            held.steps = held.steps + record.steps
+            held.environments = sorted(set(held.environments) | set(record.environments))
+        else:
+            merged[key] = record.model_copy(deep=True)
+    out: dict[str, FidelitySummary] = {}
+    for (simulator, _), record in sorted(
+        merged.items(), key=lambda kv: kv[0][1] is not Feeding.TWIN
+    ):
+        out.setdefault(simulator, summarise(record))
+    return out

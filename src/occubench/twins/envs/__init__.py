@@ -1,0 +1,1 @@
+"""The package's twins, one module per environment (``occubench.twins`` finds them)."""

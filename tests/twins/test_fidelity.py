@@ -1,0 +1,55 @@
+"""The record of a simulator against twins, and its summary."""
+
+from __future__ import annotations
+
+from occubench.twins import Feeding, StepMatch, TwinFidelity, summaries, summarise
+
+
+def _step(index: int, **fields: object) -> StepMatch:
+    base: dict[str, object] = {
+        "environment": "e",
+        "trajectory": "t",
+        "step": index,
+        "tool": "x",
+        "fields_changed": 0,
+        "outcome_match": True,
+        "determined": 2,
+        "determined_matched": 2,
+    }
+    base.update(fields)
+    return StepMatch.model_validate(base)
+
+
+def test_the_summary_shares_count_steps_fields_and_state() -> None:
+    record = TwinFidelity(
+        simulator="s",
+        feeding=Feeding.TWIN,
+        tolerance=0.0,
+        environments=["e"],
+        steps=[
+            _step(0),
+            _step(1, outcome_match=False, determined_matched=0, missing=2),
+            _step(2, outcome_match=None, determined=0, determined_matched=0, failure="timeout"),
+            _step(3, state_fields=4, state_matched=3, fields_changed=1),
+        ],
+    )
+    summary = summarise(record)
+    assert (summary.steps, summary.outcome, summary.determined) == (4, 0.5, 4 / 6)
+    assert summary.state == 0.75 and summary.first_drift is None
+    again = TwinFidelity.model_validate_json(record.model_dump_json())
+    assert summarise(again) == summary
+
+
+def test_a_free_running_record_names_its_first_drift_and_feeds_merge() -> None:
+    own = TwinFidelity(
+        simulator="s",
+        feeding=Feeding.OWN,
+        tolerance=0.0,
+        environments=["e"],
+        steps=[_step(0), _step(1), _step(2, state_fields=2, state_matched=1)],
+    )
+    assert summarise(own).first_drift == 2 and summarise(own).state == 0.5
+    fed = own.model_copy(update={"feeding": Feeding.TWIN, "environments": ["f"]})
+    merged = summaries([own, fed, fed])
+    assert list(merged) == ["s"] and merged["s"].steps == 6 and merged["s"].first_drift is None
+    assert merged["s"].environments == ["f"]
