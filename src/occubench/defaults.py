@@ -46,6 +46,10 @@ DEFAULT_MAX_DATASET_FILE_BYTES = 256 * 2**20
 """Bytes a dataset file may hold (256 MiB; the release's tasks file is about 1 MB, a
 config about 20 KB): a larger one is reported, not read."""
 
+DEFAULT_MAX_TWIN_FIDELITY_BYTES = 256 * 2**20
+"""Bytes a file of twin-fidelity records (``audit --twin --out``) may hold when read back
+(256 MiB; a few hundred steps per simulator take well under 1 MB)."""
+
 DEFAULT_MAX_REGRADE_LOG_BYTES = 2**30
 """Bytes a log may unpack to for ``occubench regrade``, which holds one log in memory at a
 time (1 GiB): a larger one is refused before it is read (a run in shards has smaller logs)."""

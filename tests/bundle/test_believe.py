@@ -19,6 +19,7 @@ from occubench.bundle import (
     MANIFEST,
     REPORT_SECTIONS_SINCE,
     SUMMARY,
+    TWIN_FIDELITY,
     Outcome,
     make_bundle,
     read_bundle,
@@ -26,6 +27,7 @@ from occubench.bundle import (
 from occubench.leaderboard import build_site
 from occubench.report import NOT_MEASURED, build_report, floor_record
 from occubench.results import read_runs
+from occubench.twins import Feeding, StepMatch, TwinFidelity
 
 NOISY = {"simulator": "occubench/noisy-simulator", "verifier": "occubench/noisy-judge"}
 
@@ -169,3 +171,66 @@ def test_a_format_2_bundle_verifies_without_the_guard_findings(bundle, tmp_path)
     assert result.outcome is Outcome.VERIFIED, result.problems
     assert any("format 2 states no guard" in line for line in result.checked)
     assert result.summary is not None and result.summary.groups[0].report.guard
+
+
+def _twin_records(rows, matched=3):
+    """The noisy simulator measured against the twins on the runs' environments."""
+    envs = sorted({r.env_name for r in rows})
+    steps = [
+        StepMatch(
+            environment=env,
+            trajectory="probe",
+            step=0,
+            tool="read",
+            fields_changed=0,
+            outcome_match=True,
+            determined=4,
+            determined_matched=matched,
+        )
+        for env in envs
+    ]
+    record = TwinFidelity(
+        simulator=NOISY["simulator"],
+        feeding=Feeding.TWIN,
+        tolerance=0.01,
+        environments=envs,
+        steps=steps,
+    )
+    return [record]
+
+
+def test_twin_fidelity_travels_in_the_bundle_and_verify_recomputes_it(logs, tmp_path):
+    rows = read_runs([logs])
+    out = tmp_path / "twin.tar.gz"
+    manifest = make_bundle([logs], out, twin=_twin_records(rows), resamples=50)
+    assert TWIN_FIDELITY in manifest.files and manifest.format == BUNDLE_FORMAT
+    verified = read_bundle(out).verification
+    assert verified.outcome is Outcome.VERIFIED, verified.problems
+    assert any("steps against the twins" in line for line in verified.checked)
+    assert verified.summary is not None
+    (quality,) = verified.summary.groups[0].report.quality
+    assert (quality.twin_steps, quality.twin_determined) == (3, 0.75)
+    site = build_site([out], tmp_path / "site", resamples=50)
+    (entry,) = site.boards[0].entries
+    assert entry.believe["against twin"] == "fields 0.75, outcome 1.00 (n=3)"
+
+    def better(files):  # the steps edited after the summary was made: caught
+        edit_json(
+            files,
+            TWIN_FIDELITY,
+            lambda records: [s.update(determined_matched=4) for s in records[0]["steps"]],
+        )
+        resign(files)
+
+    result = read_bundle(changed(out, tmp_path / "edited.tar.gz", better)).verification
+    assert result.outcome is Outcome.FAILED
+    assert "quality[0].twin_determined: stated 0.75, recomputed 1.0" in result.problems[0].message
+
+    def broken(files):
+        edit_json(files, TWIN_FIDELITY, lambda records: records[0].pop("feeding"))
+        resign(files)
+
+    result = read_bundle(changed(out, tmp_path / "broken.tar.gz", broken)).verification
+    assert result.outcome is Outcome.FAILED
+    assert result.problems[0].member == TWIN_FIDELITY
+    assert "not twin-fidelity records: 0.feeding" in result.problems[0].message

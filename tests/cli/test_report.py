@@ -126,6 +126,8 @@ def test_report_with_prices_shows_cost(logs, tmp_path):
         (["{logs}", "--by", "colour"], "unknown breakdown colour"),
         (["{logs}", "--prices", "{tmp}/missing.yaml"], "missing.yaml"),
         (["{tmp}"], "no samples"),
+        (["{logs}", "--twin-fidelity", "{tmp}/absent.json"], "absent.json: cannot be read"),
+        (["{logs}", "--twin-fidelity", "{tmp}"], "cannot be read"),
     ],
 )
 def test_report_errors_are_clean(logs, tmp_path, args, message):
@@ -192,3 +194,30 @@ def test_a_simulator_answering_nan_is_summarized_and_reported(tmp_path):
     observed = steps[0]["observation"]["arguments"]
     assert observed["reading"] != observed["reading"]  # NaN
     assert (observed["high"], observed["low"]) == (float("inf"), float("-inf"))
+
+
+def test_report_shows_fidelity_against_the_twins_beside_each_line(logs, tmp_path):
+    from occubench.results import read_runs
+    from occubench.twins import Feeding, StepMatch, TwinFidelity, write_fidelity
+
+    rows = read_runs([str(logs)])
+    envs = sorted({r.env_name for r in rows})
+    step = {"trajectory": "p", "step": 0, "tool": "t", "fields_changed": 0, "determined": 2}
+    steps = [
+        StepMatch(environment=env, outcome_match=True, determined_matched=1, **step)
+        for env in envs
+    ]
+    simulator = rows[0].simulator_model or ""
+    record = TwinFidelity(
+        simulator=simulator, feeding=Feeding.TWIN, tolerance=0.01, environments=envs, steps=steps
+    )
+    path = tmp_path / "twin.json"
+    write_fidelity(path, [record])
+    result = runner.invoke(
+        app,
+        ["report", str(logs), "--resamples", "50", "--twin-fidelity", str(path)],
+        env={"COLUMNS": "400"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "Simulators against the twins" in result.output
+    assert f"fields 0.50, outcome 1.00 (n={len(envs)})" in result.output

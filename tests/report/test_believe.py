@@ -15,6 +15,7 @@ from occubench.report import (
     write_report,
 )
 from occubench.review import Review, Verdict
+from occubench.twins import Feeding, StepMatch, TwinFidelity
 
 READ = ["a:read", "o:record", "f:answer"]
 
@@ -141,3 +142,51 @@ def test_exploits_and_a_simulator_off_contract_are_two_columns(tmp_path):
     assert (guard["a/gamer"]["suspected"], guard["a/honest"]["off_contract"]) == ("1", "2")
     page = render_html(report, [], [], {})
     assert "simulator off contract" in page and "1/2 passes" in page
+
+
+def _twin_record(simulator, environments, determined_matched=(2, 1)):
+    steps = [
+        StepMatch(
+            environment=env,
+            trajectory="t",
+            step=i,
+            tool="read",
+            fields_changed=0,
+            outcome_match=True,
+            determined=2,
+            determined_matched=matched,
+        )
+        for i, (env, matched) in enumerate(zip(environments, determined_matched, strict=True))
+    ]
+    return TwinFidelity(
+        simulator=simulator,
+        feeding=Feeding.TWIN,
+        tolerance=0.01,
+        environments=environments,
+        steps=steps,
+    )
+
+
+def test_fidelity_against_the_twins_is_shown_where_it_covers_the_lines_environments(tmp_path):
+    samples = [
+        sample_row(agent_model="a/one", task_id=1, env_name="env_a"),
+        sample_row(agent_model="a/two", run_id="run2", task_id=1, env_name="env_b"),
+    ]
+    # measured on env_a and env_c: a/one's line (env_a) is covered, a/two's (env_b) is not
+    twin = [_twin_record("s/sim", ["env_a", "env_c"], (2, 0)), _twin_record("x/other", ["e"], (1,))]
+    report = build_report(samples, n_resamples=50, twin=twin)
+    one, two = cells(believe_table(report), "a/one"), cells(believe_table(report), "a/two")
+    assert one["against twin"] == "fields 1.00, outcome 1.00 (n=1)"  # env_c's step left out
+    assert two["against twin"] == NOT_MEASURED
+    (summary,) = report.against_twin  # only the report's own simulators
+    assert (summary.simulator, summary.steps, summary.determined) == ("s/sim", 2, 0.5)
+    tables = report_tables(report)
+    assert any(t.title.startswith("Simulators against the twins") for t in tables)
+    write_report(report, samples, ["csv", "json"], tmp_path)
+    with (tmp_path / "quality.csv").open() as f:
+        quality = {r["agent"]: r for r in csv.DictReader(f)}
+    assert quality["a/one"]["twin_determined"] == "1.0"
+    assert quality["a/two"]["twin_determined"] == NOT_MEASURED
+    plain = build_report(samples, n_resamples=50)
+    dumped = plain.model_dump()
+    assert "against_twin" not in dumped and "twin_steps" not in dumped["quality"][0]

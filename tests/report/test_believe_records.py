@@ -68,6 +68,10 @@ quality_rows = st.builds(
     kappa=maybe() | st.floats(min_value=-1, max_value=1) | st.just(float("nan")),
     reviewed=maybe() | counts,
     gold=maybe() | st.floats(min_value=0, max_value=1),
+    twin_steps=maybe() | counts,
+    twin_outcome=maybe() | st.floats(min_value=0, max_value=1),
+    twin_determined=maybe() | st.floats(min_value=0, max_value=1),
+    twin_state=maybe() | st.floats(min_value=0, max_value=1),
 )
 guard_rows = st.builds(
     GuardQuality,

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from occubench.twins import Feeding, StepMatch, TwinFidelity, summaries, summarise
+from pathlib import Path
+
+import pytest
+
+from occubench.errors import UsageError
+from occubench.twins import (
+    Feeding,
+    StepMatch,
+    TwinFidelity,
+    read_fidelity,
+    summaries,
+    summarise,
+    write_fidelity,
+)
 
 
 def _step(index: int, **fields: object) -> StepMatch:
@@ -53,3 +66,22 @@ def test_a_free_running_record_names_its_first_drift_and_feeds_merge() -> None:
     merged = summaries([own, fed, fed])
     assert list(merged) == ["s"] and merged["s"].steps == 6 and merged["s"].first_drift is None
     assert merged["s"].environments == ["f"]
+
+
+def test_records_read_back_and_bad_files_are_one_clear_error(tmp_path: Path) -> None:
+    record = TwinFidelity(
+        simulator="s", feeding=Feeding.TWIN, tolerance=0.01, environments=["e"], steps=[_step(0)]
+    )
+    path = tmp_path / "twin.json"
+    write_fidelity(path, [record, record])
+    assert read_fidelity(path) == [record, record]
+    (tmp_path / "bad.json").write_text('[{"simulator": "s"}]')
+    with pytest.raises(UsageError, match=r"bad.json: not twin-fidelity records: 0\.feeding"):
+        read_fidelity(tmp_path / "bad.json")
+    (tmp_path / "deep.json").write_text("[" * 500 + "]" * 500)
+    with pytest.raises(UsageError, match="deeper"):
+        read_fidelity(tmp_path / "deep.json")
+    with pytest.raises(UsageError, match="more than the 10 allowed"):
+        read_fidelity(path, max_bytes=10)
+    with pytest.raises(UsageError, match="cannot be read"):
+        read_fidelity(tmp_path / "absent.json")

@@ -155,3 +155,27 @@ def test_a_bad_folder_of_twins_is_one_clear_error(
         load_twins(tmp_path)
     with pytest.raises(UsageError, match="not a folder"):
         load_twins(tmp_path / "absent")
+
+
+class _Chooser(_Counter):
+    @tool
+    def get_patient_vitals(self, arguments: dict[str, Any]) -> Answer:
+        self.state["patient_vitals"]["heart_rate"] = 99  # a value the config leaves open
+        return Answer(observation={}, free_state=["/patient_vitals/heart_rate"])
+
+    @tool
+    def get_triage_protocol(self, arguments: dict[str, Any]) -> Answer:
+        self.state["patient_vitals"]["heart_rate"] = 128
+        return Answer(observation={}, fixed_state=["/patient_vitals/heart_rate"])
+
+
+def test_state_the_config_leaves_open_stays_free_until_set_from_the_config() -> None:
+    twin = _Chooser(_env())
+    assert twin.call("get_patient_vitals", {"patient_id": "P-1"}).free_state == [
+        "/patient_vitals/heart_rate"
+    ]
+    assert twin.call("list_open_beds", {"unit": "ED"}).free_state == ["/patient_vitals/heart_rate"]
+    assert twin.call("get_triage_protocol", {"esi_level": 2}).free_state == []
+    twin.call("get_patient_vitals", {"patient_id": "P-1"})
+    twin.reset()
+    assert twin.free_state == set()

@@ -59,7 +59,13 @@ if TYPE_CHECKING:
         simulator_agreement,
     )
     from occubench.analysis._prompt_cache import PrefixShare, prefix_share
-    from occubench.analysis._quality import GuardQuality, RowQuality, row_guard, row_quality
+    from occubench.analysis._quality import (
+        GuardQuality,
+        RowQuality,
+        row_guard,
+        row_quality,
+        twin_fidelity,
+    )
     from occubench.analysis._rates import NAN_AS_STRING, RateRow, rate_row, rates_by
     from occubench.analysis._sim_validity import (
         InvalidRate,
@@ -120,6 +126,7 @@ _MODULES = {
     "first_difference": "_flips",
     "row_quality": "_quality",
     "row_guard": "_quality",
+    "twin_fidelity": "_quality",
     "verdict_flips": "_flips",
     "FaultRecovery": "_metrics",
     "GenerationPoint": "_ablations",
@@ -204,6 +211,7 @@ __all__ = [
     "GuardQuality",
     "first_difference",
     "row_quality",
+    "twin_fidelity",
     "row_guard",
     "verdict_flips",
     "WORLD_DIMENSIONS",

@@ -22,6 +22,10 @@ Per setup (agent, simulator) in one env mode, over its scored samples:
   (the simulator's mean agreement with a gold world, ``audit --gold``) come from outside
   the logs and are filled in by the report when reviews or a gold world are given; None
   reads "not measured".
+- **against the twin** (``twin_fidelity``): the simulator's step fidelity against the
+  executable twins (``audit --twin``, fed the twin's history), on the environments of the
+  line's samples: shown only when the measurement covers every one of them, from its
+  steps in those environments; not measured otherwise.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pydantic import Field
 from occubench.analysis._metrics import MetricRow, group, setup_of
 from occubench.analysis._stats import wilson_interval
 from occubench.results import SampleRow
+from occubench.twins import Feeding, FidelitySummary, TwinFidelity, summarise
 
 
 class RowQuality(MetricRow):
@@ -68,9 +73,55 @@ class RowQuality(MetricRow):
         description="The simulator's mean agreement with a gold world (audit --gold; None: "
         "not measured).",
     )
+    twin_steps: int | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Steps of this line's environments measured against the twins (audit "
+        "--twin, fed the twin's history; absent: not measured).",
+    )
+    twin_outcome: float | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Of those, the share whose success or error was the twin's.",
+    )
+    twin_determined: float | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The share of the twin's determined fields the simulator gave alike.",
+    )
+    twin_state: float | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The share of state fields the simulator kept as the twin (explicit "
+        "state mode only).",
+    )
 
 
-def row_quality(rows: Sequence[SampleRow], env_mode: str) -> list[RowQuality]:
+def twin_fidelity(
+    simulator: str, environments: set[str], records: Sequence[TwinFidelity]
+) -> FidelitySummary | None:
+    """A simulator's fidelity against the twins on ``environments`` (module doc).
+
+    None when no record of that simulator, fed the twin's history, covers every one of
+    the environments.
+    """
+    mine = [
+        r
+        for r in records
+        if r.simulator == simulator and r.feeding is Feeding.TWIN and environments
+    ]
+    covered = set().union(*(r.environments for r in mine)) if mine else set()
+    if not mine or not environments <= covered:
+        return None
+    steps = [s for r in mine for s in r.steps if s.environment in environments]
+    return summarise(
+        mine[0].model_copy(update={"environments": sorted(environments), "steps": steps})
+    )
+
+
+def row_quality(
+    rows: Sequence[SampleRow], env_mode: str, twin: Sequence[TwinFidelity] = ()
+) -> list[RowQuality]:
     """The quality figures of each setup in ``env_mode`` (module doc), by setup."""
     out = []
     chosen = [r for r in rows if r.env_mode == env_mode and r.passed is not None]
@@ -101,6 +152,12 @@ def row_quality(rows: Sequence[SampleRow], env_mode: str) -> list[RowQuality]:
                 unanimous_high=vote_interval.high,
             )
         )
+        measured = twin_fidelity(simulator, {r.env_name for r in members}, twin)
+        if measured is not None:
+            out[-1].twin_steps = measured.steps
+            out[-1].twin_outcome = measured.outcome
+            out[-1].twin_determined = measured.determined
+            out[-1].twin_state = measured.state
     return out
 
 

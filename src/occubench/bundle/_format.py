@@ -11,7 +11,10 @@ A bundle is one ``.tar.gz`` holding, at its top level:
 - ``logs/NNN-NAME.eval``: the Inspect logs;
 - ``summary.json`` (``Summary``): the report of every comparable group of runs, as
   ``occubench report`` computes it (the numbers ``occubench verify`` recomputes);
-- ``prices.json`` (a ``PriceTable``), when costs were priced.
+- ``prices.json`` (a ``PriceTable``), when costs were priced;
+- ``twin-fidelity.json`` (a list of ``TwinFidelity``), when simulators measured against
+  the executable twins were given: the summary shows their figures beside each line and
+  ``verify`` recomputes them from these steps.
 """
 
 from __future__ import annotations
@@ -27,16 +30,18 @@ from occubench.analysis import NAN_AS_STRING
 from occubench.errors import ExitCode
 from occubench.report import Report
 
-BUNDLE_FORMAT = 3
+BUNDLE_FORMAT = 4
 """Version of the bundle layout and its models (2: each report states its verdict flips and
 the quality figures beside each line; 3: and the exploit guard's findings beside each line,
-the agent's suspected exploits apart from the simulator's answers off contract)."""
+the agent's suspected exploits apart from the simulator's answers off contract; 4: and may
+hold ``twin-fidelity.json``, the simulators' steps against the executable twins)."""
 REPORT_SECTIONS_SINCE: dict[str, int] = {"flips": 2, "quality": 2, "guard": 3}
 """Report sections a bundle states from the format that introduced them on; an older bundle
 is verified without them (they are recomputed and shown, not compared)."""
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 PRICES = "prices.json"
+TWIN_FIDELITY = "twin-fidelity.json"
 LOGS_DIR = "logs"
 RELEASE_DIR = "release"
 """Where a bundle keeps runs of the release's harness: ``release/NNN-<run>/`` with the

@@ -28,6 +28,7 @@ from occubench.bundle._format import (
     MANIFEST,
     PRICES,
     SUMMARY,
+    TWIN_FIDELITY,
     DatasetRecord,
     FileSum,
     Manifest,
@@ -68,6 +69,7 @@ from occubench.defaults import (
 from occubench.errors import UsageError
 from occubench.redaction import known_secrets
 from occubench.results import RELEASE_ARGS, is_release_results, log_files
+from occubench.twins import TwinFidelity, fidelity_json
 
 
 class BundleRefused(UsageError):
@@ -224,6 +226,7 @@ def make_bundle(
     out: Path,
     *,
     prices: PriceTable | None = None,
+    twin: Sequence[TwinFidelity] = (),
     resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
     seed: int = DEFAULT_BOOTSTRAP_SEED,
     limits: BundleLimits = BUNDLE_LIMITS,
@@ -235,6 +238,9 @@ def make_bundle(
         out: The bundle file to write (replaced if it exists).
         prices: Prices of the runs' models: the summary's costs are priced with them and
             the table travels in the bundle.
+        twin: Simulators measured against the executable twins (``audit --twin``): the
+            summary shows their figures beside each line and the records travel in the
+            bundle.
         resamples: Bootstrap resamples of the summary's intervals.
         seed: Bootstrap seed.
         limits: The bounds every log is held to (those ``occubench verify`` applies).
@@ -267,10 +273,12 @@ def make_bundle(
         raise BundleRefused(problems)
     settings = Settings(resamples=resamples, seed=seed, variance=True, priced=prices is not None)
     read = pairs + [(r.results, file) for r, file in zip(release_runs, releases, strict=True)]
-    summary = compute_summary(member_rows(read, cache=True), settings, prices)
+    summary = compute_summary(member_rows(read, cache=True), settings, prices, twin)
     added = {SUMMARY: (summary.model_dump_json(indent=1) + "\n").encode("utf-8")}
     if prices is not None:
         added[PRICES] = (prices.model_dump_json(indent=1) + "\n").encode("utf-8")
+    if twin:
+        added[TWIN_FIDELITY] = fidelity_json(twin)
     sums = {name: _bytes_sum(data) for name, data in added.items()}
     sums |= {member: _file_sum(Path(file)) for member, file in [*pairs, *release_files]}
     manifest = Manifest(

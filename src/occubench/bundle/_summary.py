@@ -11,18 +11,23 @@ from occubench.bundle._format import Settings, Summary, SummaryGroup
 from occubench.costs import PriceTable
 from occubench.report import build_report
 from occubench.results import SampleRow
+from occubench.twins import TwinFidelity
 
 SHOWN_DIFFERENCES = 10
 """Differences a failed comparison names (the count says how many there were)."""
 
 
 def compute_summary(
-    rows: Sequence[SampleRow], settings: Settings, prices: PriceTable | None
+    rows: Sequence[SampleRow],
+    settings: Settings,
+    prices: PriceTable | None,
+    twin: Sequence[TwinFidelity] = (),
 ) -> Summary:
     """One report per comparable group of runs, as ``occubench report`` makes it.
 
     The same functions as the report (``comparable_groups``, ``build_report``) with the
-    bundle's settings: the same rows give the same numbers, to the last bit.
+    bundle's settings and its simulators' steps against the twins: the same rows give the
+    same numbers, to the last bit.
     """
     return Summary(
         groups=[
@@ -35,6 +40,7 @@ def compute_summary(
                     seed=settings.seed,
                     variance=settings.variance,
                     sources=rows,
+                    twin=twin,
                 ),
             )
             for g in comparable_groups(rows)

@@ -58,6 +58,7 @@ from occubench.bundle._format import (
     RELEASE_DIR,
     REPORT_SECTIONS_SINCE,
     SUMMARY,
+    TWIN_FIDELITY,
     BundleClass,
     DatasetRecord,
     Manifest,
@@ -80,7 +81,8 @@ from occubench.costs import PriceTable
 from occubench.dataset import DatasetError, content_digest, load_dataset
 from occubench.errors import UsageError
 from occubench.results import SampleRow
-from occubench.text import nests_deeper
+from occubench.text import nests_deeper, validation_line
+from occubench.twins import TwinFidelity, fidelity_records
 
 
 class VerifiedBundle(NamedTuple):
@@ -88,6 +90,8 @@ class VerifiedBundle(NamedTuple):
 
     verification: Verification
     rows: list[SampleRow]
+    twin: list[TwinFidelity] = []
+    """The simulators' steps against the twins the bundle holds (empty: none, or it failed)."""
 
 
 class _Failed(Exception):
@@ -293,14 +297,34 @@ class _Check:
         except ValidationError as e:
             raise self.fail(PRICES, f"not a price table: {e.errors()[0]['msg']}") from None
 
+    def twin(self, manifest: Manifest) -> list[TwinFidelity]:
+        """The simulators' steps against the twins the bundle holds (none: not measured)."""
+        if TWIN_FIDELITY not in manifest.files:
+            return []
+        try:
+            records = fidelity_records(self.json_file(TWIN_FIDELITY))
+        except ValidationError as e:
+            problem = validation_line(e)
+            raise self.fail(TWIN_FIDELITY, f"not twin-fidelity records: {problem}") from None
+        steps = sum(len(r.steps) for r in records)
+        self.result.checked.append(
+            f"twin fidelity: {len(records)} record(s), {steps:,} steps against the twins, the "
+            "figures beside each line recomputed from them"
+        )
+        return records
+
     def summary(
-        self, manifest: Manifest, rows: Sequence[SampleRow], prices: PriceTable | None
+        self,
+        manifest: Manifest,
+        rows: Sequence[SampleRow],
+        prices: PriceTable | None,
+        twin: Sequence[TwinFidelity] = (),
     ) -> None:
         """The summary recomputed from the samples, compared number by number."""
         if SUMMARY not in manifest.files:
             raise self.fail(SUMMARY, "missing: the bundle states no numbers")
         stated = self.json_file(SUMMARY)
-        recomputed = compute_summary(rows, manifest.settings, prices)
+        recomputed = compute_summary(rows, manifest.settings, prices, twin)
         self.result.summary = recomputed
         found = as_json(recomputed)
         later = _unstated_sections(manifest.format)
@@ -566,21 +590,23 @@ def read_bundle(
     work = Path(tempfile.mkdtemp(prefix="occubench-verify-"))
     check = _Check(path, work, limits)
     rows: list[SampleRow] = []
+    twin: list[TwinFidelity] = []
     try:
         manifest = check.manifest(check.unpack())
         check.logs(manifest)
         rows = check.claims(manifest)
         prices = check.prices(manifest)
+        twin = check.twin(manifest)
         check.completeness(manifest, rows)
-        check.summary(manifest, rows, prices)
+        check.summary(manifest, rows, prices, twin)
         check.datasets(manifest, dataset)
         check.classify(manifest, standard)
     except _Failed:
         check.result.outcome = Outcome.FAILED
-        rows = []
+        rows, twin = [], []
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return VerifiedBundle(check.result, rows)
+    return VerifiedBundle(check.result, rows, twin)
 
 
 def _unstated_sections(format_version: int) -> list[str]:

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from occubench.cli._common import console, err_console, exit_with, user_errors
+from occubench.cli._common import (
+    TwinFidelityFiles,
+    console,
+    err_console,
+    exit_with,
+    user_errors,
+)
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import ExitCode
 from occubench.text import terminal_plain, terminal_text
@@ -31,6 +37,7 @@ def bundle(
             "priced with it and it travels in the bundle."
         ),
     ] = None,
+    twin_fidelity: TwinFidelityFiles = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = (
         DEFAULT_BOOTSTRAP_RESAMPLES
     ),
@@ -46,11 +53,15 @@ def bundle(
     """
     from occubench.bundle import BundleRefused, make_bundle
     from occubench.costs import load_prices
+    from occubench.twins import read_fidelity
 
     with user_errors():
         table = load_prices(prices) if prices is not None else None
+        twin = [record for path in twin_fidelity or [] for record in read_fidelity(path)]
         try:
-            manifest = make_bundle(logs, out, prices=table, resamples=resamples, seed=seed)
+            manifest = make_bundle(
+                logs, out, prices=table, twin=twin, resamples=resamples, seed=seed
+            )
         except BundleRefused as e:
             err_console.print(
                 f"[bold red]Error[/]: bundle refused ({len(e.problems)} problem(s)):",

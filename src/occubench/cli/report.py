@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from occubench.analysis import DIMENSIONS
-from occubench.cli._common import console, from_options, user_errors
+from occubench.cli._common import TwinFidelityFiles, console, from_options, user_errors
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
@@ -99,6 +99,7 @@ def report(
             "written; people, human/NAME, are not audited)."
         ),
     ] = None,
+    twin_fidelity: TwinFidelityFiles = None,
     floor: Annotated[
         list[Path] | None,
         typer.Option(
@@ -130,6 +131,7 @@ def report(
         write_report,
     )
     from occubench.results import agent_error_lines, read_runs, unread_lines
+    from occubench.twins import read_fidelity
 
     by = by or ["industry", "difficulty"]
     with user_errors():
@@ -140,6 +142,7 @@ def report(
         stated = load_published(published) if published is not None else None
         judged = _reviews(reviews) if reviews is not None else None
         floors = [load_floor(path) for path in floor or []]
+        twin = [record for path in twin_fidelity or [] for record in read_fidelity(path)]
         rows = read_runs(logs)
         if not rows:
             raise UsageError(f"no samples in {', '.join(logs)}")
@@ -153,6 +156,7 @@ def report(
                 reviews=judged,
                 variance=variance,
                 sources=rows,
+                twin=twin,
             )
             for g in groups
         ]

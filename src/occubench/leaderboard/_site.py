@@ -308,6 +308,7 @@ def _boards(
         chosen = [(s, vb) for s, vb in verified if vb.verification.bundle_class is kind]
         rows, origin = _relabelled(chosen)
         costs = {slug: _costs(vb) for slug, vb in chosen}
+        twin = [record for _, vb in chosen for record in vb.twin]
         by_models: dict[tuple[str, str], list[SampleRow]] = {}
         for row in rows:
             by_models.setdefault((row.simulator_model or "", row.verifier_model or ""), []).append(
@@ -316,7 +317,12 @@ def _boards(
         for (simulator, verifier), members in sorted(by_models.items()):
             for group in comparable_groups(members):
                 report = build_report(
-                    group.rows, n_resamples=resamples, seed=seed, variance=True, sources=rows
+                    group.rows,
+                    n_resamples=resamples,
+                    seed=seed,
+                    variance=True,
+                    sources=rows,
+                    twin=twin,
                 )
                 if floors:
                     lines = [(line.agent, line.simulator) for line in report.leaderboard]

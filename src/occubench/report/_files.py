@@ -55,6 +55,7 @@ CSV_TABLES = (
     "suspect_impact",
     "invalid_rates",
     "against_gold",
+    "against_twin",
     "world_use",
     "shared_paths",
     "agent_wires",
@@ -235,14 +236,13 @@ def write_report(
             for name in (*CSV_TABLES, *MEASURED_CSV_TABLES):
                 items: list[BaseModel] = getattr(report, name)
                 item_type = get_args(Report.model_fields[name].annotation)[0]
-                record = measured_record if name in MEASURED_CSV_TABLES else flat
-                written.append(
-                    write_csv(
-                        out / f"{name}.csv",
-                        [record(i.model_dump()) for i in items],
-                        columns=list(item_type.model_fields),
-                    )
+                columns = list(item_type.model_fields)
+                records = (
+                    [measured_record(dict.fromkeys(columns) | i.model_dump()) for i in items]
+                    if name in MEASURED_CSV_TABLES
+                    else [flat(i.model_dump()) for i in items]
                 )
+                written.append(write_csv(out / f"{name}.csv", records, columns=columns))
             written.append(write_csv(out / "samples.csv", [sample_record(r) for r in rows]))
             written += write_review_csv(report, out)
             if report.variance is not None:

@@ -67,6 +67,7 @@ from occubench.errors import UsageError
 from occubench.report._floor import LineFloor
 from occubench.results import SampleRow
 from occubench.review import Review, ReviewReport, review_report
+from occubench.twins import FidelitySummary, TwinFidelity, summaries
 
 
 class GoldAgreement(BaseModel):
@@ -132,6 +133,12 @@ class Report(BaseModel):
         default_factory=list,
         description="Each simulator's agreement with a gold world (report --gold), if given.",
     )
+    against_twin: list[FidelitySummary] = Field(
+        default_factory=list,
+        exclude_if=lambda lines: not lines,
+        description="Each simulator's step fidelity against the executable twins (report "
+        "--twin-fidelity, from audit --twin), if given; written only then.",
+    )
     world_use: list[WorldUse] = Field(
         default_factory=list,
         description="Where observations came from per world: all, per run, agent and env.",
@@ -194,6 +201,7 @@ def build_report(
     reviews: Sequence[Review] | None = None,
     variance: bool = False,
     sources: Sequence[SampleRow] = (),
+    twin: Sequence[TwinFidelity] = (),
 ) -> Report:
     """Compute every metric of the report from sample rows.
 
@@ -207,6 +215,8 @@ def build_report(
             difference is below the pair's MDD.
         sources: Samples of other groups that regraded ``rows`` may come from (each
             regraded sample is compared with its original grading, ``verdict_flips``).
+        twin: Simulators measured against the executable twins (``audit --twin``): their
+            summaries, and beside each line its simulator's figures on its environments.
 
     Raises:
         UsageError: when ``rows`` is empty.
@@ -254,8 +264,13 @@ def build_report(
         agent_wires=wire_use(rows),
         shared_paths=shared_paths(rows),
         flips=verdict_flips(rows, sources),
-        quality=_quality(rows, mode, reviews, n_resamples, seed),
+        quality=_quality(rows, mode, reviews, n_resamples, seed, twin),
         guard=row_guard(rows, mode),
+        against_twin=[
+            summary
+            for name, summary in summaries(twin).items()
+            if name in {r.simulator_model for r in rows}
+        ],
     )
 
 
@@ -265,9 +280,10 @@ def _quality(
     reviews: Sequence[Review] | None,
     n_resamples: int,
     seed: int,
+    twin: Sequence[TwinFidelity],
 ) -> list[RowQuality]:
     """The quality figures of each line, with its expert kappa where reviews are given."""
-    lines = row_quality(rows, mode)
+    lines = row_quality(rows, mode, twin)
     if reviews is None:
         return lines
     for q in lines:

@@ -298,14 +298,24 @@ def gold_cell(q: RowQuality | None) -> str:
     return ratio(q.gold)
 
 
+def twin_cell(q: RowQuality | None) -> str:
+    """The simulator's fidelity against the twins on the line's environments."""
+    if q is None or q.twin_steps is None:
+        return NOT_MEASURED
+    parts = [("fields", q.twin_determined), ("outcome", q.twin_outcome), ("state", q.twin_state)]
+    shown = [f"{name} {ratio(value)}" for name, value in parts if value is not None]
+    return f"{', '.join(shown)} (n={q.twin_steps})" if shown else NOT_MEASURED
+
+
 def believe_cells(report: Report) -> dict[tuple[str, str], dict[str, str]]:
     """Per leaderboard line (agent, simulator): each quality figure as text, by column.
 
     The columns are the floor (when floors were given), the flip rate in the headline
     mode, the samples flagged by the online checks, the exploit guard's two findings kept
     apart (passes suspected of an exploit: the agent; samples whose simulator answered off
-    contract: the environment), unanimous votes, expert kappa and agreement with a gold
-    world; a figure nothing measured reads "not measured".
+    contract: the environment), unanimous votes, expert kappa, agreement with a gold
+    world and fidelity against the executable twins; a figure nothing measured reads "not
+    measured".
     """
     flips = {(f.agent, f.simulator): f for f in report.flips if f.env_mode == report.headline_mode}
     quality = {(q.agent, q.simulator): q for q in report.quality}
@@ -325,6 +335,7 @@ def believe_cells(report: Report) -> dict[tuple[str, str], dict[str, str]]:
             "unanimous votes": unanimous_cell(q),
             "expert kappa": kappa_cell(q),
             "against gold": gold_cell(q),
+            "against twin": twin_cell(q),
         }
     return out
 
@@ -738,6 +749,8 @@ def report_tables(
             tables.append(paired_table(report))
     if report.against_gold:
         tables.append(gold_agreement_table(report))
+    if report.against_twin:
+        tables.append(twin_fidelity_table(report))
     if report.world_use:
         tables.append(world_use_table(report))
     if report.shared_paths:
@@ -822,6 +835,28 @@ def gold_agreement_table(report: Report) -> TextTable:
                 str(g.entries),
                 "-" if g.mean is None else f"{g.mean:.2f}",
                 f"[{g.low:.2f}, {g.high:.2f}]" if known else "-",
+            ]
+        )
+    return table
+
+
+def twin_fidelity_table(report: Report) -> TextTable:
+    """Each simulator against the executable twins: the shares of its steps that matched."""
+    table = TextTable(
+        title="Simulators against the twins: shares of steps whose success or error, "
+        "determined fields and state matched the twin's (occubench audit --twin)",
+        columns=["simulator", "environments", "steps", "outcome", "determined fields", "state"],
+    )
+    for t in report.against_twin:
+        table.rows.append(
+            [
+                t.simulator,
+                str(len(t.environments)),
+                str(t.steps),
+                *(
+                    NOT_MEASURED if v is None else ratio(v)
+                    for v in (t.outcome, t.determined, t.state)
+                ),
             ]
         )
     return table

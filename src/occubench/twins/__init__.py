@@ -13,8 +13,12 @@ from occubench.twins._fidelity import (
     FidelitySummary,
     StepMatch,
     TwinFidelity,
+    fidelity_json,
+    fidelity_records,
+    read_fidelity,
     summaries,
     summarise,
+    write_fidelity,
 )
 from occubench.twins._registry import load_twins, package_twins, twin_for, twins
 from occubench.twins._twin import (
@@ -45,10 +49,13 @@ __all__ = [
     "Twin",
     "TwinFidelity",
     "TwinStep",
+    "fidelity_json",
+    "fidelity_records",
     "is_under",
     "leaves",
     "load_twins",
     "package_twins",
+    "read_fidelity",
     "schema_problem",
     "state_changes",
     "summaries",
@@ -56,4 +63,5 @@ __all__ = [
     "tool",
     "twin_for",
     "twins",
+    "write_fidelity",
 ]

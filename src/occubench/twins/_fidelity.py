@@ -23,8 +23,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
+from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from occubench.defaults import DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_TWIN_FIDELITY_BYTES
+from occubench.errors import UsageError
+from occubench.files import write_fresh
+from occubench.text import nests_deeper, validation_line
 
 TWIN_FIDELITY_VERSION = 1
 """The version of the ``TwinFidelity`` format."""
@@ -150,3 +157,45 @@ def summaries(records: Sequence[TwinFidelity]) -> dict[str, FidelitySummary]:
     ):
         out.setdefault(simulator, summarise(record))
     return out
+
+
+_RECORDS = TypeAdapter(list[TwinFidelity])
+
+
+def fidelity_json(records: Sequence[TwinFidelity]) -> bytes:
+    """Records as the JSON list ``read_fidelity`` reads."""
+    return _RECORDS.dump_json(list(records), indent=1) + b"\n"
+
+
+def fidelity_records(value: Any) -> list[TwinFidelity]:
+    """Records from parsed JSON (raises pydantic's ``ValidationError`` when they are not)."""
+    return _RECORDS.validate_python(value)
+
+
+def write_fidelity(path: Path, records: Sequence[TwinFidelity]) -> None:
+    """Write records as the JSON list ``read_fidelity`` reads (a new file, whole or not)."""
+    write_fresh(path, fidelity_json(records))
+
+
+def read_fidelity(
+    path: Path, max_bytes: int = DEFAULT_MAX_TWIN_FIDELITY_BYTES
+) -> list[TwinFidelity]:
+    """The records of a file ``audit --twin --out`` wrote, checked within bounds.
+
+    Raises:
+        UsageError: the file is missing, too large, too deep, or not such records (the
+            message names the file and the first bad field).
+    """
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise UsageError(f"{path}: {size} bytes, more than the {max_bytes} allowed")
+        data = path.read_bytes()
+    except OSError as error:
+        raise UsageError(f"{path}: cannot be read ({error.strerror})") from None
+    if nests_deeper(data, DEFAULT_MAX_JSON_DEPTH):
+        raise UsageError(f"{path}: nests deeper than {DEFAULT_MAX_JSON_DEPTH} levels")
+    try:
+        return _RECORDS.validate_json(data)
+    except ValidationError as error:
+        raise UsageError(f"{path}: not twin-fidelity records: {validation_line(error)}") from None

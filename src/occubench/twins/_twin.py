@@ -3,8 +3,11 @@
 A twin starts from the config's initial state (``reset``) and answers each tool call
 (``call``) as a function of the state and the arguments: the observation, which of its
 fields the config leaves open (*free*: the twin chose them deterministically, nothing
-compares them), and the state change the call made. Everything not marked free is
-*determined* by the config and is what a simulator is held to.
+compares them), and the state change the call made. A call may also set state fields to
+values the config leaves open (``Answer.free_state``): they stay free, and out of every
+state comparison, until a call sets them from the config again (``Answer.fixed_state``).
+Everything not marked free is *determined* by the config and is what a simulator is held
+to.
 
 A twin is a subclass of ``Twin`` naming its environment (``environment``) with one method
 per tool, each marked ``@tool``: the method takes the call's arguments (already checked
@@ -72,6 +75,15 @@ class Answer(BaseModel):
         description="JSON Pointers into the observation whose whole value the config leaves "
         "open (a pointer marks everything under it).",
     )
+    free_state: list[str] = Field(
+        default_factory=list,
+        description="JSON Pointers into the state that this call set to values the config "
+        "leaves open (they stay free until a later call sets them from the config).",
+    )
+    fixed_state: list[str] = Field(
+        default_factory=list,
+        description="JSON Pointers into the state that this call set from the config again.",
+    )
 
 
 class TwinStep(BaseModel):
@@ -86,6 +98,11 @@ class TwinStep(BaseModel):
     free: list[str] = Field(default_factory=list, description="As in ``Answer``.")
     changes: list[StateChange] = Field(
         default_factory=list, description="The state fields the call changed."
+    )
+    free_state: list[str] = Field(
+        default_factory=list,
+        description="After the call, the JSON Pointers of the state the config leaves open "
+        "(values the twin chose; a state comparison skips them).",
     )
 
     def marking(self) -> dict[str, FieldKind]:
@@ -121,6 +138,7 @@ class Twin:
             raise TypeError(f"twin of {self.environment!r} lacks tools: {', '.join(missing)}")
         self.state: dict[str, Any] = {}
         self.steps: list[TwinStep] = []
+        self.free_state: set[str] = set()
         self.reset()
 
     @classmethod
@@ -129,14 +147,16 @@ class Twin:
         return [name for name in dir(cls) if getattr(getattr(cls, name, None), "_twin_tool", False)]
 
     def reset(self, state: dict[str, Any] | None = None) -> None:
-        """Start again from the config's initial state (or from ``state``)."""
+        """Start again from the config's initial state (or from ``state``, all determined)."""
         self.state = copy.deepcopy(self.env.task_initial_state if state is None else state)
         self.steps = []
+        self.free_state = set()
 
     def call(self, tool_name: str, arguments: dict[str, Any]) -> TwinStep:
         """Answer one call, keeping the state change it made."""
         before = copy.deepcopy(self.state)
         answer = self._answer(tool_name, copy.deepcopy(arguments))
+        self.free_state = (self.free_state - set(answer.fixed_state)) | set(answer.free_state)
         step = TwinStep(
             tool=tool_name,
             arguments=arguments,
@@ -144,6 +164,7 @@ class Twin:
             observation=answer.observation,
             free=answer.free,
             changes=state_changes(before, self.state),
+            free_state=sorted(self.free_state),
         )
         self.steps.append(step)
         return step
