@@ -1,0 +1,174 @@
+"""The audio mixing session twin: shapes, errors, gain changes and the calibration task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from occubench.dataset import load_env
+from occubench.twins import ChangeKind, FieldKind, Outcome, Twin, TwinStep
+from occubench.twins.envs.env_cea19ff7b676 import AudioMixingTwin
+
+ENV = "env_cea19ff7b676"
+
+READS: list[tuple[str, dict[str, Any]]] = [
+    ("get_session_inventory", {}),
+    ("get_signal_routing", {"entity_id": "vocal_bus_01"}),
+    ("get_signal_routing", {"entity_id": "master_bus"}),
+    ("get_plugin_architecture", {"bus_id": "vocal_bus_01"}),
+    ("get_plugin_architecture", {"bus_id": "vocal_bus_archive"}),
+    ("get_metering_data", {"entity_id": "master_bus"}),
+    ("get_metering_data", {"entity_id": "vox_lead_dry_v2"}),
+]
+
+# Task 32: find the bus that feeds the Master Bus, read its chain, and bring the Master
+# Bus true peak from 2.8 to -4.0 dBFS by -6.8 dB on each active source of that bus.
+CALIBRATION_PLAN: list[tuple[str, dict[str, Any]]] = [
+    ("get_session_inventory", {}),
+    ("get_signal_routing", {"entity_id": "master_bus"}),
+    ("get_signal_routing", {"entity_id": "vocal_bus_01"}),
+    ("get_plugin_architecture", {"bus_id": "vocal_bus_01"}),
+    ("get_metering_data", {"entity_id": "master_bus"}),
+    ("get_metering_data", {"entity_id": "vocal_bus_01"}),
+    ("adjust_track_gain", {"track_id": "vox_lead_dry_v2", "gain_change_db": -6.8}),
+    ("adjust_track_gain", {"track_id": "vox_dub_L_final", "gain_change_db": -6.8}),
+    ("adjust_track_gain", {"track_id": "vox_dub_R_final", "gain_change_db": -6.8}),
+    ("get_metering_data", {"entity_id": "vocal_bus_01"}),
+    ("get_metering_data", {"entity_id": "master_bus"}),
+]
+
+
+def _fits(value: Any, example: Any) -> bool:
+    """Whether ``value`` has the example's keys and JSON types (lists by their first item)."""
+    if isinstance(example, dict):
+        return (
+            isinstance(value, dict)
+            and set(value) == set(example)
+            and all(_fits(value[k], example[k]) for k in example)
+        )
+    if isinstance(example, list):
+        return isinstance(value, list) and (
+            not example or all(_fits(item, example[0]) for item in value)
+        )
+    if isinstance(example, bool) or example is None:
+        return type(value) is type(example)
+    if isinstance(example, int | float):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, type(example))
+
+
+@pytest.fixture
+def twin(public_sample: Path) -> Twin:
+    return AudioMixingTwin(load_env(public_sample, ENV))
+
+
+def _ok(step: TwinStep) -> TwinStep:
+    assert step.outcome is Outcome.SUCCESS, step.observation
+    return step
+
+
+def test_every_read_fits_its_example_output(twin: Twin) -> None:
+    for name, arguments in READS:
+        step = _ok(twin.call(name, arguments))
+        assert _fits(step.observation, twin.specs[name].example_output), (name, step)
+        assert not step.changes
+    routing = twin.call("get_signal_routing", {"entity_id": "vocal_bus_01"}).observation
+    assert routing == {
+        "destination_id": "master_bus",
+        "source_ids": [
+            "vox_lead_dry_v2",
+            "vox_lead_dry_v2_dup",
+            "vox_dub_L_final",
+            "vox_dub_R_final",
+        ],
+    }
+    meters = twin.call("get_metering_data", {"entity_id": "master_bus"})
+    assert meters.marking() == {
+        "/rms": FieldKind.DETERMINED,
+        "/peak": FieldKind.DETERMINED,
+        "/true_peak": FieldKind.FREE,
+    }
+
+
+def test_inventory_marks_what_the_state_leaves_open(twin: Twin) -> None:
+    step = twin.call("get_session_inventory", {})
+    items = {item["id"]: item for item in step.observation["items"]}
+    assert items["vox_lead_dry_v2_dup"]["is_active"] is False
+    assert items["master_bus"]["fader_db"] == 0.0
+    marking = step.marking()
+    ids = [item["id"] for item in step.observation["items"]]
+    archive = ids.index("vocal_bus_archive")
+    assert marking[f"/items/{archive}/is_active"] is FieldKind.FREE
+    assert marking[f"/items/{ids.index('vocal_bus_01')}/is_active"] is FieldKind.DETERMINED
+    assert marking[f"/items/{ids.index('master_bus')}/name"] is FieldKind.FREE
+
+
+def test_unknown_ids_get_the_configs_error(twin: Twin) -> None:
+    for name, key in (
+        ("get_signal_routing", "entity_id"),
+        ("get_plugin_architecture", "bus_id"),
+        ("get_metering_data", "entity_id"),
+        ("adjust_track_gain", "track_id"),
+    ):
+        arguments: dict[str, Any] = {key: "drum_bus"}
+        if name == "adjust_track_gain":
+            arguments["gain_change_db"] = 1.0
+        step = twin.call(name, arguments)
+        assert step.outcome is Outcome.ERROR
+        assert step.observation == {"status": "error", "message": "Track ID 'drum_bus' not found"}
+        assert step.marking()["/message"] is FieldKind.DETERMINED
+    wrong_kind = twin.call("adjust_track_gain", {"track_id": "vocal_bus_01", "gain_change_db": 1})
+    assert wrong_kind.outcome is Outcome.ERROR and not wrong_kind.changes
+    assert twin.call("get_plugin_architecture", {"bus_id": "vox_lead_dry_v2"}).outcome is (
+        Outcome.ERROR
+    )
+    assert twin.call("mute_track", {}).outcome is Outcome.ERROR
+    assert twin.state == twin.env.task_initial_state
+
+
+def test_a_gain_change_moves_the_track_and_what_it_feeds(twin: Twin) -> None:
+    step = _ok(twin.call("adjust_track_gain", {"track_id": "vox_lead_dry_v1", "gain_change_db": 2}))
+    assert step.marking() == dict.fromkeys(step.marking(), FieldKind.FREE)
+    assert [(c.path, c.kind, c.before, c.after) for c in step.changes] == [
+        ("/tracks/0/peak_dbfs", ChangeKind.CHANGED, -10.0, -8.0),
+        ("/tracks/0/rms_dbfs", ChangeKind.CHANGED, -22.0, -20.0),
+        ("/tracks/5/peak_dbfs", ChangeKind.CHANGED, -20.0, -18.0),
+        ("/tracks/5/rms_dbfs", ChangeKind.CHANGED, -32.0, -30.0),
+    ]
+    silent = _ok(
+        twin.call("adjust_track_gain", {"track_id": "vox_lead_dry_v2_dup", "gain_change_db": 3})
+    )
+    assert [c.path for c in silent.changes] == ["/tracks/2/peak_dbfs", "/tracks/2/rms_dbfs"]
+    one = _ok(twin.call("adjust_track_gain", {"track_id": "vox_dub_L_final", "gain_change_db": -3}))
+    assert {c.path for c in one.changes} >= {
+        "/tracks/3/rms_dbfs",
+        "/tracks/6/rms_dbfs",
+        "/master_bus/peak_dbfs",
+    }
+    assert all(c.path.rsplit("/", 1)[-1] != "fader_db" for c in one.changes)
+    uneven = twin.call("get_metering_data", {"entity_id": "vocal_bus_01"})
+    assert set(uneven.free) == {"/rms", "/peak", "/true_peak"}
+
+
+def test_the_reference_plan_solves_the_calibration_task(twin: Twin) -> None:
+    steps = [_ok(twin.call(name, arguments)) for name, arguments in CALIBRATION_PLAN]
+    masters = twin.call("get_signal_routing", {"entity_id": "master_bus"}).observation
+    assert "vocal_bus_01" in masters["source_ids"]
+    assert steps[3].observation["architecture"] == "analog-modeled"
+    assert steps[3].marking()["/architecture"] is FieldKind.DETERMINED
+    adjusted = {s.arguments["track_id"] for s in steps if s.tool == "adjust_track_gain"}
+    assert adjusted <= set(steps[2].observation["source_ids"])
+    final_master = steps[-1]
+    assert final_master.observation["true_peak"] == -4.0
+    assert final_master.observation["peak"] == -4.0
+    assert final_master.marking()["/peak"] is FieldKind.DETERMINED
+    assert steps[-2].observation["rms"] == -11.3  # the -18 dBFS bus target is out of reach
+    faders = {t["track_id"]: t["fader_db"] for t in twin.state["tracks"]}
+    assert faders["vocal_bus_01"] == 0.0 and twin.state["master_bus"]["volume_db"] == 0.0
+    assert twin.state["master_bus"]["is_clipped"] is False
+    assert all(
+        c.path.rsplit("/", 1)[-1] not in ("fader_db", "volume_db") for s in steps for c in s.changes
+    )
+    assert twin.state["transport"] == twin.env.task_initial_state["transport"]
