@@ -155,9 +155,9 @@ def test_writes_create_and_overwrite_files_exactly(twin: Twin) -> None:
     assert [(c.path, c.kind, c.after) for c in over.changes] == [
         ("/file_system/boot.py", ChangeKind.CHANGED, "pass\n")
     ]
-    assert twin.call("write_file_content", {"file_path": "lib", "content": ""}).outcome is (
-        Outcome.ERROR
-    )
+    for directory in ("lib", "utils/", "/"):
+        step = twin.call("write_file_content", {"file_path": directory, "content": ""})
+        assert step.outcome is Outcome.ERROR and not step.changes
 
 
 def test_a_run_is_never_made_and_only_a_syntax_error_is_determined(twin: Twin) -> None:

@@ -9,7 +9,8 @@ How it reads its config:
   both, naming an action, which does not fit arguments).
 - A missing file or directory is ``{"error": ...}``, the prompt's "standard file-not-found
   error"; its wording (e.g. Python's ``FileNotFoundError: [Errno 2] ...``) is free. So is
-  the wording of reading or running a directory, listing or writing over a file's path.
+  the wording of reading, running or writing a directory (a path ending in ``/`` is
+  one) and of listing a file or writing under one.
 - ``list_directory_contents`` lists the directory's direct children, directories with a
   trailing ``/``, in the order the state first holds them (new files come last).
 - ``write_file_content`` creates or overwrites the file (a new file keeps its place last);
@@ -112,7 +113,7 @@ class PythonWorkspaceTwin(Twin):
         """Create or overwrite the file."""
         given = arguments["file_path"]
         path = self._path(given)
-        if self._is_directory(path):
+        if self._is_directory(path) or given.rstrip().endswith("/"):
             return self.error(f"IsADirectoryError: [Errno 21] Is a directory: '{given}'")
         if any(path.startswith(key + "/") for key in self._files):
             return self.error(f"NotADirectoryError: [Errno 20] Not a directory: '{given}'")
