@@ -172,3 +172,19 @@ def test_the_reference_plan_solves_the_calibration_task(twin: Twin) -> None:
         c.path.rsplit("/", 1)[-1] not in ("fader_db", "volume_db") for s in steps for c in s.changes
     )
     assert twin.state["transport"] == twin.env.task_initial_state["transport"]
+
+
+def test_levels_the_summing_model_chose_are_free_state_until_the_moves_are_even(
+    public_sample: Path,
+) -> None:
+    twin = AudioMixingTwin(load_env(public_sample, "env_cea19ff7b676"))
+    bus = "vocal_bus_01"
+    sources = [t["track_id"] for t in twin.state["tracks"] if t["routing"] == bus]
+    first = twin.call("adjust_track_gain", {"track_id": sources[0], "gain_change_db": -3.0})
+    index = next(i for i, t in enumerate(twin.state["tracks"]) if t["track_id"] == bus)
+    if len(sources) > 1:  # one source moved, the others not: the bus level is the model's
+        assert f"/tracks/{index}/rms_dbfs" in first.free_state
+    for source in sources[1:]:
+        last = twin.call("adjust_track_gain", {"track_id": source, "gain_change_db": -3.0})
+    if len(sources) > 1:
+        assert f"/tracks/{index}/rms_dbfs" not in last.free_state  # every source moved alike

@@ -207,13 +207,44 @@ class AudioMixingTwin(Twin):
         track["rms_dbfs"] = round(track["rms_dbfs"] + change, _PLACES)
         track["peak_dbfs"] = round(track["peak_dbfs"] + change, _PLACES)
         self._propagate(track)
+        chosen = [
+            f"{self._pointer(entity)}/{field}"
+            for entity in self._fed_by(track_id)
+            if self._shift(entity) is None
+            for field in ("rms_dbfs", "peak_dbfs")
+        ]
+        fixed = [
+            f"{self._pointer(entity)}/{field}"
+            for entity in self._fed_by(track_id)
+            if self._shift(entity) is not None
+            for field in ("rms_dbfs", "peak_dbfs")
+        ]
         observation = {
             "status": "success",
             "track_id": track_id,
             "gain_change_db": change,
             "fader_db": track["fader_db"],
         }
-        return Answer(observation=observation, free=[""])
+        return Answer(observation=observation, free=[""], free_state=chosen, fixed_state=fixed)
+
+    def _fed_by(self, track_id: str) -> list[str]:
+        """The buses (and the Master Bus) a track feeds, nearest first."""
+        out: list[str] = []
+        track = self._track(track_id)
+        while track is not None and track["routing"] not in out:
+            target = track["routing"]
+            track = None if target == _MASTER else self._track(target)
+            if target == _MASTER or track is not None:  # a routing to nothing feeds nothing
+                out.append(target)
+        return out
+
+    def _pointer(self, entity_id: str) -> str:
+        """The JSON Pointer of an entity's record in the state."""
+        if entity_id == _MASTER:
+            return "/master_bus"
+        tracks: list[dict[str, Any]] = self.state["tracks"]
+        index = next(i for i, t in enumerate(tracks) if t["track_id"] == entity_id)
+        return f"/tracks/{index}"
 
     def _propagate(self, changed: dict[str, Any]) -> None:
         """Re-level what ``changed`` feeds, on to the Master Bus, from the session's start.

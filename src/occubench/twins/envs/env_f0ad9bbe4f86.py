@@ -25,7 +25,8 @@ How it reads its config:
   statuses gets a logic error and nothing changes. ``transaction_id`` and ``timestamp``
   are free (chosen ``TXN_<n>`` by count of reviews closed, and the state's clock).
 - The clock does not move: the prompt asks for timestamps that advance but says by how
-  much nowhere, so ``system_clock`` is left as the state holds it.
+  much nowhere, so ``system_clock`` is left as the state holds it, and from the first
+  review on it is free state (a simulator that advances it is not wrong).
 """
 
 from __future__ import annotations
@@ -156,6 +157,7 @@ class PermitProcessingTwin(Twin):
                 "timestamp": self.state["system_clock"],
             },
             free=["/transaction_id", "/timestamp"],
+            free_state=["/system_clock"],
         )
 
 
