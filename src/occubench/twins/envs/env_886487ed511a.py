@@ -1,0 +1,263 @@
+"""Twin of ``env_886487ed511a``: a travel itinerary with a budget and a day's schedule.
+
+How it reads its config:
+- Errors are ``{"error": "<Kind>: <message>"}`` (the prompt's example shape), the kinds
+  being its four cases: "Insufficient Budget", "Conflict", "Invalid Parameters",
+  "Undefined Action"; an unknown itinerary item is "Not Found".
+- ``get_travel_status`` returns the example's fields only (the prompt allows only the
+  declared return fields; preferences are not among them). Each itinerary item shows its
+  ``item_id`` (an item the state lists without one gets ``<TYP>-<yyyymmdd>-<hhmm>`` from
+  its type, date and start: free), ``description`` is the item's name, and ``start_time``
+  and ``end_time`` are the two ends of its ``time_slot`` (determined).
+- ``search_services``: the state holds no service catalogue (domain logic without domain
+  data), so every result is free. The twin offers one service per category, place and
+  date, whose id encodes them (``DRV-`` or ``ACT-``, the date, the place), so a booking
+  needs no hidden state. A date not in ``YYYY-MM-DD`` form or outside the travel dates,
+  or an empty place, is "Invalid Parameters" (determined).
+- ``book_service`` takes the cost as the agent gives it (the parameter is "the cost ...
+  to be added"); the time must be one of the service's offered times. It fails on a
+  total above ``budget_limit`` ("Insufficient Budget") and on a time overlapping an item
+  of the same date ("Conflict"); else it appends the item (the state's item fields plus
+  ``item_id``; id ``ITIN-<n>``, free) and adds the cost to ``total_spent``
+  (``new_total_spent`` determined). A service lasts as long as the twin's catalogue says.
+- ``cancel_booking`` removes the item and refunds its whole cost (the tool's "subtracts
+  its cost"); ``refunded_amount`` and ``new_total_spent`` are determined.
+- Nothing the tools do moves the traveller: ``current_location`` never changes (the
+  config names no action that travels), and locations are not checked against it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from occubench.twins._twin import Answer, Twin, tool
+
+
+@dataclass(frozen=True)
+class _Offer:
+    """One kind of service of the twin's catalogue (free data: the config holds none)."""
+
+    prefix: str
+    type: str
+    name: str
+    cost: float
+    times: tuple[str, ...]
+    minutes: int
+
+
+CATALOGUE = {
+    "transportation": _Offer(
+        "DRV", "Transportation", "Private Driver", 260.0, ("14:45", "15:45", "16:15", "17:30"), 80
+    ),
+    "activity": _Offer("ACT", "Activity", "Guided Walk", 120.0, ("09:00", "10:00", "13:30"), 150),
+}
+
+_SERVICE = re.compile(r"^(?P<prefix>[A-Z]+)-(?P<date>\d{8})-(?P<place>[A-Z0-9-]+)$")
+_CLOCK = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+
+
+def _minutes(clock: str) -> int:
+    hours, minutes = clock.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+def _clock(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _day(text: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
+    except ValueError:
+        return None
+
+
+def _slug(place: str) -> str:
+    return re.sub(r"[^A-Z0-9]+", "-", place.upper()).strip("-")
+
+
+def _service(service_id: str) -> tuple[_Offer, dt.date, str] | None:
+    """The offer, date and place a service id of the twin's catalogue encodes."""
+    found = _SERVICE.match(service_id)
+    if found is None:
+        return None
+    offer = next((o for o in CATALOGUE.values() if o.prefix == found["prefix"]), None)
+    compact = found["date"]
+    day = _day(f"{compact[:4]}-{compact[4:6]}-{compact[6:]}")
+    if offer is None or day is None:
+        return None
+    return offer, day, found["place"].replace("-", " ").title()
+
+
+class TravelItineraryTwin(Twin):
+    """The travel itinerary (module doc)."""
+
+    environment = "env_886487ed511a"
+
+    def error(self, message: str, code: str | None = None) -> Answer:
+        """The config's error shape: ``{"error": "<Kind>: <message>"}``."""
+        return Answer(observation={"error": f"{code or 'Invalid Parameters'}: {message}"})
+
+    def unknown_tool(self, tool_name: str) -> Answer:
+        """An action outside the action set."""
+        return self.error(f"no action {tool_name!r}", "Undefined Action")
+
+    def invalid_arguments(self, tool_name: str, problem: str) -> Answer:
+        """Arguments that break the tool's schema."""
+        return self.error(f"{tool_name}: {problem}")
+
+    # The itinerary, read from the state.
+
+    def _items(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.state["current_itinerary"]
+        return items
+
+    @staticmethod
+    def _item_id(item: dict[str, Any]) -> tuple[str, bool]:
+        """The item's id and whether the twin made it up (the state lists none)."""
+        if item.get("item_id"):
+            return str(item["item_id"]), False
+        start = str(item.get("time_slot", "")).split("-")[0].replace(":", "")
+        kind = str(item.get("type", "item"))[:3].upper()
+        return f"{kind}-{str(item.get('date', '')).replace('-', '')}-{start}", True
+
+    @staticmethod
+    def _span(item: dict[str, Any]) -> tuple[int, int] | None:
+        ends = str(item.get("time_slot", "")).split("-")
+        if len(ends) != 2 or not all(_CLOCK.match(end) for end in ends):
+            return None
+        return _minutes(ends[0]), _minutes(ends[1])
+
+    def _dates(self) -> tuple[str, str]:
+        dates = self.state["travel_dates"]
+        return str(dates.get("start_date")), str(dates.get("end_date"))
+
+    @tool
+    def get_travel_status(self, arguments: dict[str, Any]) -> Answer:
+        """Budget, spending, the itinerary with ids, location and travel dates."""
+        items: list[dict[str, Any]] = []
+        free: list[str] = []
+        for index, item in enumerate(self._items()):
+            item_id, made_up = self._item_id(item)
+            if made_up:
+                free.append(f"/current_itinerary/{index}/item_id")
+            start, _, end = str(item.get("time_slot", "")).partition("-")
+            items.append(
+                {
+                    "item_id": item_id,
+                    "type": item.get("type"),
+                    "description": item.get("name"),
+                    "start_time": start,
+                    "end_time": end,
+                    "cost": item.get("cost"),
+                    "date": item.get("date"),
+                }
+            )
+        start, end = self._dates()
+        return Answer(
+            observation={
+                "budget_limit": self.state["budget_limit"],
+                "total_spent": self.state["total_spent"],
+                "current_itinerary": items,
+                "current_location": self.state["current_location"],
+                "travel_dates": {"start": start, "end": end},
+            },
+            free=free,
+        )
+
+    @tool
+    def search_services(self, arguments: dict[str, Any]) -> Answer:
+        """The twin's one offer for the category, place and date (free)."""
+        day = _day(arguments["date"])
+        if day is None:
+            return self.error(f"date {arguments['date']!r} is not a YYYY-MM-DD date")
+        first, last = self._dates()
+        if not first <= day.isoformat() <= last:
+            return self.error(f"{day} is outside the travel dates {first} to {last}")
+        place = _slug(arguments["location"])
+        if not place:
+            return self.error("location is empty")
+        offer = CATALOGUE[arguments["category"]]
+        result = {
+            "service_id": f"{offer.prefix}-{day:%Y%m%d}-{place}",
+            "name": f"{offer.name} ({arguments['location'].strip()})",
+            "cost": offer.cost,
+            "pickup_windows": list(offer.times),
+        }
+        return Answer(observation={"results": [result]}, free=["/results"])
+
+    @tool
+    def book_service(self, arguments: dict[str, Any]) -> Answer:
+        """Book an offered service at one of its times (module doc for each check)."""
+        service = _service(arguments["service_id"])
+        if service is None:
+            return self.error(f"unknown service {arguments['service_id']!r}")
+        offer, day, place = service
+        time, cost = arguments["scheduled_time"], float(arguments["cost"])
+        if time not in offer.times:
+            return self.error(f"{time} is not an offered time of {arguments['service_id']}")
+        if cost < 0:
+            return self.error("cost must not be negative")
+        total = round(float(self.state["total_spent"]) + cost, 2)
+        if total > float(self.state["budget_limit"]):
+            return self.error(
+                f"total {total:.2f} would exceed the budget limit "
+                f"{float(self.state['budget_limit']):.2f}",
+                "Insufficient Budget",
+            )
+        start = _minutes(time)
+        end = start + offer.minutes
+        for item in self._items():
+            span = self._span(item)
+            if item.get("date") == day.isoformat() and span and start < span[1] and span[0] < end:
+                return self.error(
+                    f"{_clock(start)}-{_clock(end)} overlaps {item.get('name')} "
+                    f"({item.get('time_slot')}) on {day}",
+                    "Conflict",
+                )
+        numbers = [
+            int(str(item["item_id"])[5:])
+            for item in self._items()
+            if re.fullmatch(r"ITIN-\d+", str(item.get("item_id", "")))
+        ]
+        item_id = f"ITIN-{max(numbers, default=0) + 1:03d}"
+        self._items().append(
+            {
+                "item_id": item_id,
+                "name": offer.name,
+                "type": offer.type,
+                "date": day.isoformat(),
+                "time_slot": f"{_clock(start)}-{_clock(end)}",
+                "location": place,
+                "cost": cost,
+            }
+        )
+        self.state["total_spent"] = total
+        return Answer(
+            observation={
+                "status": "confirmed",
+                "itinerary_item_id": item_id,
+                "new_total_spent": total,
+            },
+            free=["/itinerary_item_id"],
+        )
+
+    @tool
+    def cancel_booking(self, arguments: dict[str, Any]) -> Answer:
+        """Remove an itinerary item and refund its cost."""
+        items = self._items()
+        index = next(
+            (i for i, item in enumerate(items) if self._item_id(item)[0] == arguments["item_id"]),
+            None,
+        )
+        if index is None:
+            return self.error(f"no itinerary item {arguments['item_id']!r}", "Not Found")
+        refund = float(items.pop(index).get("cost") or 0.0)
+        total = round(float(self.state["total_spent"]) - refund, 2)
+        self.state["total_spent"] = total
+        return Answer(
+            observation={"status": "cancelled", "refunded_amount": refund, "new_total_spent": total}
+        )

@@ -1,0 +1,183 @@
+"""The travel itinerary twin (``env_886487ed511a``): shapes, errors, writes, task 70."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from occubench.dataset import load_dataset, load_env
+from occubench.twins import ChangeKind, Outcome, package_twins
+from occubench.twins.envs.env_886487ed511a import TravelItineraryTwin
+
+ENV = "env_886487ed511a"
+TASK = 70
+TOUR = "ACT-20250105-1300"
+"""The id the twin gives the Colosseum tour (the state lists it without one)."""
+DRIVER = "DRV-20250105-ROME"
+WALK = "ACT-20250105-ROME"
+
+PLAN: list[tuple[str, dict[str, Any]]] = [
+    ("get_travel_status", {}),
+    (
+        "search_services",
+        {
+            "category": "transportation",
+            "location": "Rome",
+            "date": "2025-01-05",
+            "query": "private driver to Civitavecchia pier",
+        },
+    ),
+    ("cancel_booking", {"item_id": TOUR}),
+    ("search_services", {"category": "activity", "location": "Rome", "date": "2025-01-05"}),
+    ("book_service", {"service_id": WALK, "scheduled_time": "10:00", "cost": 120.0}),
+    ("book_service", {"service_id": DRIVER, "scheduled_time": "16:15", "cost": 260.0}),
+    ("get_travel_status", {}),
+]
+"""Task 70: the tour ending 17:15 breaks the 16:20 departure; replace it, book the driver."""
+
+ALL_ABOARD, GANGWAY, TRANSIT, BZT = "18:30", 30, 80, 1.25
+"""The ship's figures task 70's instruction gives the agent."""
+
+
+def _fits(value: Any, example: Any) -> bool:
+    """Whether ``value`` has ``example``'s shape: same keys, same JSON types, list items alike."""
+    if isinstance(example, dict):
+        return (
+            isinstance(value, dict)
+            and value.keys() == example.keys()
+            and all(_fits(value[k], example[k]) for k in example)
+        )
+    if isinstance(example, list):
+        return isinstance(value, list) and all(any(_fits(v, e) for e in example) for v in value)
+    if isinstance(example, bool) or example is None or isinstance(example, str):
+        return type(value) is type(example)
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _minutes(clock: str) -> int:
+    return int(clock[:2]) * 60 + int(clock[3:])
+
+
+@pytest.fixture
+def twin(public_sample: Path) -> TravelItineraryTwin:
+    return TravelItineraryTwin(load_env(public_sample, ENV))
+
+
+def test_the_package_finds_the_twin() -> None:
+    assert package_twins()[ENV] is TravelItineraryTwin
+
+
+def test_every_success_fits_its_tools_example_output(twin: TravelItineraryTwin) -> None:
+    examples = {spec.name: spec.example_output for spec in twin.env.action_set_definitions}
+    steps = twin.run(PLAN)
+    assert {step.tool for step in steps} == set(examples)
+    for step in steps:
+        assert step.outcome is Outcome.SUCCESS, step
+        assert _fits(step.observation, examples[step.tool]), step
+
+
+def test_unknown_ids_and_tools_get_the_configs_errors(twin: TravelItineraryTwin) -> None:
+    assert twin.call("book_flight", {}).observation == {
+        "error": "Undefined Action: no action 'book_flight'"
+    }
+    cancel = twin.call("cancel_booking", {"item_id": "ITIN-999"})
+    assert cancel.observation == {"error": "Not Found: no itinerary item 'ITIN-999'"}
+    booked = twin.call(
+        "book_service", {"service_id": "HTL-1", "scheduled_time": "10:00", "cost": 1}
+    )
+    assert booked.observation["error"].startswith("Invalid Parameters: unknown service")
+    for date in ("2025-02-05", "5 January", "2025-01-32"):
+        search = {"category": "activity", "location": "Rome", "date": date}
+        assert (
+            twin.call("search_services", search)
+            .observation["error"]
+            .startswith("Invalid Parameters:")
+        )
+    odd = {"service_id": DRIVER, "scheduled_time": "16:20", "cost": 260.0}
+    assert twin.call("book_service", odd).outcome is Outcome.ERROR  # not an offered time
+    assert all(not step.changes for step in twin.steps)
+
+
+def test_the_status_shows_the_state_with_only_made_up_ids_free(twin: TravelItineraryTwin) -> None:
+    step = twin.call("get_travel_status", {})
+    assert step.observation["current_itinerary"] == [
+        {
+            "item_id": TOUR,
+            "type": "Activity",
+            "description": "Exclusive After-Hours Colosseum Underground Tour",
+            "start_time": "13:00",
+            "end_time": "17:15",
+            "cost": 1400.0,
+            "date": "2025-01-05",
+        }
+    ]
+    assert step.observation["travel_dates"] == {"start": "2025-01-01", "end": "2025-01-07"}
+    assert step.free == ["/current_itinerary/0/item_id"]
+    search = twin.call(
+        "search_services", {"category": "transportation", "location": "Rome", "date": "2025-01-05"}
+    )
+    assert search.free == ["/results"]
+
+
+def test_bookings_check_budget_and_schedule_then_add_and_refund(
+    twin: TravelItineraryTwin,
+) -> None:
+    def book(time: str, cost: float) -> Any:
+        arguments = {"service_id": DRIVER, "scheduled_time": time, "cost": cost}
+        return twin.call("book_service", arguments)
+
+    conflict = book("16:15", 260.0)  # 16:15-17:35 overlaps the tour until 17:15
+    assert conflict.observation["error"].startswith("Conflict:") and not conflict.changes
+    over = book("17:30", 1600.01)
+    assert over.observation["error"].startswith("Insufficient Budget:") and not over.changes
+    done = book("17:30", 1600.0)
+    assert done.observation == {
+        "status": "confirmed",
+        "itinerary_item_id": "ITIN-001",
+        "new_total_spent": 3000.0,
+    }
+    assert done.free == ["/itinerary_item_id"]
+    assert twin.state["current_itinerary"][1] == {
+        "item_id": "ITIN-001",
+        "name": "Private Driver",
+        "type": "Transportation",
+        "date": "2025-01-05",
+        "time_slot": "17:30-18:50",
+        "location": "Rome",
+        "cost": 1600.0,
+    }
+    assert [(c.path, c.kind) for c in done.changes] == [
+        ("/total_spent", ChangeKind.CHANGED),
+        ("/current_itinerary/1", ChangeKind.ADDED),
+    ]
+    refund = twin.call("cancel_booking", {"item_id": TOUR})
+    assert refund.observation == {
+        "status": "cancelled",
+        "refunded_amount": 1400.0,
+        "new_total_spent": 1600.0,
+    }
+    assert twin.state["total_spent"] == 1600.0
+    assert [item["item_id"] for item in twin.state["current_itinerary"]] == ["ITIN-001"]
+    assert twin.state["current_location"] == twin.env.task_initial_state["current_location"]
+
+
+def test_the_reference_plan_solves_task_70(public_sample: Path, twin: TravelItineraryTwin) -> None:
+    assert load_dataset(public_sample, task_ids=[TASK]).tasks[0].env_name == ENV
+    steps = twin.run(PLAN)
+    assert all(step.outcome is Outcome.SUCCESS for step in steps), steps
+    latest = _minutes(ALL_ABOARD) - GANGWAY - round(TRANSIT * BZT)
+    assert latest == _minutes("16:20")
+    tour = steps[0].observation["current_itinerary"][0]
+    assert tour["item_id"] == TOUR and _minutes(tour["end_time"]) > latest  # the conflict
+    offer = steps[1].observation["results"][0]
+    assert offer["service_id"] == DRIVER and "16:15" in offer["pickup_windows"]
+    assert steps[2].observation["refunded_amount"] == 1400.0
+    assert steps[5].observation["new_total_spent"] == 120.0 + offer["cost"]
+    final = steps[6].observation
+    assert final["total_spent"] == 380.0 <= final["budget_limit"] == 3000.0
+    day = [item for item in final["current_itinerary"] if item["date"] == "2025-01-05"]
+    driver = [item for item in day if item["type"] == "Transportation"]
+    assert [d["start_time"] for d in driver] == ["16:15"] and _minutes("16:15") <= latest
+    assert all(_minutes(i["end_time"]) <= _minutes("16:15") for i in day if i not in driver)
