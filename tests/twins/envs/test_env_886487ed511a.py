@@ -88,8 +88,10 @@ def test_unknown_ids_and_tools_get_the_configs_errors(twin: TravelItineraryTwin)
         "book_service", {"service_id": "HTL-1", "scheduled_time": "10:00", "cost": 1}
     )
     assert booked.observation["error"].startswith("Invalid Parameters: unknown service")
-    for date in ("2025-02-05", "5 January", "2025-01-32"):
-        search = {"category": "activity", "location": "Rome", "date": date}
+    searches = [("Rome", "2025-02-05"), ("Rome", "5 January"), ("Rome", "2025-01-32")]
+    searches += [("Paris", "2025-01-05"), ("-", "2025-01-05")]
+    for place, date in searches:
+        search = {"category": "activity", "location": place, "date": date}
         assert (
             twin.call("search_services", search)
             .observation["error"]
@@ -119,6 +121,8 @@ def test_the_status_shows_the_state_with_only_made_up_ids_free(twin: TravelItine
         "search_services", {"category": "transportation", "location": "Rome", "date": "2025-01-05"}
     )
     assert search.free == ["/results"]
+    pier = {"category": "transportation", "location": "Civitavecchia pier", "date": "2025-01-07"}
+    assert twin.call("search_services", pier).outcome is Outcome.SUCCESS
 
 
 def test_bookings_check_budget_and_schedule_then_add_and_refund(

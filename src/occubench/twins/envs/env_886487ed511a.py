@@ -12,8 +12,11 @@ How it reads its config:
 - ``search_services``: the state holds no service catalogue (domain logic without domain
   data), so every result is free. The twin offers one service per category, place and
   date, whose id encodes them (``DRV-`` or ``ACT-``, the date, the place), so a booking
-  needs no hidden state. A date not in ``YYYY-MM-DD`` form or outside the travel dates,
-  or an empty place, is "Invalid Parameters" (determined).
+  needs no hidden state. A date not in ``YYYY-MM-DD`` form or outside the travel dates
+  is "Invalid Parameters" (determined); so is a place the trip does not touch (the
+  prompt's realism rule ties places to the state): one sharing no word of four letters
+  or more with a location of the initial or current state (the traveller's, or an
+  itinerary item's; a cancelled item's place stays a place of the trip).
 - ``book_service`` takes the cost as the agent gives it (the parameter is "the cost ...
   to be added"); the time must be one of the service's offered times. It fails on a
   total above ``budget_limit`` ("Insufficient Budget") and on a time overlapping an item
@@ -23,7 +26,7 @@ How it reads its config:
 - ``cancel_booking`` removes the item and refunds its whole cost (the tool's "subtracts
   its cost"); ``refunded_amount`` and ``new_total_spent`` are determined.
 - Nothing the tools do moves the traveller: ``current_location`` never changes (the
-  config names no action that travels), and locations are not checked against it.
+  config names no action that travels).
 """
 
 from __future__ import annotations
@@ -73,6 +76,11 @@ def _day(text: str) -> dt.date | None:
         return dt.date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
     except ValueError:
         return None
+
+
+def _words(place: str) -> set[str]:
+    """The words of a place name that can name it (four letters or more, any case)."""
+    return {word for word in re.findall(r"[a-z]+", place.lower()) if len(word) >= 4}
 
 
 def _slug(place: str) -> str:
@@ -135,6 +143,15 @@ class TravelItineraryTwin(Twin):
         dates = self.state["travel_dates"]
         return str(dates.get("start_date")), str(dates.get("end_date"))
 
+    def _reachable(self, location: str) -> bool:
+        """Whether a place shares a word with the trip's places (module doc)."""
+        places: list[Any] = []
+        for state in (self.env.task_initial_state, self.state):
+            places.append(state.get("current_location", ""))
+            places += [item.get("location", "") for item in state.get("current_itinerary", [])]
+        known = {word for place in places for word in _words(str(place))}
+        return bool(_words(location) & known)
+
     @tool
     def get_travel_status(self, arguments: dict[str, Any]) -> Answer:
         """Budget, spending, the itinerary with ids, location and travel dates."""
@@ -178,8 +195,8 @@ class TravelItineraryTwin(Twin):
         if not first <= day.isoformat() <= last:
             return self.error(f"{day} is outside the travel dates {first} to {last}")
         place = _slug(arguments["location"])
-        if not place:
-            return self.error("location is empty")
+        if not self._reachable(arguments["location"]):
+            return self.error(f"{arguments['location']!r} is not a place of this trip")
         offer = CATALOGUE[arguments["category"]]
         result = {
             "service_id": f"{offer.prefix}-{day:%Y%m%d}-{place}",
