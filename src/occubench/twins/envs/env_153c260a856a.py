@@ -1,21 +1,14 @@
 """Twin of ``env_153c260a856a``: a rent-roll database for a property valuation assessment.
 
-How it reads its config:
-- Errors are ``{"error": "<message>"}`` (the prompt's example shape, no code): a property
-  id other than the state's ``property_id`` is "Property record not found"; unknown tools
-  and arguments that break a tool's schema get the same shape.
-- The state holds one property; its ``comparable_database`` holds unit groups (a count,
-  a base rent and an MCI surcharge per unit, the months until the surcharge expires).
-  ``fetch_unit_level_records`` is "unit-by-unit", so it lists one record per unit, group
-  by group in the state's order; each record's rent and surcharge are determined, its
-  ``unit_id`` is free (the state names groups, not units; the twin numbers them
-  ``<group>-<n>``).
-- The state holds no date: ``get_current_date`` is free (the twin answers one fixed
-  date). An expiration date is that date plus the group's months to expiry, so it is free
-  too; a unit without a surcharge has ``mci_expiration_date`` null, which is determined.
-- ``get_property_metadata``: ``total_units`` is the sum of the groups' unit counts
-  (determined); the state holds no property name or status, so both are free (the twin
-  answers the property id and "Active").
+How it reads its config (one ambiguity a line):
+- Errors: ``{"error": "<message>"}``, the prompt's example shape (no code), for every case.
+- A property id other than the state's ``property_id``: "Property record not found".
+- The state lists unit groups; "unit-by-unit" records: one per unit, group by group, in order.
+- A unit's ``unit_id`` is free (the state names groups only): the twin answers ``<group>-<n>``.
+- The state holds no date: ``get_current_date`` is free (one fixed date, ``TODAY``).
+- An MCI expiry is that date plus the group's months to expiry: free; null without surcharge.
+- ``total_units`` is the sum of the groups' unit counts (determined).
+- The state holds no property name or status: both free (the property id, "Active").
 - No tool writes: no call changes the state.
 """
 

@@ -1,34 +1,22 @@
 """Twin of ``env_16dc64cc1099``: a pharmacy prescription verification queue.
 
-How it reads its config:
-- Errors are ``{"error": "<message>"}``: an undefined action is "Action not found" (the
-  prompt's words); a missing or mistyped parameter, an unknown prescription, patient or
-  drug get a descriptive message in the same shape (nothing is invented).
-- ``get_system_status`` reports the state's ``system_status``; no rule of the config ties
-  the other tools to it, so none is enforced.
-- ``list_pending_orders`` lists the state's pending prescriptions in order; ``dosage`` is
-  the state's dosage text as written and ``scheduled_time`` the ``HH:MM`` that text names
-  (both determined; a dosage naming no time gives a free null).
-- ``get_patient_clinical_data``: ``active_medications`` as the record holds them;
-  ``lab_results`` one entry per lab value of the record's ``labs``, dated by its
-  ``collection_date``; the records hold no allergies, so ``allergies`` is free (the twin
-  answers an empty list). A patient without a record (a prescription may name one) is not
-  found.
-- ``check_inventory`` needs the inventory's drug name (the state's keys name strength and
-  form, e.g. "<drug> 5mg Tab"; matched ignoring case); a bare drug name matching several
-  entries is not found rather than guessed.
-- ``submit_prescription_action``: notes must be non-empty for REJECTED and FLAGGED (the
-  parameter's description). APPROVED needs stock: some inventory entry named
-  "<drug_name> <strength>" (the dosage's first word) with a positive quantity, else
-  "Insufficient inventory for <drug_name> <strength>" (the prompt's wording). The config
-  gives no quantity dispensed, so approval leaves the inventory unchanged.
-- Each decision appends ``{prescription_id, decision, notes, timestamp}`` to
-  ``verification_log``. APPROVED and REJECTED are final and take the prescription out of
-  ``pending_prescriptions``; FLAGGED holds it in the queue (it still awaits verification),
-  so it may be decided again. A prescription already rejected (or approved) cannot be
-  decided again: the prompt's "cannot be approved without a re-submission".
-- The timestamp is free (the config holds no clock): the twin answers a fixed day at
-  08:00Z plus one minute per logged decision.
+How it reads its config (one ambiguity a line):
+- Errors: ``{"error": "<message>"}``; an undefined action is "Action not found" (the prompt's).
+- Missing or mistyped parameters, unknown ids: a descriptive message in that shape.
+- ``system_status`` is only reported: no rule of the config ties the other tools to it.
+- A pending order's ``dosage`` is the state's text as written (determined).
+- ``scheduled_time`` is the ``HH:MM`` that dosage text names (free null when it names none).
+- ``lab_results``: one entry per value of the record's ``labs``, dated by ``collection_date``.
+- The records hold no allergies: ``allergies`` is free (an empty list).
+- A patient a prescription names but no record holds is not found (never invented).
+- ``check_inventory`` needs the inventory's own name (any case); a bare drug name is not found.
+- Notes must be non-empty for REJECTED and FLAGGED (the parameter's description).
+- APPROVED needs an entry "<drug> <strength>" with stock > 0, else "Insufficient inventory for".
+- The config gives no quantity dispensed: approval leaves the inventory unchanged.
+- Each decision appends ``{prescription_id, decision, notes, timestamp}`` to the log.
+- APPROVED and REJECTED leave ``pending_prescriptions``; FLAGGED holds the order in the queue.
+- A rejected (or approved) order cannot be decided again "without a re-submission".
+- The timestamp is free (no clock): a fixed day at 08:00Z plus a minute per logged decision.
 """
 
 from __future__ import annotations

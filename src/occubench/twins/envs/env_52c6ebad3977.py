@@ -1,38 +1,23 @@
 """Twin of ``env_52c6ebad3977``: a vehicle on the bench with a PT-CAN communication fault.
 
-How it reads its config:
-- Errors are ``{"error": "<message>"}``: an undefined action is "Action '<name>' not
-  found" (the prompt's words); the prompt gives the same words for invalid parameters,
-  read as a template, so a bad argument or an unknown component or node names what is
-  wrong in that shape.
-- "Requires the engine to be running while ignition is OFF gives an error or no signal":
-  no tool here needs the engine running; the ones that talk to the modules over the bus
-  (``get_active_dtcs``, ``measure_pt_can_metrics``, ``clear_fault_codes``) answer "No
-  signal" while the ignition is OFF. ``get_power_system_health`` is a meter reading and
-  works in any position.
-- The scan tool reaches the bus through the gateway: while a component whose id names a
-  gateway is isolated, those three tools answer that the vehicle does not communicate.
-- A component below ``FAULTY_BELOW`` integrity is faulty (the twin's threshold; the
-  config names none). A faulty battery is low supply voltage; a faulty module that is
-  powered (not isolated) floods the bus. Either keeps the communication ('U') faults
-  active: cleared codes come back after a drive cycle (the prompt's rule), and the only
-  drive cycle a tool can make is ``set_ignition_position`` START, which sets the initial
-  state's U and P codes again while a fault remains.
-- ``measure_pt_can_metrics``: the state holds no bus load, so ``bus_load_percent`` is
-  free (the twin answers a saturated load while a powered module is faulty, a normal one
-  otherwise); the termination resistance is the state's DLC pin 6 to pin 14 resistance
-  (the CAN pins; determined), free when the state has none.
-- ``get_power_system_health``: ``battery_integrity`` is the state's (determined); the
-  state holds no voltage (free: the twin derives one from the battery's integrity); it
-  holds no alternator, so ``alternator_integrity`` is the charging unit's (the
-  on-board charger's) integrity, free as a reading of the config.
-- ``repair_component`` sets a ``component_integrity`` entry to 100 (any other id is not
-  found); it does not clear codes or end an isolation.
-- ``isolate_node_power`` acts on any component but the battery (the supply, not a node);
-  the state has no field for it, so the twin keeps the isolated nodes in a list of its
-  own, ``isolated_nodes`` (added at the first isolation, sorted).
-- ``set_ignition_position`` sets ``ignition_status``; START runs the engine only when the
-  state has fuel and a healthy battery; OFF and ACC stop it; ON leaves it as it is.
+How it reads its config (one ambiguity a line):
+- Errors: ``{"error": "<message>"}``; an undefined action is "Action '<name>' not found".
+- The prompt's words for invalid parameters are read as a template: they name the bad one.
+- No tool needs the engine running; the bus tools answer "No signal" with the ignition OFF.
+- The bus tools: ``get_active_dtcs``, ``measure_pt_can_metrics``, ``clear_fault_codes``.
+- The scan tool reaches the bus through the gateway: with it isolated, the bus tools fail.
+- A component below ``FAULTY_BELOW`` integrity is faulty (the config names no threshold).
+- A faulty powered (not isolated) module floods the bus; a faulty battery is low voltage.
+- Either keeps the U faults: cleared codes come back after a drive cycle (the prompt's rule).
+- The one drive cycle a tool makes is ignition START: it sets the initial U/P codes again.
+- ``bus_load_percent`` is free (not in the state): saturated while a module floods, else normal.
+- The termination resistance is the state's DLC pin 6-14 value (the CAN pins; determined).
+- Battery voltage is free (not in the state): derived from the battery's integrity.
+- No alternator in the state: ``alternator_integrity`` is the on-board charger's, free.
+- ``repair_component`` sets an integrity entry to 100; it clears no code, ends no isolation.
+- The battery is the supply, not a node: ``isolate_node_power`` refuses it.
+- The state has no isolation field: the twin keeps a sorted ``isolated_nodes`` list of its own.
+- START runs the engine only with fuel and a healthy battery; OFF and ACC stop it; ON keeps it.
 - ``clear_fault_codes`` removes every U and P code and keeps the others.
 """
 

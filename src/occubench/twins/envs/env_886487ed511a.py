@@ -1,32 +1,21 @@
 """Twin of ``env_886487ed511a``: a travel itinerary with a budget and a day's schedule.
 
-How it reads its config:
-- Errors are ``{"error": "<Kind>: <message>"}`` (the prompt's example shape), the kinds
-  being its four cases: "Insufficient Budget", "Conflict", "Invalid Parameters",
-  "Undefined Action"; an unknown itinerary item is "Not Found".
-- ``get_travel_status`` returns the example's fields only (the prompt allows only the
-  declared return fields; preferences are not among them). Each itinerary item shows its
-  ``item_id`` (an item the state lists without one gets ``<TYP>-<yyyymmdd>-<hhmm>`` from
-  its type, date and start: free), ``description`` is the item's name, and ``start_time``
-  and ``end_time`` are the two ends of its ``time_slot`` (determined).
-- ``search_services``: the state holds no service catalogue (domain logic without domain
-  data), so every result is free. The twin offers one service per category, place and
-  date, whose id encodes them (``DRV-`` or ``ACT-``, the date, the place), so a booking
-  needs no hidden state. A date not in ``YYYY-MM-DD`` form or outside the travel dates
-  is "Invalid Parameters" (determined); so is a place the trip does not touch (the
-  prompt's realism rule ties places to the state): one sharing no word of four letters
-  or more with a location of the initial or current state (the traveller's, or an
-  itinerary item's; a cancelled item's place stays a place of the trip).
-- ``book_service`` takes the cost as the agent gives it (the parameter is "the cost ...
-  to be added"); the time must be one of the service's offered times. It fails on a
-  total above ``budget_limit`` ("Insufficient Budget") and on a time overlapping an item
-  of the same date ("Conflict"); else it appends the item (the state's item fields plus
-  ``item_id``; id ``ITIN-<n>``, free) and adds the cost to ``total_spent``
-  (``new_total_spent`` determined). A service lasts as long as the twin's catalogue says.
-- ``cancel_booking`` removes the item and refunds its whole cost (the tool's "subtracts
-  its cost"); ``refunded_amount`` and ``new_total_spent`` are determined.
-- Nothing the tools do moves the traveller: ``current_location`` never changes (the
-  config names no action that travels).
+How it reads its config (one ambiguity a line):
+- Errors: ``{"error": "<Kind>: <message>"}``, kinds the prompt's four cases (and "Not Found").
+- ``get_travel_status`` returns the example's fields only: preferences are not declared.
+- An item the state lists without an id gets ``<TYP>-<yyyymmdd>-<hhmm>`` (free).
+- An item's ``description`` is its name; ``start_time``/``end_time`` its ``time_slot``'s ends.
+- The state holds no service catalogue: every search result is free (one offer per search).
+- A service id encodes its kind, date and place, so a booking needs no hidden state.
+- A date not in ``YYYY-MM-DD`` form or outside the travel dates: "Invalid Parameters".
+- A place sharing no word (4+ letters) with a location of the initial or current state: invalid.
+- ``book_service`` adds the cost the agent gives (the parameter is "the cost ... to be added").
+- The scheduled time must be one of the offered times.
+- A total above ``budget_limit`` (not equal) is "Insufficient Budget".
+- A time overlapping an item of the same date is "Conflict"; durations are the catalogue's.
+- A booking appends the state's item fields plus ``item_id`` ``ITIN-<n>`` (free).
+- ``cancel_booking`` refunds the item's whole cost (the tool's "subtracts its cost").
+- No tool moves the traveller: ``current_location`` never changes.
 """
 
 from __future__ import annotations
