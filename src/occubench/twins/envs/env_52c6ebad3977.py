@@ -16,7 +16,8 @@ How it reads its config (one ambiguity a line):
 - No alternator in the state: ``alternator_integrity`` is the on-board charger's, free.
 - ``repair_component`` sets an integrity entry to 100; it clears no code, ends no isolation.
 - The battery is the supply, not a node: ``isolate_node_power`` refuses it.
-- The state has no isolation field: the twin keeps a sorted ``isolated_nodes`` list of its own.
+- The state has no isolation field: the twin keeps a sorted ``isolated_nodes`` list of its
+  own, free state (a simulator may keep isolation any way it likes).
 - START runs the engine only with fuel and a healthy battery; OFF and ACC stop it; ON keeps it.
 - ``clear_fault_codes`` removes every U and P code and keeps the others.
 """
@@ -166,7 +167,10 @@ class VehicleDiagnosticsTwin(Twin):
         nodes = nodes | {node} if isolated else nodes - {node}
         if ISOLATED in self.state or nodes:
             self.state[ISOLATED] = sorted(nodes)
-        return Answer(observation={"node_id": node, "is_isolated": isolated})
+        return Answer(
+            observation={"node_id": node, "is_isolated": isolated},
+            free_state=[f"/{ISOLATED}"] if ISOLATED in self.state else [],
+        )
 
     @tool
     def set_ignition_position(self, arguments: dict[str, Any]) -> Answer:
