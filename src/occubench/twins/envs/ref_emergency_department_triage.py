@@ -14,38 +14,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from occubench.twins._twin import Answer, Twin, tool
+from occubench.twins._twin import Answer, tool
+from occubench.twins.envs._suite import SuiteTwin
 
 
-class EmergencyTriageTwin(Twin):
+class EmergencyTriageTwin(SuiteTwin):
     """The reference suite's ED triage board (module doc)."""
 
     environment = "ref_emergency_department_triage"
 
-    def error(self, message: str, code: str | None = None) -> Answer:
-        """The config's error shape: ``{"error": {"code": ..., "message": ...}}``."""
-        return Answer(observation={"error": {"code": code or "NOT_FOUND", "message": message}})
-
     @tool
     def get_patient_vitals(self, arguments: dict[str, Any]) -> Answer:
         """The patient's vitals, when the state holds that patient."""
-        vitals = self.state["patient_vitals"]
-        if arguments["patient_id"] != vitals["patient_id"]:
-            return self.error(f"no patient {arguments['patient_id']}")
-        return Answer(observation=dict(vitals))
+        patient = arguments["patient_id"]
+        named = patient == self.state["patient_vitals"]["patient_id"]
+        return self.record("patient_vitals", named, f"no patient {patient}")
 
     @tool
     def list_open_beds(self, arguments: dict[str, Any]) -> Answer:
         """The unit's open beds, least recently cleaned first."""
-        beds = self.state["open_beds"]
-        if arguments["unit"] != beds["unit"]:
-            return self.error(f"no unit {arguments['unit']}")
-        return Answer(observation={"unit": beds["unit"], "beds": list(beds["beds"])})
+        unit = arguments["unit"]
+        return self.record("open_beds", unit == self.state["open_beds"]["unit"], f"no unit {unit}")
 
     @tool
     def get_triage_protocol(self, arguments: dict[str, Any]) -> Answer:
         """The protocol of the ESI level the state holds."""
-        protocol = self.state["triage_protocol"]
-        if protocol["protocol_id"] != f"ESI-{arguments['esi_level']}":
-            return self.error(f"no protocol for ESI level {arguments['esi_level']}")
-        return Answer(observation=dict(protocol))
+        level = arguments["esi_level"]
+        named = self.state["triage_protocol"]["protocol_id"] == f"ESI-{level}"
+        return self.record("triage_protocol", named, f"no protocol for ESI level {level}")

@@ -1,0 +1,34 @@
+"""The chargeback twin's readings of its config (module doc of the twin)."""
+
+from __future__ import annotations
+
+from occubench.dataset import load_env, reference_suite_dir
+from occubench.twins import Outcome, Twin, twin_for
+
+ENV = "ref_card_chargeback_representment"
+
+
+def _twin() -> Twin:
+    twin = twin_for(load_env(reference_suite_dir(), ENV))
+    assert twin is not None
+    return twin
+
+
+def test_the_proof_of_delivery_belongs_to_the_one_order() -> None:
+    twin = _twin()
+    proof = twin.call("get_delivery_confirmation", {"order_id": "O-88410"})
+    assert proof.outcome is Outcome.SUCCESS and proof.observation["signatures"] == 1
+    other = twin.call("get_delivery_confirmation", {"order_id": "POD-88410"})
+    assert other.observation["error"]["code"] == "NOT_FOUND"
+
+
+def test_ids_match_exactly_and_nothing_is_free() -> None:
+    twin = _twin()
+    assert twin.call("get_chargeback", {"chargeback_id": "cb-3391"}).outcome is Outcome.ERROR
+    events = twin.call("list_shipment_events", {"order_id": "O-88410"})
+    assert [e["event_code"] for e in events.observation["events"]] == [
+        "PICKUP",
+        "HUB",
+        "DELIVERED",
+    ]
+    assert not events.free and not events.changes

@@ -1,0 +1,30 @@
+"""The tariff review twin's readings of its config (module doc of the twin)."""
+
+from __future__ import annotations
+
+from occubench.dataset import load_env, reference_suite_dir
+from occubench.twins import Outcome, Twin, twin_for
+
+ENV = "ref_import_tariff_classification_review"
+
+
+def _twin() -> Twin:
+    twin = twin_for(load_env(reference_suite_dir(), ENV))
+    assert twin is not None
+    return twin
+
+
+def test_candidates_without_rates_in_the_state_are_not_found() -> None:
+    twin = _twin()
+    listed = twin.call("list_candidate_headings", {"entry_id": "E-77120"}).observation
+    codes = [c["heading_code"] for c in listed["candidates"]]
+    assert codes == ["8471.30", "8471.41", "8471.50"]
+    answers = [twin.call("get_duty_rate", {"heading_code": code}) for code in codes]
+    assert [a.outcome for a in answers] == [Outcome.ERROR, Outcome.ERROR, Outcome.SUCCESS]
+    assert answers[2].observation["general_rate_pct"] == 2.6
+
+
+def test_heading_codes_match_exactly() -> None:
+    twin = _twin()
+    for code in ("8471.5", "8471.50.00", " 8471.50"):
+        assert twin.call("get_duty_rate", {"heading_code": code}).outcome is Outcome.ERROR

@@ -1,0 +1,32 @@
+"""The calibration twin's readings of its config (module doc of the twin)."""
+
+from __future__ import annotations
+
+from occubench.dataset import load_env, reference_suite_dir
+from occubench.twins import Outcome, Twin, twin_for
+
+ENV = "ref_laboratory_instrument_calibration"
+
+
+def _twin() -> Twin:
+    twin = twin_for(load_env(reference_suite_dir(), ENV))
+    assert twin is not None
+    return twin
+
+
+def test_the_criteria_belong_to_the_class_the_config_names() -> None:
+    twin = _twin()
+    criteria = twin.call("get_acceptance_criteria", {"instrument_class": "reference-thermometer"})
+    assert criteria.observation["criteria_id"] == "AC-RT"
+    for other in ("AC-RT", "Reference-Thermometer", "thermocouple"):
+        wrong = twin.call("get_acceptance_criteria", {"instrument_class": other})
+        assert wrong.observation["error"]["code"] == "NOT_FOUND"
+
+
+def test_the_status_reports_no_class_and_points_stay_ascending() -> None:
+    twin = _twin()
+    status = twin.call("get_instrument_status", {"instrument_id": "INS-5802"}).observation
+    assert set(status) == {"instrument_id", "measured_error_c", "uncertainty_c"}
+    points = twin.call("list_calibration_points", {"instrument_id": "INS-5802"}).observation
+    assert [p["point_code"] for p in points["points"]] == ["P-0C", "P-50C", "P-100C"]
+    assert twin.call("get_instrument_status", {"instrument_id": "INS-1000"}).outcome is Outcome.ERROR
