@@ -5,6 +5,8 @@ reads, marks the observation fields the config leaves open as free, and reports 
 state change of each call. ``twins``/``twin_for`` find them (the package's own; a user's
 folder only when named). ``TwinFidelity`` is the record of a simulator measured against
 them (``occubench audit --twin``), read by the report, bundles and the leaderboard.
+``shape_problems`` is the one rule of an observation fitting its tool's ``example_output``
+(``error_shapes``: the error examples a config's prompt gives).
 """
 
 from occubench.twins._fidelity import (
@@ -21,6 +23,7 @@ from occubench.twins._fidelity import (
     write_fidelity,
 )
 from occubench.twins._registry import load_twins, package_twins, twin_for, twins
+from occubench.twins._shape import error_shapes, json_type, shape_problems
 from occubench.twins._twin import (
     Answer,
     ChangeKind,
@@ -49,14 +52,17 @@ __all__ = [
     "Twin",
     "TwinFidelity",
     "TwinStep",
+    "error_shapes",
     "fidelity_json",
     "fidelity_records",
     "is_under",
+    "json_type",
     "leaves",
     "load_twins",
     "package_twins",
     "read_fidelity",
     "schema_problem",
+    "shape_problems",
     "state_changes",
     "summaries",
     "summarise",

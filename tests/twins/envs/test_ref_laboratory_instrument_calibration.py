@@ -29,4 +29,5 @@ def test_the_status_reports_no_class_and_points_stay_ascending() -> None:
     assert set(status) == {"instrument_id", "measured_error_c", "uncertainty_c"}
     points = twin.call("list_calibration_points", {"instrument_id": "INS-5802"}).observation
     assert [p["point_code"] for p in points["points"]] == ["P-0C", "P-50C", "P-100C"]
-    assert twin.call("get_instrument_status", {"instrument_id": "INS-1000"}).outcome is Outcome.ERROR
+    unknown = twin.call("get_instrument_status", {"instrument_id": "INS-1000"})
+    assert unknown.outcome is Outcome.ERROR
