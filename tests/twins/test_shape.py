@@ -66,3 +66,29 @@ def test_a_prompts_error_examples_are_read_as_written_or_with_doubled_braces() -
         {"error": "Action not found"},
     ]
     assert error_shapes(env.model_copy(update={"world_model_system_prompt": "No {braces"})) == []
+
+
+def test_an_object_sharing_no_key_below_the_top_is_a_map_keyed_by_data() -> None:
+    example = {"integrity_map": {"ECM": 100, "TCM": 45}}
+    assert shape_problems({"integrity_map": {"battery": 42, "inverter": 100}}, example) == []
+    assert shape_problems({"integrity_map": {"battery": "low"}}, example) == [
+        "/integrity_map/battery: string, the example has number"
+    ]
+    assert shape_problems({"integrity_map": {"ECM": 1, "battery": 2}}, example) == [
+        "/integrity_map: missing key 'TCM'",
+        "/integrity_map: extra key 'battery'",
+    ]
+    assert shape_problems({"other": 1}, {"unit": "ED"}) == [
+        "/: missing key 'unit'",
+        "/: extra key 'other'",
+    ]
+
+
+def test_a_free_part_is_held_to_its_type_only() -> None:
+    example = {"name": "MAQ", "data": {"Class_1": {"max_qty": 500}, "Rule": "text"}}
+    observation = {"name": "MAQ", "data": {"Class_1": {"unit": "lbs"}, "Other": 3}}
+    assert shape_problems(observation, example, free=["/data"]) == []
+    assert shape_problems(observation, example) != []
+    assert shape_problems({"name": "MAQ", "data": []}, example, free=["/data"]) == [
+        "/data: array, the example has object"
+    ]

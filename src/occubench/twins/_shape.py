@@ -10,19 +10,28 @@ One rule, used by the twins' tests and by anyone holding an observation to its t
   says nothing of its keys: any object fits it.
 - Arrays: every item of the observation's array fits the example array's first item; an
   empty example array says nothing of its items.
+- Maps keyed by data: below the top, an observation object that shares no key with a
+  non-empty example object is read as a map whose keys are data (component names,
+  variable names: the example's keys only illustrate them); each of its values fits the
+  example's first value, as a list's items do. An object sharing some key is a record
+  and has the example's keys exactly. The top level is always a record.
 - Null is "no value": a null in the example admits any value there (the example leaves
   its type open), and a null in the observation fits any example value (a field the
   record has no value for). An optional field is thus written as present and null, never
   as a key left out.
+- Free parts (``free``, as a twin marks them): the config leaves the whole value open, so
+  only its type is held to the example's, not its keys or items.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from occubench.dataset import EnvConfig
 from occubench.simchecks import is_error
+from occubench.twins._twin import _escape, is_under
 
 
 def json_type(value: Any) -> str:
@@ -42,10 +51,13 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def shape_problems(observation: Any, example: Any, path: str = "") -> list[str]:
+def shape_problems(
+    observation: Any, example: Any, free: Sequence[str] = (), path: str = ""
+) -> list[str]:
     """How ``observation`` departs from the shape of ``example`` (module doc); [] when it fits.
 
     Each problem names its place as a JSON Pointer (``/beds/0/bed_id``; the top is ``/``).
+    ``free``: JSON Pointers of the observation's free parts.
     """
     where = path or "/"
     if observation is None or example is None:
@@ -53,19 +65,29 @@ def shape_problems(observation: Any, example: Any, path: str = "") -> list[str]:
     got, wanted = json_type(observation), json_type(example)
     if got != wanted:
         return [f"{where}: {got}, the example has {wanted}"]
-    if isinstance(example, dict) and example:
+    if is_under(path, free) or not example:
+        return []
+    if isinstance(example, dict):
+        if path and observation and not set(observation) & set(example):
+            first = next(iter(example.values()))
+            return [
+                problem
+                for key, value in observation.items()
+                for problem in shape_problems(value, first, free, f"{path}/{_escape(str(key))}")
+            ]
         problems = [f"{where}: missing key {k!r}" for k in example if k not in observation]
         problems += [f"{where}: extra key {k!r}" for k in observation if k not in example]
         for key in example:
             if key in observation:
-                inner = f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
-                problems += shape_problems(observation[key], example[key], inner)
+                inner = f"{path}/{_escape(str(key))}"
+                problems += shape_problems(observation[key], example[key], free, inner)
         return problems
-    if isinstance(example, list) and example:
-        problems = []
-        for index, item in enumerate(observation):
-            problems += shape_problems(item, example[0], f"{path}/{index}")
-        return problems
+    if isinstance(example, list):
+        return [
+            problem
+            for index, item in enumerate(observation)
+            for problem in shape_problems(item, example[0], free, f"{path}/{index}")
+        ]
     return []
 
 
