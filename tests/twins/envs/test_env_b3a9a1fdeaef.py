@@ -1,0 +1,209 @@
+"""The heavy-lift loading twin (``env_b3a9a1fdeaef``): shapes, errors, writes, task 26 on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from occubench.dataset import load_env
+from occubench.twins import FieldKind, Outcome, TwinStep, package_twins
+from occubench.twins.envs.env_b3a9a1fdeaef import HeavyLiftTwin
+
+ENV = "env_b3a9a1fdeaef"
+UNIT = "Deepsea-Manifold-A"
+TANDEM = ["CR-01", "CR-02"]
+LIFT = {"weight_mt": 460, "start_outreach_m": 24, "end_position": "H1", "crane_ids": TANDEM}
+
+PLAN: list[tuple[str, dict[str, Any]]] = [
+    ("get_cargo_details", {"cargo_id": UNIT}),
+    ("get_vessel_operational_limits", {}),
+    ("get_hatch_details", {"hatch_id": "H1"}),
+    ("get_crane_inventory", {"outreach_m": 24}),
+    ("get_stability_status", {}),
+    ("get_ballast_inventory", {}),
+    ("configure_hatch_reinforcement", {"hatch_id": "H1", "target_area_sqm": 50}),
+    ("simulate_dynamic_lift", LIFT),
+    ("execute_ballast_transfer", {"adjustments": [{"tank_id": "WingTank_Port", "delta_mt": 300}]}),
+    ("simulate_dynamic_lift", LIFT),
+    (
+        "execute_heavy_lift_operation",
+        {"cargo_id": UNIT, "crane_ids": TANDEM, "destination_hatch": "H1"},
+    ),
+    ("execute_ballast_transfer", {"adjustments": [{"tank_id": "WingTank_Port", "delta_mt": -300}]}),
+    ("get_stability_status", {}),
+]
+"""Task 26: read the unit, limits, hatch, cranes at 24 m, stability and tanks; spread the load
+over 50 m2 of the H1 cover; simulate the tandem lift; counter-ballast the port wing tank until
+the simulated list is within limits; lift; take the ballast back out; read the stability."""
+
+MIN_GM = 2.2
+MAX_LIST = 1.0
+UNIT_WEIGHT = 460
+"""Task 26's figures, as its verification plan states them."""
+
+
+def _fits(value: Any, example: Any) -> bool:
+    """Whether ``value`` has ``example``'s shape: same keys, same JSON types, list items alike."""
+    if example is None:
+        return isinstance(value, dict)
+    if isinstance(example, dict):
+        return (
+            isinstance(value, dict)
+            and value.keys() == example.keys()
+            and all(_fits(value[k], example[k]) for k in example)
+        )
+    if isinstance(example, list):
+        return isinstance(value, list) and all(any(_fits(v, e) for e in example) for v in value)
+    if isinstance(example, bool | str):
+        return type(value) is type(example)
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _changes(step: TwinStep) -> dict[str, tuple[Any, Any]]:
+    return {change.path: (change.before, change.after) for change in step.changes}
+
+
+@pytest.fixture
+def twin(public_sample: Path) -> HeavyLiftTwin:
+    return HeavyLiftTwin(load_env(public_sample, ENV))
+
+
+def test_the_package_finds_the_twin() -> None:
+    assert package_twins()[ENV] is HeavyLiftTwin
+
+
+def test_every_success_fits_its_tools_example_output(twin: HeavyLiftTwin) -> None:
+    examples = {spec.name: spec.example_output for spec in twin.env.action_set_definitions}
+    steps = twin.run(PLAN)
+    assert {step.tool for step in steps} == set(examples)
+    for step in steps:
+        assert step.outcome is Outcome.SUCCESS, step
+        assert _fits(step.observation, examples[step.tool]), step
+
+
+def test_unknown_ids_and_invalid_parameters_get_the_configs_error(twin: HeavyLiftTwin) -> None:
+    lift = {"cargo_id": UNIT, "crane_ids": TANDEM, "destination_hatch": "H1"}
+    cases: list[tuple[str, dict[str, Any], str | None]] = [
+        ("get_cargo_details", {"cargo_id": "Reactor-9"}, "Unknown cargo_id"),
+        ("get_hatch_details", {"hatch_id": "H7"}, "Invalid hatch_id"),
+        ("configure_hatch_reinforcement", {"hatch_id": "H7", "target_area_sqm": 50}, None),
+        ("configure_hatch_reinforcement", {"hatch_id": "H1", "target_area_sqm": 500}, None),
+        ("get_crane_inventory", {"outreach_m": -3}, None),
+        ("simulate_dynamic_lift", {**LIFT, "weight_mt": -460}, None),
+        ("simulate_dynamic_lift", {**LIFT, "end_position": "H9"}, "Invalid end_position"),
+        ("simulate_dynamic_lift", {**LIFT, "crane_ids": ["CR-09"]}, "Invalid crane_id: CR-09"),
+        ("execute_heavy_lift_operation", {**lift, "cargo_id": "Reactor-9"}, "Unknown cargo_id"),
+        ("execute_heavy_lift_operation", {**lift, "destination_hatch": "H7"}, "Invalid hatch_id"),
+        ("execute_ballast_transfer", {"adjustments": [{"tank_id": "Deep", "delta_mt": 5}]}, None),
+        ("load_cargo", {"hold_id": "H1"}, "Unknown action: load_cargo"),
+    ]
+    for name, arguments, message in cases:
+        step = twin.call(name, arguments)
+        assert step.outcome is Outcome.ERROR, (name, arguments)
+        assert list(step.observation) == ["error"] and isinstance(step.observation["error"], str)
+        if message is not None:
+            assert step.observation == {"error": message}
+    assert all(not step.changes for step in twin.steps)
+    assert twin.state == twin.env.task_initial_state
+
+
+def test_a_lift_breaking_a_limit_is_refused_and_changes_nothing(twin: HeavyLiftTwin) -> None:
+    lift = {"cargo_id": UNIT, "crane_ids": TANDEM, "destination_hatch": "H1"}
+    single = twin.call("execute_heavy_lift_operation", {**lift, "crane_ids": ["CR-01"]})
+    assert single.observation["error"].startswith("Crane overloaded")
+    unspread = twin.call("execute_heavy_lift_operation", lift)
+    assert "UDL" in unspread.observation["error"]
+    twin.call("configure_hatch_reinforcement", {"hatch_id": "H1", "target_area_sqm": 50})
+    unballasted = twin.call("execute_heavy_lift_operation", lift)
+    assert unballasted.observation == {"error": "Stability limit exceeded: lift aborted"}
+    overfill = twin.call(
+        "execute_ballast_transfer",
+        {
+            "adjustments": [
+                {"tank_id": "WingTank_Port", "delta_mt": 100},
+                {"tank_id": "WingTank_Stbd", "delta_mt": -16},
+            ]
+        },
+    )
+    assert overfill.observation == {"error": "Exceeds tank capacity limit: WingTank_Stbd"}
+    assert not any(s.changes for s in (single, unspread, unballasted, overfill))
+
+
+def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) -> None:
+    spread = twin.call("configure_hatch_reinforcement", {"hatch_id": "H1", "target_area_sqm": 50})
+    assert spread.observation == {"status": "configured", "effective_udl_t_per_m2": 9.2}
+    assert _changes(spread) == {"/cargo_holds/0/hatch_spread_area_sqm": (None, 50)}
+    fill = twin.call(
+        "execute_ballast_transfer",
+        {"adjustments": [{"tank_id": "WingTank_Port", "delta_mt": 300}]},
+    )
+    assert fill.observation == {"success": True} and fill.marking() == {
+        "/success": FieldKind.DETERMINED
+    }
+    assert _changes(fill) == {
+        "/ballast_tanks/2/current_fill_level": (15, 315),
+        "/stability_status/metacentric_height_GM": (2.85, 2.88),
+        "/stability_status/heel": (0.0, -0.3),
+        "/stability_status/current_draft_mean": (8.2, 8.26),
+    }
+    peaks = twin.call(
+        "execute_ballast_transfer",
+        {
+            "adjustments": [
+                {"tank_id": "AftPeak", "delta_mt": 50},
+                {"tank_id": "ForePeak", "delta_mt": -40},
+            ]
+        },
+    )
+    assert _changes(peaks) == {
+        "/ballast_tanks/0/current_fill_level": (45, 5),
+        "/ballast_tanks/1/current_fill_level": (45, 95),
+        "/stability_status/metacentric_height_GM": (2.88, 2.881),
+        "/stability_status/current_draft_mean": (8.26, 8.262),
+        "/stability_status/trim": (0.15, 0.24),
+    }
+    lift = twin.call(
+        "execute_heavy_lift_operation",
+        {"cargo_id": UNIT, "crane_ids": TANDEM, "destination_hatch": "H1"},
+    )
+    assert lift.observation == {"status": "completed", "final_list_deg": -0.34}
+    assert lift.marking() == {"/status": FieldKind.DETERMINED, "/final_list_deg": FieldKind.FREE}
+    stowed = _changes(lift)
+    assert stowed["/cargo_holds/0/current_load"] == (0, UNIT_WEIGHT)
+    assert stowed["/cargo_holds/0/cargo_type"] == ("empty", UNIT)
+    again = twin.call(
+        "execute_heavy_lift_operation",
+        {"cargo_id": UNIT, "crane_ids": TANDEM, "destination_hatch": "H2"},
+    )
+    assert again.observation == {"error": "Cargo already stowed"} and not again.changes
+
+
+def test_the_reference_plan_solves_task_26(twin: HeavyLiftTwin) -> None:
+    steps = twin.run(PLAN)
+    assert [step.outcome for step in steps] == [Outcome.SUCCESS] * len(PLAN)
+    unit, limits, hatch, cranes = (steps[i].observation for i in range(4))
+    assert unit == {"weight_mt": UNIT_WEIGHT, "footprint_sqm": 20, "description": UNIT}
+    assert limits["min_gm_m"] == MIN_GM and limits["max_list_deg"] == MAX_LIST
+    assert unit["weight_mt"] / unit["footprint_sqm"] > hatch["max_udl_t_per_m2"]
+    assert all(c["swl_mt"] < UNIT_WEIGHT for c in cranes["cranes"])
+    assert sum(c["swl_mt"] for c in cranes["cranes"]) >= UNIT_WEIGHT
+    spread = steps[6].observation["effective_udl_t_per_m2"]
+    assert spread == 9.2 and spread <= hatch["max_udl_t_per_m2"]
+    before, after = steps[7].observation, steps[9].observation
+    assert before["max_encountered_list_deg"] > MAX_LIST  # why the ballast goes in
+    assert after == {
+        "min_encountered_gm_m": 2.42,
+        "max_encountered_list_deg": 0.95,
+        "max_list_swing_deg": 1.29,
+    }
+    assert after["min_encountered_gm_m"] > MIN_GM and after["max_encountered_list_deg"] <= MAX_LIST
+    assert steps[10].observation == {"status": "completed", "final_list_deg": -0.34}
+    assert [s.tool for s in steps].count("execute_ballast_transfer") == 2
+    final = steps[-1].observation
+    assert final == {"current_gm_m": 2.482, "current_list_deg": 0.0}
+    assert final["current_gm_m"] > MIN_GM and final["current_list_deg"] == 0.0
+    h1 = twin.state["cargo_holds"][0]
+    assert (h1["hold_id"], h1["cargo_type"], h1["current_load"]) == ("H1", UNIT, UNIT_WEIGHT)
+    assert twin.state["stability_status"]["heel"] == 0.0
