@@ -118,7 +118,7 @@ def test_a_lift_breaking_a_limit_is_refused_and_changes_nothing(twin: HeavyLiftT
     twin.call("configure_hatch_reinforcement", {"hatch_id": "H1", "target_area_sqm": 50})
     unballasted = twin.call("execute_heavy_lift_operation", lift)
     assert unballasted.observation == {"error": "Stability limit exceeded: lift aborted"}
-    overfill = twin.call(
+    drain = twin.call(
         "execute_ballast_transfer",
         {
             "adjustments": [
@@ -127,8 +127,26 @@ def test_a_lift_breaking_a_limit_is_refused_and_changes_nothing(twin: HeavyLiftT
             ]
         },
     )
-    assert overfill.observation == {"error": "Exceeds tank capacity limit: WingTank_Stbd"}
-    assert not any(s.changes for s in (single, unspread, unballasted, overfill))
+    assert drain.observation == {"error": "Insufficient ballast in tank: WingTank_Stbd"}
+    brim = twin.call(
+        "execute_ballast_transfer",
+        {"adjustments": [{"tank_id": "AftPeak", "delta_mt": 456}]},
+    )
+    assert brim.observation == {"error": "Exceeds tank capacity limit: AftPeak"}
+    assert not any(s.changes for s in (single, unspread, unballasted, drain, brim))
+
+
+def test_a_full_hold_or_ship_refuses_the_unit(twin: HeavyLiftTwin) -> None:
+    lift = {"cargo_id": UNIT, "crane_ids": TANDEM, "destination_hatch": "H1"}
+    twin.call("configure_hatch_reinforcement", {"hatch_id": "H1", "target_area_sqm": 50})
+    twin.state["cargo_holds"][0]["current_load"] = 9_700
+    full = twin.call("execute_heavy_lift_operation", lift)
+    assert full.observation == {"error": "Exceeds hold capacity limit"}
+    twin.state["cargo_holds"][0]["current_load"] = 0
+    twin.state["vessel_metrics"]["max_deadweight"] = 5_000
+    laden = twin.call("execute_heavy_lift_operation", lift)
+    assert laden.observation == {"error": "Exceeds maximum permissible draft"}
+    assert not full.changes and not laden.changes
 
 
 def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) -> None:

@@ -6,7 +6,8 @@ How it reads its config:
   cargo, hatch, crane or tank ids, non-positive weights, outreaches and areas, cranes whose
   summed Safe Working Load is below the weight ("crane overloaded"), a load over the hatch
   cover's UDL, over the hold's capacity, or over ``max_deadweight`` (read as the maximum
-  permissible draft), a tank filled past its capacity or emptied below zero.
+  permissible draft), a tank filled past its capacity or emptied below zero; a transfer
+  applies all its adjustments or none (an empty one changes nothing).
 - The state holds no cargo catalogue, hatch specifications, crane list, operating limits
   or tank capacities: each tool answers the values of its own ``example_output`` (the
   one cargo unit, found by its description as ``cargo_id``; the same hatch cover under
@@ -249,13 +250,17 @@ class HeavyLiftTwin(Twin):
             if not isinstance(delta, int | float):
                 return self.error("Invalid delta_mt")
             fills[tank["tank_id"]] += delta
-            if not 0 <= fills[tank["tank_id"]] <= TANK_CAPACITY_MT:
+            if fills[tank["tank_id"]] > TANK_CAPACITY_MT:
                 return self.error(f"Exceeds tank capacity limit: {tank['tank_id']}")
+            if fills[tank["tank_id"]] < 0:
+                return self.error(f"Insufficient ballast in tank: {tank['tank_id']}")
             added += delta
             gm_change += delta * GM_GAIN_PER_BALLAST_T
             trim_change += _trim_sign(tank["tank_id"]) * delta * TRIM_PER_PEAK_T
         if self._deadweight(added) > self.state["vessel_metrics"]["max_deadweight"]:
             return self.error("Exceeds maximum permissible draft")
+        if not arguments["adjustments"]:
+            return Answer(observation={"success": True})
         for tank in self.state["ballast_tanks"]:
             tank["current_fill_level"] = fills[tank["tank_id"]]
         self._settle(added, gm_change, trim_change)
