@@ -11,6 +11,7 @@ from occubench.twins import (
     Feeding,
     StepMatch,
     TwinFidelity,
+    first_drifts,
     read_fidelity,
     summaries,
     summarise,
@@ -47,8 +48,9 @@ def test_the_summary_shares_count_steps_fields_and_state() -> None:
         ],
     )
     summary = summarise(record)
-    assert (summary.steps, summary.outcome, summary.determined) == (4, 0.5, 4 / 6)
-    assert summary.state == 0.75 and summary.first_drift is None
+    # the infra failure (step 2) is counted apart, in no share
+    assert (summary.steps, summary.outcome, summary.determined) == (4, 2 / 3, 4 / 6)
+    assert summary.state == 0.75 and summary.first_drift is None and summary.failures == 1
     again = TwinFidelity.model_validate_json(record.model_dump_json())
     assert summarise(again) == summary
 
@@ -59,9 +61,14 @@ def test_a_free_running_record_names_its_first_drift_and_feeds_merge() -> None:
         feeding=Feeding.OWN,
         tolerance=0.0,
         environments=["e"],
-        steps=[_step(0), _step(1), _step(2, state_fields=2, state_matched=1)],
+        steps=[
+            _step(0),
+            _step(1, outcome_match=None, determined=0, determined_matched=0, failure="busy"),
+            _step(2, state_fields=2, state_matched=1),
+        ],
     )
     assert summarise(own).first_drift == 2 and summarise(own).state == 0.5
+    assert first_drifts(own) == {("e", "t"): 2}
     fed = own.model_copy(update={"feeding": Feeding.TWIN, "environments": ["f"]})
     merged = summaries([own, fed, fed])
     assert list(merged) == ["s"] and merged["s"].steps == 6 and merged["s"].first_drift is None

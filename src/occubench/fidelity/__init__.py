@@ -1,4 +1,4 @@
-"""Simulator fidelity: the probe audit, the audit against gold, cross-simulator agreement."""
+"""Simulator fidelity: probe audit, audit against gold, step fidelity to twins, agreement."""
 
 from occubench.fidelity._agreement import (
     SimulatorComparison,
@@ -51,11 +51,38 @@ from occubench.fidelity._probes import (
     plan_calls,
     unknown_value,
 )
-from occubench.fidelity._tables import audit_tables, gold_table
+from occubench.fidelity._tables import (
+    CHANGE_BUCKETS,
+    audit_tables,
+    change_bucket,
+    gold_table,
+    twin_tables,
+)
+from occubench.fidelity._twin_audit import (
+    WRITE_PROBE,
+    TwinAudit,
+    TwinCall,
+    TwinTrajectory,
+    logged_trajectories,
+    probe_trajectories,
+    twin_audit,
+    write_probe,
+)
 from occubench.simchecks import id_values, is_error, is_id_key, is_read_tool, known_values
 
 __all__ = [
     "AUDIT_TASK",
+    "CHANGE_BUCKETS",
+    "TwinAudit",
+    "TwinCall",
+    "TwinTrajectory",
+    "WRITE_PROBE",
+    "change_bucket",
+    "logged_trajectories",
+    "probe_trajectories",
+    "twin_audit",
+    "twin_tables",
+    "write_probe",
     "AuditGrade",
     "AuditSample",
     "AuditWorld",

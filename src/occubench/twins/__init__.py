@@ -9,6 +9,15 @@ them (``occubench audit --twin``), read by the report, bundles and the leaderboa
 (``error_shapes``: the error examples a config's prompt gives).
 """
 
+from occubench.twins._compare import (
+    DEFAULT_TOLERANCE,
+    FieldMatch,
+    StateMatch,
+    compare_observation,
+    compare_state,
+    outcome_of,
+    same_leaf,
+)
 from occubench.twins._fidelity import (
     TWIN_FIDELITY_VERSION,
     Feeding,
@@ -17,6 +26,8 @@ from occubench.twins._fidelity import (
     TwinFidelity,
     fidelity_json,
     fidelity_records,
+    first_drifts,
+    is_exact,
     read_fidelity,
     summaries,
     summarise,
@@ -40,14 +51,17 @@ from occubench.twins._twin import (
 )
 
 __all__ = [
+    "DEFAULT_TOLERANCE",
     "TWIN_FIDELITY_VERSION",
     "Answer",
     "ChangeKind",
     "Feeding",
     "FidelitySummary",
+    "FieldMatch",
     "FieldKind",
     "Outcome",
     "StateChange",
+    "StateMatch",
     "StepMatch",
     "Twin",
     "TwinFidelity",
@@ -55,12 +69,18 @@ __all__ = [
     "error_shapes",
     "fidelity_json",
     "fidelity_records",
+    "compare_observation",
+    "compare_state",
+    "first_drifts",
+    "is_exact",
     "is_under",
     "json_type",
     "leaves",
     "load_twins",
+    "outcome_of",
     "package_twins",
     "read_fidelity",
+    "same_leaf",
     "schema_problem",
     "shape_problems",
     "state_changes",

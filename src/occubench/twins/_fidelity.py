@@ -12,8 +12,13 @@ Per step, three matches (each None where it was not measured):
 - **determined fields**: of the twin observation's determined leaves, how many the
   simulator gave with the same value (numbers within the stated relative tolerance);
   ``missing`` leaves it left out, ``extra`` leaves it added that the twin has not.
-- **state** (explicit state mode only): of the state leaves the twin has after the step,
-  how many the simulator's patched state holds with the same value.
+- **state** (explicit state mode only): of the state leaves either has after the step
+  (the twin's, and any the simulator's patched state adds), how many both hold with the
+  same value.
+
+A step the simulator gave no usable answer to (a provider error, an unparseable reply
+after the re-asks) keeps its ``failure`` and counts in no share and in no drift: an
+infrastructure failure is not a mismatch. The compare rule itself is ``_compare``'s.
 
 ``fields_changed`` is the number of state leaves the twin's step changed, the axis
 EnvSimBench reports by (a step that changes nothing is easy; five fields, hard).
@@ -101,6 +106,9 @@ class FidelitySummary(BaseModel):
         description="Free-running only: the earliest step index at which any trajectory "
         "first differed from its twin (None: none did, or fed the twin's history).",
     )
+    failures: int = Field(
+        default=0, ge=0, description="Steps with no usable answer (infra failures, apart)."
+    )
 
 
 def _share(hits: int, total: int) -> float | None:
@@ -109,17 +117,17 @@ def _share(hits: int, total: int) -> float | None:
 
 def summarise(fidelity: TwinFidelity) -> FidelitySummary:
     """The outcome, determined-field and state shares of a simulator's steps."""
-    answered = [s for s in fidelity.steps if s.outcome_match is not None]
-    stated = [s for s in fidelity.steps if s.state_fields is not None]
+    answered = [s for s in fidelity.steps if s.failure is None]
+    stated = [s for s in answered if s.state_fields is not None]
     drift: int | None = None
     if fidelity.feeding is Feeding.OWN:
-        firsts = [s.step for s in fidelity.steps if not _exact(s)]
+        firsts = [step for step in first_drifts(fidelity).values() if step is not None]
         drift = min(firsts) if firsts else None
     return FidelitySummary(
         simulator=fidelity.simulator,
         environments=sorted(fidelity.environments),
         steps=len(fidelity.steps),
-        outcome=_share(sum(bool(s.outcome_match) for s in answered), len(fidelity.steps)),
+        outcome=_share(sum(bool(s.outcome_match) for s in answered), len(answered)),
         determined=_share(
             sum(s.determined_matched for s in fidelity.steps),
             sum(s.determined for s in fidelity.steps),
@@ -128,16 +136,37 @@ def summarise(fidelity: TwinFidelity) -> FidelitySummary:
             sum(s.state_matched or 0 for s in stated), sum(s.state_fields or 0 for s in stated)
         ),
         first_drift=drift,
+        failures=len(fidelity.steps) - len(answered),
     )
 
 
-def _exact(step: StepMatch) -> bool:
+def is_exact(step: StepMatch) -> bool:
+    """Whether a step's answer agreed with the twin's in every way measured.
+
+    A step with an infra failure is neither exact nor a difference (``first_drifts``
+    passes over it).
+    """
     return (
         bool(step.outcome_match)
         and step.determined_matched == step.determined
+        and step.missing == 0
         and step.extra == 0
         and (step.state_fields is None or step.state_matched == step.state_fields)
     )
+
+
+def first_drifts(fidelity: TwinFidelity) -> dict[tuple[str, str], int | None]:
+    """Each trajectory (environment, trajectory) with the first step that differed (None: none).
+
+    Steps with an infra failure are passed over.
+    """
+    out: dict[tuple[str, str], int | None] = {}
+    for step in sorted(fidelity.steps, key=lambda s: s.step):
+        key = (step.environment, step.trajectory)
+        out.setdefault(key, None)
+        if out[key] is None and step.failure is None and not is_exact(step):
+            out[key] = step.step
+    return out
 
 
 def summaries(records: Sequence[TwinFidelity]) -> dict[str, FidelitySummary]:

@@ -1,0 +1,375 @@
+"""Step fidelity against the twin: each simulator's answers held against the twin's, step by step.
+
+Trajectories (calls in order) come from two places:
+
+- probes: each environment's probe trajectories (``_probes``), plus one the twin drives
+  so that writes are exercised: every write tool called once with the initial state's
+  values (``_probes``'s argument filling), kept when the twin answers it with a success,
+  then every generated read again, so that a later read shows whether a write was kept;
+- logs (``from_logs``): the calls that reached the environment in the agents' logged
+  trajectories (the episode each sample's store holds).
+
+The twin answers each trajectory from its initial state. Each simulator is asked each
+step exactly as a run asks it (``agent.environment_simulator``: the protocol's layout and
+prompt, explicit state mode's state in the action and patch in the reply):
+
+- fed the twin's history (``Feeding.TWIN``): a fresh simulator per step whose
+  conversation holds the twin's answers to the earlier calls (and, in explicit state
+  mode, whose state is the twin's), so one wrong answer does not cascade;
+- free-running (``Feeding.OWN``): one simulator per trajectory on its own answers and its
+  own patched state; a step with no usable answer gets the twin's in its place, so the
+  trajectory goes on.
+
+Each step is compared by the twins' compare rule (``twins.compare_observation``,
+``twins.compare_state``) into a ``twins.StepMatch``; a provider error or an unparseable
+reply (after the re-asks) is the step's ``failure``, never a mismatch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.model import Model
+from pydantic import BaseModel, Field
+
+from occubench.agent import environment_simulator, episode_in
+from occubench.config import ResolvedRun
+from occubench.dataset import EnvConfig, TaskRecord
+from occubench.defaults import DEFAULT_AUDIT_CONCURRENCY, DEFAULT_AUDIT_PLANS_PER_ENV
+from occubench.errors import UsageError
+from occubench.fidelity._probes import _base_arguments, env_trajectories, generated_calls
+from occubench.results import log_files, log_samples
+from occubench.simchecks import is_read_tool, state_scalars
+from occubench.simulator import Simulator, SimulatorError, StateMode
+from occubench.twins import (
+    DEFAULT_TOLERANCE,
+    Feeding,
+    Outcome,
+    StepMatch,
+    Twin,
+    TwinFidelity,
+    TwinStep,
+    compare_observation,
+    compare_state,
+    outcome_of,
+    twins,
+)
+from occubench.worlds import PathStep, WorldEntry, text_digest
+
+TWIN_AUTHOR = "twin"
+"""The author of the twin's answers put into a simulator's history."""
+
+TWIN_CONTEXT = text_digest("occubench twin answers")
+"""The context digest of the twin's answers (no world is in use: it keys nothing)."""
+
+WRITE_PROBE = "twin-driven writes"
+"""The name of the probe trajectory the twin drives through the write tools."""
+
+
+class TwinCall(BaseModel):
+    """One call of a trajectory replayed against the twin."""
+
+    tool: str
+    arguments: dict[str, Any]
+
+
+class TwinTrajectory(BaseModel):
+    """Calls in order in one environment, replayed from its initial state."""
+
+    environment: str
+    name: str = Field(description="A probe's source, or the log sample it was read from.")
+    calls: list[TwinCall]
+
+
+class TwinAudit(BaseModel):
+    """What ``occubench audit --twin`` measured: one record per simulator and feeding."""
+
+    records: list[TwinFidelity]
+    trajectories: list[TwinTrajectory] = Field(description="Every trajectory replayed.")
+    skipped: list[str] = Field(description="Environments without a twin, by name.")
+    notes: list[str] = Field(default_factory=list, description="Logged samples not replayed.")
+
+
+def write_probe(env: EnvConfig, twin: Twin) -> TwinTrajectory | None:
+    """The twin-driven trajectory through the write tools (module doc; None: no write kept)."""
+    scalars = list(state_scalars(env.task_initial_state))
+    twin.reset()
+    kept: list[TwinCall] = []
+    for spec in env.action_set_definitions:
+        if is_read_tool(spec.name):
+            continue
+        arguments = _base_arguments(spec, scalars, 1).arguments
+        if twin.call(spec.name, arguments).outcome is Outcome.SUCCESS:
+            kept.append(TwinCall(tool=spec.name, arguments=arguments))
+    twin.reset()
+    if not kept:
+        return None
+    reads = [TwinCall(tool=c.tool, arguments=c.arguments) for c in generated_calls(env)]
+    return TwinTrajectory(environment=env.environment_name, name=WRITE_PROBE, calls=kept + reads)
+
+
+def probe_trajectories(
+    env: EnvConfig, tasks: Sequence[TaskRecord], twin: Twin, max_plans: int
+) -> list[TwinTrajectory]:
+    """The env's probe trajectories and the twin-driven write trajectory."""
+    out = [
+        TwinTrajectory(
+            environment=env.environment_name,
+            name=f"probe: {found.source}",
+            calls=[TwinCall(tool=p.tool, arguments=p.arguments) for p in found.probes],
+        )
+        for found in env_trajectories(env, list(tasks), max_plans=max_plans)
+    ]
+    writes = write_probe(env, twin)
+    return out + ([writes] if writes is not None else [])
+
+
+def logged_trajectories(
+    logs: Path, environments: Sequence[str]
+) -> tuple[list[TwinTrajectory], list[str]]:
+    """The calls of the logged samples in ``environments`` (and notes on those left out).
+
+    Raises:
+        UsageError: no log at ``logs``.
+    """
+    try:
+        files = [f for f in log_files([logs]) if Path(f).suffix in (".eval", ".json")]
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    if not files:
+        raise UsageError(f"{logs}: no .eval log to replay (--from-logs)")
+    found: list[TwinTrajectory] = []
+    notes: list[str] = []
+    for log in files:
+        for sample in log_samples(log):
+            env = str((sample.metadata or {}).get("env_name", ""))
+            where = f"{Path(log).name} sample {sample.id} epoch {sample.epoch}"
+            if env not in environments:
+                notes.append(f"{where}: environment {env or '?'} has no twin or is not selected")
+                continue
+            calls = [
+                TwinCall(tool=s.tool, arguments=s.arguments)
+                for s in episode_in(sample.store).steps
+                if not s.failed
+            ]
+            if calls:
+                found.append(TwinTrajectory(environment=env, name=f"log: {where}", calls=calls))
+    return found, notes
+
+
+class _Replayed(BaseModel):
+    """A trajectory as the twin answered it: each step and the state after it."""
+
+    trajectory: TwinTrajectory
+    steps: list[TwinStep]
+    states: list[dict[str, Any]]
+    initial: dict[str, Any]
+
+
+def _replay_twin(twin: Twin, trajectory: TwinTrajectory) -> _Replayed:
+    twin.reset()
+    initial = copy.deepcopy(twin.state)
+    steps: list[TwinStep] = []
+    states: list[dict[str, Any]] = []
+    for call in trajectory.calls:
+        steps.append(twin.call(call.tool, call.arguments))
+        states.append(copy.deepcopy(twin.state))
+    return _Replayed(trajectory=trajectory, steps=steps, states=states, initial=initial)
+
+
+def _twin_entry(step: TwinStep, state: dict[str, Any] | None) -> WorldEntry:
+    """The twin's answer as a recorded answer a simulator's history takes."""
+    return WorldEntry.record(
+        TWIN_CONTEXT,
+        [],
+        PathStep.of(step.tool, step.arguments),
+        text=json.dumps(step.observation, ensure_ascii=False),
+        author=TWIN_AUTHOR,
+        observation=step.observation,
+        state=state,
+    )
+
+
+class _Answer(BaseModel):
+    """A simulator's answer to one step: its value and patched state, or why none."""
+
+    value: Any = None
+    state: dict[str, Any] | None = None
+    failure: str | None = None
+
+
+async def _ask(simulator: Simulator, call: TwinCall) -> _Answer:
+    """One step asked of a simulator; a provider error or an unusable reply is a failure."""
+    try:
+        found = await simulator.observe(call.tool, call.arguments)
+    except SimulatorError as e:
+        return _Answer(failure=f"unusable reply: {e}")
+    except UsageError:
+        raise
+    except Exception as e:  # a provider's error, whatever its class: infrastructure
+        return _Answer(failure=f"provider error: {type(e).__name__}: {e}")
+    if found.parse_failed:
+        return _Answer(failure="unusable reply: no observation parsed, raw reply passed on")
+    return _Answer(value=found.value, state=copy.deepcopy(simulator.state))
+
+
+def _match(
+    replayed: _Replayed, index: int, answer: _Answer, explicit: bool, tolerance: float
+) -> StepMatch:
+    step = replayed.steps[index]
+    base = StepMatch(
+        environment=replayed.trajectory.environment,
+        trajectory=replayed.trajectory.name,
+        step=index,
+        tool=step.tool,
+        fields_changed=len(step.changes),
+    )
+    if answer.failure is not None:
+        return base.model_copy(update={"failure": answer.failure})
+    fields = compare_observation(step, answer.value, tolerance)
+    update: dict[str, Any] = {
+        "outcome_match": outcome_of(answer.value) is step.outcome,
+        "determined": fields.determined,
+        "determined_matched": fields.matched,
+        "missing": len(fields.missing),
+        "extra": len(fields.extra),
+    }
+    if explicit and answer.state is not None:
+        state = compare_state(replayed.states[index], answer.state, tolerance)
+        update |= {"state_fields": state.fields, "state_matched": state.matched}
+    return base.model_copy(update=update)
+
+
+async def _fed(
+    run: ResolvedRun, env: EnvConfig, model: Model, replayed: _Replayed, tolerance: float
+) -> list[StepMatch]:
+    explicit = run.config.state_mode is StateMode.EXPLICIT
+    entries = [
+        _twin_entry(step, state if explicit else None)
+        for step, state in zip(replayed.steps, replayed.states, strict=True)
+    ]
+    out: list[StepMatch] = []
+    for index, call in enumerate(replayed.trajectory.calls):
+        simulator = environment_simulator(run, env, model)
+        for entry in entries[:index]:
+            simulator.apply_entry(entry)
+        answer = await _ask(simulator, call)
+        out.append(_match(replayed, index, answer, explicit, tolerance))
+    return out
+
+
+async def _own(
+    run: ResolvedRun, env: EnvConfig, model: Model, replayed: _Replayed, tolerance: float
+) -> list[StepMatch]:
+    explicit = run.config.state_mode is StateMode.EXPLICIT
+    simulator = environment_simulator(run, env, model)
+    out: list[StepMatch] = []
+    for index, call in enumerate(replayed.trajectory.calls):
+        answer = await _ask(simulator, call)
+        if answer.failure is not None:  # the twin's answer in its place: the trajectory goes on
+            state = simulator.state if explicit else None
+            simulator.apply_entry(_twin_entry(replayed.steps[index], state))
+        out.append(_match(replayed, index, answer, explicit, tolerance))
+    return out
+
+
+def _name(model: Model) -> str:
+    return str(model)
+
+
+def twin_audit(
+    run: ResolvedRun,
+    simulators: Sequence[Model],
+    *,
+    twins_dir: Path | None = None,
+    logs: Path | None = None,
+    probes: bool = True,
+    free_running: bool = False,
+    tolerance: float = DEFAULT_TOLERANCE,
+    concurrency: int = DEFAULT_AUDIT_CONCURRENCY,
+    max_plans: int = DEFAULT_AUDIT_PLANS_PER_ENV,
+) -> TwinAudit:
+    """Replay trajectories against the twins and each simulator (module doc).
+
+    Args:
+        run: The run's settings (dataset and selection, protocol, state mode, date): the
+            simulator is asked as this run would ask it.
+        simulators: The simulator models measured.
+        twins_dir: A user's folder of twins (over the package's), or None.
+        logs: A log file or folder whose agents' trajectories are replayed too.
+        probes: Replay the probe trajectories.
+        free_running: Also replay each simulator on its own history (``Feeding.OWN``).
+        tolerance: Relative tolerance of numeric leaves.
+        concurrency: Trajectories replayed at once.
+        max_plans: Task plans per environment replayed as probes.
+
+    Raises:
+        UsageError: no simulator, a negative tolerance, no environment with a twin, or
+            nothing to replay.
+    """
+    if not simulators:
+        raise UsageError("give at least one simulator model to measure against the twins")
+    if tolerance < 0:
+        raise UsageError(f"--tolerance must be 0 or more, got {tolerance:g}")
+    loaded = run.config.load_tasks()
+    found = twins(twins_dir)
+    envs = {name: env for name, env in sorted(loaded.envs.items()) if name in found}
+    skipped = sorted(set(loaded.envs) - set(envs))
+    if not envs:
+        raise UsageError(
+            "no environment of the selection has a twin"
+            + (f" (without one: {', '.join(skipped)})" if skipped else "")
+        )
+    trajectories: list[TwinTrajectory] = []
+    if probes:
+        for name, env in envs.items():
+            tasks = [t for t in loaded.tasks if t.env_name == name]
+            trajectories += probe_trajectories(env, tasks, found[name](env), max_plans)
+    notes: list[str] = []
+    if logs is not None:
+        logged, notes = logged_trajectories(logs, list(envs))
+        trajectories += logged
+    if not trajectories:
+        raise UsageError("nothing to replay: no probe and no logged call in an env with a twin")
+    replayed = [_replay_twin(found[t.environment](envs[t.environment]), t) for t in trajectories]
+    feedings = [Feeding.TWIN, *([Feeding.OWN] if free_running else [])]
+    records: list[TwinFidelity] = []
+    for model in simulators:
+        for feeding in feedings:
+            steps = asyncio.run(_steps(run, envs, model, replayed, feeding, tolerance, concurrency))
+            records.append(
+                TwinFidelity(
+                    simulator=_name(model),
+                    feeding=feeding,
+                    tolerance=tolerance,
+                    environments=sorted({t.environment for t in trajectories}),
+                    steps=steps,
+                )
+            )
+    return TwinAudit(records=records, trajectories=trajectories, skipped=skipped, notes=notes)
+
+
+async def _steps(
+    run: ResolvedRun,
+    envs: Mapping[str, EnvConfig],
+    model: Model,
+    replayed: Sequence[_Replayed],
+    feeding: Feeding,
+    tolerance: float,
+    concurrency: int,
+) -> list[StepMatch]:
+    gate = asyncio.Semaphore(max(1, concurrency))
+    replay = _fed if feeding is Feeding.TWIN else _own
+
+    async def one(item: _Replayed) -> list[StepMatch]:
+        async with gate:
+            env = envs[item.trajectory.environment]
+            return await replay(run, env, model, item, tolerance)
+
+    found = await asyncio.gather(*(one(item) for item in replayed))
+    return [step for steps in found for step in steps]
