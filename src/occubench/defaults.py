@@ -174,6 +174,9 @@ DEFAULT_AUDIT_MAX_PROBES = 15
 DEFAULT_AUDIT_FLAG_BELOW = 1.0
 """An environment is flagged on a fidelity metric scoring below this (1.0: any failure)."""
 
+DEFAULT_TWIN_TOLERANCE = 0.01
+"""Relative tolerance of numeric fields compared with a twin's (1%; ``audit --tolerance``)."""
+
 DEFAULT_FIDELITY_WEIGHTS = {
     "fabrication": 1.0,
     "omission": 1.0,

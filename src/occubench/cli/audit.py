@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from pydantic import TypeAdapter
 
 from occubench.cli._common import console, dataset_dir, from_options, user_errors
 from occubench.cli._settings import with_settings
@@ -19,12 +20,13 @@ from occubench.defaults import (
     DEFAULT_AUDIT_RULE_CHECKS,
     DEFAULT_DATE,
     DEFAULT_SEED,
+    DEFAULT_TWIN_TOLERANCE,
 )
 from occubench.errors import UsageError
 from occubench.text import terminal_plain
 
 if TYPE_CHECKING:
-    from occubench.fidelity import AuditWorld, GoldReport
+    from occubench.fidelity import AuditWorld, GoldReport, TwinAudit
 
 
 def audit_world(chosen: dict[str, Any]) -> AuditWorld | None:
@@ -83,6 +85,33 @@ def audit(
             "probing (--dataset, --protocol, --state-mode and --date as it was written)."
         ),
     ] = None,
+    twin: Annotated[
+        bool,
+        typer.Option(
+            "--twin",
+            help="Step fidelity against the twins: replay probe (and --from-logs) trajectories "
+            "step by step against each environment's twin and each simulator, fed the twin's "
+            "history; --out writes the TwinFidelity records.",
+        ),
+    ] = False,
+    twins_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--twins",
+            help="A folder of your own twins (Python code: loaded only when named here).",
+        ),
+    ] = None,
+    from_logs: Annotated[
+        Path | None,
+        typer.Option(help="--twin: also replay the agents' tool calls of these logs."),
+    ] = None,
+    free_running: Annotated[
+        bool,
+        typer.Option(help="--twin: also replay each simulator on its own history (drift)."),
+    ] = False,
+    tolerance: Annotated[
+        float, typer.Option(help="--twin: relative tolerance of numeric fields.")
+    ] = DEFAULT_TWIN_TOLERANCE,
     out: Annotated[
         Path | None, typer.Option(help="Write the full audit (JSON) to this file.")
     ] = None,
@@ -95,16 +124,36 @@ def audit(
     """Score each simulator's fidelity and flag the environments it fails in.
 
     Parts: fabrication, omission, determinism, schema conformity, unknown-id handling
-    and, with a verifier, rule invention.
+    and, with a verifier, rule invention. With --twin: each step against the twin's.
     """
     from occubench.calls import named_model
-    from occubench.fidelity import NO_VERIFIER, audit_tables, gold_audit, run_audit
+    from occubench.fidelity import NO_VERIFIER, audit_tables, gold_audit, run_audit, twin_audit
 
     with user_errors():
         data = load_dataset(dataset_dir(chosen["dataset"]))
         models = [named_model(name) for name in simulator_model]
         judge = named_model(verifier_model) if verifier_model else None
         world = audit_world(chosen)
+    if twin:
+        with user_errors():
+            if gold is not None or world is not None:
+                raise UsageError("--twin replays against the twins: leave out --gold and --world")
+            run = ResolvedRun.of(from_options(RunConfig, {**chosen, "date": date}))
+            found_twin = twin_audit(
+                run,
+                models,
+                twins_dir=twins_dir,
+                logs=from_logs,
+                free_running=free_running,
+                tolerance=tolerance,
+                concurrency=max_concurrency,
+                max_plans=plans_per_env,
+            )
+        _print_twin(found_twin, out)
+        return
+    if twins_dir is not None or from_logs is not None or free_running:
+        with user_errors():
+            raise UsageError("--twins, --from-logs and --free-running go with --twin")
     if gold is not None:
         with user_errors():
             if world is not None:
@@ -181,3 +230,32 @@ def _print_gold(report: GoldReport, out: Path | None) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(report.model_dump_json(indent=2))
         console.print(f"Full audit: {out}", highlight=False)
+
+
+def _print_twin(found: TwinAudit, out: Path | None) -> None:
+    """The step-fidelity tables, the environments without a twin, and the records if asked."""
+    from occubench.fidelity import twin_tables
+    from occubench.twins import TwinFidelity
+
+    for table in twin_tables(found.records):
+        console.print(table)
+    steps = sum(len(t.calls) for t in found.trajectories)
+    tolerance = found.records[0].tolerance if found.records else DEFAULT_TWIN_TOLERANCE
+    console.print(
+        f"{len(found.trajectories)} trajectories ({steps} steps) per simulator, in "
+        f"{', '.join(sorted({t.environment for t in found.trajectories}))}; numbers equal "
+        f"within {tolerance:g} relative; free fields not compared.",
+        highlight=False,
+        markup=False,
+    )
+    if found.skipped:
+        console.print(
+            f"No twin (skipped): {', '.join(found.skipped)}", highlight=False, markup=False
+        )
+    for line in found.notes[:5]:
+        console.print(f"note: {terminal_plain(line)}", highlight=False, markup=False)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        adapter = TypeAdapter(list[TwinFidelity])
+        out.write_bytes(adapter.dump_json(found.records, indent=2))
+        console.print(f"Step fidelity records: {out}", highlight=False)

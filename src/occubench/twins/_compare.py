@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from occubench.defaults import DEFAULT_TWIN_TOLERANCE
 from occubench.simchecks import is_error
 from occubench.twins._twin import FieldKind, Outcome, TwinStep, is_under, leaves
 
-DEFAULT_TOLERANCE = 0.01
+DEFAULT_TOLERANCE = DEFAULT_TWIN_TOLERANCE
 """Relative tolerance of numeric leaves (1%) unless the user names another."""
 
 
