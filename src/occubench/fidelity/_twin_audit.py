@@ -40,14 +40,17 @@ from pydantic import BaseModel, Field
 from occubench.agent import environment_simulator, episode_in
 from occubench.config import ResolvedRun
 from occubench.dataset import EnvConfig, TaskRecord
-from occubench.defaults import DEFAULT_AUDIT_CONCURRENCY, DEFAULT_AUDIT_PLANS_PER_ENV
+from occubench.defaults import (
+    DEFAULT_AUDIT_CONCURRENCY,
+    DEFAULT_AUDIT_PLANS_PER_ENV,
+    DEFAULT_TWIN_TOLERANCE,
+)
 from occubench.errors import UsageError
 from occubench.fidelity._probes import _base_arguments, env_trajectories, generated_calls
 from occubench.results import log_files, log_samples
 from occubench.simchecks import is_read_tool, state_scalars
 from occubench.simulator import Simulator, SimulatorError, StateMode
 from occubench.twins import (
-    DEFAULT_TOLERANCE,
     Feeding,
     Outcome,
     StepMatch,
@@ -240,7 +243,7 @@ def _match(
         "extra": len(fields.extra),
     }
     if explicit and answer.state is not None:
-        state = compare_state(replayed.states[index], answer.state, tolerance)
+        state = compare_state(replayed.states[index], answer.state, tolerance, step.free_state)
         update |= {"state_fields": state.fields, "state_matched": state.matched}
     return base.model_copy(update=update)
 
@@ -290,7 +293,7 @@ def twin_audit(
     logs: Path | None = None,
     probes: bool = True,
     free_running: bool = False,
-    tolerance: float = DEFAULT_TOLERANCE,
+    tolerance: float = DEFAULT_TWIN_TOLERANCE,
     concurrency: int = DEFAULT_AUDIT_CONCURRENCY,
     max_plans: int = DEFAULT_AUDIT_PLANS_PER_ENV,
 ) -> TwinAudit:

@@ -10,7 +10,6 @@ them (``occubench audit --twin``), read by the report, bundles and the leaderboa
 """
 
 from occubench.twins._compare import (
-    DEFAULT_TOLERANCE,
     FieldMatch,
     StateMatch,
     compare_observation,
@@ -51,7 +50,6 @@ from occubench.twins._twin import (
 )
 
 __all__ = [
-    "DEFAULT_TOLERANCE",
     "TWIN_FIDELITY_VERSION",
     "Answer",
     "ChangeKind",

@@ -9,28 +9,27 @@ One rule for every reader (the step-fidelity audit, the verdicts against the twi
   JSON Pointers in the answer: equal (matched), absent (missing), or present and unequal;
   leaves of the answer at pointers the twin's observation has no leaf at, outside its
   free subtrees, are **extra**;
-- a **state** is compared leaf by leaf over the pointers either state has: a leaf the
-  simulator's state lacks, adds or holds with another value is a field that differs.
+- a **state** is compared leaf by leaf over the pointers either state has, the state the
+  twin chose (``TwinStep.free_state``) aside: a leaf the simulator's state lacks, adds or
+  holds with another value is a field that differs.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from occubench.defaults import DEFAULT_TWIN_TOLERANCE
 from occubench.simchecks import is_error
 from occubench.twins._twin import FieldKind, Outcome, TwinStep, is_under, leaves
 
-DEFAULT_TOLERANCE = DEFAULT_TWIN_TOLERANCE
-"""Relative tolerance of numeric leaves (1%) unless the user names another."""
-
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def same_leaf(expected: Any, got: Any, tolerance: float = DEFAULT_TOLERANCE) -> bool:
+def same_leaf(expected: Any, got: Any, tolerance: float = DEFAULT_TWIN_TOLERANCE) -> bool:
     """Whether two leaves are equal under the compare rule (module doc)."""
     if _number(expected) and _number(got):
         return bool(abs(expected - got) <= tolerance * max(abs(expected), abs(got)))
@@ -58,7 +57,7 @@ class FieldMatch(NamedTuple):
 
 
 def compare_observation(
-    step: TwinStep, answer: Any, tolerance: float = DEFAULT_TOLERANCE
+    step: TwinStep, answer: Any, tolerance: float = DEFAULT_TWIN_TOLERANCE
 ) -> FieldMatch:
     """The answer's determined leaves against the twin step's observation (module doc)."""
     marking = step.marking()
@@ -91,11 +90,14 @@ class StateMatch(NamedTuple):
 
 
 def compare_state(
-    expected: dict[str, Any], got: dict[str, Any], tolerance: float = DEFAULT_TOLERANCE
+    expected: dict[str, Any],
+    got: dict[str, Any],
+    tolerance: float = DEFAULT_TWIN_TOLERANCE,
+    free: Sequence[str] = (),
 ) -> StateMatch:
-    """The simulator's state against the twin's (module doc)."""
+    """The simulator's state against the twin's, ``free`` pointers aside (module doc)."""
     want, have = dict(leaves(expected)), dict(leaves(got))
-    pointers = list(want) + [p for p in have if p not in want]
+    pointers = [p for p in [*want, *(p for p in have if p not in want)] if not is_under(p, free)]
     differing = [
         p
         for p in pointers

@@ -2,9 +2,10 @@
 
 Every config of the built-in reference suite (``ref_*``) says the same two things in its
 prompt: unknown identifiers get ``{"error": {"code": "NOT_FOUND", "message": "..."}}``
-(the code fixed, the message's words free), and records are never invented. Its state holds one record per tool, so each tool answers
-its record when the call names it and NOT_FOUND otherwise. This module states that once;
-each twin says which argument names which record.
+(the code fixed, the message's words free), and records are never invented. Its state
+holds one record per tool, so each tool answers its record when the call names it and
+NOT_FOUND otherwise. This module states that once; each twin says which argument names
+which record.
 """
 
 from __future__ import annotations
