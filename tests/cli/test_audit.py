@@ -90,12 +90,13 @@ def test_audit_twin_prints_the_step_tables_and_writes_the_records(tmp_path):
     # simulator, steps, outcome, determined, state, missing, extra, other, failures, drift
     canned = _row(result.output, "occubench/canned (fed twin)")
     assert canned[2:5] == ["1.00", "1.00", "-"] and canned[5:9] == ["0", "0", "0", "0"]
-    assert _row(result.output, "occubench/drifting (free-running)")[9] == "step 2 (1/1)"
+    # every one of the ten trajectories drifts at the drifting simulator's third answer
+    assert _row(result.output, "occubench/drifting (free-running)")[9] == "step 2 (10/10)"
     fabricating = _row(result.output, "occubench/fabricating (fed twin)")
     assert fabricating[2] != "1.00" and fabricating[6] != "0"
     assert "Step fidelity against the twin, by tool" in result.output
     assert "by state fields the step changes" in result.output
-    assert "No twin (skipped): ref_card_chargeback_representment" in result.output
+    assert "No twin" not in result.output  # the reference suite has a twin of every env
     records = TypeAdapter(list[TwinFidelity]).validate_json(out.read_text())
     assert [(r.simulator, r.feeding) for r in records] == [
         (s, f) for s in sims for f in (Feeding.TWIN, Feeding.OWN)
