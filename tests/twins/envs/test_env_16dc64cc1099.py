@@ -141,6 +141,17 @@ def test_approval_removes_the_order_logs_it_and_leaves_the_stock(
         {"prescription_id": "RX-8803", "decision": "REJECTED", "notes": "second thoughts"},
     )
     assert again.outcome is Outcome.ERROR and not again.changes
+    assert again.free_state == step.free_state == ["/verification_log/0/timestamp"]
+
+
+def test_only_the_logged_timestamps_are_free_state(twin: PharmacyVerificationTwin) -> None:
+    for rx in ("RX-8801", "RX-8802"):
+        step = twin.call(
+            "submit_prescription_action",
+            {"prescription_id": rx, "decision": "FLAGGED", "notes": "check INR"},
+        )
+    assert step.free_state == ["/verification_log/0/timestamp", "/verification_log/1/timestamp"]
+    assert twin.call("get_system_status", {}).free_state == step.free_state
 
 
 def test_a_rejection_is_final_and_a_flag_holds_the_order(twin: PharmacyVerificationTwin) -> None:

@@ -156,6 +156,8 @@ def test_bookings_check_budget_and_schedule_then_add_and_refund(
         ("/total_spent", ChangeKind.CHANGED),
         ("/current_itinerary/1", ChangeKind.ADDED),
     ]
+    chosen = ["item_id", "location", "name", "time_slot", "type"]  # not date, cost
+    assert done.free_state == [f"/current_itinerary/1/{key}" for key in chosen]
     refund = twin.call("cancel_booking", {"item_id": TOUR})
     assert refund.observation == {
         "status": "cancelled",
@@ -164,7 +166,9 @@ def test_bookings_check_budget_and_schedule_then_add_and_refund(
     }
     assert twin.state["total_spent"] == 1600.0
     assert [item["item_id"] for item in twin.state["current_itinerary"]] == ["ITIN-001"]
+    assert refund.free_state == [f"/current_itinerary/0/{key}" for key in chosen]  # moved up
     assert twin.state["current_location"] == twin.env.task_initial_state["current_location"]
+    assert twin.call("cancel_booking", {"item_id": "ITIN-001"}).free_state == []
 
 
 def test_the_reference_plan_solves_task_70(public_sample: Path, twin: TravelItineraryTwin) -> None:

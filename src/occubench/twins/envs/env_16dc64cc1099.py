@@ -17,6 +17,7 @@ How it reads its config (one ambiguity a line):
 - APPROVED and REJECTED leave ``pending_prescriptions``; FLAGGED holds the order in the queue.
 - A rejected (or approved) order cannot be decided again "without a re-submission".
 - The timestamp is free (no clock): a fixed day at 08:00Z plus a minute per logged decision.
+- Free state: each logged decision's ``timestamp`` (``/verification_log/<n>/timestamp``).
 """
 
 from __future__ import annotations
@@ -139,4 +140,8 @@ class PharmacyVerificationTwin(Twin):
         )
         if decision in _FINAL:
             del pending[index]
-        return Answer(observation={"status": "success", "timestamp": stamp}, free=["/timestamp"])
+        return Answer(
+            observation={"status": "success", "timestamp": stamp},
+            free=["/timestamp"],
+            free_state=[f"/verification_log/{len(log) - 1}/timestamp"],
+        )

@@ -16,6 +16,7 @@ How it reads its config (one ambiguity a line):
 - A booking appends the state's item fields plus ``item_id`` ``ITIN-<n>`` (free).
 - ``cancel_booking`` refunds the item's whole cost (the tool's "subtracts its cost").
 - No tool moves the traveller: ``current_location`` never changes.
+- Free state: a booked item's ``item_id``, ``name``, ``type``, ``time_slot``, ``location``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from occubench.twins._twin import Answer, Twin, tool
+
+
+BOOKED_FREE = ("item_id", "name", "type", "time_slot", "location")
+"""The fields of a booked item the twin chose (its catalogue's and its own id)."""
+
+_BOOKED = re.compile(r"ITIN-\d+")
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,17 @@ class TravelItineraryTwin(Twin):
     def _items(self) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self.state["current_itinerary"]
         return items
+
+    def _itinerary_state(self) -> tuple[list[str], list[str]]:
+        """The itinerary's free state pointers before a write and after it (by position)."""
+        before = sorted(p for p in self.free_state if p.startswith("/current_itinerary/"))
+        after = [
+            f"/current_itinerary/{index}/{key}"
+            for index, item in enumerate(self._items())
+            if _BOOKED.fullmatch(str(item.get("item_id", "")))
+            for key in BOOKED_FREE
+        ]
+        return before, after
 
     @staticmethod
     def _item_id(item: dict[str, Any]) -> tuple[str, bool]:
@@ -227,7 +245,7 @@ class TravelItineraryTwin(Twin):
         numbers = [
             int(str(item["item_id"])[5:])
             for item in self._items()
-            if re.fullmatch(r"ITIN-\d+", str(item.get("item_id", "")))
+            if _BOOKED.fullmatch(str(item.get("item_id", "")))
         ]
         item_id = f"ITIN-{max(numbers, default=0) + 1:03d}"
         self._items().append(
@@ -242,6 +260,7 @@ class TravelItineraryTwin(Twin):
             }
         )
         self.state["total_spent"] = total
+        before, after = self._itinerary_state()
         return Answer(
             observation={
                 "status": "confirmed",
@@ -249,6 +268,8 @@ class TravelItineraryTwin(Twin):
                 "new_total_spent": total,
             },
             free=["/itinerary_item_id"],
+            free_state=after,
+            fixed_state=before,
         )
 
     @tool
@@ -264,6 +285,9 @@ class TravelItineraryTwin(Twin):
         refund = float(items.pop(index).get("cost") or 0.0)
         total = round(float(self.state["total_spent"]) - refund, 2)
         self.state["total_spent"] = total
+        before, after = self._itinerary_state()
         return Answer(
-            observation={"status": "cancelled", "refunded_amount": refund, "new_total_spent": total}
+            observation={"status": "cancelled", "refunded_amount": refund, "new_total_spent": total},
+            free_state=after,
+            fixed_state=before,
         )
