@@ -117,11 +117,17 @@ def test_each_write_changes_the_state_as_the_config_says(twin: TimberHarvestTwin
         "/plots/1/stocking_density_trees_ha": (880, 616),
         "/operating_budget": (150_000.0, 145_000.0),
     }
+    assert thin.free_state == ["/operating_budget", "/plots/1/stocking_density_trees_ha"]
     feed = twin.call("apply_silviculture", {"plot_id": "P-GAMMA", "treatment": "fertilization"})
     assert _changes(feed) == {
         "/plots/2/soil_quality_index": (0.85, 0.9),
         "/operating_budget": (145_000.0, 142_000.0),
     }
+    assert feed.free_state == [
+        "/operating_budget",
+        "/plots/1/stocking_density_trees_ha",
+        "/plots/2/soil_quality_index",
+    ]
     cut = twin.call("execute_harvest", {"plot_id": "P-ALPHA"})
     assert _changes(cut) == {
         "/plots/0/stand_age_years": (52, 0),
@@ -131,11 +137,15 @@ def test_each_write_changes_the_state_as_the_config_says(twin: TimberHarvestTwin
         "/total_harvested_revenue": (0.0, 396_000.0),
     }
     assert cut.observation == {"revenue_gained": 396_000, "total_revenue": 396_000.0}
+    assert cut.free_state == [*feed.free_state, "/total_harvested_revenue"]
     replant = twin.call("execute_replant", {"plot_id": "P-ALPHA"})
     assert _changes(replant) == {
         "/plots/0/stocking_density_trees_ha": (0, 1100),
         "/operating_budget": (142_000.0, 134_000.0),
     }
+    assert replant.free_state == sorted(
+        [*cut.free_state, "/plots/0/stocking_density_trees_ha"]
+    )
     year = twin.call("advance_simulation", {})
     assert year.observation == {"new_year": 2}
     assert year.marking() == {"/new_year": FieldKind.DETERMINED}
@@ -144,6 +154,14 @@ def test_each_write_changes_the_state_as_the_config_says(twin: TimberHarvestTwin
     assert grown["/plots/0/stand_age_years"] == (0, 1)
     assert grown["/plots/1/estimated_volume_m3"] == (195.0, 216.8)
     assert "/plots/0/estimated_volume_m3" not in grown  # a seedling stand has no volume yet
+    assert set(year.free_state) - set(replant.free_state) == {
+        f"/plots/{i}/{key}" for i in range(3) for key in ("estimated_volume_m3", "average_height_m")
+    }
+    recut = twin.call("execute_harvest", {"plot_id": "P-BETA"})
+    assert not {
+        f"/plots/1/{key}"
+        for key in ("estimated_volume_m3", "average_height_m", "stocking_density_trees_ha")
+    } & set(recut.free_state)  # a clear-cut sets them to 0 again
 
 
 def test_figures_are_free_once_a_write_used_a_chosen_price(twin: TimberHarvestTwin) -> None:

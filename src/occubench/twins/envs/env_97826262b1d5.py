@@ -27,6 +27,8 @@ How it reads its config:
   "replanting_costs". All of it is free.
 - ``get_environment_state`` is determined until a write used a chosen figure: revenue after
   a harvest, the budget after any spending, are free from then on.
+- Free state: the revenue and budget so set; a treated plot's stocking or soil index, a
+  replanted plot's stocking, each grown plot's volume and height (a clear-cut fixes them).
 - ``report_discrepancy`` declares no return fields (``example_output`` null): the
   observation is ``{}`` and the state does not change.
 """
@@ -95,11 +97,6 @@ class TimberHarvestTwin(Twin):
 
     environment = "env_97826262b1d5"
 
-    def reset(self, state: dict[str, Any] | None = None) -> None:
-        """Start again; no state field holds a chosen figure yet."""
-        super().reset(state)
-        self.chosen: set[str] = set()
-
     def error(self, message: str, code: str | None = None) -> Answer:
         """The config's error shape: ``{"error": "<message>"}``."""
         return Answer(observation={"error": message})
@@ -111,12 +108,17 @@ class TimberHarvestTwin(Twin):
     def _plot(self, plot_id: str) -> dict[str, Any] | None:
         return next((p for p in self.state["plots"] if p["plot_id"] == plot_id), None)
 
-    def _spend(self, cost: Any) -> Answer:
+    def _at(self, plot: dict[str, Any], *keys: str) -> list[str]:
+        """The state pointers of some fields of a plot."""
+        index = self.state["plots"].index(plot)
+        return [f"/plots/{index}/{key}" for key in keys]
+
+    def _spend(self, cost: Any, chosen: list[str]) -> Answer:
         self.state["operating_budget"] -= cost
-        self.chosen.add("operating_budget")
         return Answer(
             observation={"cost": cost, "new_budget": self.state["operating_budget"]},
             free=["/cost", "/new_budget"],
+            free_state=["/operating_budget", *chosen],
         )
 
     @tool
@@ -134,7 +136,7 @@ class TimberHarvestTwin(Twin):
                     ("/total_revenue", "total_harvested_revenue"),
                     ("/operating_budget", "operating_budget"),
                 )
-                if field in self.chosen
+                if f"/{field}" in self.free_state
             ],
         )
 
@@ -195,11 +197,11 @@ class TimberHarvestTwin(Twin):
             plot["stocking_density_trees_ha"] = round(
                 plot["stocking_density_trees_ha"] * THINNING_KEEPS
             )
-        else:
-            plot["soil_quality_index"] = min(
-                1.0, round(plot["soil_quality_index"] + FERTILIZATION_GAIN, 2)
-            )
-        return self._spend(cost)
+            return self._spend(cost, self._at(plot, "stocking_density_trees_ha"))
+        plot["soil_quality_index"] = min(
+            1.0, round(plot["soil_quality_index"] + FERTILIZATION_GAIN, 2)
+        )
+        return self._spend(cost, self._at(plot, "soil_quality_index"))
 
     @tool
     def execute_harvest(self, arguments: dict[str, Any]) -> Answer:
@@ -217,13 +219,16 @@ class TimberHarvestTwin(Twin):
             estimated_volume_m3=0.0,
         )
         self.state["total_harvested_revenue"] += value
-        self.chosen.add("total_harvested_revenue")
         return Answer(
             observation={
                 "revenue_gained": value,
                 "total_revenue": self.state["total_harvested_revenue"],
             },
             free=["/revenue_gained", "/total_revenue"],
+            free_state=["/total_harvested_revenue"],
+            fixed_state=self._at(
+                plot, "average_height_m", "stocking_density_trees_ha", "estimated_volume_m3"
+            ),
         )
 
     @tool
@@ -238,14 +243,22 @@ class TimberHarvestTwin(Twin):
         if cost > self.state["operating_budget"]:
             return self.error("Insufficient operating budget")
         plot["stocking_density_trees_ha"] = REPLANT_DENSITY
-        return self._spend(cost)
+        return self._spend(cost, self._at(plot, "stocking_density_trees_ha"))
 
     @tool
     def advance_simulation(self, arguments: dict[str, Any]) -> Answer:
         """One year on: every stocked plot ages and grows."""
+        stocked = [p for p in self.state["plots"] if p["stocking_density_trees_ha"] > 0]
+        chosen = [
+            pointer
+            for plot in stocked
+            for pointer in self._at(plot, "estimated_volume_m3", "average_height_m")
+        ]
         self.state["plots"] = [grown(p) for p in self.state["plots"]]
         self.state["current_simulation_year"] += 1
-        return Answer(observation={"new_year": self.state["current_simulation_year"]})
+        return Answer(
+            observation={"new_year": self.state["current_simulation_year"]}, free_state=chosen
+        )
 
     @tool
     def report_discrepancy(self, arguments: dict[str, Any]) -> Answer:
