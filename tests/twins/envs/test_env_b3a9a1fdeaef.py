@@ -153,6 +153,7 @@ def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) ->
     spread = twin.call("configure_hatch_reinforcement", {"hatch_id": "H1", "target_area_sqm": 50})
     assert spread.observation == {"status": "configured", "effective_udl_t_per_m2": 9.2}
     assert _changes(spread) == {"/cargo_holds/0/hatch_spread_area_sqm": (None, 50)}
+    assert spread.free_state == ["/cargo_holds/0/hatch_spread_area_sqm"]  # a key of its own
     fill = twin.call(
         "execute_ballast_transfer",
         {"adjustments": [{"tank_id": "WingTank_Port", "delta_mt": 300}]},
@@ -166,6 +167,11 @@ def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) ->
         "/stability_status/heel": (0.0, -0.3),
         "/stability_status/current_draft_mean": (8.2, 8.26),
     }
+    model = [
+        f"/stability_status/{field}"
+        for field in ("current_draft_mean", "heel", "metacentric_height_GM", "trim")
+    ]
+    assert fill.free_state == [spread.free_state[0], *model]  # the tank levels are determined
     peaks = twin.call(
         "execute_ballast_transfer",
         {
@@ -191,6 +197,12 @@ def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) ->
     stowed = _changes(lift)
     assert stowed["/cargo_holds/0/current_load"] == (0, UNIT_WEIGHT)
     assert stowed["/cargo_holds/0/cargo_type"] == ("empty", UNIT)
+    assert lift.free_state == [
+        "/cargo_holds/0/cargo_type",
+        "/cargo_holds/0/current_load",
+        "/cargo_holds/0/hatch_spread_area_sqm",
+        *model,
+    ]
     again = twin.call(
         "execute_heavy_lift_operation",
         {"cargo_id": UNIT, "crane_ids": TANDEM, "destination_hatch": "H2"},

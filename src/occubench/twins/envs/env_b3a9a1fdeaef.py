@@ -32,6 +32,8 @@ How it reads its config:
   ``hatch_spread_area_sqm`` (the state has no hatch record); its ``effective_udl_t_per_m2``
   is the cargo unit's weight over the target area, which may not exceed the cover's area.
 - Stability figures read back are determined until a write moved them through the model.
+- Free state: the four stability figures once moved, a stowing hold's ``current_load`` (the
+  example's weight) and ``cargo_type``, and the ``hatch_spread_area_sqm`` key of its own.
 """
 
 from __future__ import annotations
@@ -71,11 +73,6 @@ class HeavyLiftTwin(Twin):
 
     environment = "env_b3a9a1fdeaef"
 
-    def reset(self, state: dict[str, Any] | None = None) -> None:
-        """Start again; no stability figure comes from the model yet."""
-        super().reset(state)
-        self.chosen: set[str] = set()
-
     def error(self, message: str, code: str | None = None) -> Answer:
         """The config's error shape: ``{"error": "<message>"}``."""
         return Answer(observation={"error": message})
@@ -89,6 +86,11 @@ class HeavyLiftTwin(Twin):
 
     def _hold(self, hold_id: str) -> dict[str, Any] | None:
         return next((h for h in self.state["cargo_holds"] if h["hold_id"] == hold_id), None)
+
+    def _at(self, hold: dict[str, Any], *keys: str) -> list[str]:
+        """The state pointers of some fields of a hold."""
+        index = self.state["cargo_holds"].index(hold)
+        return [f"/cargo_holds/{index}/{key}" for key in keys]
 
     def _tank(self, tank_id: Any) -> dict[str, Any] | None:
         return next((t for t in self.state["ballast_tanks"] if t["tank_id"] == tank_id), None)
@@ -134,7 +136,8 @@ class HeavyLiftTwin(Twin):
             "max_list_swing_deg": round(max(lists) - min(lists), 2),
         }
 
-    def _settle(self, weight_added: float, gm_change: float, trim_change: float) -> None:
+    def _settle(self, weight_added: float, gm_change: float, trim_change: float) -> list[str]:
+        """Move the stability figures through the model; their state pointers (free)."""
         status = self.state["stability_status"]
         status["metacentric_height_GM"] = round(status["metacentric_height_GM"] + gm_change, 3)
         status["current_draft_mean"] = round(
@@ -142,7 +145,7 @@ class HeavyLiftTwin(Twin):
         )
         status["trim"] = round(status["trim"] + trim_change, 3)
         status["heel"] = heel_deg(self._moment(), status["metacentric_height_GM"])
-        self.chosen.update(_STABILITY)
+        return [f"/stability_status/{field}" for field in _STABILITY]
 
     @tool
     def get_cargo_details(self, arguments: dict[str, Any]) -> Answer:
@@ -189,7 +192,7 @@ class HeavyLiftTwin(Twin):
                     ("/current_gm_m", "metacentric_height_GM"),
                     ("/current_list_deg", "heel"),
                 )
-                if field in self.chosen
+                if f"/stability_status/{field}" in self.free_state
             ],
         )
 
@@ -235,6 +238,7 @@ class HeavyLiftTwin(Twin):
         return Answer(
             observation={"status": "configured", "effective_udl_t_per_m2": round(weight / area, 2)},
             free=["/effective_udl_t_per_m2"],
+            free_state=self._at(hold, "hatch_spread_area_sqm"),
         )
 
     @tool
@@ -263,8 +267,8 @@ class HeavyLiftTwin(Twin):
             return Answer(observation={"success": True})
         for tank in self.state["ballast_tanks"]:
             tank["current_fill_level"] = fills[tank["tank_id"]]
-        self._settle(added, gm_change, trim_change)
-        return Answer(observation={"success": True})
+        moved = self._settle(added, gm_change, trim_change)
+        return Answer(observation={"success": True}, free_state=moved)
 
     @tool
     def execute_heavy_lift_operation(self, arguments: dict[str, Any]) -> Answer:
@@ -303,11 +307,12 @@ class HeavyLiftTwin(Twin):
         hold["cargo_type"] = (
             cargo if hold["cargo_type"] == "empty" else f"{hold['cargo_type']}, {cargo}"
         )
-        self._settle(weight, -weight * GM_LOSS_STOWED_PER_T, 0.0)
+        moved = self._settle(weight, -weight * GM_LOSS_STOWED_PER_T, 0.0)
         return Answer(
             observation={
                 "status": "completed",
                 "final_list_deg": self.state["stability_status"]["heel"],
             },
             free=["/final_list_deg"],
+            free_state=[*moved, *self._at(hold, "current_load", "cargo_type")],
         )
