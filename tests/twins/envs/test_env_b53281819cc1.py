@@ -132,6 +132,12 @@ def test_each_write_changes_the_state_as_the_config_says(twin: ExcavationSearchT
         "/resource_pool/equipment_integrity/Power_Station_Beta_Charge": (40, 39),
         "/site_conditions/stability_index": (0.62, 0.61),
     }
+    equipment = "/resource_pool/equipment_integrity"
+    assert survey.free_state == [  # the cell's status is determined
+        f"{equipment}/Optical_Total_Station",
+        f"{equipment}/Power_Station_Beta_Charge",
+        "/site_conditions/stability_index",
+    ]
     scan = twin.call("scan_electronic_signatures", {"cell_id": "N1020/E1025"})
     assert scan.marking() == {
         "/found_signatures/0/sig_id": FieldKind.FREE,
@@ -153,6 +159,8 @@ def test_each_write_changes_the_state_as_the_config_says(twin: ExcavationSearchT
         "/discovered_artifacts/3/recovered": (None, True),
         "/site_conditions/stability_index": (0.6, 0.57),
     }
+    assert scan.free_state == survey.free_state
+    assert recovery.free_state == ["/discovered_artifacts/3/recovered", *survey.free_state]
     again = twin.call("execute_precision_recovery", {"sig_id": sig, "cell_id": "N1020/E1025"})
     assert again.observation == {"error": "Signature SIG-774 already recovered"}
     assert not again.changes

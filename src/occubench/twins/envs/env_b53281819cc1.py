@@ -25,6 +25,8 @@ How it reads its config:
   accuracy 0.02 m plus 0.0005 m per point of Total Station wear (free); provenience is
   recorded. A recovery marks the cell ``excavated`` and the artifact ``recovered: true``
   (a key the state did not list); the item recovered is its label (free).
+- Free state: the stability index and each station charge drawn from, the Total Station's
+  wear after a survey, a recovered artifact's ``recovered`` key (the cell statuses are not).
 - ``log_mission_abort`` declares no return fields (``example_output`` null): the
   observation is ``{}`` and the state does not change.
 """
@@ -41,6 +43,8 @@ CHARGE_RESERVE = 10.0
 SURVEY_WEAR = 1
 SURVEY_DRAW, SCAN_DRAW, RECOVERY_DRAW = 1, 1, 3
 SURVEY_SHAKE, SCAN_SHAKE, RECOVERY_SHAKE = 0.01, 0.01, 0.03
+_STABILITY = "/site_conditions/stability_index"
+_EQUIPMENT = "/resource_pool/equipment_integrity"
 _STATION = re.compile(r"^(Power_Station_\w+?)_Charge$")
 _COORD = re.compile(r"^N(\d+(?:\.\d+)?)/E(\d+(?:\.\d+)?)$")
 
@@ -61,11 +65,6 @@ class ExcavationSearchTwin(Twin):
 
     environment = "env_b53281819cc1"
 
-    def reset(self, state: dict[str, Any] | None = None) -> None:
-        """Start again; the stability index is the config's until a write moves it."""
-        super().reset(state)
-        self.shaken = False
-
     def error(self, message: str, code: str | None = None) -> Answer:
         """The config's error shape: ``{"error": "<description>"}``."""
         return Answer(observation={"error": message})
@@ -85,19 +84,20 @@ class ExcavationSearchTwin(Twin):
         keys = self.state["resource_pool"]["equipment_integrity"]
         return [(key, match[1]) for key in keys if (match := _STATION.match(key))]
 
-    def _operate(self, draw: int, shake: float) -> str | None:
-        """Draw charge and shake the site; why not (None: done)."""
+    def _operate(self, draw: int, shake: float) -> list[str] | str:
+        """Draw charge and shake the site: the state pointers it moved (free), or why not."""
         equipment = self.state["resource_pool"]["equipment_integrity"]
         keys = [key for key, _ in self._stations()]
         if sum(equipment[k] for k in keys) < draw:
             return "Insufficient power station charge"
+        drawn: list[str] = []
         for _ in range(draw):
             fullest = max(keys, key=lambda k: (equipment[k], -keys.index(k)))
             equipment[fullest] -= 1
+            drawn += [fullest] if fullest not in drawn else []
         conditions = self.state["site_conditions"]
         conditions["stability_index"] = round(conditions["stability_index"] - shake, 2)
-        self.shaken = True
-        return None
+        return [_STABILITY, *(f"{_EQUIPMENT}/{key}" for key in drawn)]
 
     @tool
     def get_site_telemetry(self, arguments: dict[str, Any]) -> Answer:
@@ -108,7 +108,7 @@ class ExcavationSearchTwin(Twin):
             for key, station in self._stations()
         ]
         free = [f"/power_stations/{i}/{k}" for i in range(len(stations)) for k in stations[i]]
-        free += ["/stability_index"] if self.shaken else []
+        free += ["/stability_index"] if _STABILITY in self.free_state else []
         return Answer(
             observation={
                 "stability_index": self.state["site_conditions"]["stability_index"],
@@ -143,9 +143,9 @@ class ExcavationSearchTwin(Twin):
         equipment = self.state["resource_pool"]["equipment_integrity"]
         if equipment[TOTAL_STATION] < SURVEY_WEAR:
             return self.error("Optical Total Station out of service")
-        problem = self._operate(SURVEY_DRAW, SURVEY_SHAKE)
-        if problem is not None:
-            return self.error(problem)
+        moved = self._operate(SURVEY_DRAW, SURVEY_SHAKE)
+        if isinstance(moved, str):
+            return self.error(moved)
         equipment[TOTAL_STATION] -= SURVEY_WEAR
         if cell["status"] == "unexplored":
             cell["status"] = "surveyed"
@@ -153,6 +153,7 @@ class ExcavationSearchTwin(Twin):
         return Answer(
             observation={"mapping_accuracy_m": accuracy, "provenience_recorded": True},
             free=["/mapping_accuracy_m"],
+            free_state=[*moved, f"{_EQUIPMENT}/{TOTAL_STATION}"],
         )
 
     @tool
@@ -161,16 +162,16 @@ class ExcavationSearchTwin(Twin):
         cell_id = arguments["cell_id"]
         if self._cell(cell_id) is None:
             return self.error(f"Undefined grid cell: {cell_id}")
-        problem = self._operate(SCAN_DRAW, SCAN_SHAKE)
-        if problem is not None:
-            return self.error(problem)
+        moved = self._operate(SCAN_DRAW, SCAN_SHAKE)
+        if isinstance(moved, str):
+            return self.error(moved)
         found = [
             {"sig_id": signature_of(a["id"]), "description": f"Electronic Signal - {a['type']}"}
             for a in self.state["discovered_artifacts"]
             if a["grid"] == cell_id
         ]
         free = [f"/found_signatures/{i}/{k}" for i in range(len(found)) for k in found[i]]
-        return Answer(observation={"found_signatures": found}, free=free)
+        return Answer(observation={"found_signatures": found}, free=free, free_state=moved)
 
     @tool
     def verify_artifact_identity(self, arguments: dict[str, Any]) -> Answer:
@@ -203,14 +204,16 @@ class ExcavationSearchTwin(Twin):
             )
         if artifact.get("recovered"):
             return self.error(f"Signature {arguments['sig_id']} already recovered")
-        problem = self._operate(RECOVERY_DRAW, RECOVERY_SHAKE)
-        if problem is not None:
-            return self.error(problem)
+        moved = self._operate(RECOVERY_DRAW, RECOVERY_SHAKE)
+        if isinstance(moved, str):
+            return self.error(moved)
         cell["status"] = "excavated"
         artifact["recovered"] = True
+        index = self.state["discovered_artifacts"].index(artifact)
         return Answer(
             observation={"status": "Success", "item_recovered": artifact["label"]},
             free=["/item_recovered"],
+            free_state=[*moved, f"/discovered_artifacts/{index}/recovered"],
         )
 
     @tool
