@@ -113,6 +113,8 @@ def test_the_bus_needs_the_ignition_and_the_gateway(twin: VehicleDiagnosticsTwin
     assert "gateway_module" in twin.call("get_active_dtcs", {}).observation["error"]
     back = twin.call("isolate_node_power", {"node_id": "gateway_module", "is_isolated": False})
     assert twin.state["isolated_nodes"] == [] and back.outcome is Outcome.SUCCESS
+    assert cut.free_state == back.free_state == ["/isolated_nodes"]  # the twin's own key
+    assert off.free_state == []  # the ignition and the codes are the config's
     assert twin.call("get_active_dtcs", {}).observation == {"dtc_list": U_CODES}
 
 

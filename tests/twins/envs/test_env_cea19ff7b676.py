@@ -183,7 +183,10 @@ def test_levels_the_summing_model_chose_are_free_state_until_the_moves_are_even(
     first = twin.call("adjust_track_gain", {"track_id": sources[0], "gain_change_db": -3.0})
     index = next(i for i, t in enumerate(twin.state["tracks"]) if t["track_id"] == bus)
     if len(sources) > 1:  # one source moved, the others not: the bus level is the model's
-        assert f"/tracks/{index}/rms_dbfs" in first.free_state
+        assert first.free_state == [
+            *(f"/master_bus/{field}" for field in ("is_clipped", "peak_dbfs", "rms_dbfs")),
+            *(f"/tracks/{index}/{field}" for field in ("peak_dbfs", "rms_dbfs")),
+        ]  # the moved track's own meters are the config's dB arithmetic
     for source in sources[1:]:
         last = twin.call("adjust_track_gain", {"track_id": source, "gain_change_db": -3.0})
     if len(sources) > 1:

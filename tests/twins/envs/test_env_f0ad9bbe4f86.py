@@ -135,6 +135,11 @@ def test_the_final_review_writes_status_findings_and_closes_the_queue_entry(twin
         ("/processing_queue/1", ChangeKind.CHANGED, "APP-2025-089"),
         ("/processing_queue/2", ChangeKind.REMOVED, None),
     ]
+    assert step.free_state == [
+        "/applications/APP-2025-001/case_notes",
+        "/applications/APP-2025-001/violations",
+        "/system_clock",
+    ]
     again = twin.call("finalize_application_review", arguments | {"status": "DENIED"})
     assert again.outcome is Outcome.ERROR and not again.changes
     assert twin.state["applications"]["APP-2025-001"]["status"] == "APPROVED"

@@ -31,6 +31,8 @@ How it reads its config:
   choice, so those meters read free.
 - The config gives no range for ``gain_change_db``: any number is accepted. Levels are kept
   to 2 decimals. Nothing touches ``transport`` or ``solo_bus``.
+- Free state: a bus's ``rms_dbfs``/``peak_dbfs`` (and the Master Bus's ``is_clipped``)
+  while its sources moved unevenly; even moves fix them again.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from occubench.twins._twin import Answer, Twin, tool
 _MASTER = "master_bus"
 _SILENT_DB = -96.0
 _PLACES = 2
+_METERS = {False: ("rms_dbfs", "peak_dbfs"), True: ("rms_dbfs", "peak_dbfs", "is_clipped")}
+"""The meters a gain change moves on a bus, and on the Master Bus."""
 
 
 def _sum_db(levels: list[float], power: bool) -> float | None:
@@ -211,13 +215,13 @@ class AudioMixingTwin(Twin):
             f"{self._pointer(entity)}/{field}"
             for entity in self._fed_by(track_id)
             if self._shift(entity) is None
-            for field in ("rms_dbfs", "peak_dbfs")
+            for field in _METERS[entity == _MASTER]
         ]
         fixed = [
             f"{self._pointer(entity)}/{field}"
             for entity in self._fed_by(track_id)
             if self._shift(entity) is not None
-            for field in ("rms_dbfs", "peak_dbfs")
+            for field in _METERS[entity == _MASTER]
         ]
         observation = {
             "status": "success",

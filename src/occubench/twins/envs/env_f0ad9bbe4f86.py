@@ -27,16 +27,21 @@ How it reads its config:
 - The clock does not move: the prompt asks for timestamps that advance but says by how
   much nowhere, so ``system_clock`` is left as the state holds it, and from the first
   review on it is free state (a simulator that advances it is not wrong).
+- Free state: ``/system_clock`` and a closed record's ``violations`` and ``case_notes``
+  keys (the config's records have no such keys: a simulator may file the findings
+  elsewhere); the status and the queue are determined.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from occubench.twins._twin import Answer, Twin, tool
+from occubench.twins._twin import Answer, Twin, _escape, tool
 
 _NOT_FOUND = "Application ID not found"
 _GAS_UNIT = "cu_ft"
+_FINDINGS = ("violations", "case_notes")
+"""The keys a closed review adds to its record (the config's records have none)."""
 
 
 class PermitProcessingTwin(Twin):
@@ -157,7 +162,10 @@ class PermitProcessingTwin(Twin):
                 "timestamp": self.state["system_clock"],
             },
             free=["/transaction_id", "/timestamp"],
-            free_state=["/system_clock"],
+            free_state=[
+                "/system_clock",
+                *(f"/applications/{_escape(application_id)}/{key}" for key in _FINDINGS),
+            ],
         )
 
 
