@@ -99,6 +99,7 @@ def test_the_reference_plan_solves_task_11(
     assert load_dataset(public_sample, task_ids=[TASK]).tasks[0].env_name == ENV
     steps = twin.run(PLAN)
     assert all(step.outcome is Outcome.SUCCESS for step in steps)
+    assert all(not step.changes and step.free_state == [] for step in steps)  # reads only
     today = steps[1].observation["current_date"]
     revenue = 0
     for unit in steps[2].observation["units"]:

@@ -143,9 +143,7 @@ def test_each_write_changes_the_state_as_the_config_says(twin: TimberHarvestTwin
         "/plots/0/stocking_density_trees_ha": (0, 1100),
         "/operating_budget": (142_000.0, 134_000.0),
     }
-    assert replant.free_state == sorted(
-        [*cut.free_state, "/plots/0/stocking_density_trees_ha"]
-    )
+    assert replant.free_state == sorted([*cut.free_state, "/plots/0/stocking_density_trees_ha"])
     year = twin.call("advance_simulation", {})
     assert year.observation == {"new_year": 2}
     assert year.marking() == {"/new_year": FieldKind.DETERMINED}

@@ -158,6 +158,7 @@ def test_writes_create_and_overwrite_files_exactly(twin: Twin) -> None:
     for directory in ("lib", "utils/", "/"):
         step = twin.call("write_file_content", {"file_path": directory, "content": ""})
         assert step.outcome is Outcome.ERROR and not step.changes
+    assert over.free_state == created.free_state == []  # a write's content is the agent's
 
 
 def test_a_run_is_never_made_and_only_a_syntax_error_is_determined(twin: Twin) -> None:
@@ -167,12 +168,23 @@ def test_a_run_is_never_made_and_only_a_syntax_error_is_determined(twin: Twin) -
     run = _ok(twin.call("execute_python_script", {"script_path": "wipe.py"}))
     assert run.marking() == dict.fromkeys(["/stdout", "/stderr", "/exit_code"], FieldKind.FREE)
     assert not run.changes
+    assert run.free_state == ["/file_system"]  # had it run, any file could have gone
+    spawn = "import subprocess\nsubprocess.run(['pip', 'install', 'x'])\n"
+    _ok(twin.call("write_file_content", {"file_path": "pip.py", "content": spawn}))
+    installs = _ok(twin.call("execute_python_script", {"script_path": "pip.py"}))
+    assert installs.free_state == ["/file_system", "/installed_packages"]
     _ok(twin.call("write_file_content", {"file_path": "broken.py", "content": "def f(:\n"}))
     broken = _ok(twin.call("execute_python_script", {"script_path": "broken.py"}))
     assert broken.observation["exit_code"] == 1 and broken.observation["stdout"] == ""
     assert "SyntaxError" in broken.observation["stderr"]
     assert broken.marking()["/exit_code"] is FieldKind.DETERMINED
     assert broken.marking()["/stderr"] is FieldKind.FREE
+    assert broken.free_state == installs.free_state  # a failed parse sets nothing new
+
+
+def test_the_samples_scripts_touch_no_state_had_they_run(twin: Twin) -> None:
+    for script in ("main.py", "boot.py"):  # machine, time, gc: the device only
+        assert _ok(twin.call("execute_python_script", {"script_path": script})).free_state == []
 
 
 def _handler(source: str) -> ast.FunctionDef:

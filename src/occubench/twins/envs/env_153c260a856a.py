@@ -9,7 +9,7 @@ How it reads its config (one ambiguity a line):
 - An MCI expiry is that date plus the group's months to expiry: free; null without surcharge.
 - ``total_units`` is the sum of the groups' unit counts (determined).
 - The state holds no property name or status: both free (the property id, "Active").
-- No tool writes: no call changes the state.
+- No tool writes: no call changes the state, so no state is ever free.
 """
 
 from __future__ import annotations

@@ -28,7 +28,6 @@ from typing import Any
 
 from occubench.twins._twin import Answer, Twin, tool
 
-
 BOOKED_FREE = ("item_id", "name", "type", "time_slot", "location")
 """The fields of a booked item the twin chose (its catalogue's and its own id)."""
 
@@ -287,7 +286,11 @@ class TravelItineraryTwin(Twin):
         self.state["total_spent"] = total
         before, after = self._itinerary_state()
         return Answer(
-            observation={"status": "cancelled", "refunded_amount": refund, "new_total_spent": total},
+            observation={
+                "status": "cancelled",
+                "refunded_amount": refund,
+                "new_total_spent": total,
+            },
             free_state=after,
             fixed_state=before,
         )

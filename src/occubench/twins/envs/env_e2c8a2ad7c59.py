@@ -25,6 +25,10 @@ How it reads its config:
   is ``1`` (determined) and ``stderr`` is a free traceback naming the error.
 - A run changes nothing: ``environment_vars`` hold for that run only, and nothing in the
   config says a script writes files or installs packages.
+- Free state: what a never-run script could have set. A script whose text can reach the
+  disk (``open``, or imports ``os``/``uos``/``shutil``/``pathlib``/``io``/``tempfile``)
+  leaves ``/file_system`` free, one that can start a process (``os``/``subprocess``)
+  ``/installed_packages`` too; a script that does neither (the sample's) leaves none.
 - ``check_environment_state`` reports ``working_directory``, ``installed_packages`` and
   ``environment_variables`` as the state holds them (determined).
 """
@@ -39,6 +43,10 @@ from typing import Any
 from occubench.twins._twin import Answer, Twin, tool
 
 _ROOT = "."
+_DISK = frozenset({"open", "os", "uos", "shutil", "pathlib", "io", "tempfile"})
+"""Names through which a script's text can reach the workspace's files."""
+_PROCESS = frozenset({"os", "subprocess"})
+"""Modules through which a script can start a process (say, a package install)."""
 
 
 class PythonWorkspaceTwin(Twin):
@@ -135,6 +143,7 @@ class PythonWorkspaceTwin(Twin):
             return Answer(
                 observation={"stdout": "", "stderr": "", "exit_code": 0},
                 free=["/stdout", "/stderr", "/exit_code"],
+                free_state=_reach(self._files[path]),
             )
         return Answer(
             observation={"stdout": "", "stderr": problem, "exit_code": 1}, free=["/stderr"]
@@ -167,3 +176,27 @@ def _syntax_error(source: str, path: str) -> str | None:
     except (ValueError, RecursionError, MemoryError):
         return None
     return None
+
+
+def _reach(source: str) -> list[str]:
+    """The state a script could have set had it run (a parsed script; module doc).
+
+    Reads the names its text uses and the modules it imports; nothing is evaluated. A
+    text the parser cannot read through may have done anything: both are free.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ["/file_system", "/installed_packages"]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    reach = ["/file_system"] if names & _DISK else []
+    return reach + (["/installed_packages"] if names & _PROCESS else [])
