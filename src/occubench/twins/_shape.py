@@ -31,7 +31,7 @@ from typing import Any
 
 from occubench.dataset import EnvConfig
 from occubench.simchecks import is_error
-from occubench.twins._twin import _escape, is_under
+from occubench.twins._twin import is_under, pointer_token
 
 
 def json_type(value: Any) -> str:
@@ -73,13 +73,15 @@ def shape_problems(
             return [
                 problem
                 for key, value in observation.items()
-                for problem in shape_problems(value, first, free, f"{path}/{_escape(str(key))}")
+                for problem in shape_problems(
+                    value, first, free, f"{path}/{pointer_token(str(key))}"
+                )
             ]
         problems = [f"{where}: missing key {k!r}" for k in example if k not in observation]
         problems += [f"{where}: extra key {k!r}" for k in observation if k not in example]
         for key in example:
             if key in observation:
-                inner = f"{path}/{_escape(str(key))}"
+                inner = f"{path}/{pointer_token(str(key))}"
                 problems += shape_problems(observation[key], example[key], free, inner)
         return problems
     if isinstance(example, list):

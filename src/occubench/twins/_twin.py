@@ -218,7 +218,8 @@ def schema_problem(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
     return f"{where}: {error.message}" if where else error.message
 
 
-def _escape(key: str) -> str:
+def pointer_token(key: str) -> str:
+    """A key as one JSON Pointer token (``~`` and ``/`` escaped, RFC 6901)."""
     return key.replace("~", "~0").replace("/", "~1")
 
 
@@ -226,7 +227,7 @@ def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
     """Every leaf of a JSON value as (JSON Pointer, value); empty containers are leaves."""
     if isinstance(value, dict) and value:
         for key, item in value.items():
-            yield from leaves(item, f"{path}/{_escape(str(key))}")
+            yield from leaves(item, f"{path}/{pointer_token(str(key))}")
     elif isinstance(value, list) and value:
         for index, item in enumerate(value):
             yield from leaves(item, f"{path}/{index}")
@@ -244,7 +245,7 @@ def state_changes(before: Any, after: Any, path: str = "") -> list[StateChange]:
     if isinstance(before, dict) and isinstance(after, dict):
         out: list[StateChange] = []
         for key in list(before) + [k for k in after if k not in before]:
-            where = f"{path}/{_escape(str(key))}"
+            where = f"{path}/{pointer_token(str(key))}"
             if key not in after:
                 out.append(StateChange(path=where, kind=ChangeKind.REMOVED, before=before[key]))
             elif key not in before:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from occubench.twins._twin import Answer, Twin, _escape, tool
+from occubench.twins._twin import Answer, Twin, pointer_token, tool
 
 _NOT_FOUND = "Application ID not found"
 _GAS_UNIT = "cu_ft"
@@ -164,7 +164,7 @@ class PermitProcessingTwin(Twin):
             free=["/transaction_id", "/timestamp"],
             free_state=[
                 "/system_clock",
-                *(f"/applications/{_escape(application_id)}/{key}" for key in _FINDINGS),
+                *(f"/applications/{pointer_token(application_id)}/{key}" for key in _FINDINGS),
             ],
         )
 
