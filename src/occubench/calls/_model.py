@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import Any, TypeGuard
 
@@ -266,11 +266,13 @@ def named_model(
     memoize: bool = True,
     replay: bool = True,
     prepare: Callable[[Model], object] | None = None,
+    model_args: Mapping[str, Any] | None = None,
 ) -> ResilientModel:
     """The model of a name the user gave (``provider/model``), built by Inspect, resilient.
 
     ``prepare`` is called on the built model before it is made resilient (the runner's
-    fast path, which changes its provider in place).
+    fast path, which changes its provider in place); ``model_args`` are its provider's
+    arguments (Inspect's ``-M``).
 
     Raises:
         UsageError: Inspect refuses the name or its arguments (an unknown provider, a
@@ -278,7 +280,9 @@ def named_model(
     """
     quiet_startup()
     try:
-        built = get_model(name, config=config or GenerateConfig(), memoize=memoize)
+        built = get_model(
+            name, config=config or GenerateConfig(), memoize=memoize, **dict(model_args or {})
+        )
     except ValueError as e:
         raise UsageError(str(e)) from e
     if prepare is not None:

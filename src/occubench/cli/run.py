@@ -50,6 +50,8 @@ from occubench.text import terminal_plain, terminal_text
 if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig
 
+    from occubench.dataset import EnvConfig
+
     from occubench.costs import PriceTable, RunEstimate, Spend
     from occubench.results import SampleRow
     from occubench.scale import Interruption, RunSpec, ShardResult
@@ -113,6 +115,21 @@ def generation_settings(
             raise UsageError(f"--max-tokens: the {role.value} role has no max_tokens setting")
         max_tokens[MAX_TOKENS_POINTS[role]] = value
     return settings, max_tokens
+
+
+def checked_twins(config: RunConfig, simulator: str, envs: list[EnvConfig]) -> RunConfig:
+    """The run with its ``--twins`` folder made absolute, once the twin simulator can run it.
+
+    Raises:
+        UsageError: what ``check_twin_run`` refuses.
+    """
+    from occubench.scripted import check_twin_run
+
+    folder = None if config.twins is None else Path(config.twins).expanduser().resolve()
+    check_twin_run(
+        simulator, folder, envs, simulator_places_faults=config.simulator_places_faults()
+    )
+    return config if folder is None else config.model_copy(update={"twins": str(folder)})
 
 
 def unbounded_roles(config: RunConfig) -> list[Role]:
@@ -279,7 +296,8 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             config = config.model_copy(update={"task_ids": selected})
         if not selected:  # Inspect would fail on an empty dataset, with a traceback
             raise UsageError(f"no task in {config.dataset} matches the selection")
-        for line in config.check_fields(config.load_tasks().tasks):  # a setting the data
+        loaded = config.load_tasks()
+        for line in config.check_fields(loaded.tasks):  # a setting the data
             err_console.print(f"Warning: {terminal_plain(line)}", markup=False, highlight=False)
         if config.world is not None:  # shards and workers find it from any folder
             config = config.model_copy(
@@ -297,6 +315,9 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         if agent_model is None and not config.agent_command:
             raise UsageError("--agent-model is required (optional only with --agent-command)")
         roles = model_roles(given)
+        config = checked_twins(
+            config, roles[Role.SIMULATOR], [loaded.envs[t.env_name] for t in loaded.tasks]
+        )
         agent = agent_model or NO_AGENT_MODEL
         budget = given["budget"]
         if budget is not None:

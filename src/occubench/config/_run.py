@@ -226,6 +226,12 @@ class _RunFields(FaultSettings):
         description="An independent sample of the world (0 by default); 'epoch': each epoch "
         "its own variant (by default epochs share the world's answers).",
     )
+    twins: str | None = Field(
+        default=None,
+        description="A folder of twins (Python files, each a Twin subclass) the twin "
+        "simulators (occubench/twin, occubench/forgetful) answer from besides the package's "
+        "own; twins are code and load only from a folder named here.",
+    )
     exploit_guard: ExploitGuard = Field(
         default=DEFAULT_GUARD,
         description="The exploit guard (occubench.guard): each graded episode is checked for "
@@ -434,6 +440,10 @@ class RunConfig(ProtocolOverrides, _RunFields):
             and self.env_mode is not EnvMode.E0
             and (self.fault_count > 0)
         )
+
+    def simulator_args(self) -> dict[str, Any]:
+        """The simulator model's arguments this run gives it (``twins``, when named)."""
+        return {"twins": self.twins} if self.twins is not None else {}
 
     def task_args(self) -> dict[str, Any]:
         """The configuration as the ``occubench`` task's keyword arguments (JSON values)."""

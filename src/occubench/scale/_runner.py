@@ -125,7 +125,13 @@ class EvalOutcome(BaseModel):
     )
 
 
-def _model(value: str | Model, config: GenerateConfig, replay: bool, fast: bool) -> Model:
+def _model(
+    value: str | Model,
+    config: GenerateConfig,
+    replay: bool,
+    fast: bool,
+    model_args: Mapping[str, Any] | None = None,
+) -> Model:
     """A model built afresh from its name (not memoized) or as given, made resilient.
 
     Resilient (``occubench.calls``): unreadable answers retried at the call, restarted
@@ -133,12 +139,18 @@ def _model(value: str | Model, config: GenerateConfig, replay: bool, fast: bool)
     provider's base URL and key from the environment afresh, and a model never outlives
     the endpoint a test served it from. A model built here from an ``openai-api`` or
     ``vllm`` name goes on the lean path when ``fast`` (``occubench.providers.fast_path``);
-    a model given built is used as it is.
+    a model given built is used as it is (``model_args``: its provider's arguments, for a
+    model built here).
     """
     if isinstance(value, Model):
         return resilient(value, replay=replay)
     return named_model(
-        value, config, memoize=False, replay=replay, prepare=fast_path if fast else None
+        value,
+        config,
+        memoize=False,
+        replay=replay,
+        prepare=fast_path if fast else None,
+        model_args=model_args,
     )
 
 
@@ -208,6 +220,7 @@ def run_eval(
     epochs: int = 1,
     display: str = "none",
     budget: SpendGuard | None = None,
+    role_args: Mapping[Role, Mapping[str, Any]] | None = None,
 ) -> EvalOutcome:
     """Run a registered task as an Inspect eval set in ``log_dir`` (resumable).
 
@@ -224,6 +237,8 @@ def run_eval(
         epochs: Runs of each sample.
         display: Inspect's display (``none``, ``rich``, ``plain``, ``full``).
         budget: The spending limit of the eval (``occubench.costs._budget``; None: none).
+        role_args: Provider arguments of the role models built here, by role (the
+            simulator's ``twins`` folder).
 
     The collector is tuned and Inspect set for throughput while the eval runs
     (``tuned_gc``, ``lean_inspect``: trace level, no message snapshots), raw model
@@ -249,7 +264,8 @@ def run_eval(
         fast = options.fast_path
         main = _model(model, settings(Role.AGENT), replay, fast)
         role_models = {
-            role.value: _model(m, settings(role), replay, fast) for role, m in roles.items()
+            role.value: _model(m, settings(role), replay, fast, (role_args or {}).get(role))
+            for role, m in roles.items()
         }
         for built in (main, *role_models.values()):
             register_secrets(model_secrets(built))
@@ -367,6 +383,7 @@ def run_shard(
                 epochs=spec.run.epochs,
                 display=display,
                 budget=shard_budget(spec),
+                role_args={Role.SIMULATOR: spec.config().simulator_args()},
             )
         except LogFolderError as e:  # busy, read-only, full: the shard did not run
             return spec.result(False, error=str(e))

@@ -67,6 +67,9 @@ class Executor(str, Enum):  # noqa: UP042 - same str-Enum style as EnvMode
 _NO_WORLD = {"world", "world_mode", "world_variant"}
 """Settings left out of a run's key without a world: a run started before worlds existed
 keeps its log folder."""
+_NO_TWINS = {"twins"}
+"""Left out of a run's key when no folder of twins is named (a run started before keeps
+its log folder)."""
 
 
 class RunSpec(BaseModel):
@@ -108,12 +111,16 @@ class RunSpec(BaseModel):
         what = {
             **self.model_dump(mode="json", include={"agent", "roles", "epochs"}),
             **({"generate": self.model_dump(mode="json")["generate"]} if self.generate else {}),
-            "config": self.config.normalized().model_dump(mode="json", exclude=_NO_WORLD)
-            if self.config.world is None
-            else self.config.normalized().model_dump(mode="json"),
+            "config": self.config.normalized().model_dump(mode="json", exclude=self._unkeyed()),
         }
         text = json.dumps(what, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+    def _unkeyed(self) -> set[str]:
+        """The settings left out of the key: the world's without one, twins without them."""
+        return (_NO_WORLD if self.config.world is None else set()) | (
+            _NO_TWINS if self.config.twins is None else set()
+        )
 
     def generate_config(self, role: Role, shards: int = 1) -> GenerateConfig:
         """The generate settings of one model in one of ``shards`` shards of the run.

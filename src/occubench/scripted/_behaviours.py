@@ -24,6 +24,7 @@ from occubench.scripted._flawed import FLAWED
 from occubench.scripted._null import NULL_AGENTS
 from occubench.scripted._reply import Behaviour, Reply
 from occubench.scripted._simulated import last_action, observation_reply, system_text
+from occubench.scripted._twin_sim import prompt_tools
 
 
 def schema_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
@@ -70,27 +71,11 @@ def echo_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     return Reply(content=observation_reply(messages, observation, patch))
 
 
-_ACTIONS = ("{action_set_definitions}:", "### Actions\n```json\n")
-
-
 def _example_outputs(system: str) -> dict[str, object]:
-    """The tools' ``example_output`` from the action definitions in a simulator prompt.
-
-    Release prompts end with an ``{action_set_definitions}:`` section (a JSON object of
-    tools by name); other prompts get a ``### Actions`` block (a JSON list of tools).
-    """
-    decoder = json.JSONDecoder()
-    for label in _ACTIONS:
-        start = system.find(label)
-        if start < 0:
-            continue
-        try:
-            found, _ = decoder.raw_decode(system[start + len(label) :].lstrip())
-        except json.JSONDecodeError:
-            continue
-        tools = found.items() if isinstance(found, dict) else [(t.get("name"), t) for t in found]
-        return {str(n): t["example_output"] for n, t in tools if t.get("example_output")}
-    return {}
+    """The tools' ``example_output`` from the action definitions in a simulator prompt."""
+    return {
+        str(t["name"]): t["example_output"] for t in prompt_tools(system) if t.get("example_output")
+    }
 
 
 def example_simulator(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:

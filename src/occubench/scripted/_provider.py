@@ -6,6 +6,8 @@
   from ``-M seed=N`` (``_noisy``).
 - ``occubench/replay``: answers with ``outputs`` (``-M outputs=[...]``) in turn, cycling.
   An output is a string (text) or ``{"tool": name, "arguments": {...}}`` (a tool call).
+- ``occubench/twin``, ``forgetful``: simulators answering from the environment's twin,
+  made per instance (``-M twins=DIR``: a folder of twins named by the user; ``_twin_sim``).
 - ``occubench/scripted-generator``, ``plan-agent``, ``state-simulator``: the synthesis
   pipeline's offline world (``_generator``).
 
@@ -37,6 +39,7 @@ from occubench.scripted._namespaced import ServerNames
 from occubench.scripted._noisy import NOISY
 from occubench.scripted._reply import Reply
 from occubench.scripted._synthesis_world import SYNTHESIS_MODELS
+from occubench.scripted._twin_sim import TWIN_MODELS
 
 REPLAY = "replay"
 
@@ -78,12 +81,16 @@ class ScriptedAPI(ModelAPI):
             self._replay = itertools.cycle(outputs)
         elif model_name in SYNTHESIS_MODELS:
             self._behaviour = SYNTHESIS_MODELS[model_name](**model_args)
+        elif model_name in TWIN_MODELS:
+            self._behaviour = TWIN_MODELS[model_name](**model_args)
         elif model_name in SEEDED:
             self._seeded = SEEDED[model_name]
         elif model_name in NOISY:
             self._behaviour = NOISY[model_name](**model_args)
         elif model_name not in BEHAVIOURS:
-            known = ", ".join(sorted([*BEHAVIOURS, *SEEDED, *NOISY, *SYNTHESIS_MODELS, REPLAY]))
+            known = ", ".join(
+                sorted([*BEHAVIOURS, *SEEDED, *NOISY, *SYNTHESIS_MODELS, *TWIN_MODELS, REPLAY])
+            )
             raise UsageError(f"unknown scripted model occubench/{model_name}; known: {known}")
         else:
             self._behaviour = BEHAVIOURS[model_name]
