@@ -8,8 +8,18 @@ import pytest
 
 from authoring.permit_env import ENV, fill
 from occubench.authoring import FIELDS_FILE, check_envs, new_env
-from occubench.dataset import CONFIGS_DIR, SCENARIOS_FILE, TASKS_FILE, load_dataset
+from occubench.authoring._skeleton import TWINS_DIR
+from occubench.dataset import (
+    CONFIGS_DIR,
+    SCENARIOS_FILE,
+    TASKS_FILE,
+    example_arguments,
+    load_dataset,
+    load_env,
+)
 from occubench.errors import UsageError
+from occubench.scripted import check_twin_run
+from occubench.twins import load_twins
 
 
 def test_the_skeleton_loads_and_the_check_lists_exactly_its_placeholders(tmp_path):
@@ -17,7 +27,7 @@ def test_the_skeleton_loads_and_the_check_lists_exactly_its_placeholders(tmp_pat
     root = made.root
     assert made.task_id == 1 and made.scenario == "Wastewater Permit Review"
     assert sorted(p.name for p in made.written) == sorted(
-        [f"{ENV}.json", TASKS_FILE, SCENARIOS_FILE, FIELDS_FILE]
+        [f"{ENV}.json", f"{ENV}.py", TASKS_FILE, SCENARIOS_FILE, FIELDS_FILE]
     )
     loaded = load_dataset(root)  # valid as it stands: the loader reads it
     assert loaded.industry(loaded.tasks[0]) == "Public Administration"
@@ -112,3 +122,25 @@ def test_a_full_disk_writes_nothing_and_the_same_command_then_works(tmp_path, mo
     assert after == before  # no env file, no task line, no partial file
     made = new_env(tmp_path, "permit", industry="Government", domain="Permits")
     assert made.task_id == 2
+
+
+def test_the_skeleton_twin_loads_from_its_named_folder_and_answers_the_examples(tmp_path):
+    made = new_env(tmp_path, ENV, industry="Public Administration", domain="Permits")
+    folder = tmp_path / TWINS_DIR
+    twin_file = folder / f"{ENV}.py"
+    assert twin_file in made.written and "TODO" in twin_file.read_text()
+    assert "## Twin (twins/ENV.py)" in (tmp_path / FIELDS_FILE).read_text()
+    found = load_twins(folder)
+    assert list(found) == [ENV]
+    env = load_env(tmp_path, ENV)
+    twin = found[ENV](env)
+    for spec in env.action_set_definitions:
+        arguments = example_arguments(spec.parameters)
+        assert twin.call(spec.name, arguments).observation == spec.example_output
+    check_twin_run("occubench/twin", folder, [env], simulator_places_faults=False)
+    fill(tmp_path)  # the config filled in with tools of its own: the stub must follow
+    assert check_envs(tmp_path).ok
+    with pytest.raises(UsageError, match="lacks tools"):
+        check_twin_run(
+            "occubench/twin", folder, [load_env(tmp_path, ENV)], simulator_places_faults=False
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,17 @@ def test_a_world_recorded_with_the_twin_replays(tmp_path):
     )
     assert code == 0, output
     assert [r.passed for r in replayed] == [True] and replayed[0].world_hits >= 3
+
+
+def test_env_try_answers_from_the_twin_of_a_new_env(tmp_path):
+    made = runner.invoke(
+        app, ["env", "new", "shelf", "--industry", "I", "--domain", "D", "--dir", str(tmp_path)]
+    )
+    assert made.exit_code == 0, made.output
+    asked = ["env", "try", str(tmp_path), "--env", "shelf", "--tool", "get_record"]
+    asked += ["--args", '{"record_id": "R-1001"}', "--simulator-model", "occubench/twin", "--json"]
+    result = runner.invoke(app, [*asked, "--twins", str(tmp_path / "twins")])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["observation"]["record_id"] == "R-1001"
+    refused = runner.invoke(app, asked)  # the folder is not named: no twin of the env
+    assert refused.exit_code == 2 and "no twin in the package" in " ".join(refused.output.split())

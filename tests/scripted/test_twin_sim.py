@@ -15,6 +15,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 from occubench.dataset import EnvConfig, load_dataset, reference_suite_dir
 from occubench.errors import UsageError
 from occubench.faults import SEMANTIC_FAULT_PROMPT
+from occubench.protocols import MessageStyle
 from occubench.scripted import FORGET_WRITE, check_twin_run
 from occubench.scripted._canned import semantic_variant
 from occubench.scripted._twin_sim import changes_patch, prompt_state, prompt_tools
@@ -25,7 +26,6 @@ from occubench.simulator import (
     SimulatorError,
     apply_reply_patch,
 )
-from occubench.protocols import MessageStyle
 from occubench.twins import state_changes, twin_for
 
 DATE = "2025-06-16"

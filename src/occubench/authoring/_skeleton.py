@@ -8,11 +8,17 @@ with ``PLACEHOLDER`` ("TODO"); ``occubench env check`` lists every one still lef
 with its file, line and field, until none is. ``FIELDS.md`` beside them explains every
 field of every file; it is generated from the models' own field descriptions, so it says
 what the loader reads.
+
+Beside them, ``twins/NAME.py`` is the env's twin to fill in (``skeleton_twin``): a
+``Twin`` subclass with one ``@tool`` method per tool of the config, each answering its
+tool's ``example_output`` until the author makes it answer from the state. It loads
+only when its folder is named (``--twins DIR/twins``).
 """
 
 from __future__ import annotations
 
 import json
+import pprint
 import re
 from pathlib import Path
 from typing import Any
@@ -44,6 +50,8 @@ from occubench.files import write_fresh
 ENV_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 """An env's name: its config's file stem (lower-case letters, digits, ``_``)."""
 FIELDS_FILE = "FIELDS.md"
+TWINS_DIR = "twins"
+"""The folder of the dataset's twins that ``env new`` writes (named with ``--twins``)."""
 _NAME_TEXT = re.compile(r"[^\x00-\x1f\x7f]{1,120}")
 
 
@@ -108,6 +116,67 @@ def skeleton_env(name: str) -> EnvConfig:
             "records": _todo("What the 'records' field of the state holds (one entry a field).")
         },
     )
+
+
+_TWIN_TOOL = '''
+    @tool
+    def {name}(self, arguments: dict[str, Any]) -> Answer:
+        """TODO: answer {name} from ``self.state`` exactly as the config reads.
+
+        Read the arguments (checked against the tool's schema already), look the records
+        up in ``self.state`` and change it in place for a write; answer an unknown id with
+        ``self.error(...)`` worded as the config's errors are; list in ``free`` the JSON
+        Pointers of the observation's parts the config leaves open (the twin chooses them
+        deterministically; nothing compares them). Until then it answers the example.
+        """
+        return Answer(
+            observation={example}
+        )
+'''
+
+
+_EXAMPLE_INDENT = len("            observation=")
+"""Where an example observation starts in a twin stub's line."""
+_EXAMPLE_WIDTH = 100 - _EXAMPLE_INDENT - 2
+"""Columns of an example observation in a twin stub (its lines stay within 100)."""
+
+
+def skeleton_twin(env: EnvConfig) -> str:
+    """The twin of a new env to fill in: one ``@tool`` stub per tool of its config."""
+    words = "".join(part.title() for part in env.environment_name.split("_"))
+    methods = [
+        _TWIN_TOOL.format(
+            name=spec.name,
+            example=pprint.pformat(
+                spec.example_output if isinstance(spec.example_output, dict) else {},
+                width=_EXAMPLE_WIDTH,
+                sort_dicts=False,
+            ).replace("\n", "\n" + " " * _EXAMPLE_INDENT),
+        )
+        for spec in env.action_set_definitions
+    ]
+    return f'''"""Twin of ``{env.environment_name}``.
+
+The environment as code, exactly as its config reads. TODO: say here how this twin reads each ambiguity of its config (what an unknown id
+answers, which observation fields the config leaves open, what each write changes), then
+implement each tool below. Test it: ``occubench run --simulator-model occubench/twin
+--twins DIR/twins`` answers from it, and tests/twins/test_package_twins.py shows the
+checks a twin passes (observations fit example_output, unknown ids get the config's
+error, a reference plan solves each task).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from occubench.twins import Answer, Twin, tool
+
+
+class {words}Twin(Twin):
+    """TODO: what this environment is, as code."""
+
+    environment = "{env.environment_name}"
+''' + "".join(methods)
 
 
 def skeleton_task(task_id: int, scenario: str, env: str) -> TaskRecord:
@@ -222,9 +291,14 @@ def new_env(
             raise UsageError(f"{unreadable[0]} (fix it first: occubench env check {root})")
         ids = [t.task_id for t in check.tasks]
     task_id = max(ids, default=0) + 1
-    env = skeleton_env(name).model_dump(mode="json", exclude_none=True)
+    skeleton = skeleton_env(name)
+    env = skeleton.model_dump(mode="json", exclude_none=True)
+    twin_file = root / TWINS_DIR / f"{name}.py"
+    if twin_file.exists():
+        raise UsageError(f"{twin_file} exists already: choose another name")
     files = {
         env_file: json.dumps(env, indent=2) + "\n",
+        twin_file: skeleton_twin(skeleton),
         tasks_file: _with_line(tasks_file, skeleton_task(task_id, scenario, name)),
     }
     known = _records(scenarios_file) if scenarios_file.is_file() else []
@@ -236,6 +310,7 @@ def new_env(
     if not kept:
         files[fields] = fields_markdown()
     env_file.parent.mkdir(parents=True, exist_ok=True)
+    twin_file.parent.mkdir(parents=True, exist_ok=True)
     try:
         _write_all(files)
     except OSError as e:
@@ -304,7 +379,23 @@ def fields_markdown() -> str:
         f"{TASKS_FILE}        one task a line",
         f"{SCENARIOS_FILE}     one scenario a line",
         f"{CONFIGS_DIR}/ENV.json        one env config a file, named by the tasks' env_name",
+        f"{TWINS_DIR}/ENV.py                       the env's twin (Python), loaded only when named",
         "```",
+        "",
+        f"## Twin ({TWINS_DIR}/ENV.py)",
+        "",
+        "The environment as code, the ground truth a simulator is measured against: a "
+        "`Twin` subclass whose `environment` is the env's name, with one `@tool` method per "
+        "tool. Each method gets the call's arguments (checked against the tool's "
+        "`parameters` already), reads and changes `self.state` (a copy of "
+        "`task_initial_state`), and returns `Answer(observation=..., free=[...])`: `free` "
+        "lists the JSON Pointers of the observation's parts the config leaves open (not "
+        "compared). Unknown ids get `self.error(message, code)`; override `error` when the "
+        "config words its errors another way. `env new` writes a stub per tool answering "
+        "its `example_output`; its docstring says how to fill it in. Twins are code: they "
+        f"load only from a folder named on the command line (`--twins DIR/{TWINS_DIR}`), "
+        "e.g. `occubench run --simulator-model occubench/twin --twins DIR/twins` or "
+        "`occubench env try DIR --simulator-model occubench/twin --twins DIR/twins ...`.",
         "",
         *_table(
             "Task (a line of eval_benchmark_solvable.jsonl)",

@@ -122,7 +122,11 @@ async def try_call(
             parsed, raw = loose_arguments(arguments)
     except BadToolCall as bad:
         raise UsageError(f"--args: {bad.message}") from None
-    built = simulator if isinstance(simulator, Model) else named_model(simulator, memoize=False)
+    built = (
+        simulator
+        if isinstance(simulator, Model)
+        else named_model(simulator, memoize=False, model_args=settings.simulator_args())
+    )
     model = _recording(built)
     observed, error = None, None
     try:

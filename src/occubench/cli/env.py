@@ -133,6 +133,9 @@ def try_(
     ),
     state_mode: str = typer.Option("history", help="history or explicit (JSON Patch)."),
     date: str = typer.Option(DEFAULT_DATE, help="The fixed date the simulator is told."),
+    twins: Path | None = typer.Option(
+        None, help="A folder of twins the twin simulators (occubench/twin) answer from."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Ask the simulator for one tool call's observation; show the request as sent.
@@ -143,9 +146,17 @@ def try_(
     observation.
     """
     from occubench.authoring import try_call
+    from occubench.scripted import check_twin_run, is_twin_simulator
 
     with user_errors():
         config = _config(protocol, state_mode, date)
+        if twins is not None or is_twin_simulator(simulator_model):
+            from occubench.dataset import load_env
+
+            check_twin_run(
+                simulator_model, twins, [load_env(folder, env)], simulator_places_faults=False
+            )
+            config = config.model_copy(update={"twins": twins and str(twins.resolve())})
         # Inspect prints its version and hooks as the first model is built: not the request
         with contextlib.redirect_stdout(io.StringIO()):
             result = anyio.run(lambda: try_call(folder, env, tool, args, simulator_model, config))

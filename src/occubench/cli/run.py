@@ -50,9 +50,8 @@ from occubench.text import terminal_plain, terminal_text
 if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig
 
-    from occubench.dataset import EnvConfig
-
     from occubench.costs import PriceTable, RunEstimate, Spend
+    from occubench.dataset import EnvConfig
     from occubench.results import SampleRow
     from occubench.scale import Interruption, RunSpec, ShardResult
 
