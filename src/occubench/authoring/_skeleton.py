@@ -157,12 +157,13 @@ def skeleton_twin(env: EnvConfig) -> str:
     ]
     return f'''"""Twin of ``{env.environment_name}``.
 
-The environment as code, exactly as its config reads. TODO: say here how this twin reads each ambiguity of its config (what an unknown id
-answers, which observation fields the config leaves open, what each write changes), then
-implement each tool below. Test it: ``occubench run --simulator-model occubench/twin
---twins DIR/twins`` answers from it, and tests/twins/test_package_twins.py shows the
-checks a twin passes (observations fit example_output, unknown ids get the config's
-error, a reference plan solves each task).
+The environment as code, exactly as its config reads. TODO: say here how this twin
+reads each ambiguity of its config (what an unknown id answers, which observation
+fields the config leaves open, what each write changes), then implement each tool
+below. Try it: ``occubench env try DIR --simulator-model occubench/twin --twins
+DIR/twins ...`` answers from it; tests/twins/test_package_twins.py shows the checks
+a twin passes (observations fit example_output, unknown ids get the config's error,
+a reference plan solves each task).
 """
 
 from __future__ import annotations
