@@ -54,9 +54,17 @@ def test_the_careful_agent_solves_the_task_on_its_twin(tmp_path, settings):
     assert rows[0].simulator_model == "occubench/twin" and rows[0].tool_calls >= 3
 
 
-@pytest.mark.parametrize("mode", ["E1", "E2", "E3"])
-def test_code_places_faults_on_the_twins_answers(tmp_path, mode):
-    code, output, rows = run(tmp_path, "--protocol", "occubench", "--env-mode", mode)
+@pytest.mark.parametrize(
+    ("mode", "protocol"),
+    [
+        ("E1", ("--protocol", "occubench")),
+        ("E2", ("--protocol", "occubench")),
+        ("E3", ("--protocol", "occubench")),
+        ("E1", ("--protocol", "paper", "--fault-engine", "code")),
+    ],
+)
+def test_code_places_faults_on_the_twins_answers(tmp_path, mode, protocol):
+    code, output, rows = run(tmp_path, *protocol, "--env-mode", mode)
     assert code == 0, output
     [row] = rows
     assert row.error is None and row.faults and all(f.applied for f in row.faults)

@@ -26,10 +26,11 @@ from occubench.cli._common import (
     user_errors,
 )
 from occubench.cli._settings import with_settings
-from occubench.cli.run import run_log_dir
+from occubench.cli.run import checked_twins, run_log_dir
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_FLOOR_LOG_DIR
 from occubench.errors import ExitCode, UsageError
+from occubench.roles import Role
 from occubench.text import terminal_plain
 
 if TYPE_CHECKING:
@@ -149,6 +150,9 @@ def floor(
             raise UsageError(f"no task in {dataset} matches the selection")
         config = config.model_copy(update={"task_ids": selected})
         roles = model_roles(given)
+        loaded = config.load_tasks()
+        envs = [loaded.envs[task.env_name] for task in loaded.tasks]
+        config = checked_twins(config, roles[Role.SIMULATOR], envs)
         specs = []
         for agent in agents:
             spec = RunSpec(

@@ -21,7 +21,7 @@ from occubench.defaults import DEFAULT_OPENENV_SESSIONS, DEFAULT_SERVE_TOKEN_ENV
 from occubench.errors import UsageError
 
 
-@with_settings(RunConfig, exclude=CLIENT_IS_AGENT)
+@with_settings(RunConfig, exclude=(*CLIENT_IS_AGENT, "twins"))
 def openenv(
     simulator_model: Annotated[str, typer.Option(help="Simulator (LES) model.")],
     verifier_model: Annotated[

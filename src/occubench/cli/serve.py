@@ -27,6 +27,7 @@ from occubench.cli._common import (
     warn_if_exposed,
 )
 from occubench.cli._settings import CLIENT_IS_AGENT, with_settings
+from occubench.cli.run import checked_twins
 from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
 from occubench.defaults import DEFAULT_SERVE_PORT
 from occubench.errors import ExitCode, UsageError
@@ -101,8 +102,11 @@ def serve(
             serve_token()  # a bad one is refused before anything starts
         config = from_options(RunConfig, {**settings, "task_ids": [task_id]})
         config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
-        if not config.load_tasks().tasks:
+        loaded = config.load_tasks()
+        if not loaded.tasks:
             raise UsageError(f"no task {task_id} in {config.dataset}")
+        envs = [loaded.envs[task.env_name] for task in loaded.tasks]
+        config = checked_twins(config, simulator_model, envs)
         if config.world is not None:
             config = config.model_copy(
                 update={"world": str(Path(config.world).expanduser().resolve())}
@@ -137,6 +141,7 @@ def serve(
         model=NO_AGENT_MODEL,
         roles=roles,
         options=EvalOptions(retry_on_error=0),
+        role_args={Role.SIMULATOR: config.simulator_args()},
     )
     rows = read_runs(outcome.logs)
     err_console.print(f"Log: {out}", highlight=False, markup=False)
