@@ -204,8 +204,7 @@ def test_report_shows_fidelity_against_the_twins_beside_each_line(logs, tmp_path
     envs = sorted({r.env_name for r in rows})
     step = {"trajectory": "p", "step": 0, "tool": "t", "fields_changed": 0, "determined": 2}
     steps = [
-        StepMatch(environment=env, outcome_match=True, determined_matched=1, **step)
-        for env in envs
+        StepMatch(environment=env, outcome_match=True, determined_matched=1, **step) for env in envs
     ]
     simulator = rows[0].simulator_model or ""
     record = TwinFidelity(

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from occubench.cli import app
 from occubench.results import read_runs
+from twin_fixtures import ENV, write_counters
 
 runner = CliRunner()
 
@@ -77,7 +78,6 @@ def test_code_places_faults_on_the_twins_answers(tmp_path, mode, protocol):
     ("settings", "tasks", "said"),
     [
         (("--env-mode", "E1"), TRIAGE, "follows no fault rule"),
-        ((), f"{TRIAGE},1002", "no twin in the package for the environment(s) ref_"),
         (("--simulator-model", "occubench/canned", "--twins", "."), TRIAGE, "--twins is read by"),
         (("--twins", "no-such-folder"), TRIAGE, "not a folder of twins"),
     ],
@@ -86,6 +86,13 @@ def test_a_run_the_twin_cannot_answer_is_one_line_and_exit_2(tmp_path, settings,
     code, output, rows = run(tmp_path, *settings, tasks=tasks)
     assert code == 2 and not rows, output
     assert said in " ".join(output.split()) and "Traceback" not in output
+
+
+def test_a_run_whose_environment_has_no_twin_is_refused_naming_it(tmp_path):
+    data, _ = write_counters(tmp_path)  # its twin is in a folder the run does not name
+    code, output, rows = run(tmp_path, "--dataset", str(data), "--allow-missing-fields", tasks="1")
+    assert code == 2 and not rows, output
+    assert f"no twin in the package for the environment(s) {ENV}" in " ".join(output.split())
 
 
 FOLDER_TWIN = """

@@ -88,8 +88,8 @@ def test_each_flawed_simulator_shows_its_flaw_in_its_own_column(
 
 def test_a_forgotten_write_shows_in_the_state_and_the_first_drift(tmp_path: Path) -> None:
     data, twins = write_counters(tmp_path)
-    run = _run(data, state_mode=StateMode.EXPLICIT)
-    audit = twin_audit(run, [named_model("occubench/canned")], twins_dir=twins, free_running=True)
+    run = _run(data, state_mode=StateMode.EXPLICIT, twins=str(twins))
+    audit = twin_audit(run, [named_model("occubench/canned")], free_running=True)
     assert audit.skipped == [] and audit.records[0].environments == [ENV]
     writes = next(t for t in audit.trajectories if t.name == WRITE_PROBE)
     assert [c.tool for c in writes.calls] == ["close_counter", "get_counter"]
@@ -114,7 +114,7 @@ def test_a_forgotten_write_shows_in_the_state_and_the_first_drift(tmp_path: Path
 def test_the_twin_history_is_what_the_simulator_is_fed(tmp_path: Path) -> None:
     """History mode: the read after the close is asked with the twin's answers before it."""
     data, twins = write_counters(tmp_path)
-    audit = twin_audit(_run(data), [named_model("occubench/canned")], twins_dir=twins)
+    audit = twin_audit(_run(data, twins=str(twins)), [named_model("occubench/canned")])
     (record,) = audit.records
     read = next(s for s in record.steps if s.trajectory == WRITE_PROBE and s.step == 1)
     assert read.state_fields is None and read.outcome_match

@@ -55,7 +55,7 @@ def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str
 
 @with_settings(
     RunConfig,
-    only=("dataset", "protocol", "state_mode", "world", "world_mode", "world_variant"),
+    only=("dataset", "protocol", "state_mode", "world", "world_mode", "world_variant", "twins"),
 )
 def audit(
     simulator_model: Annotated[
@@ -94,13 +94,6 @@ def audit(
             "history; --out writes the TwinFidelity records.",
         ),
     ] = False,
-    twins_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--twins",
-            help="A folder of your own twins (Python code: loaded only when named here).",
-        ),
-    ] = None,
     from_logs: Annotated[
         Path | None,
         typer.Option(help="--twin: also replay the agents' tool calls of these logs."),
@@ -142,7 +135,6 @@ def audit(
             found_twin = twin_audit(
                 run,
                 models,
-                twins_dir=twins_dir,
                 logs=from_logs,
                 free_running=free_running,
                 tolerance=tolerance,
@@ -151,7 +143,7 @@ def audit(
             )
         _print_twin(found_twin, out)
         return
-    if twins_dir is not None or from_logs is not None or free_running:
+    if chosen.get("twins") is not None or from_logs is not None or free_running:
         with user_errors():
             raise UsageError("--twins, --from-logs and --free-running go with --twin")
     if gold is not None:

@@ -228,9 +228,10 @@ class _RunFields(FaultSettings):
     )
     twins: str | None = Field(
         default=None,
-        description="A folder of twins (Python files, each a Twin subclass) the twin "
-        "simulators (occubench/twin, occubench/forgetful) answer from besides the package's "
-        "own; twins are code and load only from a folder named here.",
+        description="A folder of your own twins (Python files, each a Twin subclass), over "
+        "the package's: the twin simulators (occubench/twin, occubench/forgetful) answer "
+        "from them and audit --twin holds simulators to them; twins are code and load only "
+        "from a folder named here.",
     )
     exploit_guard: ExploitGuard = Field(
         default=DEFAULT_GUARD,

@@ -289,7 +289,6 @@ def twin_audit(
     run: ResolvedRun,
     simulators: Sequence[Model],
     *,
-    twins_dir: Path | None = None,
     logs: Path | None = None,
     probes: bool = True,
     free_running: bool = False,
@@ -300,10 +299,10 @@ def twin_audit(
     """Replay trajectories against the twins and each simulator (module doc).
 
     Args:
-        run: The run's settings (dataset and selection, protocol, state mode, date): the
-            simulator is asked as this run would ask it.
+        run: The run's settings (dataset and selection, protocol, state mode, date, a
+            folder of the user's twins over the package's): the simulator is asked as this
+            run would ask it.
         simulators: The simulator models measured.
-        twins_dir: A user's folder of twins (over the package's), or None.
         logs: A log file or folder whose agents' trajectories are replayed too.
         probes: Replay the probe trajectories.
         free_running: Also replay each simulator on its own history (``Feeding.OWN``).
@@ -320,7 +319,7 @@ def twin_audit(
     if tolerance < 0:
         raise UsageError(f"--tolerance must be 0 or more, got {tolerance:g}")
     loaded = run.config.load_tasks()
-    found = twins(twins_dir)
+    found = twins(None if run.config.twins is None else Path(run.config.twins))
     envs = {name: env for name, env in sorted(loaded.envs.items()) if name in found}
     skipped = sorted(set(loaded.envs) - set(envs))
     if not envs:
