@@ -125,6 +125,10 @@ DEFAULT_BOOTSTRAP_RESAMPLES = 2000
 DEFAULT_BOOTSTRAP_SEED = 0
 """Seed of the report's bootstrap: the same logs give the same intervals."""
 
+DEFAULT_REFERENCE_SIMULATOR = "occubench/twin"
+"""The simulator ``compare-simulators`` holds the others against when the logs hold runs
+under it (the twin: the environment as code, the "real environment" run of a task)."""
+
 DEFAULT_REPORT_DIR = Path("occubench-report")
 """Folder ``occubench report`` writes its files to when --out is not given."""
 

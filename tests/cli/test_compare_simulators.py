@@ -52,3 +52,31 @@ def test_runs_under_one_simulator_are_a_clear_error(logs):
     assert result.exit_code == 2 and "two or more simulators" in result.output
     missing = runner.invoke(app, ["compare-simulators", str(logs / "nowhere")])
     assert missing.exit_code == 2 and "no log file or folder" in missing.output
+
+
+def test_verdicts_against_a_reference_simulator(logs, tmp_path):
+    out = tmp_path / "comparison.json"
+    args = ["compare-simulators", str(logs), "--reference", "occubench/canned", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "ranking agreement with the reference occubench/canned" in result.output
+    row = next(
+        line
+        for line in result.output.splitlines()
+        if line.startswith("│ occubench/careful") and "occubench/inconsistent" in line
+    )
+    cells = [cell.strip() for cell in row.split("│")[1:-1]]
+    assert cells[2:] == ["100", "0", "-100 [-100, -100]", "0% (0/2)", "2"]
+    assert "step 2 get_patient_vitals (answer)" in result.output
+    comparison = SimulatorComparison.model_validate_json(out.read_text())
+    assert comparison.reference == "occubench/canned" and len(comparison.verdicts) == 3
+
+
+def test_without_the_twin_in_the_logs(logs):
+    plain = runner.invoke(app, ["compare-simulators", str(logs)])
+    assert plain.exit_code == 0 and "No run under occubench/twin" in plain.output
+    assert "verdicts against the reference" not in plain.output
+    named = runner.invoke(app, ["compare-simulators", str(logs), "--reference", "occubench/twin"])
+    assert named.exit_code == 2, named.output
+    assert "no run under the reference simulator occubench/twin" in named.output
+    assert "Traceback" not in named.output

@@ -10,6 +10,7 @@ import typer
 from occubench.cli._common import console, user_errors
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
+from occubench.defaults import DEFAULT_REFERENCE_SIMULATOR
 
 
 @with_settings(RunConfig, only=("dataset", "protocol", "state_mode", "date"))
@@ -31,11 +32,21 @@ def compare_simulators(
             "gold was written; people, human/NAME, are not audited)."
         ),
     ] = None,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            help="The simulator taken as the real environment: each other simulator's ranking "
+            "agreement with it and its verdicts against it (CR under each, agreement, the "
+            "sim-to-real gap with a 95% interval, the tasks that flip and the first step that "
+            f"differed). Default: {DEFAULT_REFERENCE_SIMULATOR} when the logs hold runs under it."
+        ),
+    ] = None,
     **chosen: Any,
 ) -> None:
     """Ranking agreement, Kendall tau, score compression and flips between simulators.
 
-    Runs are grouped by env mode, simulator model and agent model.
+    Runs are grouped by env mode, simulator model and agent model. With a reference
+    simulator (the twin by default), the verdicts of each other one are held against it.
     """
     from inspect_ai.model import get_model
 
@@ -46,7 +57,12 @@ def compare_simulators(
     from occubench.results import read_runs
 
     with user_errors():
-        comparison = compare(read_runs(logs))
+        rows = read_runs(logs)
+        if reference is None and any(
+            r.simulator_model == DEFAULT_REFERENCE_SIMULATOR for r in rows
+        ):
+            reference = DEFAULT_REFERENCE_SIMULATOR
+        comparison = compare(rows, reference)
         if gold is not None:
             run = ResolvedRun.of(RunConfig.model_validate(chosen))
             machines = [s for s in comparison.simulators if not s.startswith(f"{HUMAN_PROVIDER}/")]
@@ -61,6 +77,12 @@ def compare_simulators(
         "settings are pooled.",
         highlight=False,
     )
+    if comparison.reference is None:
+        console.print(
+            f"No run under {DEFAULT_REFERENCE_SIMULATOR}: no verdicts against a reference "
+            "(--reference SIM names another simulator of the logs).",
+            highlight=False,
+        )
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(comparison.model_dump_json(indent=2))

@@ -1,10 +1,14 @@
-"""Simulator fidelity: probe audit, audit against gold, step fidelity to twins, agreement."""
+"""Simulator fidelity: probe audit, audit against gold, step fidelity to twins, agreement.
+
+Also verdicts against a reference simulator (the twin): the sim-to-real gap and flipped tasks.
+"""
 
 from occubench.fidelity._agreement import (
     SimulatorComparison,
     SimulatorSpread,
     compare_simulators,
     comparison_tables,
+    reference_tables,
     simulator_spreads,
 )
 from occubench.fidelity._audit import (
@@ -68,9 +72,24 @@ from occubench.fidelity._twin_audit import (
     twin_audit,
     write_probe,
 )
+from occubench.fidelity._verdicts import (
+    DifferenceKind,
+    FirstDifference,
+    VerdictFlip,
+    VerdictRow,
+    against_reference,
+    locate,
+)
 from occubench.simchecks import id_values, is_error, is_id_key, is_read_tool, known_values
 
 __all__ = [
+    "DifferenceKind",
+    "FirstDifference",
+    "VerdictFlip",
+    "VerdictRow",
+    "against_reference",
+    "locate",
+    "reference_tables",
     "AUDIT_TASK",
     "CHANGE_BUCKETS",
     "TwinAudit",
