@@ -80,3 +80,12 @@ def test_without_the_twin_in_the_logs(logs):
     assert named.exit_code == 2, named.output
     assert "no run under the reference simulator occubench/twin" in named.output
     assert "Traceback" not in named.output
+
+
+def test_the_default_reference_is_taken_when_the_logs_hold_it(logs, monkeypatch):
+    from occubench.cli import compare_simulators as command
+
+    monkeypatch.setattr(command, "DEFAULT_REFERENCE_SIMULATOR", "occubench/canned")
+    result = runner.invoke(app, ["compare-simulators", str(logs)])
+    assert result.exit_code == 0, result.output
+    assert "verdicts against the reference occubench/canned" in result.output

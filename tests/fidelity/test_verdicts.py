@@ -15,7 +15,8 @@ from occubench.fidelity import (
     comparison_tables,
     locate,
 )
-from occubench.fidelity._verdicts import PREVIEW_CHARS, around
+from occubench.fidelity._verdicts import ANSWERED_INSTEAD, PREVIEW_CHARS, _previewed, around
+from occubench.simulator import SimStep
 
 REF, SIM = "sim/real", "sim/flawed"
 
@@ -65,6 +66,20 @@ def test_previews_show_where_two_long_answers_differ():
     assert ours.startswith("...") and '"R-99"' in ours and '"R-99"' not in theirs
     assert len(ours) <= PREVIEW_CHARS and len(theirs) <= PREVIEW_CHARS
     assert around("short", "shirt") == ("short", "shirt")
+
+
+def test_a_flip_at_a_call_shows_both_calls_and_an_answer_instead_of_one():
+    read = SimStep(tool="get_bed", arguments={"bed_id": "B-1"}, observation={"ok": True})
+    ours = [read, SimStep(tool="assign_bed", arguments={"bed_id": "B-1"}, observation={})]
+    theirs = [read, SimStep(tool="assign_bed", arguments={"bed_id": "B-2"}, observation={})]
+    at_call = locate(["a:1", "o:1", "a:2", "o:2", "f:x"], ["a:1", "o:1", "a:3", "o:2", "f:x"])
+    shown = _previewed(at_call, ours, theirs)
+    assert (shown.kind, shown.step, shown.tool) == (DifferenceKind.CALL, 2, "assign_bed")
+    assert shown.reference.endswith('"B-1"})') and shown.simulator.endswith('"B-2"})')
+    stopped = _previewed(at_call, ours, theirs[:1])  # the simulator's run answered at step 2
+    assert stopped.simulator == ANSWERED_INSTEAD and "assign_bed" in stopped.reference
+    unread = _previewed(at_call, ours, None)  # a log gone since: the step stays, no preview
+    assert (unread.step, unread.tool, unread.reference, unread.simulator) == (2, None, "", "")
 
 
 def test_gap_agreement_pairs_and_flips_on_hand_built_rows():

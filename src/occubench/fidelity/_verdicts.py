@@ -232,12 +232,15 @@ def around(a: str, b: str) -> tuple[str, str]:
 def _previewed(
     cause: FirstDifference, reference: list[SimStep] | None, simulator: list[SimStep] | None
 ) -> FirstDifference:
-    """``cause`` with the tool and both sides' previews at its step, where they were read."""
-    if cause.step is None:
+    """``cause`` with the tool and both sides' previews at its step, where they were read.
+
+    A side read but without that step answered instead of calling (``ANSWERED_INSTEAD``).
+    """
+    if cause.step is None or reference is None or simulator is None:
         return cause
     index = cause.step - 1
-    ours = reference[index] if reference is not None and index < len(reference) else None
-    theirs = simulator[index] if simulator is not None and index < len(simulator) else None
+    ours = reference[index] if index < len(reference) else None
+    theirs = simulator[index] if index < len(simulator) else None
     show = _answered if cause.kind is DifferenceKind.OBSERVATION else _call
     a, b = around(
         show(ours) if ours is not None else ANSWERED_INSTEAD,
