@@ -3,8 +3,8 @@
 The *reference* is the environment taken as real: the twin (``occubench/twin``, the
 environment as code) by default, or any simulator named. The same agents run the same
 tasks once under the reference and once under each other simulator. A sample under a
-simulator is paired with the sample under the reference of the same agent, env mode,
-fault setting, environment, task and epoch, both scored (repeated runs of one key are
+simulator is paired with the sample under the reference of the same agent, protocol, env
+mode, fault setting, environment, task and epoch, both scored (repeated runs of one key are
 paired in the order of their run ids; a sample without a partner is counted as unpaired
 and left out). Per agent, simulator and env mode (and fault setting):
 
@@ -130,8 +130,8 @@ class VerdictRow(MetricRow):
     flips: list[VerdictFlip] = Field(default_factory=list, description="Pairs unlike, by task.")
 
 
-Key = tuple[str, str, str, str, str]
-"""agent, env mode, fault setting, environment, task id."""
+Key = tuple[str, str, str, str, str, str]
+"""agent, env mode, fault setting, environment, task id, protocol."""
 
 
 def _faults(row: SampleRow) -> str:
@@ -142,13 +142,20 @@ def _faults(row: SampleRow) -> str:
 
 
 def _keyed(rows: Sequence[SampleRow]) -> dict[tuple[Key, int, int], SampleRow]:
-    """Scored rows by (agent, mode, faults, env, task), epoch and occurrence (run order)."""
+    """Scored rows by ``Key``, epoch and occurrence (run order): what a pair shares."""
     out: dict[tuple[Key, int, int], SampleRow] = {}
     seen: dict[tuple[Key, int], int] = {}
     for row in sorted(rows, key=lambda r: r.run_id):
         if row.passed is None:
             continue
-        key = (setup_of(row)[0], row.env_mode, _faults(row), row.env_name, str(row.task_id))
+        key = (
+            setup_of(row)[0],
+            row.env_mode,
+            _faults(row),
+            row.env_name,
+            str(row.task_id),
+            row.protocol.value,
+        )
         occurrence = seen.get((key, row.epoch), 0)
         seen[(key, row.epoch)] = occurrence + 1
         out[(key, row.epoch, occurrence)] = row
