@@ -52,6 +52,8 @@ from occubench.dataset._models import (
     ToolCalledCheck,
     ToolNotCalledCheck,
     ToolSpec,
+    UserBrief,
+    UserFact,
 )
 from occubench.dataset._suite import REFERENCE_DATASET, dataset_label, reference_suite_dir
 from occubench.dataset._tool_schema import (
@@ -107,6 +109,8 @@ __all__ = [
     "Scenario",
     "StateEqualsCheck",
     "TaskRecord",
+    "UserBrief",
+    "UserFact",
     "ToolCalledCheck",
     "ToolNotCalledCheck",
     "ToolSpec",

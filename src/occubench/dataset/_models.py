@@ -141,6 +141,41 @@ Check = Annotated[
 """A deterministic check of a trajectory (extension field of a task)."""
 
 
+class UserFact(_Record):
+    """One thing the simulated user knows and tells only when the agent asks for it."""
+
+    name: str = Field(min_length=1, description="What the fact is about (e.g. invoice_number).")
+    value: str = Field(min_length=1, description="The fact as the user would state it.")
+    reveal_when: str = Field(
+        min_length=1, description="The question that earns it (e.g. 'asked for the invoice')."
+    )
+
+
+class UserBrief(_Record):
+    """Extension: a person on the other side of the task (``user``), played by a model.
+
+    The agent's instruction is then the user's opening request; the brief is what only the
+    user model sees: who they are, what they want, what they know and reveal only when
+    asked, and what ends the conversation.
+    """
+
+    persona: str = Field(min_length=1, description="Who the user is, in a sentence or two.")
+    goal: str = Field(
+        min_length=1, description="What the user wants done (never stated unasked in full)."
+    )
+    facts: list[UserFact] = Field(
+        default_factory=list, description="What the user knows and reveals only when asked."
+    )
+    ends_when: str = Field(
+        min_length=1,
+        description="When the user ends the conversation (e.g. 'the agent confirms the "
+        "booking with its reference').",
+    )
+    max_turns: int | None = Field(
+        default=None, ge=1, description="The user's turn budget (default: the run's setting)."
+    )
+
+
 class TaskRecord(_Record):
     """One task: an instruction in one environment with its rubric."""
 
@@ -163,6 +198,11 @@ class TaskRecord(_Record):
     )
     expected_tool_calls: int | None = Field(
         default=None, ge=1, description="Extension: tool calls a solution takes."
+    )
+    user: UserBrief | None = Field(
+        default=None,
+        description="Extension: a simulated user the agent talks with (the instruction is "
+        "then their opening request); without it the task runs as the release's do.",
     )
 
 
