@@ -21,5 +21,7 @@ class Role(str, Enum):  # noqa: UP042 - the project's str-Enum style
     simulator itself)."""
     VERIFIER = "verifier"
     """The judge of a trajectory (default: the simulator)."""
+    USER = "user"
+    """The person the agent talks with, on tasks with a ``user`` brief."""
     GENERATOR = "generator"
     """The synthesis pipeline's author of scenarios, environments and tasks."""
