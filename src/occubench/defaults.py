@@ -461,3 +461,8 @@ DEFAULT_ROLLOUT_CONCURRENCY = 32
 DEFAULT_ROLLOUT_MAX_TURNS = 50
 """Agent model turns of one rollout when the protocol sets no cap (then it is graded as it
 stands)."""
+
+DEFAULT_MAX_JOURNAL_BYTES = 64 * 2**20
+"""Bytes of one sample's call journal (``occubench.calls``; 64 MiB): the calls a sample
+pays for past it are not journaled (a resume pays for them again). A journal larger than
+this is not read."""

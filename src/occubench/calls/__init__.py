@@ -2,7 +2,9 @@
 
 ``resilient(model)`` gives the model every occubench run uses: an unreadable provider
 answer is retried at the call like a 5xx, and a restarted sample replays the calls its
-earlier attempt already paid for. ``CallCounts`` (in each sample's store) counts both.
+earlier attempt already paid for, or, on resume, the calls an interrupted run journaled
+for it (``journaled_calls``: the runner's call journals in the log folder).
+``CallCounts`` (in each sample's store) counts both.
 ``ask`` is the generate, parse, re-ask loop every role uses; ``approx_tokens`` and its
 kin count tokens roughly (the scripted models' usage, the estimate before a run);
 ``gated_calls`` puts a gate before every call (the spending limit's); ``failure_text``
@@ -31,6 +33,20 @@ from occubench.calls._concurrency import (
     reset_concurrency,
 )
 from occubench.calls._failures import failure_text, refusal_status
+from occubench.calls._journal import (
+    JOURNAL_FOLDER,
+    Journal,
+    JournalEntry,
+    JournalHeader,
+    JournalPlace,
+    JournalProblem,
+    config_digest,
+    journaled_calls,
+    read_journal,
+    remove_all_journals,
+    remove_journals,
+    resumed_calls,
+)
 from occubench.calls._model import (
     TRANSPORT_SETTINGS,
     CallGate,
@@ -51,6 +67,18 @@ from occubench.calls._tokens import (
 )
 
 __all__ = [
+    "JOURNAL_FOLDER",
+    "Journal",
+    "JournalEntry",
+    "JournalHeader",
+    "JournalPlace",
+    "JournalProblem",
+    "config_digest",
+    "journaled_calls",
+    "read_journal",
+    "remove_all_journals",
+    "remove_journals",
+    "resumed_calls",
     "TRANSPORT_SETTINGS",
     "AdaptiveLimit",
     "Attempt",

@@ -46,8 +46,14 @@ class CallCounts(StoreModel):
     )
     replayed: int = Field(
         default=0,
-        description="Calls answered from the record of this sample's earlier attempt "
-        "(not paid again; ``occubench.calls`` replay).",
+        description="Calls answered from a record instead of the provider (not paid "
+        "again): this sample's earlier attempt's, or the journal of an interrupted run "
+        "(``occubench.calls`` replay).",
+    )
+    resumed: int = Field(
+        default=0,
+        description="Of the replayed calls, those answered from the journal an interrupted "
+        "run left (what the resume saved; absent in logs before journals).",
     )
 
 

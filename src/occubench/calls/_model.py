@@ -7,12 +7,14 @@ with two additions, both at the call:
   they are retried inside Inspect's own retry loop: the same exponential backoff,
   ``max_retries`` and ``timeout`` as a 5xx (``occubench.calls._answers``);
 - ``generate``: inside a sample, answered from the record of the sample's earlier
-  attempt when the same request was made there, else asked and recorded
-  (``occubench.calls._replay``); else made once it passes the gate installed for
-  the run, if any (``gated_calls``: the spending limit's); on OpenAI's own API with a
-  prompt cache key of the sample's (``sample_cache_key``), so that the sample's growing
-  prompts meet the cache that holds their prefix. Caching changes the price, never the
-  content: the key is left out of the replay key and of a world's context.
+  attempt when the same request was made there, or from the journal an interrupted
+  run left for the sample, else asked, recorded and journaled
+  (``occubench.calls._replay``, ``occubench.calls._journal``); else made once it
+  passes the gate installed for the run, if any (``gated_calls``: the spending
+  limit's); on OpenAI's own API with a prompt cache key of the sample's
+  (``sample_cache_key``), so that the sample's growing prompts meet the cache that
+  holds their prefix. Caching changes the price, never the content: the key is left
+  out of the replay key and of a world's context.
 
 ``resilient`` makes one from any model; every model occubench builds or is given for a
 run goes through it (the runner, the gym API, synthesis, the audit). ``named_model``
@@ -42,6 +44,7 @@ from inspect_ai.tool import Tool, ToolChoice, ToolDef, ToolInfo, ToolSource
 from inspect_ai.util import store_as
 
 from occubench.calls._answers import CallCounts, count_unreadable, is_unreadable, watch_answers
+from occubench.calls._journal import count_resumed
 from occubench.calls._replay import current_chain, request_key, tool_info
 from occubench.errors import UsageError
 
@@ -158,14 +161,27 @@ class ResilientModel(Model):
             else None
         )
         if chain is not None and key is not None:
-            recorded = chain.take(key)
-            if recorded is not None:
-                store_as(CallCounts).replayed += 1
+            taken = chain.take(key)
+            if taken is not None:
+                recorded, journaled = taken
+                counts = store_as(CallCounts)
+                counts.replayed += 1
+                if journaled:
+                    counts.resumed += 1
+                    count_resumed()
                 transcript().info(
-                    {"replayed_call": {"model": self.label, "role": self.role}},
+                    {
+                        "replayed_call": {
+                            "model": self.label,
+                            "role": self.role,
+                            "from": "journal" if journaled else "attempt",
+                        }
+                    },
                     source="occubench",
                 )
                 return recorded
+        elif chain is not None and chain.journal is not None:
+            chain.journal.close_reading()  # a call that cannot be keyed: paid from here
         config = sample_cache_key(self, config)
         try:
             async with self._gated(input, tools, config):

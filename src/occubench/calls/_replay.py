@@ -10,14 +10,22 @@ their answers in turn). A restart so costs only the calls from the failure on.
 
 Scope: one record per sample attempt chain, keyed by the sample's uuid, which Inspect
 keeps across the retries of one sample in one run and which differs between epochs and
-runs; so nothing is replayed across epochs, runs, or resumed runs. The record is
-dropped when the chain ends. Agent calls are replayed like the others, and only within
-their own chain.
+runs. The record is dropped when the chain ends. Agent calls are replayed like the
+others, and only within their own chain.
+
+Across runs: where the run keeps call journals (``occubench.calls._journal``: the
+runner does, in a local log folder), a new chain is seeded from the journal an earlier,
+interrupted run left for the same sample and epoch under the same configuration. Its
+calls are answered from the journal while their requests equal journaled ones; the
+first that equals none ends the journal's replay, and that call and every later one are
+paid (and journaled). A resume so pays only for calls never answered. Nothing is
+replayed across epochs, or from a journal that is torn, edited, or of another
+configuration or version.
 
 Which failures keep the record: a failure of a model call (the provider gave up after
 its retries). A sample that failed elsewhere (an unusable simulator reply, a judge
 that never gave a verdict: failures that follow from what a model answered) drops it,
-so its restart asks the models again, as without the record.
+and empties its journal, so its restart asks the models again, as without the record.
 
 Mechanism: Inspect hooks. ``on_sample_attempt_start`` (awaited in the sample's own
 task, before its solver starts) sets the chain in a context variable that the sample's
@@ -36,16 +44,23 @@ from inspect_ai.hooks import Hooks, SampleAttemptEnd, SampleAttemptStart, Sample
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolDef, ToolInfo
 
+from occubench.calls._journal import Journal, journal_place
+
 
 class AttemptChain:
-    """The calls of one sample's attempts, and how the current attempt uses them."""
+    """The calls of one sample's attempts, and how the current attempt uses them.
 
-    def __init__(self) -> None:
+    ``journal``: the sample's call journal, when the run keeps one (``_journal``): read
+    on resume before the provider is asked, and appended with every paid call.
+    """
+
+    def __init__(self, journal: Journal | None = None) -> None:
         self.recorded: dict[str, list[ModelOutput]] = {}
         self.used: Counter[str] = Counter()
         self.attempt = 0
         self.call_failed = False
         self.parts = PartDigests()
+        self.journal = journal
 
     def begin(self, attempt: int) -> None:
         """A new attempt starts: the record is read from its start again."""
@@ -53,24 +68,46 @@ class AttemptChain:
         self.used.clear()
         self.call_failed = False
 
-    def take(self, key: str) -> ModelOutput | None:
-        """The next recorded answer to this request not yet used in this attempt."""
+    def take(self, key: str) -> tuple[ModelOutput, bool] | None:
+        """The next recorded answer to this request not yet used in this attempt.
+
+        From this run's record first, then from the journal an earlier run left (the
+        second item says which: True for the journal). A request found in neither ends
+        the journal's replay: the sample pays from here.
+        """
         answers = self.recorded.get(key, [])
         index = self.used[key]
-        if index >= len(answers):
+        if index < len(answers):
+            self.used[key] += 1
+            return answers[index].model_copy(deep=True), False
+        if self.journal is None:
             return None
+        journaled = self.journal.take(key)
+        if journaled is None:
+            self.journal.close_reading()
+            return None
+        self.recorded.setdefault(key, []).append(journaled.model_copy(deep=True))
         self.used[key] += 1
-        return answers[index].model_copy(deep=True)
+        return journaled, True
 
     def put(self, key: str, output: ModelOutput) -> None:
-        """Record a paid answer (it is used in this attempt already)."""
+        """Record a paid answer (it is used in this attempt already), and journal it."""
         self.recorded.setdefault(key, []).append(output.model_copy(deep=True))
         self.used[key] += 1
+        if self.journal is not None:
+            self.journal.append(key, output)
 
     def forget(self) -> None:
-        """Drop the record: the next attempt asks the models again."""
+        """Drop the record (the journal's too): the next attempt asks the models again."""
         self.recorded.clear()
         self.used.clear()
+        if self.journal is not None:
+            self.journal.restart()
+
+    def end(self) -> None:
+        """The chain is over: its journal's file is closed (kept until the log has it)."""
+        if self.journal is not None:
+            self.journal.close()
 
 
 _current: ContextVar[AttemptChain | None] = ContextVar("occubench_attempt_chain", default=None)
@@ -168,8 +205,18 @@ class ReplayHooks(Hooks):
     """Keeps one attempt chain per running sample (module doc)."""
 
     async def on_sample_attempt_start(self, data: SampleAttemptStart) -> None:
-        """An attempt starts: its chain becomes the sample's current one."""
-        chain = _chains.setdefault(data.sample_id, AttemptChain())
+        """An attempt starts: its chain becomes the sample's current one.
+
+        A new chain of a run that journals its calls is seeded from the sample's journal.
+        """
+        chain = _chains.get(data.sample_id)
+        if chain is None:
+            place = journal_place()
+            journal = None
+            if place is not None and data.summary.id is not None:
+                journal = Journal(place, data.summary.id, data.summary.epoch)
+                journal.seed()
+            chain = _chains[data.sample_id] = AttemptChain(journal)
         chain.begin(data.attempt)
         _current.set(chain)
 
@@ -180,9 +227,12 @@ class ReplayHooks(Hooks):
             return
         if not data.will_retry:
             _chains.pop(data.sample_id, None)
+            chain.end()
         elif not chain.call_failed:
             chain.forget()
 
     async def on_sample_end(self, data: SampleEnd) -> None:
         """The sample is done: its chain goes."""
-        _chains.pop(data.sample_id, None)
+        chain = _chains.pop(data.sample_id, None)
+        if chain is not None:
+            chain.end()

@@ -518,6 +518,9 @@ def _summary(
         console.print(terminal_text(f"Requests in flight, {reached.line()}"), highlight=False)
     for line in unread_lines(rows):
         console.print(terminal_plain(line), markup=False, highlight=False)
+    saved = sum(r.resumed_calls for r in results)
+    if saved:
+        console.print(resumed_line(saved), markup=False, highlight=False, soft_wrap=True)
     refused = sum(r.error_source is ErrorSource.BUDGET for r in rows)
     errors = sum(r.error is not None for r in rows) - refused
     if errors:
@@ -542,6 +545,14 @@ def _summary(
         err_console.print(f"Warning: {terminal_plain(line)}", markup=False, highlight=False)
     if graded_errors:
         exit_with(ExitCode.AGENT_ERRORS)
+
+
+def resumed_line(saved: int) -> str:
+    """The summary's line on what resuming saved (``saved``: calls answered from journals)."""
+    return (
+        f"Resumed: {saved} model call(s) answered from the journals of the interrupted run "
+        "(not paid again)."
+    )
 
 
 def nothing_made(rows: list[SampleRow]) -> str | None:

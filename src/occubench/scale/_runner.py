@@ -16,20 +16,29 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import rich
 from inspect_ai import eval_set
 from inspect_ai.hooks import Hooks, RunStart, SampleEnd, SampleStart, TaskStart, hooks
+from inspect_ai.log import read_eval_log_sample_summaries
 from inspect_ai.model import GenerateConfig, Model
 from pydantic import BaseModel, Field
 
 from occubench.calls import (
+    TRANSPORT_SETTINGS,
+    JournalPlace,
     ModelConcurrency,
     concurrency_report,
+    config_digest,
+    journaled_calls,
     named_model,
+    remove_all_journals,
+    remove_journals,
     reset_concurrency,
     resilient,
+    resumed_calls,
 )
 from occubench.config import EvalOptions, ResolvedRun
 from occubench.costs import Spend, SpendGuard, estimate_run, spending_limit, usage_cost
@@ -123,6 +132,61 @@ class EvalOutcome(BaseModel):
     spend: Spend | None = Field(
         default=None, description="What the eval spent against its budget (None: no budget)."
     )
+    resumed_calls: int = Field(
+        default=0,
+        description="Model calls answered from the journals an interrupted earlier run left "
+        "(what resuming saved).",
+    )
+
+
+def journal_place_of(
+    log_dir: str, task: str, task_args: Mapping[str, Any], models: Mapping[str, Model], epochs: int
+) -> JournalPlace | None:
+    """Where an eval journals its samples' calls (None: a log folder that is not local).
+
+    Keyed by a digest of its configuration: the task and its arguments, the epochs, and
+    each role's model, endpoint and generate settings (those that change answers).
+    """
+    if "://" in log_dir and not log_dir.startswith("file://"):
+        return None
+    parts = {
+        "task": task,
+        "task_args": dict(task_args),
+        "epochs": epochs,
+        "models": {
+            role: {
+                "model": getattr(m.api, "qualified_model_name", None) or m.name,
+                "base_url": m.api.base_url,
+                "config": m.config.model_dump(exclude=set(TRANSPORT_SETTINGS), exclude_none=True),
+            }
+            for role, m in models.items()
+        },
+    }
+    return JournalPlace(Path(log_dir.removeprefix("file://")), config_digest(parts))
+
+
+def drop_journals(place: JournalPlace | None, locations: list[str], complete: bool) -> None:
+    """Remove the journals of the samples the logs hold finished (all of them: ``complete``).
+
+    A sample logged with an error (cancelled by an interrupt, or failed) is run again by
+    the next run, which replays its journal.
+    """
+    if place is None or not place.folder.is_dir():
+        return
+    if complete:
+        remove_all_journals(place)
+        return
+    logged: list[tuple[str | int, int]] = []
+    for location in locations:
+        try:
+            logged += [
+                (s.id, s.epoch)
+                for s in read_eval_log_sample_summaries(location)
+                if s.error is None and s.completed
+            ]
+        except Exception as e:  # noqa: BLE001 - a log that cannot be read keeps its journals
+            logger.info("journals kept: %s cannot be read (%s)", location, e)
+    remove_journals(place, logged)
 
 
 def _model(
@@ -274,25 +338,33 @@ def run_eval(
         for note in held.notes:
             logger.warning(note)
         reset_concurrency()  # each eval's limits start at their ceilings
-        try:
-            success, logs = eval_set(
-                tasks=task,
-                task_args=dict(task_args),
-                log_dir=log_dir,
-                model=main,
-                model_roles=role_models,
-                epochs=epochs,
-                max_samples=max_samples or options.samples_at_once(),
-                log_realtime=options.log_realtime,
-                log_model_api=options.log_model_api,
-                log_buffer=options.log_buffer,
-                retry_on_error=options.retry_on_error,
-                fail_on_error=False,
-                display=display,  # type: ignore[arg-type]
-                # Inspect's control server (an HTTP app for `inspect ctl`) costs each eval
-                # about half a second to start; off unless the environment asks for it
-                ctl_server=None if CTL_SERVER_ENV in os.environ else False,
+        place = (
+            journal_place_of(
+                log_dir, task, task_args, {Role.AGENT.value: main, **role_models}, epochs
             )
+            if replay
+            else None
+        )
+        try:
+            with journaled_calls(place):
+                success, logs = eval_set(
+                    tasks=task,
+                    task_args=dict(task_args),
+                    log_dir=log_dir,
+                    model=main,
+                    model_roles=role_models,
+                    epochs=epochs,
+                    max_samples=max_samples or options.samples_at_once(),
+                    log_realtime=options.log_realtime,
+                    log_model_api=options.log_model_api,
+                    log_buffer=options.log_buffer,
+                    retry_on_error=options.retry_on_error,
+                    fail_on_error=False,
+                    display=display,  # type: ignore[arg-type]
+                    # Inspect's control server (an HTTP app for `inspect ctl`) costs each eval
+                    # about half a second to start; off unless the environment asks for it
+                    ctl_server=None if CTL_SERVER_ENV in os.environ else False,
+                )
         except Exception as e:  # a log write that failed on the disk: one clear line
             problem = log_folder_error(e, log_dir)
             if problem is None:
@@ -300,6 +372,7 @@ def run_eval(
             raise problem from None
         finally:
             close_shared_worlds()  # the worlds the run's samples recorded to, on disk
+        resumed = resumed_calls()
         locations = [log.location for log in logs]
         check_logs_written(locations, log_dir)
         interrupted = any(log.status == "cancelled" for log in logs)
@@ -315,6 +388,9 @@ def run_eval(
                 f"budget reached: {spend.refused} sample(s) not started, {spend.stopped} "
                 "stopped by a model call it could not cover",
             )
+        # an interrupted eval set may return no log at all: complete only with every log done
+        complete = success and bool(logs) and all(log.status == "success" for log in logs)
+        drop_journals(place, locations, complete)
     return EvalOutcome(
         success=success,
         interrupted=interrupted,
@@ -322,6 +398,7 @@ def run_eval(
         notes=held.notes,
         concurrency=concurrency_report(),
         spend=spend,
+        resumed_calls=resumed,
     )
 
 
@@ -407,4 +484,5 @@ def run_shard(
         concurrency=outcome.concurrency,
         error=error,
         spend=outcome.spend,
+        resumed_calls=outcome.resumed_calls,
     )

@@ -232,3 +232,8 @@ class ShardResult(BaseModel):
     spend: Spend | None = Field(
         default=None, description="What the shard spent against its budget (None: no budget)."
     )
+    resumed_calls: int = Field(
+        default=0,
+        description="Model calls answered from the journals an interrupted earlier run of the "
+        "shard left (what resuming saved).",
+    )

@@ -530,6 +530,7 @@ class AnthropicServer(WireServer):
         models: What each model name accepts (thinking kinds, effort levels, cache minimum).
         default_model: What any other model accepts.
         api_keys: The keys accepted (None: any non-empty key).
+        hold_turn: Hold each request at this many assistant turns (``WireServer``).
         redact_every: With thinking on, answer every this-many-th turn of a conversation
             with a ``redacted_thinking`` block instead of a ``thinking`` block (0: never).
     """
@@ -546,8 +547,9 @@ class AnthropicServer(WireServer):
         default_model: ModelSupport | None = None,
         api_keys: Sequence[str] | None = None,
         redact_every: int = 0,
+        hold_turn: int | None = None,
     ) -> None:
-        super().__init__(host, port, behaviours, record)
+        super().__init__(host, port, behaviours, record, hold_turn)
         self.models = dict(models or {})
         self.default_model = default_model or ModelSupport()
         self.api_keys = None if api_keys is None else set(api_keys)

@@ -60,6 +60,7 @@ from occubench.testing._rate_limits import (
     rate_limit_error,
     retry_after_headers,
 )
+from occubench.testing._wire import is_preflight, turn_of
 
 
 class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
@@ -138,6 +139,18 @@ class Hold(BaseModel):
 
     model: str = Field(description="The agent's model, as requests name it (its last part).")
     samples: int = Field(ge=0, description="Samples whose first request is answered.")
+    turn: int | None = Field(
+        default=None,
+        ge=1,
+        description="Hold every sample at this turn instead: each request of ``model`` whose "
+        "messages hold this many assistant turns or more is held (``samples`` is then unused).",
+    )
+
+    def at_turn(self, model: str, body: Mapping[str, Any]) -> bool:
+        """Whether this request is of a sample at or past ``turn`` (never the preflight's)."""
+        if self.turn is None or model != self.model:
+            return False
+        return turn_of(body) >= self.turn and not is_preflight(body)
 
     def starts_sample(self, model: str, body: Mapping[str, Any]) -> bool:
         """Whether this request is the first of a sample (by ``model``, with no answer yet).
@@ -250,7 +263,11 @@ class ServerStats:
 
     def holds(self, hold: Hold | None, model: str, body: dict[str, Any]) -> bool:
         """Whether ``hold`` keeps this request unanswered (counted in ``held`` if so)."""
-        if hold is None or not hold.starts_sample(model, body):
+        if hold is not None and hold.at_turn(model, body):
+            with self._lock:
+                self.held += 1
+            return True
+        if hold is None or hold.turn is not None or not hold.starts_sample(model, body):
             return False
         key = request_key(body)
         with self._lock:

@@ -34,6 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 from inspect_ai.model import ChatMessage
 from inspect_ai.tool import ToolInfo
 
+from occubench.defaults import PREFLIGHT_TOOL_NAME
 from occubench.errors import UsageError
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
 
@@ -84,6 +85,21 @@ class Refused(Exception):  # noqa: N818 - a refusal the wire answers, not a bug
         self.message = message
 
 
+def turn_of(body: Mapping[str, Any]) -> int:
+    """The assistant turns a request's messages hold (chat completions and Anthropic alike)."""
+    messages = body.get("messages") or []
+    return sum(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
+
+
+def is_preflight(body: Mapping[str, Any]) -> bool:
+    """Whether a request is the preflight's (its one tool, ``PREFLIGHT_TOOL_NAME``)."""
+    tools = body.get("tools") or []
+    names = {
+        t.get("function", {}).get("name") or t.get("name") for t in tools if isinstance(t, dict)
+    }
+    return names == {PREFLIGHT_TOOL_NAME}
+
+
 class WireStats:
     """Counts kept by a wire server (thread-safe)."""
 
@@ -103,6 +119,13 @@ class WireStats:
         """Input tokens written to the prompt cache, per model."""
         self.output_tokens: Counter[str] = Counter()
         """Output tokens (reasoning included) per model."""
+        self.held = 0
+        """Requests held at ``hold_turn`` so far."""
+
+    def hold(self) -> None:
+        """A request is held."""
+        with self._lock:
+            self.held += 1
 
     def request(self, model: str) -> None:
         """A request for ``model`` arrived."""
@@ -245,6 +268,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             request = WireRequest(method, split.path, query, headers, body, raw)
             wire.keep(request)
+            wire.wait_if_held(body)
             try:
                 answer = wire.route(request)
             except Refused as refused:
@@ -301,6 +325,9 @@ class WireServer(ABC):
         port: Port to bind (0: any free port).
         behaviours: More models, by name, beside ``BEHAVIOURS``.
         record: Keep every request, in arrival order (``requests``).
+        hold_turn: Hold each request whose messages hold this many assistant turns or more
+            (never the preflight's) unanswered until ``release()``: every sample of a run
+            stops at that turn, however fast the machine (counted in ``stats.held``).
     """
 
     base_path = ""
@@ -312,6 +339,7 @@ class WireServer(ABC):
         port: int = 0,
         behaviours: Mapping[str, Behaviour] | None = None,
         record: bool = False,
+        hold_turn: int | None = None,
     ) -> None:
         if not ipaddress.ip_address(host).is_loopback:
             raise UsageError(f"the test server binds to loopback only, not {host}")
@@ -325,6 +353,20 @@ class WireServer(ABC):
         self._server = _HTTPServer((host, port), _Handler)
         self._server.wire = self
         self._thread: threading.Thread | None = None
+        self.hold_turn = hold_turn
+        self._released = threading.Event()
+
+    def wait_if_held(self, body: Any) -> None:
+        """Hold a request at ``hold_turn`` until ``release()`` (others pass at once)."""
+        if self.hold_turn is None or self._released.is_set() or not isinstance(body, dict):
+            return
+        if turn_of(body) >= self.hold_turn and not is_preflight(body):
+            self.stats.hold()
+            self._released.wait()
+
+    def release(self) -> None:
+        """Answer the held requests, and every later one at once."""
+        self._released.set()
 
     @abstractmethod
     def route(self, request: WireRequest) -> Answer:
@@ -364,7 +406,8 @@ class WireServer(ABC):
         return self
 
     def stop(self) -> None:
-        """Stop serving and release the port."""
+        """Stop serving and release the port (held requests are let go)."""
+        self.release()
         self._server.shutdown()
         self._server.server_close()
 
