@@ -1,0 +1,249 @@
+"""A resume pays only for calls never answered (call journals, ``occubench.calls``).
+
+Four release tasks, each agent stopped at its third turn by the test server (every
+sample in flight, however fast the machine), then the run is interrupted (SIGINT) or its
+shard workers killed (SIGKILL), and the same command run again. The resume must send
+exactly the requests an uninterrupted run sends less those the journals answered, say
+how many calls it saved, leave no journal behind, and give the verdicts of an
+uninterrupted run. On the chat wire, and with the agent on the strict Anthropic server
+with thinking on (its signed thinking blocks replayed byte for byte, or it refuses them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.model import ModelOutput
+
+from conftest import HANG_BOUND, RELEASE_IDS
+from occubench.calls import JOURNAL_FOLDER
+from occubench.errors import ExitCode
+from occubench.results import read_runs
+from occubench.scripted import BEHAVIOURS
+from occubench.testing import AnthropicServer, Hold, ScriptedOpenAIServer
+
+BIN = Path(sys.executable).with_name("occubench")
+AGENT = "schema-agent"
+CLAUDE = "claude-opus-4-6"
+TASKS = RELEASE_IDS[:4]  # 11, 24, 26, 32
+HOLD_TURN = 3
+
+
+@dataclass
+class Servers:
+    """The servers of one test: the simulator's (and the chat agent's), the Anthropic agent's."""
+
+    chat: ScriptedOpenAIServer
+    anthropic: AnthropicServer | None
+    env: dict[str, str]
+
+    def agent_requests(self) -> int:
+        """Generations the agent's server was asked for so far (held ones included)."""
+        if self.anthropic is not None:  # its token counts are free, and not journaled
+            return sum(r.path == "/v1/messages" for r in self.anthropic.requests)
+        return self.chat.stats.requests[AGENT]
+
+    def held(self) -> int:
+        """Agent requests held at the turn so far."""
+        return self.anthropic.stats.held if self.anthropic is not None else self.chat.stats.held
+
+    def release(self) -> None:
+        self.chat.release()
+        if self.anthropic is not None:
+            self.anthropic.release()
+
+
+@contextmanager
+def servers(wire: str, tmp_path: Path) -> Iterator[Servers]:
+    """The chat server (simulator; agent too on the chat wire) and, for ``anthropic``, the
+    strict Anthropic server for the agent; every agent request at ``HOLD_TURN`` is held."""
+    hold = Hold(model=AGENT, samples=0, turn=HOLD_TURN) if wire == "chat" else None
+    with ScriptedOpenAIServer(hold=hold) as chat:
+        env = {
+            **os.environ,
+            "LOCAL_BASE_URL": chat.base_url,
+            "LOCAL_API_KEY": "test-key",
+            "TMPDIR": str(tmp_path),
+        }
+        if wire == "chat":
+            yield Servers(chat, None, env)
+            return
+        behaviours = {CLAUDE: BEHAVIOURS[AGENT]}
+        with AnthropicServer(behaviours=behaviours, record=True, hold_turn=HOLD_TURN) as anthropic:
+            env |= {"ANTHROPIC_BASE_URL": anthropic.base_url, "ANTHROPIC_API_KEY": "test-key"}
+            yield Servers(chat, anthropic, env)
+            assert anthropic.refused == []  # every replayed thinking block was accepted
+
+
+def command(wire: str, release_dir: Path, logs: Path, workers: int = 1) -> list[str]:
+    agent = f"openai-api/local/{AGENT}" if wire == "chat" else f"anthropic/{CLAUDE}"
+    thinking = [] if wire == "chat" else ["--reasoning-tokens", "agent=2048"]
+    return [
+        str(BIN),
+        "run",
+        "--agent-model",
+        agent,
+        "--simulator-model",
+        "openai-api/local/canned",
+        *thinking,
+        "--dataset",
+        str(release_dir),
+        "--tasks",
+        ",".join(map(str, TASKS)),
+        "--workers",
+        str(workers),
+        "--log-buffer",
+        "1",
+        "--display",
+        "none",
+        "--log-dir",
+        str(logs),
+    ]
+
+
+def wait_held(run: subprocess.Popen[bytes], served: Servers) -> None:
+    """Wait until every sample's agent is held at its turn (a count, not a duration)."""
+    deadline = time.monotonic() + HANG_BOUND
+    while served.held() < len(TASKS):
+        assert run.poll() is None, run.stdout.read().decode() if run.stdout else ""
+        assert time.monotonic() < deadline, "the samples never reached the held turn"
+        time.sleep(0.05)
+
+
+def journals(logs: Path) -> list[Path]:
+    return sorted(logs.rglob(f"{JOURNAL_FOLDER}/*/*.jsonl"))
+
+
+def journaled(logs: Path) -> tuple[int, int]:
+    """The calls the journals under ``logs`` hold: (all, the agent's)."""
+    entries = [
+        ModelOutput.model_validate_json(json.loads(line)["output"])
+        for path in journals(logs)
+        for line in path.read_text().splitlines()[1:]
+    ]
+    agent = sum(e.model in (AGENT, CLAUDE) or CLAUDE in e.model for e in entries)
+    return len(entries), agent
+
+
+def verdicts(logs: Path) -> list[tuple[Any, ...]]:
+    rows = read_runs([logs])
+    return sorted((r.task_id, r.passed, tuple(r.trajectory), r.error) for r in rows)
+
+
+def finish(
+    wire: str, release_dir: Path, tmp_path: Path, served: Servers, logs: Path, workers: int = 1
+) -> None:
+    """Resume the run in ``logs`` and check it against an uninterrupted run."""
+    total, agent = journaled(logs)
+    assert len(journals(logs)) == len(TASKS) and agent >= len(TASKS) * (HOLD_TURN - 1)
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in journals(logs))
+    served.release()
+    before = served.agent_requests()
+    resumed = subprocess.run(
+        command(wire, release_dir, logs, workers), env=served.env, capture_output=True, text=True
+    )
+    assert resumed.returncode == ExitCode.OK, resumed.stdout + resumed.stderr
+    resume_requests = served.agent_requests() - before
+    said = re.search(r"Resumed: (\d+) model call\(s\)", resumed.stdout)
+    assert said is not None and int(said.group(1)) == total, resumed.stdout
+    assert journals(logs) == [] and not list(logs.rglob(JOURNAL_FOLDER))
+    before = served.agent_requests()
+    clean = tmp_path / "clean"
+    whole = subprocess.run(
+        command(wire, release_dir, clean, workers), env=served.env, capture_output=True, text=True
+    )
+    assert whole.returncode == ExitCode.OK, whole.stdout + whole.stderr
+    uninterrupted = served.agent_requests() - before
+    assert "Resumed:" not in whole.stdout
+    assert resume_requests == uninterrupted - agent  # paid only for calls never answered
+    assert verdicts(logs) == verdicts(clean)
+    assert all(v[1] is not None for v in verdicts(logs))
+
+
+@pytest.mark.parametrize("wire", ["chat", "anthropic"])
+def test_a_resume_after_ctrl_c_pays_only_for_calls_never_answered(release_dir, tmp_path, wire):
+    logs = tmp_path / "logs"
+    with servers(wire, tmp_path) as served:
+        run = subprocess.Popen(
+            command(wire, release_dir, logs),
+            env=served.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        wait_held(run, served)
+        run.send_signal(signal.SIGINT)
+        out, _ = run.communicate(timeout=HANG_BOUND)
+        assert run.returncode == ExitCode.INTERRUPTED, out.decode()
+        assert f"0 of {len(TASKS)} samples finished" in out.decode()
+        finish(wire, release_dir, tmp_path, served, logs)
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def test_a_resume_after_its_shards_were_killed_pays_only_for_calls_never_answered(
+    release_dir, tmp_path
+):
+    logs = tmp_path / "logs"
+    with servers("chat", tmp_path) as served:
+        run = subprocess.Popen(
+            command("chat", release_dir, logs, workers=2),
+            env=served.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        wait_held(run, served)
+        workers = children(run.pid)
+        assert len(workers) == 2
+        for pid in workers:
+            os.killpg(pid, signal.SIGKILL)  # each worker runs in its own process group
+        out, _ = run.communicate(timeout=HANG_BOUND)
+        assert run.returncode != ExitCode.OK, out.decode()
+        finish("chat", release_dir, tmp_path, served, logs, workers=2)
+
+
+def test_a_torn_or_edited_journal_is_ignored_and_its_sample_pays_again(release_dir, tmp_path):
+    logs = tmp_path / "logs"
+    with servers("chat", tmp_path) as served:
+        run = subprocess.Popen(
+            command("chat", release_dir, logs),
+            env=served.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        wait_held(run, served)
+        run.send_signal(signal.SIGINT)
+        run.communicate(timeout=HANG_BOUND)
+        torn, edited, *kept = journals(logs)
+        torn.write_bytes(torn.read_bytes()[:-5])
+        lines = edited.read_text().splitlines(keepends=True)
+        lines[1] = lines[1].replace('"key":"', '"key":"0', 1)  # its checksum no longer holds
+        edited.write_text("".join(lines))
+        saved = sum(len(p.read_text().splitlines()) - 1 for p in kept)
+        served.release()
+        resumed = subprocess.run(
+            command("chat", release_dir, logs), env=served.env, capture_output=True, text=True
+        )
+        clean = tmp_path / "clean"
+        whole = subprocess.run(
+            command("chat", release_dir, clean), env=served.env, capture_output=True, text=True
+        )
+    assert resumed.returncode == ExitCode.OK, resumed.stdout + resumed.stderr
+    assert f"Resumed: {saved} model call(s)" in resumed.stdout
+    assert whole.returncode == ExitCode.OK
+    assert verdicts(logs) == verdicts(clean)
