@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -35,6 +36,9 @@ from occubench.scripted import BEHAVIOURS
 from occubench.testing import AnthropicServer, Hold, ScriptedOpenAIServer
 
 BIN = Path(sys.executable).with_name("occubench")
+PROGRAM = Path(__file__).parents[1] / "serving" / "agent_program.py"
+"""The test agent program (``tests/serving``): its ``bridge`` mode asks the agent's model
+through the endpoint occubench offers it."""
 AGENT = "schema-agent"
 CLAUDE = "claude-opus-4-6"
 TASKS = RELEASE_IDS[:4]  # 11, 24, 26, 32
@@ -87,7 +91,9 @@ def servers(wire: str, tmp_path: Path) -> Iterator[Servers]:
             assert anthropic.refused == []  # every replayed thinking block was accepted
 
 
-def command(wire: str, release_dir: Path, logs: Path, workers: int = 1) -> list[str]:
+def command(
+    wire: str, release_dir: Path, logs: Path, workers: int = 1, extra: tuple[str, ...] = ()
+) -> list[str]:
     agent = f"openai-api/local/{AGENT}" if wire == "chat" else f"anthropic/{CLAUDE}"
     thinking = [] if wire == "chat" else ["--reasoning-tokens", "agent=2048"]
     return [
@@ -110,6 +116,7 @@ def command(wire: str, release_dir: Path, logs: Path, workers: int = 1) -> list[
         "none",
         "--log-dir",
         str(logs),
+        *extra,
     ]
 
 
@@ -143,26 +150,47 @@ def verdicts(logs: Path) -> list[tuple[Any, ...]]:
 
 
 def finish(
-    wire: str, release_dir: Path, tmp_path: Path, served: Servers, logs: Path, workers: int = 1
+    wire: str,
+    release_dir: Path,
+    tmp_path: Path,
+    served: Servers,
+    logs: Path,
+    workers: int = 1,
+    extra: tuple[str, ...] = (),
+    clean_extra: tuple[str, ...] | None = None,
 ) -> None:
-    """Resume the run in ``logs`` and check it against an uninterrupted run."""
+    """Resume the run in ``logs`` and check it against an uninterrupted run.
+
+    ``extra``: the run's further options; ``clean_extra``: the uninterrupted run's (default:
+    the same). With a world, the journaled simulator calls the world answers are not asked.
+    """
     total, agent = journaled(logs)
     assert len(journals(logs)) == len(TASKS) and agent >= len(TASKS) * (HOLD_TURN - 1)
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in journals(logs))
     served.release()
     before = served.agent_requests()
     resumed = subprocess.run(
-        command(wire, release_dir, logs, workers), env=served.env, capture_output=True, text=True
+        command(wire, release_dir, logs, workers, extra),
+        env=served.env,
+        capture_output=True,
+        text=True,
     )
     assert resumed.returncode == ExitCode.OK, resumed.stdout + resumed.stderr
     resume_requests = served.agent_requests() - before
     said = re.search(r"Resumed: (\d+) model call\(s\)", resumed.stdout)
-    assert said is not None and int(said.group(1)) == total, resumed.stdout
+    assert said is not None, resumed.stdout
+    if "--world" in extra:  # the world answers what it recorded: those are not asked
+        assert agent <= int(said.group(1)) <= total
+    else:
+        assert int(said.group(1)) == total
     assert journals(logs) == [] and not list(logs.rglob(JOURNAL_FOLDER))
     before = served.agent_requests()
     clean = tmp_path / "clean"
     whole = subprocess.run(
-        command(wire, release_dir, clean, workers), env=served.env, capture_output=True, text=True
+        command(wire, release_dir, clean, workers, extra if clean_extra is None else clean_extra),
+        env=served.env,
+        capture_output=True,
+        text=True,
     )
     assert whole.returncode == ExitCode.OK, whole.stdout + whole.stderr
     uninterrupted = served.agent_requests() - before
@@ -247,3 +275,30 @@ def test_a_torn_or_edited_journal_is_ignored_and_its_sample_pays_again(release_d
     assert f"Resumed: {saved} model call(s)" in resumed.stdout
     assert whole.returncode == ExitCode.OK
     assert verdicts(logs) == verdicts(clean)
+
+
+@pytest.mark.parametrize("setup", ["world", "agent-command"])
+def test_a_resume_replays_journals_with_a_world_and_with_an_agent_program(
+    release_dir, tmp_path, setup
+):
+    """A world in record mode (its answers recorded before the interrupt are hits on
+    resume), and an agent program whose calls go through the bridge (journaled alike)."""
+    if setup == "world":
+        extra: tuple[str, ...] = ("--world", str(tmp_path / "world"), "--world-mode", "record")
+        clean: tuple[str, ...] = ("--world", str(tmp_path / "world2"), "--world-mode", "record")
+    else:
+        program = shlex.join([sys.executable, str(PROGRAM), "bridge", AGENT])
+        extra = clean = ("--agent-command", program)
+    logs = tmp_path / "logs"
+    with servers("chat", tmp_path) as served:
+        run = subprocess.Popen(
+            command("chat", release_dir, logs, extra=extra),
+            env=served.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        wait_held(run, served)
+        run.send_signal(signal.SIGINT)
+        out, _ = run.communicate(timeout=HANG_BOUND)
+        assert run.returncode == ExitCode.INTERRUPTED, out.decode()
+        finish("chat", release_dir, tmp_path, served, logs, extra=extra, clean_extra=clean)
