@@ -30,10 +30,13 @@ from inspect_ai.model import ModelOutput
 
 from conftest import HANG_BOUND, RELEASE_IDS
 from occubench.calls import JOURNAL_FOLDER
+from occubench.config import EvalOptions, RunConfig
 from occubench.errors import ExitCode
 from occubench.results import read_runs
+from occubench.scale import Executor, RunSpec, execute, plan_shards, start_shard
 from occubench.scripted import BEHAVIOURS
 from occubench.testing import AnthropicServer, Hold, ScriptedOpenAIServer
+from scale.test_shards import needs_ray, ray_temp  # noqa: F401 - the fixture, used by name
 
 BIN = Path(sys.executable).with_name("occubench")
 PROGRAM = Path(__file__).parents[1] / "serving" / "agent_program.py"
@@ -302,3 +305,45 @@ def test_a_resume_replays_journals_with_a_world_and_with_an_agent_program(
         out, _ = run.communicate(timeout=HANG_BOUND)
         assert run.returncode == ExitCode.INTERRUPTED, out.decode()
         finish("chat", release_dir, tmp_path, served, logs, extra=extra, clean_extra=clean)
+
+
+@needs_ray
+@pytest.mark.usefixtures("ray_temp")
+def test_a_shard_killed_locally_resumes_on_ray_from_its_journals(
+    release_dir, tmp_path, monkeypatch
+):
+    import ray
+
+    with servers("chat", tmp_path) as served:
+        monkeypatch.setenv("LOCAL_BASE_URL", served.chat.base_url)  # inherited by the workers
+        monkeypatch.setenv("LOCAL_API_KEY", "test-key")
+        run = RunSpec(
+            agent=f"openai-api/local/{AGENT}",
+            roles={"simulator": "openai-api/local/canned"},
+            config=RunConfig(dataset=str(release_dir), task_ids=TASKS),
+            options=EvalOptions(log_buffer=1),
+            log_dir=str(tmp_path / "logs"),
+        )
+        (shard,) = plan_shards(run, 1)
+        victim = start_shard(shard, tmp_path / "victim")
+        deadline = time.monotonic() + HANG_BOUND
+        while served.held() < len(TASKS):
+            assert victim.poll() is None, "the shard ended before it was killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+        total, agent = journaled(tmp_path / "logs")
+        assert agent >= len(TASKS) * (HOLD_TURN - 1)
+        served.release()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        try:
+            (result,) = execute([shard], Executor.RAY)
+        finally:
+            ray.shutdown()
+    assert result.success, result.error
+    assert result.resumed_calls == total
+    assert journals(tmp_path / "logs") == []
+    assert sorted(r.task_id for r in result.rows) == TASKS and all(
+        r.passed is not None for r in result.rows
+    )
