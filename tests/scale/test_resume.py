@@ -275,7 +275,17 @@ def test_a_torn_or_edited_journal_is_ignored_and_its_sample_pays_again(release_d
             command("chat", release_dir, clean), env=served.env, capture_output=True, text=True
         )
     assert resumed.returncode == ExitCode.OK, resumed.stdout + resumed.stderr
-    assert f"Resumed: {saved} model call(s)" in resumed.stdout
+    said = " ".join(resumed.stdout.split())
+    assert f"Resumed: {saved} model call(s)" in said
+    warned = [line for line in resumed.stderr.splitlines() if "call journal ignored" in line]
+    assert sorted(warned) == sorted(
+        [
+            f"Warning: call journal ignored (its calls were asked again): {torn}: its last "
+            "line is cut short (torn)",
+            f"Warning: call journal ignored (its calls were asked again): {edited} line 2: its "
+            "checksum does not match",
+        ]
+    )
     assert whole.returncode == ExitCode.OK
     assert verdicts(logs) == verdicts(clean)
 

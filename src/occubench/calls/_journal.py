@@ -244,6 +244,7 @@ class Journal:
             entries = read_journal(self.place, self.header.sample, self.header.epoch)
         except JournalProblem as problem:
             logger.warning("call journal ignored (its calls are asked again): %s", problem)
+            _ignored.append(str(problem))
             entries = []
         for entry in entries:
             self.pending.setdefault(entry.key, deque()).append(entry)
@@ -292,7 +293,7 @@ class Journal:
         entry = JournalEntry.of(key, output)
         if holds_secret(entry.output):
             return  # a resume pays for this call again rather than keep a secret
-        line = entry.model_dump_json() + "\n"
+        line = (entry.model_dump_json() + "\n").encode("utf-8", "surrogatepass")
         if self.size + len(line) > self.place.max_bytes:
             self._stop(f"it reached {self.place.max_bytes} bytes")
             return
@@ -301,7 +302,7 @@ class Journal:
                 self._open()
             if self._file is None:
                 return  # stopped while opening
-            _write_all(self._file, line.encode("utf-8", "surrogatepass"))
+            _write_all(self._file, line)
             os.fsync(self._file)
         except OSError as e:
             self._stop(str(e))
@@ -363,6 +364,7 @@ def _write_all(descriptor: int, data: bytes) -> None:
 
 _place: JournalPlace | None = None
 _resumed = 0
+_ignored: list[str] = []
 
 
 @contextmanager
@@ -371,6 +373,7 @@ def journaled_calls(place: JournalPlace | None) -> Iterator[None]:
     global _place, _resumed
     outer, _place = _place, place
     _resumed = 0
+    _ignored.clear()
     try:
         yield
     finally:
@@ -391,6 +394,11 @@ def count_resumed() -> None:
 def resumed_calls() -> int:
     """Calls answered from journals since the last ``journaled_calls`` block began."""
     return _resumed
+
+
+def ignored_journals() -> list[str]:
+    """Why each journal ignored since the last ``journaled_calls`` block began was (file, line)."""
+    return list(_ignored)
 
 
 def remove_journals(place: JournalPlace, samples: Iterable[tuple[str | int, int]]) -> int:

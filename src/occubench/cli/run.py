@@ -518,6 +518,14 @@ def _summary(
         console.print(terminal_text(f"Requests in flight, {reached.line()}"), highlight=False)
     for line in unread_lines(rows):
         console.print(terminal_plain(line), markup=False, highlight=False)
+    for problem in (p for r in results for p in r.ignored_journals):
+        why = terminal_plain(problem)
+        err_console.print(
+            f"Warning: call journal ignored (its calls were asked again): {why}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     saved = sum(r.resumed_calls for r in results)
     if saved:
         console.print(resumed_line(saved), markup=False, highlight=False, soft_wrap=True)

@@ -32,6 +32,7 @@ from occubench.calls import (
     ModelConcurrency,
     concurrency_report,
     config_digest,
+    ignored_journals,
     journaled_calls,
     named_model,
     remove_all_journals,
@@ -136,6 +137,11 @@ class EvalOutcome(BaseModel):
         default=0,
         description="Model calls answered from the journals an interrupted earlier run left "
         "(what resuming saved).",
+    )
+    ignored_journals: list[str] = Field(
+        default_factory=list,
+        description="Journals not replayed, each with its file, line and why (torn, edited, "
+        "another configuration or version): their samples asked their models again.",
     )
 
 
@@ -372,7 +378,7 @@ def run_eval(
             raise problem from None
         finally:
             close_shared_worlds()  # the worlds the run's samples recorded to, on disk
-        resumed = resumed_calls()
+        resumed, ignored = resumed_calls(), ignored_journals()
         locations = [log.location for log in logs]
         check_logs_written(locations, log_dir)
         interrupted = any(log.status == "cancelled" for log in logs)
@@ -399,6 +405,7 @@ def run_eval(
         concurrency=concurrency_report(),
         spend=spend,
         resumed_calls=resumed,
+        ignored_journals=ignored,
     )
 
 
@@ -485,4 +492,5 @@ def run_shard(
         error=error,
         spend=outcome.spend,
         resumed_calls=outcome.resumed_calls,
+        ignored_journals=outcome.ignored_journals,
     )

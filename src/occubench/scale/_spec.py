@@ -237,3 +237,8 @@ class ShardResult(BaseModel):
         description="Model calls answered from the journals an interrupted earlier run of the "
         "shard left (what resuming saved).",
     )
+    ignored_journals: list[str] = Field(
+        default_factory=list,
+        description="Journals not replayed, each with its file, line and why: their samples "
+        "asked their models again.",
+    )

@@ -21,8 +21,10 @@ again): the n-th attempt of a request fails or not by the seed, the body and n.
 
 With ``hold=Hold(...)`` a run stops part-way at a count of samples, however fast or slow
 the machine: the server answers the first request of that many samples, then leaves each
-later sample's first request unanswered until ``release()``. A test kills or interrupts
-the run there, by what was done rather than by how long it took.
+later sample's first request unanswered until ``release()``; with ``Hold(turn=N)`` every
+sample's agent request at its N-th turn is held instead (every sample in flight, N turns
+answered; the strict wire servers take ``hold_turn``). A test kills or interrupts the run
+there, by what was done rather than by how long it took.
 
 Run it alone with ``python -m occubench.testing.openai_server --port 8000``, then
 ``LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=x`` and models
