@@ -1,9 +1,10 @@
 """A tiny stateful environment and its twin, written into a test's tmp folder.
 
-``counters``: one counter (``C-1``, open); ``get_counter`` reads it, ``close_counter``
-closes it (a write that changes one state field). Its canned observations are the
-initial state's, so the ``canned`` simulator acknowledges the close and then forgets it:
-a later read says open again, and in explicit state mode its patch is empty.
+``counters``: one counter (``C-1``, open; ``counters=n``: ``C-1`` to ``C-n``);
+``get_counter`` reads one, ``close_counter`` closes one (a write that changes one state
+field). Its canned observations are ``C-1``'s in the initial state, so the ``canned``
+simulator acknowledges the close and then forgets it: a later read says open again, and
+in explicit state mode its patch is empty.
 """
 
 from __future__ import annotations
@@ -61,9 +62,10 @@ def _tool(name: str, description: str) -> dict[str, object]:
     }
 
 
-def write_counters(root: Path) -> tuple[Path, Path]:
+def write_counters(root: Path, counters: int = 1) -> tuple[Path, Path]:
     """The dataset folder and the twins folder of the counters env, under ``root``."""
     opened = {"counter_id": "C-1", "status": "open"}
+    others = [{"counter_id": f"C-{n}", "status": "open"} for n in range(2, counters + 1)]
     env = EnvConfig.model_validate(
         {
             "environment_name": ENV,
@@ -72,7 +74,7 @@ def write_counters(root: Path) -> tuple[Path, Path]:
                 _tool("get_counter", "Read a counter."),
                 _tool("close_counter", "Close a counter."),
             ],
-            "task_initial_state": {"counters": [opened]},
+            "task_initial_state": {"counters": [opened, *others]},
             "state_description": {"counters": "The desk's counters."},
             "canned_observations": [
                 CannedObservation(

@@ -181,6 +181,20 @@ DEFAULT_AUDIT_FLAG_BELOW = 1.0
 DEFAULT_TWIN_TOLERANCE = 0.01
 """Relative tolerance of numeric fields compared with a twin's (1%; ``audit --tolerance``)."""
 
+DEFAULT_TWIN_CANDIDATES_PER_TOOL = 4
+"""Calls per tool ``twins.candidate_calls`` builds from the argument pools (canned and
+planned calls come on top)."""
+
+DEFAULT_TWIN_PROBE_WRITES = 12
+"""Writes the twin-driven write probe of ``audit --twin`` strings at most."""
+
+DEFAULT_TWIN_PROBE_READS = 3
+"""Reads after each write of the twin-driven write probe at most (those whose answer it
+changed)."""
+
+DEFAULT_MAX_TWIN_TRAJECTORIES_BYTES = 64 * 2**20
+"""Largest trajectories file ``audit --twin --trajectories`` reads."""
+
 DEFAULT_FIDELITY_WEIGHTS = {
     "fabrication": 1.0,
     "omission": 1.0,

@@ -6,9 +6,9 @@ from typer.testing import CliRunner, Result
 
 from occubench.cli import app
 from occubench.defaults import DEFAULT_TWIN_TOLERANCE
-from occubench.fidelity import AuditReport, FidelityMetric
-from occubench.twins import Feeding, TwinFidelity
-from twin_fixtures import write_counters
+from occubench.fidelity import WRITE_PROBE, AuditReport, FidelityMetric
+from occubench.twins import Feeding, TwinCall, TwinFidelity, TwinTrajectory, trajectories_json
+from twin_fixtures import ENV, write_counters
 
 runner = CliRunner()
 
@@ -188,3 +188,43 @@ def test_audit_twin_options_need_twin():
         ],
     )
     assert result.exit_code == 2 and "go with --twin" in result.output
+
+
+def test_audit_twin_replays_trajectories_files_and_names_an_env_without_a_twin(tmp_path):
+    data, twins = write_counters(tmp_path, counters=2)
+    mine = [
+        TwinTrajectory(
+            environment=ENV,
+            name=f"mine {n}",
+            calls=[TwinCall(tool="close_counter", arguments={"counter_id": f"C-{n}"})],
+        )
+        for n in (1, 2)
+    ]
+    files = [tmp_path / "one.json", tmp_path / "two.json"]
+    files[0].write_bytes(trajectories_json(mine[:1]))
+    files[1].write_bytes(
+        trajectories_json([mine[1], TwinTrajectory(environment="env_away", name="x", calls=[])])
+    )
+    out = tmp_path / "twin.json"
+    given = [arg for f in files for arg in ("--trajectories", str(f))]
+    result = _twin_audit(
+        *("--simulator-model", "occubench/canned", "--dataset", str(data)),
+        *("--twins", str(twins), "--out", str(out), *given),
+    )
+    assert result.exit_code == 0, result.output
+    assert "No twin (skipped): env_away" in result.output
+    (record,) = TypeAdapter(list[TwinFidelity]).validate_json(out.read_text())
+    assert {"mine 1", "mine 2", WRITE_PROBE} <= {s.trajectory for s in record.steps}
+
+
+def test_audit_twin_a_bad_trajectories_file_is_one_line_and_exit_2(tmp_path):
+    data, twins = write_counters(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"environment": "x", "name": "n", "calls": [{"tool": "t", "argz": {}}]}]')
+    result = _twin_audit(
+        *("--simulator-model", "occubench/canned", "--dataset", str(data)),
+        *("--twins", str(twins), "--trajectories", str(bad)),
+    )
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    flat = "".join(result.output.split())  # the console may wrap the line: compare unwrapped
+    assert f"{bad}:notalistoftrajectories:".replace(" ", "") in flat and "0.calls.0.argz" in flat

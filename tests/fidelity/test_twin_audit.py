@@ -9,10 +9,24 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 
 from occubench.calls import named_model
 from occubench.config import ResolvedRun, RunConfig
-from occubench.fidelity import WRITE_PROBE, TwinAudit, twin_audit
+from occubench.dataset import EnvConfig, load_env
+from occubench.fidelity import WRITE_PROBE, TwinAudit, twin_audit, write_probe
 from occubench.scripted._flawed import DRIFT_AFTER
 from occubench.simulator import StateMode
-from occubench.twins import Feeding, TwinFidelity, first_drifts, package_twins, summarise
+from occubench.twins import (
+    Feeding,
+    Outcome,
+    Twin,
+    TwinCall,
+    TwinFidelity,
+    TwinTrajectory,
+    first_drifts,
+    load_twins,
+    package_twins,
+    read_trajectories,
+    summarise,
+    trajectories_json,
+)
 from twin_fixtures import ENV, write_counters
 
 TRIAGE = "ref_emergency_department_triage"
@@ -150,3 +164,110 @@ def test_a_negative_tolerance_and_an_env_without_any_twin_are_user_errors(tmp_pa
     data, _ = write_counters(tmp_path)
     with pytest.raises(UsageError, match="no environment of the selection has a twin"):
         twin_audit(_run(data), [named_model("occubench/canned")])
+
+
+def _counters(tmp_path: Path, counters: int) -> tuple[ResolvedRun, EnvConfig, Twin, Path]:
+    data, twins = write_counters(tmp_path, counters=counters)
+    env = load_env(data, ENV)
+    run = _run(data, state_mode=StateMode.EXPLICIT, twins=str(twins))
+    return run, env, load_twins(twins)[ENV](env), twins
+
+
+def test_the_write_probe_strings_every_write_the_twin_accepts_with_the_reads_it_changes(
+    tmp_path: Path,
+) -> None:
+    _, env, twin, _ = _counters(tmp_path, 3)
+    probe = write_probe(env, [], twin)
+    assert probe is not None and probe.name == WRITE_PROBE
+    closed = [("close_counter", c) for c in ("C-1", "C-2", "C-3")]
+    read = [("get_counter", c) for c in ("C-1", "C-2", "C-3")]
+    expected = [call for pair in zip(closed, read, strict=True) for call in pair]
+    assert [(c.tool, c.arguments["counter_id"]) for c in probe.calls] == expected
+    # each write is answered on the state the earlier ones left: all succeed in order
+    steps = twin.run((c.tool, c.arguments) for c in probe.calls)
+    assert {s.outcome for s in steps} == {Outcome.SUCCESS}
+    assert [len(s.changes) for s in steps] == [1, 0] * 3
+    # bounded: at most max_writes writes and reads_per_write reads after each
+    short = write_probe(env, [], twin, max_writes=2, reads_per_write=0)
+    assert short is not None
+    assert [(c.tool, c.arguments["counter_id"]) for c in short.calls] == closed[:2]
+    assert twin.state == env.task_initial_state  # the probe leaves the twin reset
+
+
+def test_the_forgetful_simulator_drifts_at_its_second_write(tmp_path: Path) -> None:
+    run, _, _, twins = _counters(tmp_path, 3)
+    models = [get_model(f"occubench/{name}", twins=str(twins)) for name in ("twin", "forgetful")]
+    audit = twin_audit(run, models, free_running=True)
+    for feeding in Feeding:
+        right = _record(audit, "occubench/twin", feeding)
+        assert set(first_drifts(right).values()) == {None} and summarise(right).state == 1.0
+    own = _record(audit, "occubench/forgetful", Feeding.OWN)
+    steps = [s for s in own.steps if s.trajectory == WRITE_PROBE]
+    assert first_drifts(own)[(ENV, WRITE_PROBE)] == 2  # the second close: its change dropped
+    forgotten, reread = steps[2], steps[3]
+    assert forgotten.outcome_match and forgotten.determined_matched == forgotten.determined
+    assert forgotten.state_matched == forgotten.state_fields - 1  # looks right, state drifts
+    assert reread.determined_matched == reread.determined - 1  # C-2 reads open again
+    assert all(s.state_matched == s.state_fields - 1 for s in steps[2:])  # never recovered
+    fed = _record(audit, "occubench/forgetful", Feeding.TWIN)
+    assert summarise(fed).state is not None and summarise(fed).state < 1
+
+
+def test_a_trajectories_file_replays_and_names_what_it_cannot(tmp_path: Path) -> None:
+    run, _, _, _ = _counters(tmp_path, 2)
+    given = [
+        TwinTrajectory(
+            environment=ENV,
+            name="mine",
+            calls=[
+                TwinCall(tool="close_counter", arguments={"counter_id": "C-2"}),
+                TwinCall(tool="get_counter", arguments={"counter_id": "C-2"}),
+            ],
+        ),
+        TwinTrajectory(environment="env_elsewhere", name="theirs", calls=[]),
+    ]
+    path = tmp_path / "mine.json"
+    path.write_bytes(trajectories_json(given))
+    assert read_trajectories(path) == given
+    audit = twin_audit(run, [named_model("occubench/canned")], trajectories=[path], probes=False)
+    assert [t.name for t in audit.trajectories] == ["mine"]
+    (record,) = audit.records
+    assert [(s.trajectory, s.tool, s.fields_changed) for s in record.steps] == [
+        ("mine", "close_counter", 1),
+        ("mine", "get_counter", 0),
+    ]
+    assert audit.skipped == ["env_elsewhere"]  # no twin of it anywhere
+    elsewhere = given[1].model_copy(update={"environment": TRIAGE})
+    path.write_bytes(trajectories_json([given[0], elsewhere]))
+    audit = twin_audit(run, [named_model("occubench/canned")], trajectories=[path], probes=False)
+    assert audit.skipped == [] and audit.notes == [
+        f"{path} trajectory 'theirs': environment {TRIAGE} has a twin but is not in the selection"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"environment": "x"}', "not a list of trajectories: "),
+        ('[{"environment": "x", "name": "n", "calls": [{"tool": 3}]}]', "0.calls.0.tool"),
+        ('[{"environment": "x", "name": "n", "calls": [], "extra": 1}]', "0.extra"),
+        ("[" * 200 + "]" * 200, "nests deeper than"),
+        ("[", "not a list of trajectories"),
+    ],
+)
+def test_a_bad_trajectories_file_is_one_line_naming_the_file_and_field(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    from occubench.errors import UsageError
+
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(UsageError) as raised:
+        read_trajectories(path)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: ") and says in message and "\n" not in message
+    bound = len(text) - 1
+    with pytest.raises(UsageError, match=f"{len(text)} bytes, more than the {bound} allowed"):
+        read_trajectories(path, max_bytes=bound)
+    with pytest.raises(UsageError, match="cannot be read"):
+        read_trajectories(tmp_path / "absent.json")

@@ -2,9 +2,10 @@
 
 Each twin the package ships is held to its config, so a twin added later is covered
 without a line here: its config is read from the reference suite, or from the public
-sample (``public_sample``: skipped when absent). On a set of generated calls (the
-config's canned calls, the reference plans' calls, and calls whose arguments come from
-the state, the canned calls and the tool's ``example_output``, else from its schema):
+sample (``public_sample``: skipped when absent). On the twin's candidate calls
+(``twins.candidate_calls``: the config's canned calls, the tasks' planned calls, and
+calls whose arguments come from the state, those calls and the tool's ``example_output``,
+else from its schema):
 
 1. every success observation fits its tool's ``example_output`` (``shape_problems``);
    the canned calls get exactly the canned observations;
@@ -20,7 +21,6 @@ the state, the canned calls and the tool's ``example_output``, else from its sch
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,18 +34,18 @@ from occubench.dataset import (
     TaskRecord,
     ToolSpec,
     example_arguments,
-    example_value,
     load_dataset,
     load_env,
     reference_suite_dir,
 )
 from occubench.grading import ToolCall, run_check, run_checks
 from occubench.scripted._agents import Plan, Step, render_answer
-from occubench.simchecks import is_id_key, is_read_tool, record_collections
+from occubench.simchecks import is_id_key, is_read_tool
 from occubench.twins import (
     Outcome,
     Twin,
     TwinStep,
+    candidate_calls,
     error_shapes,
     leaves,
     package_twins,
@@ -61,8 +61,6 @@ UNKNOWN_ID = "ZZ-NOWHERE-0000"
 UNKNOWN_NUMBER = 987_654_321
 """A number that names nothing in any config (checked against each state)."""
 UNKNOWN_TOOL = "zz_no_such_tool"
-CANDIDATES = 4
-"""Calls built per tool from the candidate values of its arguments."""
 CODE_KEYS = ("code", "status")
 """Keys whose value in an error example is the error's kind, which an error must repeat."""
 
@@ -98,50 +96,6 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _values_under(value: Any, key: str) -> Iterator[Any]:
-    """Every value held under ``key`` anywhere in a JSON value."""
-    if isinstance(value, dict):
-        for k, item in value.items():
-            if k == key:
-                yield item
-            yield from _values_under(item, key)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _values_under(item, key)
-
-
-def _plan_calls(tasks: list[TaskRecord]) -> list[Call]:
-    return [
-        (step.tool, step.arguments)
-        for task in tasks
-        if task.reference_plan
-        for step in task.reference_plan.steps
-    ]
-
-
-def _generated_calls(env: EnvConfig, tasks: list[TaskRecord]) -> list[Call]:
-    """The canned calls, the plans' calls, then calls built for each tool (module doc)."""
-    calls: list[Call] = [(c.tool, c.arguments) for c in env.canned_observations or []]
-    calls += _plan_calls(tasks)
-    ids = [i for _, records in record_collections(env.task_initial_state) for i in records]
-    for spec in env.action_set_definitions:
-        properties = spec.parameters.get("properties") or {}
-        pools: dict[str, list[Any]] = {}
-        for name in spec.parameters.get("required") or []:
-            pool = [args[name] for tool, args in calls if tool == spec.name and name in args]
-            pool += _values_under(env.task_initial_state, name)
-            pool += ids if is_id_key(name) else []
-            pool += _values_under(spec.example_output, name)
-            pool.append(example_value(name, properties.get(name) or {}))
-            pools[name] = list({_key(v): v for v in pool}.values())
-        for index in range(CANDIDATES):
-            arguments = {n: p[min(index, len(p) - 1)] for n, p in pools.items()}
-            call = (spec.name, arguments)
-            if schema_problem(spec, arguments) is None and call not in calls:
-                calls.append(call)
-    return calls
-
-
 def _fresh_steps(twin: Twin, calls: list[Call]) -> list[TwinStep]:
     """Each call answered from the initial state."""
     steps = []
@@ -173,7 +127,7 @@ def test_success_observations_fit_the_tools_example_output(
 ) -> None:
     env, tasks = _config(name, request)
     twin = _twin(env)
-    steps = _fresh_steps(twin, _generated_calls(env, tasks))
+    steps = _fresh_steps(twin, candidate_calls(env, tasks))
     for task in tasks:
         if task.reference_plan:
             twin.reset()
@@ -223,7 +177,7 @@ def test_an_unknown_id_gets_the_configs_error(name: str, request: pytest.Fixture
     assert str(UNKNOWN_NUMBER) not in _key(env.task_initial_state)
     twin = _twin(env)
     shapes, checked = error_shapes(env), set()
-    for tool, arguments in _generated_calls(env, tasks):
+    for tool, arguments in candidate_calls(env, tasks):
         spec = twin.specs[tool]
         twin.reset()
         if not is_read_tool(tool) or twin.call(tool, arguments).outcome is Outcome.ERROR:

@@ -98,6 +98,14 @@ def audit(
         Path | None,
         typer.Option(help="--twin: also replay the agents' tool calls of these logs."),
     ] = None,
+    trajectories: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--trajectories",
+            help="--twin: also replay the trajectories of this JSON file (a list of "
+            "{environment, name, calls: [{tool, arguments}]}); repeat for several files.",
+        ),
+    ] = None,
     free_running: Annotated[
         bool,
         typer.Option(help="--twin: also replay each simulator on its own history (drift)."),
@@ -136,6 +144,7 @@ def audit(
                 run,
                 models,
                 logs=from_logs,
+                trajectories=trajectories or [],
                 free_running=free_running,
                 tolerance=tolerance,
                 concurrency=max_concurrency,
@@ -143,9 +152,11 @@ def audit(
             )
         _print_twin(found_twin, out)
         return
-    if chosen.get("twins") is not None or from_logs is not None or free_running:
+    if chosen.get("twins") is not None or from_logs is not None or free_running or trajectories:
         with user_errors():
-            raise UsageError("--twins, --from-logs and --free-running go with --twin")
+            raise UsageError(
+                "--twins, --from-logs, --trajectories and --free-running go with --twin"
+            )
     if gold is not None:
         with user_errors():
             if world is not None:

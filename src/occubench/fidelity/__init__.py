@@ -43,7 +43,6 @@ from occubench.fidelity._judge import (
 )
 from occubench.fidelity._metrics import FidelityCheck, FidelityMetric, trajectory_checks
 from occubench.fidelity._probes import (
-    PlannedCalls,
     Probe,
     ProbeCall,
     ProbeKind,
@@ -52,7 +51,6 @@ from occubench.fidelity._probes import (
     TrajectoryResult,
     env_trajectories,
     generated_calls,
-    plan_calls,
     unknown_value,
 )
 from occubench.fidelity._tables import (
@@ -65,8 +63,6 @@ from occubench.fidelity._tables import (
 from occubench.fidelity._twin_audit import (
     WRITE_PROBE,
     TwinAudit,
-    TwinCall,
-    TwinTrajectory,
     logged_trajectories,
     probe_trajectories,
     twin_audit,
@@ -81,6 +77,7 @@ from occubench.fidelity._verdicts import (
     locate,
 )
 from occubench.simchecks import id_values, is_error, is_id_key, is_read_tool, known_values
+from occubench.twins import PlannedCalls, TwinCall, TwinTrajectory, plan_calls
 
 __all__ = [
     "DifferenceKind",

@@ -34,23 +34,11 @@ from occubench.simchecks import (
     known_values,
     scalar_tokens,
     state_scalars,
-    stem,
 )
+from occubench.twins import Call, PlannedCalls, plan_calls, state_values
 
-
-class ProbeCall(NamedTuple):
-    """One tool call a probe makes."""
-
-    tool: str
-    arguments: dict[str, Any]
-
-
-class PlannedCalls(NamedTuple):
-    """A plan's calls and where the plan comes from."""
-
-    source: str
-    """The task and its plan (``task 11 reference_plan``), or ``generated``."""
-    calls: list[ProbeCall]
+ProbeCall = Call
+"""One tool call a probe makes (the twins' ``Call``)."""
 
 
 _DIGIT = re.compile(r"\d")
@@ -106,42 +94,6 @@ def unknown_value(value: Any, known: set[str]) -> Any:
     return candidate
 
 
-def solution_plan_calls(text: str, tools: list[ToolSpec]) -> list[ProbeCall]:
-    """Calls named in a solution plan's lines: a tool name, then optionally a JSON object."""
-    names = sorted((t.name for t in tools), key=len, reverse=True)
-    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b") if names else None
-    calls: list[ProbeCall] = []
-    for line in text.splitlines() if pattern else []:
-        found = pattern.search(line)  # type: ignore[union-attr]
-        if not found:
-            continue
-        arguments: dict[str, Any] = {}
-        start = line.find("{", found.end())
-        if start >= 0:
-            try:
-                value, _ = json.JSONDecoder().raw_decode(line, start)
-            except json.JSONDecodeError:
-                value = None
-            arguments = value if isinstance(value, dict) else {}
-        calls.append(ProbeCall(found.group(1), arguments))
-    return calls
-
-
-def plan_calls(task: TaskRecord, env: EnvConfig) -> PlannedCalls | None:
-    """The task's planned calls to the env's tools, with where they come from (None if none)."""
-    names = {t.name for t in env.action_set_definitions}
-    if task.reference_plan is not None:
-        source = "reference_plan"
-        calls = [ProbeCall(s.tool, s.arguments) for s in task.reference_plan.steps]
-    elif task.solution_plan:
-        source = "solution_plan"
-        calls = solution_plan_calls(task.solution_plan, env.action_set_definitions)
-    else:
-        return None
-    calls = [c for c in calls if c.tool in names]
-    return PlannedCalls(f"task {task.task_id} {source}", calls) if calls else None
-
-
 def _fit(value: Any, schema: dict[str, Any]) -> Any:
     """``value`` converted to the parameter's type, or None when it does not fit."""
     kind = schema.get("type", "string")
@@ -155,17 +107,6 @@ def _fit(value: Any, schema: dict[str, Any]) -> Any:
             return value
         return int(value) if isinstance(value, str) and value.isdigit() else None
     return None
-
-
-def _candidates(param: str, scalars: list[tuple[str, Any]]) -> list[Any]:
-    """State values for a parameter: same key first, then same stem when either names an id."""
-    exact = [v for k, v in scalars if k == param]
-    related = [
-        v
-        for k, v in scalars
-        if k != param and stem(k) == stem(param) and (is_id_key(k) or is_id_key(param))
-    ]
-    return list(dict.fromkeys(exact + related))
 
 
 class _BaseArguments(NamedTuple):
@@ -187,7 +128,7 @@ def _base_arguments(
     arguments = example_arguments(schema)
     choices: dict[str, list[Any]] = {}
     for param in schema.get("required", []):
-        fitted = [_fit(v, props.get(param) or {}) for v in _candidates(param, scalars)]
+        fitted = [_fit(v, props.get(param) or {}) for v in state_values(param, scalars)]
         values = list(dict.fromkeys(v for v in fitted if v is not None))[:max_values]
         if values:
             arguments[param] = values[0]

@@ -3,11 +3,18 @@
 Trajectories (calls in order) come from two places:
 
 - probes: each environment's probe trajectories (``_probes``), plus one the twin drives
-  so that writes are exercised: every write tool called once with the initial state's
-  values (``_probes``'s argument filling), kept when the twin answers it with a success,
-  then every generated read again, so that a later read shows whether a write was kept;
+  through the writes (``write_probe``, named ``WRITE_PROBE``): the env's candidate calls
+  (``twins.candidate_calls``, their pools also drawing on what the twin's candidate reads
+  answer on the initial state) that write, tried in order on the evolving state; each one
+  the twin answers with a success is kept (at most ``max_writes``), followed by the
+  candidate reads whose twin answer that write changed (at most ``reads_per_write``), so
+  that a simulator that forgets a write shows it in determined fields and state. At most
+  ``max_writes x (1 + reads_per_write)`` steps (12 x 4 by default);
 - logs (``from_logs``): the calls that reached the environment in the agents' logged
-  trajectories (the episode each sample's store holds).
+  trajectories (the episode each sample's store holds);
+- files (``trajectories``): a user's JSON list of ``twins.TwinTrajectory``
+  (``twins.read_trajectories``); one in an environment without a twin is skipped (the
+  environment named in ``skipped``), one in an environment outside the selection noted.
 
 The twin answers each trajectory from its initial state. Each simulator is asked each
 step exactly as a run asks it (``agent.environment_simulator``: the protocol's layout and
@@ -43,23 +50,29 @@ from occubench.dataset import EnvConfig, TaskRecord
 from occubench.defaults import (
     DEFAULT_AUDIT_CONCURRENCY,
     DEFAULT_AUDIT_PLANS_PER_ENV,
+    DEFAULT_TWIN_PROBE_READS,
+    DEFAULT_TWIN_PROBE_WRITES,
     DEFAULT_TWIN_TOLERANCE,
 )
 from occubench.errors import UsageError
-from occubench.fidelity._probes import _base_arguments, env_trajectories, generated_calls
+from occubench.fidelity._probes import env_trajectories
 from occubench.results import log_files, log_samples
-from occubench.simchecks import is_read_tool, state_scalars
+from occubench.simchecks import is_read_tool
 from occubench.simulator import Simulator, SimulatorError, StateMode
 from occubench.twins import (
     Feeding,
     Outcome,
     StepMatch,
     Twin,
+    TwinCall,
     TwinFidelity,
     TwinStep,
+    TwinTrajectory,
+    candidate_calls,
     compare_observation,
     compare_state,
     outcome_of,
+    read_trajectories,
     twins,
 )
 from occubench.worlds import PathStep, WorldEntry, text_digest
@@ -74,46 +87,62 @@ WRITE_PROBE = "twin-driven writes"
 """The name of the probe trajectory the twin drives through the write tools."""
 
 
-class TwinCall(BaseModel):
-    """One call of a trajectory replayed against the twin."""
-
-    tool: str
-    arguments: dict[str, Any]
-
-
-class TwinTrajectory(BaseModel):
-    """Calls in order in one environment, replayed from its initial state."""
-
-    environment: str
-    name: str = Field(description="A probe's source, or the log sample it was read from.")
-    calls: list[TwinCall]
-
-
 class TwinAudit(BaseModel):
     """What ``occubench audit --twin`` measured: one record per simulator and feeding."""
 
     records: list[TwinFidelity]
     trajectories: list[TwinTrajectory] = Field(description="Every trajectory replayed.")
     skipped: list[str] = Field(description="Environments without a twin, by name.")
-    notes: list[str] = Field(default_factory=list, description="Logged samples not replayed.")
+    notes: list[str] = Field(
+        default_factory=list, description="Logged samples and given trajectories not replayed."
+    )
 
 
-def write_probe(env: EnvConfig, twin: Twin) -> TwinTrajectory | None:
-    """The twin-driven trajectory through the write tools (module doc; None: no write kept)."""
-    scalars = list(state_scalars(env.task_initial_state))
+def write_probe(
+    env: EnvConfig,
+    tasks: Sequence[TaskRecord],
+    twin: Twin,
+    max_writes: int = DEFAULT_TWIN_PROBE_WRITES,
+    reads_per_write: int = DEFAULT_TWIN_PROBE_READS,
+) -> TwinTrajectory | None:
+    """The twin-driven trajectory through the writes (module doc; None: no write succeeds)."""
     twin.reset()
+    first = [c for c in candidate_calls(env, tasks) if is_read_tool(c.tool)]
+    seen = [s.observation for s in twin.run(first) if s.outcome is Outcome.SUCCESS]
+    twin.reset()
+    candidates = candidate_calls(env, tasks, seen=seen)
+    writes = [c for c in candidates if not is_read_tool(c.tool)]
+    reads = [c for c in candidates if is_read_tool(c.tool)]
     kept: list[TwinCall] = []
-    for spec in env.action_set_definitions:
-        if is_read_tool(spec.name):
+    written = 0
+    for tool, arguments in writes:
+        if written == max_writes:
+            break
+        before = copy.deepcopy(twin.state)
+        seen = [_answered(twin, before, r.tool, r.arguments) for r in reads]
+        if twin.call(tool, arguments).outcome is not Outcome.SUCCESS:
+            twin.reset(before)  # an error changes nothing; made sure of
             continue
-        arguments = _base_arguments(spec, scalars, 1).arguments
-        if twin.call(spec.name, arguments).outcome is Outcome.SUCCESS:
-            kept.append(TwinCall(tool=spec.name, arguments=arguments))
+        after = copy.deepcopy(twin.state)
+        written += 1
+        kept.append(TwinCall(tool=tool, arguments=arguments))
+        shown = [
+            r
+            for r, old in zip(reads, seen, strict=True)
+            if _answered(twin, after, r.tool, r.arguments) != old
+        ]
+        kept += [TwinCall(tool=r.tool, arguments=r.arguments) for r in shown[:reads_per_write]]
+        twin.reset(after)
     twin.reset()
     if not kept:
         return None
-    reads = [TwinCall(tool=c.tool, arguments=c.arguments) for c in generated_calls(env)]
-    return TwinTrajectory(environment=env.environment_name, name=WRITE_PROBE, calls=kept + reads)
+    return TwinTrajectory(environment=env.environment_name, name=WRITE_PROBE, calls=kept)
+
+
+def _answered(twin: Twin, state: dict[str, Any], tool: str, arguments: dict[str, Any]) -> Any:
+    """The twin's observation of a call on ``state`` (the twin is left on a copy of it)."""
+    twin.reset(state)
+    return twin.call(tool, arguments).observation
 
 
 def probe_trajectories(
@@ -128,7 +157,7 @@ def probe_trajectories(
         )
         for found in env_trajectories(env, list(tasks), max_plans=max_plans)
     ]
-    writes = write_probe(env, twin)
+    writes = write_probe(env, tasks, twin)
     return out + ([writes] if writes is not None else [])
 
 
@@ -290,6 +319,7 @@ def twin_audit(
     simulators: Sequence[Model],
     *,
     logs: Path | None = None,
+    trajectories: Sequence[Path] = (),
     probes: bool = True,
     free_running: bool = False,
     tolerance: float = DEFAULT_TWIN_TOLERANCE,
@@ -304,6 +334,7 @@ def twin_audit(
             run would ask it.
         simulators: The simulator models measured.
         logs: A log file or folder whose agents' trajectories are replayed too.
+        trajectories: JSON files of trajectories replayed too (``twins.read_trajectories``).
         probes: Replay the probe trajectories.
         free_running: Also replay each simulator on its own history (``Feeding.OWN``).
         tolerance: Relative tolerance of numeric leaves.
@@ -311,8 +342,8 @@ def twin_audit(
         max_plans: Task plans per environment replayed as probes.
 
     Raises:
-        UsageError: no simulator, a negative tolerance, no environment with a twin, or
-            nothing to replay.
+        UsageError: no simulator, a negative tolerance, a trajectories file that is not
+            one, no environment with a twin, or nothing to replay.
     """
     if not simulators:
         raise UsageError("give at least one simulator model to measure against the twins")
@@ -327,18 +358,32 @@ def twin_audit(
             "no environment of the selection has a twin"
             + (f" (without one: {', '.join(skipped)})" if skipped else "")
         )
-    trajectories: list[TwinTrajectory] = []
+    given = [(path, read_trajectories(path)) for path in trajectories]
+    replaying: list[TwinTrajectory] = []
     if probes:
         for name, env in envs.items():
             tasks = [t for t in loaded.tasks if t.env_name == name]
-            trajectories += probe_trajectories(env, tasks, found[name](env), max_plans)
+            replaying += probe_trajectories(env, tasks, found[name](env), max_plans)
     notes: list[str] = []
     if logs is not None:
         logged, notes = logged_trajectories(logs, list(envs))
-        trajectories += logged
-    if not trajectories:
-        raise UsageError("nothing to replay: no probe and no logged call in an env with a twin")
-    replayed = [_replay_twin(found[t.environment](envs[t.environment]), t) for t in trajectories]
+        replaying += logged
+    for path, read in given:
+        for item in read:
+            if item.environment in envs:
+                replaying.append(item)
+            elif item.environment not in found:
+                skipped = sorted({*skipped, item.environment})
+            elif item.environment not in loaded.envs:
+                notes.append(
+                    f"{path} trajectory {item.name!r}: environment {item.environment} has a "
+                    "twin but is not in the selection"
+                )
+    if not replaying:
+        raise UsageError(
+            "nothing to replay: no probe, logged call or given trajectory in an env with a twin"
+        )
+    replayed = [_replay_twin(found[t.environment](envs[t.environment]), t) for t in replaying]
     feedings = [Feeding.TWIN, *([Feeding.OWN] if free_running else [])]
     records: list[TwinFidelity] = []
     for model in simulators:
@@ -349,11 +394,11 @@ def twin_audit(
                     simulator=_name(model),
                     feeding=feeding,
                     tolerance=tolerance,
-                    environments=sorted({t.environment for t in trajectories}),
+                    environments=sorted({t.environment for t in replaying}),
                     steps=steps,
                 )
             )
-    return TwinAudit(records=records, trajectories=trajectories, skipped=skipped, notes=notes)
+    return TwinAudit(records=records, trajectories=replaying, skipped=skipped, notes=notes)
 
 
 async def _steps(

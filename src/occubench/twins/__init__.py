@@ -6,9 +6,20 @@ state change of each call. ``twins``/``twin_for`` find them (the package's own; 
 folder only when named). ``TwinFidelity`` is the record of a simulator measured against
 them (``occubench audit --twin``), read by the report, bundles and the leaderboard.
 ``shape_problems`` is the one rule of an observation fitting its tool's ``example_output``
-(``error_shapes``: the error examples a config's prompt gives).
+(``error_shapes``: the error examples a config's prompt gives). ``candidate_calls`` are
+the calls a twin is tried on (the conformance test, the audit's write probe);
+``TwinTrajectory`` the calls replayed against it, on disk a JSON list
+(``read_trajectories``).
 """
 
+from occubench.twins._calls import (
+    Call,
+    PlannedCalls,
+    candidate_calls,
+    plan_calls,
+    solution_plan_calls,
+    state_values,
+)
 from occubench.twins._compare import (
     FieldMatch,
     StateMatch,
@@ -22,14 +33,18 @@ from occubench.twins._fidelity import (
     Feeding,
     FidelitySummary,
     StepMatch,
+    TwinCall,
     TwinFidelity,
+    TwinTrajectory,
     fidelity_json,
     fidelity_records,
     first_drifts,
     is_exact,
     read_fidelity,
+    read_trajectories,
     summaries,
     summarise,
+    trajectories_json,
     write_fidelity,
 )
 from occubench.twins._registry import load_twins, package_twins, twin_for, twins
@@ -53,18 +68,23 @@ from occubench.twins._twin import (
 __all__ = [
     "TWIN_FIDELITY_VERSION",
     "Answer",
+    "Call",
     "ChangeKind",
     "Feeding",
     "FidelitySummary",
     "FieldMatch",
     "FieldKind",
     "Outcome",
+    "PlannedCalls",
     "StateChange",
     "StateMatch",
     "StepMatch",
     "Twin",
+    "TwinCall",
     "TwinFidelity",
     "TwinStep",
+    "TwinTrajectory",
+    "candidate_calls",
     "error_shapes",
     "fidelity_json",
     "fidelity_records",
@@ -78,15 +98,20 @@ __all__ = [
     "load_twins",
     "outcome_of",
     "package_twins",
+    "plan_calls",
     "pointer_token",
     "read_fidelity",
+    "read_trajectories",
     "same_leaf",
     "schema_problem",
     "shape_problems",
+    "solution_plan_calls",
     "state_changes",
+    "state_values",
     "summaries",
     "summarise",
     "tool",
+    "trajectories_json",
     "twin_for",
     "twins",
     "write_fidelity",

@@ -29,11 +29,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from occubench.defaults import DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_TWIN_FIDELITY_BYTES
+from occubench.defaults import (
+    DEFAULT_MAX_JSON_DEPTH,
+    DEFAULT_MAX_TWIN_FIDELITY_BYTES,
+    DEFAULT_MAX_TWIN_TRAJECTORIES_BYTES,
+)
 from occubench.errors import UsageError
 from occubench.files import write_fresh
 from occubench.text import nests_deeper, validation_line
@@ -49,6 +53,28 @@ class Feeding(StrEnum):
     """Fed the twin's answers: one wrong answer does not cascade."""
     OWN = "own"
     """Free-running: its own earlier answers, so drift shows as a first wrong step."""
+
+
+class TwinCall(BaseModel):
+    """One call of a trajectory replayed against the twin."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class TwinTrajectory(BaseModel):
+    """Calls in order in one environment, replayed from its initial state.
+
+    The on-disk format of ``audit --twin --trajectories`` is a JSON list of these.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    environment: str
+    name: str = Field(description="A probe's name, the log sample it was read from, a user's.")
+    calls: list[TwinCall]
 
 
 class StepMatch(BaseModel):
@@ -206,13 +232,14 @@ def write_fidelity(path: Path, records: Sequence[TwinFidelity]) -> None:
     write_fresh(path, fidelity_json(records))
 
 
-def read_fidelity(
-    path: Path, max_bytes: int = DEFAULT_MAX_TWIN_FIDELITY_BYTES
-) -> list[TwinFidelity]:
-    """The records of a file ``audit --twin --out`` wrote, checked within bounds.
+_T = TypeVar("_T")
+
+
+def _read_bounded(path: Path, adapter: TypeAdapter[_T], what: str, max_bytes: int) -> _T:
+    """A JSON file read as ``adapter``'s type within a size and a nesting bound.
 
     Raises:
-        UsageError: the file is missing, too large, too deep, or not such records (the
+        UsageError: the file is missing, too large, too deep, or not ``what`` (the
             message names the file and the first bad field).
     """
     try:
@@ -225,6 +252,38 @@ def read_fidelity(
     if nests_deeper(data, DEFAULT_MAX_JSON_DEPTH):
         raise UsageError(f"{path}: nests deeper than {DEFAULT_MAX_JSON_DEPTH} levels")
     try:
-        return _RECORDS.validate_json(data)
+        return adapter.validate_json(data)
     except ValidationError as error:
-        raise UsageError(f"{path}: not twin-fidelity records: {validation_line(error)}") from None
+        raise UsageError(f"{path}: not {what}: {validation_line(error)}") from None
+
+
+def read_fidelity(
+    path: Path, max_bytes: int = DEFAULT_MAX_TWIN_FIDELITY_BYTES
+) -> list[TwinFidelity]:
+    """The records of a file ``audit --twin --out`` wrote, checked within bounds.
+
+    Raises:
+        UsageError: the file is missing, too large, too deep, or not such records (the
+            message names the file and the first bad field).
+    """
+    return _read_bounded(path, _RECORDS, "twin-fidelity records", max_bytes)
+
+
+_TRAJECTORIES = TypeAdapter(list[TwinTrajectory])
+
+
+def trajectories_json(trajectories: Sequence[TwinTrajectory]) -> bytes:
+    """Trajectories as the JSON list ``read_trajectories`` reads."""
+    return _TRAJECTORIES.dump_json(list(trajectories), indent=1) + b"\n"
+
+
+def read_trajectories(
+    path: Path, max_bytes: int = DEFAULT_MAX_TWIN_TRAJECTORIES_BYTES
+) -> list[TwinTrajectory]:
+    """The trajectories of a file (``audit --twin --trajectories``), checked within bounds.
+
+    Raises:
+        UsageError: the file is missing, too large, too deep, or not a list of
+            trajectories (the message names the file and the first bad field).
+    """
+    return _read_bounded(path, _TRAJECTORIES, "a list of trajectories", max_bytes)
