@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from occubench.dataset import load_env
+from occubench.dataset import ToolSpec, load_env
 from occubench.twins import Call, candidate_calls
 from twin_fixtures import ENV, write_counters
 
@@ -36,3 +36,30 @@ def test_seen_values_join_the_pools_and_values_off_the_schema_are_dropped(
     calls = candidate_calls(env, [], seen=seen)
     ids = [c.arguments["counter_id"] for c in calls if c.tool == "close_counter"]
     assert ids[:2] == ["C-1", "C-9"] and 7 not in ids
+
+
+def test_every_value_a_schema_lists_is_a_candidate(tmp_path: Path) -> None:
+    data, _ = write_counters(tmp_path)
+    env = load_env(data, ENV)
+    mode = ToolSpec.model_validate(
+        {
+            "name": "set_mode",
+            "description": "Set a counter's mode.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "mode": {"type": "string", "enum": ["fast", "slow", "off"]},
+                    "locked": {"type": "boolean"},
+                },
+                "required": ["mode", "locked"],
+            },
+        }
+    )
+    env = env.model_copy(update={"action_set_definitions": [mode]})
+    calls = candidate_calls(env, [], per_tool=4)
+    modes = [(c.arguments["mode"], c.arguments["locked"]) for c in calls if c.tool == "set_mode"]
+    assert modes == [
+        ("fast", True),
+        ("slow", False),
+        ("off", False),
+    ]

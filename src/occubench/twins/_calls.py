@@ -13,7 +13,8 @@
    ids a search lists can be used): the values held under its name anywhere, the values
    of keys of the same stem when either names an id (``state_values``), and every record
    id when it names an id; the values under its name in the tool's ``example_output``;
-   last the schema's example value; values that break the parameter's own schema are
+   the schema's example value, then every other value its schema lists (an enum's, both
+   truth values of a boolean); values that break the parameter's own schema are
    dropped. A call that breaks the tool's schema, or repeats an earlier call, is left out.
 
 So at most ``len(canned) + len(planned) + per_tool x tools`` calls; reads and writes alike
@@ -120,6 +121,13 @@ def _held(name: str, source: Any) -> list[Any]:
     return found
 
 
+def _choices(schema: dict[str, Any]) -> list[Any]:
+    """Every value a parameter's schema lists: its enum, or both truth values."""
+    if isinstance(schema.get("enum"), list):
+        return list(schema["enum"])
+    return [True, False] if schema.get("type") == "boolean" else []
+
+
 def _fits(spec: ToolSpec, name: str, value: Any) -> bool:
     """Whether ``value`` fits the schema of the tool's parameter ``name`` on its own."""
     alone = {
@@ -158,8 +166,10 @@ def candidate_calls(
             pool += [v for tool, v in given if tool != spec.name]
             pool += [value for source in sources for value in _held(name, source)]
             pool += _values_under(spec.example_output, name)
-            pool.append(example_value(name, properties.get(name) or {}))
-            pools[name] = [v for v in _distinct(pool) if _fits(spec, name, v)] or pool[-1:]
+            example = example_value(name, properties.get(name) or {})
+            pool += [example, *_choices(properties.get(name) or {})]
+            fitting = [v for v in _distinct(pool) if _fits(spec, name, v)]
+            pools[name] = fitting or [example]
         for index in range(per_tool):
             call = Call(spec.name, {n: p[min(index, len(p) - 1)] for n, p in pools.items()})
             if schema_problem(spec, call.arguments) is None and call not in calls:
