@@ -51,14 +51,14 @@ from occubench.bundle._summary import compute_summary
 from occubench.config import RunConfig
 from occubench.costs import PriceTable
 from occubench.dataset import (
-    REFERENCE_DATASET,
     RELEASE_DATASET,
     TASKS_FILE,
     DatasetError,
+    builtin_dataset_dir,
+    builtin_name,
     configured_release,
     content_digest,
     load_dataset,
-    reference_suite_dir,
     release_dir,
 )
 from occubench.defaults import (
@@ -85,8 +85,9 @@ class BundleRefused(UsageError):
 def _dataset_folder(run: RunRecord) -> Path | None:
     """The folder a run's dataset is in here, without fetching anything."""
     named = RunConfig.model_validate(run.config).dataset or os.environ.get(DEFAULT_DATASET_ENV)
-    if named == REFERENCE_DATASET:
-        return reference_suite_dir()
+    builtin = builtin_dataset_dir(named) if named else None
+    if builtin is not None:
+        return builtin
     if named == RELEASE_DATASET:
         return release_dir(configured_release())
     for candidate in (named, run.dataset):
@@ -96,12 +97,11 @@ def _dataset_folder(run: RunRecord) -> Path | None:
 
 
 def _dataset_name(folder: Path | None, location: str) -> str:
-    """How a record names a dataset: ``reference``, ``occubench`` or its folder's name."""
+    """How a record names a dataset: a built-in's name, ``occubench`` or its folder's name."""
     if folder is not None:
-        known = {
-            reference_suite_dir().resolve(): REFERENCE_DATASET,
-            release_dir(configured_release()).resolve(): RELEASE_DATASET,
-        }
+        if (builtin := builtin_name(folder)) is not None:
+            return builtin
+        known = {release_dir(configured_release()).resolve(): RELEASE_DATASET}
         if folder.resolve() in known:
             return known[folder.resolve()]
     return Path(location).name or location

@@ -55,7 +55,16 @@ from occubench.dataset._models import (
     UserBrief,
     UserFact,
 )
-from occubench.dataset._suite import REFERENCE_DATASET, dataset_label, reference_suite_dir
+from occubench.dataset._suite import (
+    BUILTIN_DATASETS,
+    CONVERSATIONAL_DATASET,
+    REFERENCE_DATASET,
+    builtin_dataset_dir,
+    builtin_name,
+    dataset_label,
+    reference_suite_dir,
+    shared_dir,
+)
 from occubench.dataset._tool_schema import (
     FieldProblem,
     ToolCheck,
@@ -92,6 +101,11 @@ __all__ = [
     "CONFIGS_DIR",
     "MAX_DEPTH",
     "REFERENCE_DATASET",
+    "BUILTIN_DATASETS",
+    "CONVERSATIONAL_DATASET",
+    "builtin_dataset_dir",
+    "builtin_name",
+    "shared_dir",
     "SCENARIOS_FILE",
     "TASKS_FILE",
     "AnswerContainsCheck",

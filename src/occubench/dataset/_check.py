@@ -48,6 +48,7 @@ from occubench.dataset._models import (
     ToolNotCalledCheck,
     ToolSpec,
 )
+from occubench.dataset._suite import shared_dir
 from occubench.dataset._tool_schema import tool_params
 from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES
 
@@ -74,7 +75,7 @@ class DatasetCheck:
 
     def env_path(self, name: str) -> Path:
         """The file of the env config ``name``."""
-        return self.root / CONFIGS_DIR / f"{name}.json"
+        return shared_dir(self.root) / CONFIGS_DIR / f"{name}.json"
 
     def tasks_of(self, env: str) -> list[TaskRecord]:
         """The tasks set in the env ``env``."""
@@ -112,7 +113,8 @@ def check_dataset(
     warnings: list[DatasetIssue] = []
     reader = _Reader(root, max_file_bytes, issues)
     numbered = reader.jsonl(root / TASKS_FILE, TaskRecord)
-    scenarios = {s.task_scenario_name: s for _, s in reader.jsonl(root / SCENARIOS_FILE, Scenario)}
+    pool = reader.jsonl(reader.shared / SCENARIOS_FILE, Scenario)
+    scenarios = {s.task_scenario_name: s for _, s in pool}
     _check_unique_ids(root / TASKS_FILE, numbered, issues)
     check = DatasetCheck(
         root=root,
@@ -122,7 +124,7 @@ def check_dataset(
         issues=issues,
         warnings=warnings,
     )
-    folder = root / CONFIGS_DIR
+    folder = reader.shared / CONFIGS_DIR
     files = sorted(folder.glob("*.json"))[:MAX_CONFIGS] if folder.is_dir() else []
     if not folder.is_dir():
         issues.append(DatasetIssue(file=str(folder), message="folder not found"))

@@ -51,7 +51,8 @@ from occubench.archives import (
     unpack_checked,
 )
 from occubench.dataset._errors import DatasetError
-from occubench.dataset._loader import TASKS_FILE, load_dataset
+from occubench.dataset._loader import CONFIGS_DIR, SCENARIOS_FILE, TASKS_FILE, load_dataset
+from occubench.dataset._suite import shared_dir
 from occubench.defaults import (
     DEFAULT_CACHE_ENV,
     DEFAULT_FETCH_MAX_DOWNLOAD_BYTES,
@@ -156,6 +157,9 @@ def release_dir(source: ReleaseSource = PUBLIC_RELEASE) -> Path:
 def content_digest(root: Path) -> str:
     """SHA-256 over every file under ``root``: its relative path and its own SHA-256.
 
+    A built-in dataset that reads the suite's scenario pool and env configs
+    (``shared_dir``) hashes them as if they were in its folder.
+
     ``SOURCE.json`` and the files it lists as added by the fetch are left out, so a
     cached release hashes to the digest its data files had in the archive.
     """
@@ -165,9 +169,16 @@ def content_digest(root: Path) -> str:
             added = set(ReleaseSource.model_validate_json((root / SOURCE_FILE).read_bytes()).added)
         except ValueError:  # not a fetch's record: nothing is left out
             pass
+    files = {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file()}
+    shared = shared_dir(root)
+    if shared.resolve() != root.resolve():  # a built-in dataset: the suite's envs count too
+        files |= {
+            p.relative_to(shared).as_posix(): p
+            for p in [shared / SCENARIOS_FILE, *(shared / CONFIGS_DIR).rglob("*")]
+            if p.is_file()
+        }
     lines = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        relative = path.relative_to(root).as_posix()
+    for relative, path in sorted(files.items()):
         if relative == SOURCE_FILE or relative in added:
             continue
         lines.append(f"{relative}\0{hashlib.sha256(path.read_bytes()).hexdigest()}\n")

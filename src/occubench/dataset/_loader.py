@@ -9,7 +9,9 @@ DIR/world_model_configs/ENV.json      one env config a file, named by env_name
 Every file is read as a stream, at most ``max_file_bytes`` of it (a larger file is a
 problem reported, not a MemoryError), and only when its real path, symlinks resolved,
 is inside the dataset folder: a config that links to a file elsewhere is never read (its
-content would go to the simulator's provider).
+content would go to the simulator's provider). A built-in dataset reads the reference
+suite's scenario pool and env configs (``shared_dir``): the suite's folder is then inside
+too.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from occubench.dataset._errors import (
     json_lines,
 )
 from occubench.dataset._models import EnvConfig, Scenario, TaskRecord, ToolSpec
-from occubench.dataset._suite import dataset_label
+from occubench.dataset._suite import dataset_label, shared_dir
 from occubench.dataset._tool_schema import check_tool, is_schema_keyword
 from occubench.defaults import DEFAULT_MAX_DATASET_FILE_BYTES, DEFAULT_MAX_JSON_DEPTH
 
@@ -104,7 +106,8 @@ def load_dataset(
     reader = _Reader(root, max_file_bytes, issues)
     numbered = reader.jsonl(root / TASKS_FILE, TaskRecord)
     tasks = [task for _, task in numbered]
-    scenarios = {s.task_scenario_name: s for _, s in reader.jsonl(root / SCENARIOS_FILE, Scenario)}
+    pool = reader.jsonl(reader.shared / SCENARIOS_FILE, Scenario)
+    scenarios = {s.task_scenario_name: s for _, s in pool}
     _check_unique_ids(root / TASKS_FILE, numbered, issues)
 
     selected = _select(root, tasks, scenarios, issues, task_ids, categories, domains, difficulties)
@@ -228,6 +231,8 @@ class _Reader:
     def __init__(self, root: Path, max_bytes: int, issues: list[DatasetIssue]) -> None:
         self.folder = root
         self.root = root.resolve()
+        self.shared = shared_dir(root)
+        """The folder of the scenario pool and the env configs (``shared_dir``)."""
         self.max_bytes = max_bytes
         self.issues = issues
         self.texts: dict[Path, str] = {}
@@ -247,7 +252,7 @@ class _Reader:
                 self.issues.append(referrer.model_copy(update={"message": f"{path}: {message}"}))
 
         real = path.resolve()
-        if not real.is_relative_to(self.root):
+        if not any(real.is_relative_to(inside) for inside in (self.root, self.shared.resolve())):
             refuse(
                 f"resolves to {real}, outside the dataset folder {self.root}: refused "
                 "(copy the file into the folder, e.g. with cp -L)"
@@ -344,7 +349,7 @@ class _Reader:
 
         Its text is kept in ``texts`` (problems found later are placed by line).
         """
-        path = self.folder / CONFIGS_DIR / f"{name}.json"
+        path = self.shared / CONFIGS_DIR / f"{name}.json"
         issues = self.issues
         if Path(name).name != name or name in ("", ".", ".."):  # no path out of CONFIGS_DIR
             issues.append(

@@ -1,4 +1,4 @@
-"""Where a dataset is: a folder, the built-in reference suite, or $OCCUBENCH_DATASET."""
+"""Where a dataset is: a folder, a built-in dataset, or $OCCUBENCH_DATASET."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ from occubench.dataset._fetch import (
     stderr_progress,
 )
 from occubench.dataset._loader import TASKS_FILE
-from occubench.dataset._suite import REFERENCE_DATASET, reference_suite_dir
+from occubench.dataset._suite import (
+    CONVERSATIONAL_DATASET,
+    REFERENCE_DATASET,
+    builtin_dataset_dir,
+)
 from occubench.defaults import DEFAULT_DATASET_ENV
 from occubench.errors import UsageError
 
@@ -22,8 +26,9 @@ from occubench.errors import UsageError
 def resolve_dataset_dir(dataset: str | Path | None) -> Path:
     """The dataset folder: the argument, else $OCCUBENCH_DATASET, else an error.
 
-    The name ``reference`` stands for the built-in reference suite, ``occubench`` for the
-    public release in the cache, fetched (with a message on stderr) on first use.
+    The name ``reference`` stands for the built-in reference suite, ``conversational``
+    for the built-in suite of tasks with a user, ``occubench`` for the public release in
+    the cache, fetched (with a message on stderr) on first use.
 
     Raises:
         UsageError: no dataset is named.
@@ -33,10 +38,12 @@ def resolve_dataset_dir(dataset: str | Path | None) -> Path:
     if not chosen:
         raise UsageError(
             f"no dataset given: pass dataset=DIR (CLI: --dataset DIR) or set "
-            f"{DEFAULT_DATASET_ENV}; --dataset {REFERENCE_DATASET} is the built-in suite"
+            f"{DEFAULT_DATASET_ENV}; --dataset {REFERENCE_DATASET} is the built-in suite, "
+            f"--dataset {CONVERSATIONAL_DATASET} its tasks with a user"
         )
-    if str(chosen) == REFERENCE_DATASET:
-        return reference_suite_dir()
+    builtin = builtin_dataset_dir(str(chosen))
+    if builtin is not None:
+        return builtin
     if str(chosen) == RELEASE_DATASET:
         return cached_release()
     return Path(chosen)

@@ -41,7 +41,7 @@ from inspect_ai.model import GenerateConfig
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from occubench.config import EvalOptions, RunConfig, setting_names
-from occubench.dataset import REFERENCE_DATASET
+from occubench.dataset import BUILTIN_DATASETS
 from occubench.defaults import DEFAULT_DATASET_ENV, DEFAULT_RAY_NUM_CPUS, DEFAULT_SWEEP_LOG_DIR
 from occubench.errors import UsageError
 from occubench.redaction import redact, redact_settings
@@ -347,7 +347,7 @@ def placeholders(sweep: Sweep) -> list[str]:
 
 def _dataset(value: str | None) -> str | None:
     chosen = value or os.environ.get(DEFAULT_DATASET_ENV)
-    if chosen is None or chosen == REFERENCE_DATASET:
+    if chosen is None or chosen in BUILTIN_DATASETS:
         return chosen
     return absolute_location(chosen)
 
