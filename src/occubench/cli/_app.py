@@ -82,6 +82,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "synth",
         "Synthesize a benchmark from catalog scenarios: generate, validate, run, repair, select.",
     ),
+    "converse": LazyCommand(
+        "converse",
+        "converse",
+        "Turn a dataset's tasks into conversations: a user brief plus a shorter opening request.",
+    ),
     "audit": LazyCommand(
         "audit",
         "audit",

@@ -19,6 +19,10 @@ of the funnel. They read only what real models would see.
 
   Profiles cycle over the sub-topics of a scenario (``-M profiles=[...]``, or a mapping
   from scenario name to a list), starting at an offset derived from the scenario name.
+  On the conversion stage it reads the task's request and leaves out its first
+  identifier (letters and digits joined by hyphens, e.g. ``PAT-777``), else its first
+  quoted name, else its first number: that value becomes the user's one fact, and the
+  opening is the request's first two sentences with every mention of it replaced.
 - ``plan-agent`` follows the plan when it is given one (``N. Call TOOL with {...}.``
   lines). Without a plan it calls every tool once, in an order rotated by one on each
   new attempt at the same instruction (attempts are counted per model instance): its
@@ -65,6 +69,12 @@ LOOKUP, UPDATE, NOTIFY = "lookup_record", "update_record", "notify_party"
 _STAGE = re.compile(r"^# Stage: (.+)$", re.MULTILINE)
 _PROFILE = re.compile(r"\[profile: (\w+)\]")
 _COUNT = re.compile(r"Number of sub-topics: (\d+)")
+_WITHHELD = (
+    re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-[A-Z0-9]*\d[A-Z0-9]*\b"),  # an id: PAT-777
+    re.compile(r"'([^'\n]{3,60})'"),  # a quoted name
+    re.compile(r"\d[\d,.]*\d"),  # a number of two digits or more
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _PLAN_CALL = re.compile(r"^\s*\d+\.\s*Call\s+`?(\w+)`?\s+with\s+(\{.*\})", re.MULTILINE)
 
 
@@ -183,6 +193,34 @@ def scripted_tasks(title: str, profile: str) -> list[dict[str, Any]]:
     return [_task(n, title, calls, checks) for n, (calls, checks) in enumerate(levels, start=1)]
 
 
+def scripted_conversion(task: dict[str, Any]) -> dict[str, Any]:
+    """The scripted generator's conversion of a task (see the module docstring)."""
+    request = str(task.get("agent_instruction", ""))
+    found = next((m for pattern in _WITHHELD if (m := pattern.search(request))), None)
+    if found is None:
+        return {"opening": request, "user": {}}  # nothing to withhold: re-asked, then dropped
+    value = found.group(found.re.groups)
+    kind = ("reference", "name", "figure")[_WITHHELD.index(found.re)]
+    opening = " ".join(_SENTENCE_END.split(request.strip())[:2])
+    opening = re.sub(re.escape(value), f"the {kind} I will give you", opening, flags=re.I)
+    scenario = task.get("task_scenario_name", "this work")
+    return {
+        "opening": opening,
+        "user": {
+            "persona": f"A client who needs help with {scenario} and has the details at hand.",
+            "goal": f"Have the request done for {value} and hear the result.",
+            "facts": [
+                {
+                    "name": kind,
+                    "value": value,
+                    "reveal_when": f"the agent asks for the {kind} the request is about",
+                }
+            ],
+            "ends_when": "the agent has given the answer the request asks for",
+        },
+    }
+
+
 class ScriptedGenerator:
     """The ``scripted-generator`` model (see the module docstring)."""
 
@@ -217,6 +255,8 @@ class ScriptedGenerator:
             return _json_reply(scripted_env(scenario["role"], subtopic["title"], profile))
         if name.startswith("tasks"):
             return _json_reply({"tasks": scripted_tasks(subtopic["title"], profile)})
+        if name.startswith("conversion"):
+            return _json_reply(scripted_conversion(json_block(prompt, "task") or {}))
         if name.startswith("repair"):
             env = json_block(prompt, "environment")
             added = RECORD if profile == REPAIRABLE else WRONG_FIX

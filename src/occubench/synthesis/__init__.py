@@ -2,10 +2,23 @@
 
 Each stage is a function with typed input and output and a prompt file in
 ``prompts/``; ``run_synthesis`` runs them all, resumably, and writes the dataset.
+``convert_dataset`` turns a dataset's tasks into conversational variants (a user brief
+plus a shorter opening request).
 """
 
 from occubench.synthesis._artifacts import ArtifactStore, StageResult, TokenUsage
 from occubench.synthesis._catalog import Catalog, CatalogError, CatalogScenario, load_catalog
+from occubench.synthesis._converse import (
+    CONVERSION_FILE,
+    Conversion,
+    ConversionManifest,
+    ConvertedTask,
+    Outcome,
+    check_conversion,
+    conversational_task,
+    convert_dataset,
+    convert_task,
+)
 from occubench.synthesis._env import generate_env
 from occubench.synthesis._generate import generate_json, parse_reply
 from occubench.synthesis._manifest import (
@@ -35,6 +48,15 @@ from occubench.synthesis._tasks import TaskSet, generate_tasks
 from occubench.synthesis._validate import validate_env, validate_instance, validate_task
 
 __all__ = [
+    "CONVERSION_FILE",
+    "Conversion",
+    "ConversionManifest",
+    "ConvertedTask",
+    "Outcome",
+    "check_conversion",
+    "conversational_task",
+    "convert_dataset",
+    "convert_task",
     "DATASET_DIR",
     "DIFFICULTY_LEVELS",
     "MANIFEST_FILE",

@@ -21,7 +21,8 @@ SUBTOPICS = "subtopics"
 ENVIRONMENT = "environment"
 TASKS = "tasks"
 REPAIR = "repair"
-PROMPT_NAMES = (SYSTEM, REASK, SUBTOPICS, ENVIRONMENT, TASKS, REPAIR)
+CONVERSE = "converse"
+PROMPT_NAMES = (SYSTEM, REASK, SUBTOPICS, ENVIRONMENT, TASKS, REPAIR, CONVERSE)
 
 
 def prompt_template(name: str) -> Template:
