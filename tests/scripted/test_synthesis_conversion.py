@@ -23,10 +23,10 @@ def test_it_withholds_an_id_before_a_name_before_a_figure(request_: str, withhel
     assert f"the {kind} I will give you" in answer["opening"]
 
 
-def test_the_opening_keeps_the_first_two_sentences():
-    request = "Review entry E-77120. Get its value. List the headings. Report the rate."
+def test_the_opening_keeps_the_first_sentence():
+    request = "Review entry E-77120 today. Get its value. Report the rate."
     answer = scripted_conversion({"agent_instruction": request})
-    assert answer["opening"] == "Review entry the reference I will give you. Get its value."
+    assert answer["opening"] == "Review entry the reference I will give you today."
 
 
 def test_a_request_with_nothing_to_withhold_gets_an_answer_that_fails_validation():

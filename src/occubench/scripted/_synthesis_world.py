@@ -22,7 +22,7 @@ of the funnel. They read only what real models would see.
   On the conversion stage it reads the task's request and leaves out its first
   identifier (letters and digits joined by hyphens, e.g. ``PAT-777``), else its first
   quoted name, else its first number: that value becomes the user's one fact, and the
-  opening is the request's first two sentences with every mention of it replaced.
+  opening is the request's first sentence with every mention of it replaced.
 - ``plan-agent`` follows the plan when it is given one (``N. Call TOOL with {...}.``
   lines). Without a plan it calls every tool once, in an order rotated by one on each
   new attempt at the same instruction (attempts are counted per model instance): its
@@ -201,7 +201,7 @@ def scripted_conversion(task: dict[str, Any]) -> dict[str, Any]:
         return {"opening": request, "user": {}}  # nothing to withhold: re-asked, then dropped
     value = found.group(found.re.groups)
     kind = ("reference", "name", "figure")[_WITHHELD.index(found.re)]
-    opening = " ".join(_SENTENCE_END.split(request.strip())[:2])
+    opening = _SENTENCE_END.split(request.strip())[0]
     opening = re.sub(re.escape(value), f"the {kind} I will give you", opening, flags=re.I)
     scenario = task.get("task_scenario_name", "this work")
     return {
