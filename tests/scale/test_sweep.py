@@ -87,6 +87,14 @@ def test_grid_expands_to_runs_then_shards(tmp_path):
     )  # the same file, the same runs (resume)
 
 
+@pytest.mark.parametrize("name", ["reference", "conversational"])
+def test_a_built_in_dataset_keeps_its_name(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)  # a folder of that name here would not be what it means
+    data = {**GRID, "dataset": name, "task_ids": None, "grid": {"env_mode": ["E0"]}}
+    runs = expand_sweep(load_sweep(write(tmp_path, data)))
+    assert {r.config.dataset for r in runs} == {name}
+
+
 def test_runs_shared_by_sweeps_run_once(tmp_path):
     main = load_sweep(write(tmp_path, {**GRID, "grid": {"env_mode": ["E0"]}}, "a.yaml"))
     robust = load_sweep(write(tmp_path, {**GRID, "name": "other"}, "b.yaml"))
