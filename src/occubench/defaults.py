@@ -23,6 +23,10 @@ DEFAULT_MAX_TOOL_CALLS = 200
 DEFAULT_MESSAGE_LIMIT = 1000
 """Safety net on messages per sample, above what DEFAULT_MAX_TOOL_CALLS needs."""
 
+DEFAULT_USER_TURNS = 8
+"""The simulated user's turn budget (replies it gives at most) on a task with a ``user``
+brief whose ``max_turns`` does not say."""
+
 DEFAULT_SIMULATOR_RETRIES = 3
 """Re-asks of the simulator when its answer holds no JSON object (occubench protocol)."""
 

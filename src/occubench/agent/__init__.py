@@ -15,9 +15,12 @@ from occubench.agent._environment import (
     expected_calls,
     open_environment,
     open_run_world,
+    open_user,
     simulator_layout,
     simulator_prompt,
     use_run_world,
+    user_model,
+    user_turns,
     world_in_log,
     world_variant,
 )
@@ -28,7 +31,7 @@ from occubench.agent._inspect_agent import (
     inspect_agent,
     limited_tools,
 )
-from occubench.agent._loop import AgentLoop, raw_arguments
+from occubench.agent._loop import USER_TURN_METADATA, AgentLoop, raw_arguments, talk
 from occubench.agent._prompt import (
     PLAN_MARKERS,
     agent_input,
@@ -42,6 +45,11 @@ from occubench.agent._tool_layer import FaultHook, ToolLayer
 
 __all__ = [
     "PLAN_MARKERS",
+    "USER_TURN_METADATA",
+    "open_user",
+    "talk",
+    "user_model",
+    "user_turns",
     "AgentLoop",
     "paper_date",
     "raw_arguments",

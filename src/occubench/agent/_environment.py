@@ -13,8 +13,10 @@ from inspect_ai.model import GenerateConfig, Model, model_roles
 
 from occubench.agent._state import Episode
 from occubench.agent._tool_layer import ToolLayer
+from occubench.calls import TRANSPORT_SETTINGS
 from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import EnvConfig, PlanStep, TaskRecord
+from occubench.defaults import DEFAULT_USER_TURNS
 from occubench.errors import UsageError
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
@@ -29,7 +31,17 @@ from occubench.simulator import (
     StateMode,
     attach_world,
 )
-from occubench.worlds import World, WorldConflicts, WorldInLog, WorldMode, shared_world
+from occubench.users import SimulatedUser, UserWorld
+from occubench.worlds import (
+    World,
+    WorldConflicts,
+    WorldContext,
+    WorldInLog,
+    WorldMode,
+    env_digest,
+    shared_world,
+    text_digest,
+)
 
 
 def simulator_layout(run: ResolvedRun) -> SimulatorLayout:
@@ -201,6 +213,69 @@ def world_in_log(run: ResolvedRun) -> WorldInLog | None:
         return None
     open_run_world(config)
     return WorldInLog.opened(config.world, config.world_mode, config.world_variant)
+
+
+def user_model(task: TaskRecord) -> Model | None:
+    """The ``user`` role's model for a task with a user brief (None: the task has none).
+
+    Raises:
+        UsageError: the task has a user and the run binds no user model (or a list).
+    """
+    if task.user is None:
+        return None
+    chosen = model_roles().get(Role.USER.value)
+    if isinstance(chosen, list):
+        raise UsageError(f"role {Role.USER.value!r} must be one model, not a list")
+    if chosen is None:
+        raise UsageError(
+            f"task {task.task_id} has a simulated user (a 'user' brief): give the run a user "
+            "model (--user-model MODEL, or --model-role user=MODEL)"
+        )
+    return chosen
+
+
+def user_turns(run: ResolvedRun, task: TaskRecord) -> int:
+    """The user's turn budget on a task: its brief's, else the run's, else the default."""
+    brief = task.user
+    return (brief.max_turns if brief else None) or run.config.user_turns or DEFAULT_USER_TURNS
+
+
+def open_user(
+    run: ResolvedRun, task: TaskRecord, env: EnvConfig, *, epoch: int = 1
+) -> SimulatedUser | None:
+    """The simulated user of a task with a user brief, bound to the run's world if any.
+
+    None for a task without a user (it runs as the release's do). The user's turns are
+    keyed in the world under a context of their own: the env, the user's system prompt,
+    the user model and its settings, the variant.
+
+    Raises:
+        UsageError: the task has a user and the run binds no user model; the world
+            cannot be opened as its mode needs.
+    """
+    model = user_model(task)
+    if model is None or task.user is None:
+        return None
+    user = SimulatedUser(
+        model, task.user, task.agent_instruction, max_turns=user_turns(run, task)
+    )
+    config = run.config
+    if config.world is not None:
+        world = shared_world(config.world, writable=config.world_mode is WorldMode.RECORD)
+        settings = model.config.model_dump(mode="json", exclude_none=True)
+        context = WorldContext(
+            env_digest=env_digest(env),
+            system_prompt_digest=text_digest(user.system_prompt),
+            layout=run.points.simulator_messages,
+            model=str(model),
+            generate={k: v for k, v in settings.items() if k not in TRANSPORT_SETTINGS},
+            state_mode="history",
+            sim_checks=True,
+            retries=1,
+            variant=world_variant(run, epoch),
+        )
+        user.world = UserWorld.bound(world, context, config.world_mode, str(task.task_id))
+    return user
 
 
 def check_model() -> Model | None:

@@ -19,7 +19,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef
 from inspect_ai.util import registry_create
 
-from occubench.agent._environment import open_environment
+from occubench.agent._environment import open_environment, open_user
+from occubench.agent._loop import talk
 from occubench.agent._prompt import run_system_prompt
 from occubench.agent._state import Episode, StopReason
 from occubench.agent._tool_layer import ToolLayer
@@ -118,7 +119,9 @@ def inspect_agent(run: ResolvedRun) -> Solver:
 
     It gets the built-in loop's system prompt (scenario, fixed date) and instruction, the
     env's tools through the tool layer (faults applied and logged), and at most the
-    protocol's ``max_tool_calls`` tool calls.
+    protocol's ``max_tool_calls`` tool calls. On a task with a user, each time the agent
+    finishes, its answer goes to the user, and the agent runs again on the user's reply
+    until the user ends the conversation or its turn budget is spent.
     """
     if not run.config.agent:
         raise ValueError("inspect_agent needs config.agent")
@@ -130,6 +133,9 @@ def inspect_agent(run: ResolvedRun) -> Solver:
         env = EnvConfig.model_validate(state.metadata["env"])
         episode = state.store_as(Episode)
         simulator = get_model(role=Role.SIMULATOR.value, required=True)
+        user = open_user(run, task, env, epoch=state.epoch)
+        if user is not None:
+            episode.user_turns = []
         layer = open_environment(run, task, env, simulator, episode, epoch=state.epoch)
         system = run_system_prompt(run, task.task_scenario_name)
         state.messages.insert(0, ChatMessageSystem(content=system))
@@ -139,6 +145,13 @@ def inspect_agent(run: ResolvedRun) -> Solver:
         try:
             agent_state = await agent(agent_state)
             episode.stop_reason = StopReason.ANSWERED
+            while user is not None:  # each answer goes to the user; the agent runs on
+                said = as_answer(agent_state.output).completion if agent_state.output else ""
+                ended = await talk(user, said, agent_state.messages, episode)
+                if ended is not None:
+                    episode.stop_reason = ended
+                    break
+                agent_state = await agent(agent_state)
         except ToolCallLimitReached:
             episode.stop_reason = StopReason.TOOL_CALL_LIMIT
         finally:

@@ -9,7 +9,9 @@ One loop for both protocols; the protocol's points decide:
   tool or unreadable arguments get a parsing error, as a real API would answer;
   ``checked_arguments``) or passed to the simulator as the agent's raw string (the
   paper: the simulator absorbs mistakes);
-- the stop rules: a turn without tool calls is the final answer; with
+- the stop rules: a turn without tool calls is the final answer (on a task with a user,
+  it goes to the user instead, and the loop ends when the user ends the conversation or
+  its turn budget is spent: ``talk``); with
   ``stop_on_finish`` a turn whose finish reason is "stop" also ends the loop after its
   calls (the release's rule), the finish reason read as the release's wire reports it
   (``release_stop_reason``: a tool-call turn reports "tool_calls" on every native wire,
@@ -30,7 +32,9 @@ import re
 from typing import Literal
 
 from inspect_ai.model import (
+    ChatMessage,
     ChatMessageTool,
+    ChatMessageUser,
     GenerateConfig,
     Model,
     ModelOutput,
@@ -48,6 +52,10 @@ from occubench.dataset import ToolSpec
 from occubench.errors import BudgetExhausted
 from occubench.providers import model_wire, release_message, release_stop_reason
 from occubench.text import clean_output, escape_invalid
+from occubench.users import SimulatedUser, spoken_part
+
+USER_TURN_METADATA = "occubench_user_turn"
+"""The metadata key that marks a user message as the simulated user's turn (its number)."""
 
 _RAW_ARGUMENTS = re.compile(
     r"^Error parsing the following tool call arguments:\n\n(.*)\n\nError details:", re.DOTALL
@@ -77,8 +85,10 @@ class AgentLoop:
         layer: ToolLayer,
         episode: Episode,
         points: ProtocolPoints,
+        user: SimulatedUser | None = None,
     ) -> None:
         self.model = model
+        self.user = user
         self.tools = {tool.name: tool for tool in tools}
         self.specs = specs
         self.layer = layer
@@ -106,8 +116,14 @@ class AgentLoop:
             )
             state.output = output
             if not message.tool_calls:
-                episode.stop_reason = StopReason.ANSWERED
-                break
+                if self.user is None:
+                    episode.stop_reason = StopReason.ANSWERED
+                    break
+                ended = await talk(self.user, message.text, state.messages, episode)
+                if ended is not None:
+                    episode.stop_reason = ended
+                    break
+                continue
             over_budget = False
             for call in message.tool_calls:
                 over_budget = self._budget_used()
@@ -175,3 +191,25 @@ class AgentLoop:
             function=call.function,
             error=ToolCallError(kind, message),
         )
+
+
+async def talk(
+    user: SimulatedUser, agent_message: str, messages: list[ChatMessage], episode: Episode
+) -> StopReason | None:
+    """The user's turn after an agent message without a tool call; why the episode ends.
+
+    With the user's budget spent the agent's message is its final answer
+    (``USER_TURN_LIMIT``); else the user answers, its turn is kept in the episode, and
+    what it says is added to ``messages`` as a user message (marked ``USER_TURN_METADATA``);
+    a reply that ends the conversation ends the episode (``USER_ENDED``). None: it goes on.
+    """
+    if user.spent:
+        return StopReason.USER_TURN_LIMIT
+    turn = await user.answer(agent_message, episode.tool_calls)
+    episode.user_turns = [*(episode.user_turns or []), turn]
+    messages.append(
+        ChatMessageUser(
+            content=spoken_part(turn.reply), metadata={USER_TURN_METADATA: turn.number}
+        )
+    )
+    return StopReason.USER_ENDED if turn.ended else None

@@ -13,6 +13,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from occubench.faults import FaultPlan, InjectedFault
 from occubench.simulator import SimStep
 from occubench.text import validation_line
+from occubench.users import UserTurn
 
 
 class StopReason(StrEnum):
@@ -32,6 +33,12 @@ class StopReason(StrEnum):
     """The agent's API failed (after retries); what exists is graded (the paper's rule)."""
     NOT_SUBMITTED = "not_submitted"
     """An MCP client or agent program ended the session without submitting an answer."""
+    USER_ENDED = "user_ended"
+    """A task with a user: the user ended the conversation (the agent's last message is
+    its final answer)."""
+    USER_TURN_LIMIT = "user_turn_limit"
+    """A task with a user: the user's turn budget was spent without the user ending the
+    conversation (the agent's last message is its final answer)."""
 
 
 class Episode(StoreModel):
@@ -69,6 +76,11 @@ class Episode(StoreModel):
         default=None,
         description="Observations the online simulator checks looked at (None: checks off); "
         "a failed one's record is its step's ``check``.",
+    )
+    user_turns: list[UserTurn] | None = Field(
+        default=None,
+        description="A task with a user: the user's turns, in order, each with the checks "
+        "its reply still fails (user errors); None: the task has no user.",
     )
     simulator_suspect: bool | None = Field(
         default=None,

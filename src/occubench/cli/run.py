@@ -27,6 +27,7 @@ from occubench.cli._common import (
     invoked_command,
     model_roles,
     stopped_by_preflight,
+    tasks_with_user,
     terminal_rows,
     user_errors,
 )
@@ -167,11 +168,16 @@ def run(
     sim_fallback_model: str | None = typer.Option(
         None, help="Simulator re-asked after a failed online check (default: the simulator)."
     ),
+    user_model: str | None = typer.Option(
+        None,
+        help="The simulated user of tasks with a 'user' brief (required when the selection "
+        "has one; tasks without a user never call it).",
+    ),
     model_role: list[str] | None = typer.Option(
         None,
         metavar="ROLE=MODEL",
         help="ROLE=MODEL, as Inspect spells it (repeatable): simulator, verifier, "
-        "simulator_fallback.",
+        "simulator_fallback, user.",
     ),
     temperature: list[str] | None = typer.Option(
         None,
@@ -314,6 +320,7 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
         if agent_model is None and not config.agent_command:
             raise UsageError("--agent-model is required (optional only with --agent-command)")
         roles = model_roles(given)
+        tasks_with_user(loaded.tasks, roles)
         config = checked_twins(
             config, roles[Role.SIMULATOR], [loaded.envs[t.env_name] for t in loaded.tasks]
         )

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-GENERATE_ROLES = (Role.AGENT, Role.SIMULATOR, Role.VERIFIER, Role.SIMULATOR_FALLBACK)
+GENERATE_ROLES = (Role.AGENT, Role.SIMULATOR, Role.VERIFIER, Role.SIMULATOR_FALLBACK, Role.USER)
 """The roles a run's generation settings may name."""
 
 MAX_TOKENS_POINTS = {

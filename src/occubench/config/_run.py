@@ -192,6 +192,12 @@ class _RunFields(FaultSettings):
         pattern=r"^[A-Za-z0-9_-]{1,64}$",
         description="Name of the MCP tool that submits the final answer and ends the episode.",
     )
+    user_turns: int | None = Field(
+        default=None,
+        ge=1,
+        description="The simulated user's turn budget on tasks with a user brief whose "
+        "max_turns does not say (None: DEFAULT_USER_TURNS, 8); tasks without a user ignore it.",
+    )
     simulator_seed: int | None = Field(
         default=None,
         description="Seed the simulator generates with, for providers that take one "

@@ -22,7 +22,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 
-from occubench.agent import raw_arguments
+from occubench.agent import USER_TURN_METADATA, raw_arguments
 from occubench.grading._checks import ToolCall
 from occubench.text import loads
 
@@ -119,10 +119,19 @@ def render_paper_trajectory(messages: list[ChatMessage]) -> str:
     each entry with a newline before and after it (the release appends a newline, the
     entry, a newline), so entries are apart by a blank line. The arguments are the
     agent's own string (``agent.raw_arguments``), as the release passes them on.
+
+    On a task with a user (an extension: the release has none) each of the user's turns
+    is an entry too, ``[User Response]: <what the user said>``, where it came; a
+    trajectory without one is the release's text unchanged.
     """
     results = {m.tool_call_id: m for m in messages if isinstance(m, ChatMessageTool)}
     entries: list[str] = []
     for message in messages:
+        if isinstance(message, ChatMessageUser) and USER_TURN_METADATA in (
+            message.metadata or {}
+        ):
+            entries.append(f"[User Response]: {message.text}")
+            continue
         if not isinstance(message, ChatMessageAssistant):
             continue
         if message.text:

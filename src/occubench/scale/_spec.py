@@ -70,6 +70,9 @@ keeps its log folder."""
 _NO_TWINS = {"twins"}
 """Left out of a run's key when no folder of twins is named (a run started before keeps
 its log folder)."""
+_NO_USER_TURNS = {"user_turns"}
+"""Left out of a run's key when no user turn budget is set (a run started before keeps
+its log folder)."""
 
 
 class RunSpec(BaseModel):
@@ -117,9 +120,11 @@ class RunSpec(BaseModel):
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
     def _unkeyed(self) -> set[str]:
-        """The settings left out of the key: the world's without one, twins without them."""
-        return (_NO_WORLD if self.config.world is None else set()) | (
-            _NO_TWINS if self.config.twins is None else set()
+        """The settings left out of the key when unset: the world's, twins, the user's budget."""
+        return (
+            (_NO_WORLD if self.config.world is None else set())
+            | (_NO_TWINS if self.config.twins is None else set())
+            | (_NO_USER_TURNS if self.config.user_turns is None else set())
         )
 
     def generate_config(self, role: Role, shards: int = 1) -> GenerateConfig:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         SimStep,
         Simulator,
         SimulatorError,
+        running_sample,
     )
     from occubench.simulator._state import (
         STATE_CONTRACT,
@@ -64,6 +65,7 @@ _MODULES = {
     "SimStep": "_simulator",
     "Simulator": "_simulator",
     "SimulatorError": "_simulator",
+    "running_sample": "_simulator",
     "SimulatorLayout": "_layout",
     "StateMode": "_state",
     "apply_reply_patch": "_state",
@@ -113,5 +115,6 @@ __all__ = [
     "normalize_braces",
     "parse_observation",
     "render_system_prompt",
+    "running_sample",
     "world_context",
 ]
