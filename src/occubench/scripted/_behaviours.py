@@ -25,6 +25,7 @@ from occubench.scripted._null import NULL_AGENTS
 from occubench.scripted._reply import Behaviour, Reply
 from occubench.scripted._simulated import last_action, observation_reply, system_text
 from occubench.scripted._twin_sim import prompt_tools
+from occubench.scripted._users import USER_AGENTS, USER_MODELS
 
 
 def schema_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
@@ -272,5 +273,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     **EXPLOIT_AGENTS,
     **FLAWED,
     **NULL_AGENTS,
+    **USER_MODELS,
+    **USER_AGENTS,
 }
 """Scripted models by name: ``occubench/<name>`` in Inspect."""

@@ -1,6 +1,8 @@
 """The ``occubench/<name>`` Inspect model provider: scripted, offline models.
 
-- ``occubench/<behaviour>``: one of ``BEHAVIOURS`` (``schema-agent``, ...).
+- ``occubench/<behaviour>``: one of ``BEHAVIOURS`` (``schema-agent``, ...), the
+  simulated users (``user-cooperative``, ...) and the agents that talk with them
+  (``asking``, ``non-asking``) among them (``_users``).
 - ``occubench/noisy``: one of ``SEEDED``, answering with the seed of its generate config.
 - ``occubench/noisy-agent``, ``noisy-judge``: one of ``NOISY``, made per instance, drawing
   from ``-M seed=N`` (``_noisy``).
