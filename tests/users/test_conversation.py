@@ -1,11 +1,11 @@
 """Tasks with a user, end to end: scripted agents and scripted users through the loop."""
 
 import pytest
-from user_fixtures import user_dataset
 
 from conftest import SCRIPTED_ROLES, run_task
 from occubench.agent import USER_TURN_METADATA, StopReason, episode_in
 from occubench.users import UserCheck
+from user_fixtures import user_dataset
 
 
 def talk(tmp_path, agent, user, **brief):

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
         robustness,
         wilson_interval,
     )
+    from occubench.analysis._users import UserErrors, user_errors
     from occubench.analysis._variance import (
         LEVELS,
         PAIR_LEVELS,
@@ -186,6 +187,8 @@ _MODULES = {
     "setup_robustness": "_metrics",
     "simulator_agreement": "_metrics",
     "suspect_impact": "_sim_validity",
+    "UserErrors": "_users",
+    "user_errors": "_users",
     "variance_report": "_variance",
     "verdict_parts": "_variance",
     "wilson_interval": "_stats",
@@ -273,6 +276,8 @@ __all__ = [
     "robustness_scores",
     "simulator_agreement",
     "suspect_impact",
+    "UserErrors",
+    "user_errors",
     "variance_report",
     "verdict_parts",
     "robustness",

@@ -61,7 +61,7 @@ CSV_TABLES = (
     "agent_wires",
 )
 """Report fields written as one CSV file each."""
-MEASURED_CSV_TABLES = ("flips", "quality", "guard")
+MEASURED_CSV_TABLES = ("flips", "quality", "guard", "user_errors")
 """Report fields written as one CSV file each, where an empty or undefined figure reads
 "not measured" (``measured_record``)."""
 REVIEW_CSV_TABLES: dict[str, tuple[str, type[BaseModel]]] = {

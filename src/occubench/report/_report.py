@@ -31,6 +31,7 @@ from occubench.analysis import (
     SharedPaths,
     SimulatorAgreement,
     SuspectImpact,
+    UserErrors,
     VarianceReport,
     WireUse,
     WorldUse,
@@ -56,6 +57,7 @@ from occubench.analysis import (
     shared_paths,
     simulator_agreement,
     suspect_impact,
+    user_errors,
     variance_report,
     verdict_flips,
     wire_use,
@@ -169,6 +171,13 @@ class Report(BaseModel):
         description="Per setup whose agent program asked its model through the bridge: "
         "generations and tokens by wire; written only when there are some.",
     )
+    user_errors: list[UserErrors] = Field(
+        default_factory=list,
+        exclude_if=lambda lines: not lines,
+        description="Per setup and mode, the simulated user's errors, counted apart from the "
+        "agent's failures, with CR with and without them ('not measured' where a setup had "
+        "no user); written only when some task had a user.",
+    )
     floor: list[LineFloor] = Field(
         default_factory=list,
         exclude_if=lambda lines: not lines,
@@ -258,6 +267,7 @@ def build_report(
         if reviews is None
         else review_report(rows, reviews, n_resamples=n_resamples, seed=seed),
         suspect_impact=suspect_impact(rows),
+        user_errors=user_errors(rows),
         invalid_rates=invalid_rates(rows),
         variance=noise,
         world_use=world_use(rows),

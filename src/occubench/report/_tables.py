@@ -743,6 +743,8 @@ def report_tables(
         tables.append(fault_table(report, kinds=fault_kinds))
     if report.suspect_impact:
         tables += [suspect_table(report), invalid_rate_table(report)]
+    if report.user_errors:
+        tables.append(user_error_table(report))
     if report.variance is not None:
         tables.append(variance_table(report))
         if report.variance.pairs:
@@ -759,6 +761,48 @@ def report_tables(
     if report.agent_wires:
         tables.append(wire_table(report))
     return tables + review_tables(report)
+
+
+def user_error_table(report: Report) -> TextTable:
+    """The simulated user's errors per setup, apart from the agent's failures."""
+    table = TextTable(
+        title="Simulated user: its errors (replies that failed a check after the re-ask), "
+        "never counted as the agent's; CR with and without them",
+        columns=[
+            "setup",
+            "mode",
+            "user",
+            "with user",
+            "user turns",
+            "user errors",
+            "samples with one",
+            "user ended",
+            "CR %",
+            "CR clean %",
+        ],
+    )
+    for u in report.user_errors:
+        if u.user_turns is None:
+            table.rows.append(
+                [report.label(u.agent, u.simulator), u.env_mode, "-", "0"]
+                + [NOT_MEASURED] * 6
+            )
+            continue
+        table.rows.append(
+            [
+                report.label(u.agent, u.simulator),
+                u.env_mode,
+                u.user_model or "-",
+                str(u.with_user),
+                str(u.user_turns),
+                str(u.user_errors),
+                str(u.samples_with_user_errors),
+                str(u.user_ended),
+                pct(u.rate if u.rate is not None else float("nan")),
+                pct(u.clean_rate if u.clean_rate is not None else float("nan")),
+            ]
+        )
+    return table
 
 
 def suspect_table(report: Report) -> TextTable:

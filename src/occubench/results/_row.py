@@ -143,6 +143,22 @@ class SampleRow(BaseModel):
         default_factory=dict,
         description="Observations whose first answer failed each kind of online check.",
     )
+    user_model: str | None = Field(
+        default=None, description="The simulated user's model, if the run bound one."
+    )
+    user_turns: int | None = Field(
+        default=None, description="Replies of the simulated user (None: the task has no user)."
+    )
+    user_errors: int | None = Field(
+        default=None,
+        description="User replies kept with a failed check after their re-ask: the user's "
+        "errors, never the agent's (None: the task has no user).",
+    )
+    user_ended: bool | None = Field(
+        default=None,
+        description="The user ended the conversation (False: its turn budget was spent or "
+        "the episode ended otherwise; None: the task has no user).",
+    )
     exploit_suspected: bool | None = Field(
         default=None,
         description="The exploit guard found evidence against the agent on a pass (None: the "

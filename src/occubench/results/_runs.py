@@ -13,7 +13,7 @@ from inspect_ai.log import EvalLog, list_eval_logs
 from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import CORRECT
 
-from occubench.agent import episode_fields
+from occubench.agent import StopReason, episode_fields
 from occubench.config import (
     CONFIG_METADATA,
     POINTS_METADATA,
@@ -35,6 +35,7 @@ from occubench.results._store import (
 from occubench.roles import Role
 from occubench.serving import served_calls
 from occubench.simulator import SimStep
+from occubench.users import UserTurn
 from occubench.worlds import ObservationSource
 
 TRAJECTORY_DIGEST = 12
@@ -50,6 +51,7 @@ EPISODE_FIELDS = (
     "steps",
     "sim_checked",
     "simulator_suspect",
+    "user_turns",
 )
 """The episode fields a row reads (``episode_fields``: each on its own, without validating
 the rest of the episode; Inspect's store models build a validator per field on every
@@ -139,6 +141,7 @@ def run_fields(file: str, header: EvalLog) -> dict[str, Any]:
         "reasoning_tokens": header.eval.model_generate_config.reasoning_tokens,
         "simulator_model": _role_model(header, Role.SIMULATOR),
         "verifier_model": _role_model(header, Role.VERIFIER),
+        "user_model": _role_model(header, Role.USER),
         "regraded_from": regrade.source if regrade else None,
         "regraded_from_run": regrade.source_eval_id if regrade else None,
         "env_mode": config.env_mode,
@@ -205,10 +208,22 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         sim_checked=episode["sim_checked"],
         simulator_suspect=episode["simulator_suspect"],
         sim_check_failures=_check_failures(episode["steps"]),
+        **user_counts(episode["user_turns"], episode["stop_reason"]),
         **_sources(episode["steps"]),
         trajectory=trajectory_digests(episode["steps"], score.get("answer") if score else None),
         unread=unread,
     )
+
+
+def user_counts(turns: list[UserTurn] | None, stop: StopReason | None) -> dict[str, Any]:
+    """A row's user fields from the episode's user turns (all None: the task has no user)."""
+    if turns is None:
+        return {"user_turns": None, "user_errors": None, "user_ended": None}
+    return {
+        "user_turns": len(turns),
+        "user_errors": sum(1 for t in turns if t.problems),
+        "user_ended": stop is StopReason.USER_ENDED,
+    }
 
 
 def _wire_tokens(store: Mapping[str, Any]) -> tuple[list[WireTokens], list[str]]:

@@ -100,7 +100,7 @@ def log_samples(log: str, **options: Any) -> Iterator[EvalSample]:
 
 STORE_SUFFIX = ".rows.parquet"
 """Suffix of a log's cached table: ``LOG.eval`` -> ``LOG.eval.rows.parquet``."""
-STORE_VERSION = "11"
+STORE_VERSION = "12"
 """Schema version of the tables: a table of another version is rebuilt."""
 KEY_FIELD = b"occubench.log_digest"
 VERSION_FIELD = b"occubench.store_version"
@@ -161,6 +161,10 @@ SCHEMA = pa.schema(
         ("sim_checked", pa.int64()),
         ("simulator_suspect", pa.bool_()),
         ("sim_check_failures", TOKEN_MAP),
+        ("user_model", pa.string()),
+        ("user_turns", pa.int64()),
+        ("user_errors", pa.int64()),
+        ("user_ended", pa.bool_()),
         ("exploit_suspected", pa.bool_()),
         ("simulator_off_contract", pa.bool_()),
         ("exploit_zeroed", pa.bool_()),

@@ -1,0 +1,107 @@
+"""A task with a user through a world (recorded, then replayed with no user call) and faults."""
+
+from inspect_ai.model import ModelOutput, get_model
+from user_fixtures import user_dataset
+
+from conftest import run_task
+from occubench.agent import episode_in
+from occubench.worlds import ObservationSource, close_shared_worlds
+
+
+class Counted:
+    """A scripted model's answers through mockllm, counted (how often it was asked)."""
+
+    def __init__(self, name):
+        self.calls = 0
+        self.model = get_model(f"occubench/{name}", memoize=False)
+
+    async def __call__(self, input, tools, tool_choice, config):
+        self.calls += 1
+        out = await self.model.generate(input, tools, tool_choice, config)
+        answer = ModelOutput.from_content("mockllm/model", out.completion)
+        answer.usage = out.usage
+        return answer
+
+
+def counted_roles():
+    sim, user = Counted("echo-simulator"), Counted("user-cooperative")
+    roles = {
+        "simulator": get_model("mockllm/model", custom_outputs=sim, memoize=False),
+        "user": get_model("mockllm/model", custom_outputs=user, memoize=False),
+    }
+    return roles, sim, user
+
+
+def test_a_replay_from_a_world_makes_no_user_model_call(tmp_path):
+    data, world = user_dataset(tmp_path / "data"), tmp_path / "world"
+    roles, _, user = counted_roles()
+    first = run_task(
+        tmp_path / "a", agent="occubench/asking", roles=roles, dataset=str(data), world=str(world)
+    )
+    recorded = episode_in(first.samples[0].store)
+    assert user.calls == 3 and [t.attempts for t in recorded.user_turns] == [1, 1, 1]
+    assert {t.source for t in recorded.user_turns} == {ObservationSource.SIMULATOR}
+    close_shared_worlds()
+
+    roles, sim, user = counted_roles()
+    second = run_task(
+        tmp_path / "b",
+        agent="occubench/asking",
+        roles=roles,
+        dataset=str(data),
+        world=str(world),
+        world_mode="replay",
+    )
+    replayed = episode_in(second.samples[0].store)
+    assert second.samples[0].error is None
+    assert user.calls == 0 and sim.calls == 0
+    assert "user" not in (second.samples[0].role_usage or {})
+    assert {t.source for t in replayed.user_turns} == {ObservationSource.WORLD}
+    assert [t.attempts for t in replayed.user_turns] == [0, 0, 0]
+    assert [t.reply for t in replayed.user_turns] == [t.reply for t in recorded.user_turns]
+    assert second.samples[0].scores["occubench_scorer"].value == "C"
+    close_shared_worlds()
+
+
+def test_a_replay_that_strays_from_the_recorded_conversation_is_a_world_miss(tmp_path):
+    data, world = user_dataset(tmp_path / "data"), tmp_path / "world"
+    roles, _, _ = counted_roles()
+    run_task(
+        tmp_path / "a", agent="occubench/asking", roles=roles, dataset=str(data), world=str(world)
+    )
+    close_shared_worlds()
+    roles, _, user = counted_roles()
+    strayed = run_task(
+        tmp_path / "b",
+        agent="occubench/non-asking",
+        roles=roles,
+        dataset=str(data),
+        world=str(world),
+        world_mode="replay",
+    )
+    assert user.calls == 0
+    assert strayed.samples[0].error is not None
+    close_shared_worlds()
+
+
+def test_faults_hit_the_tools_never_the_user(tmp_path):
+    data = user_dataset(tmp_path / "data")
+    turns, faulted = {}, 0
+    for mode in ("E0", "E1", "E2", "E3"):
+        roles, _, user = counted_roles()
+        log = run_task(
+            tmp_path / mode,
+            agent="occubench/asking",
+            roles=roles,
+            dataset=str(data),
+            env_mode=mode,
+            fault_count=1,
+        )
+        episode = episode_in(log.samples[0].store)
+        faulted += len(episode.fault_log)
+        assert all(f.tool == "file_claim" for f in episode.fault_log)
+        turns[mode] = [(t.asked, t.reply, t.problems) for t in episode.user_turns]
+    assert faulted > 0
+    replies = {mode: [reply for _, reply, _ in said] for mode, said in turns.items()}
+    assert replies["E0"] == replies["E1"] == replies["E2"] == replies["E3"]
+    assert all(problems == [] for said in turns.values() for _, _, problems in said)
