@@ -1,10 +1,10 @@
 """The checks on a user reply: each catches its flaw and passes a good reply."""
 
 import pytest
-from user_fixtures import BRIEF, OPENING
 
 from occubench.dataset import UserBrief
 from occubench.users import END_MARKER, UserCheck, Utterance, check_user_reply
+from user_fixtures import BRIEF, OPENING
 
 brief = UserBrief.model_validate(BRIEF)
 
@@ -44,9 +44,7 @@ def test_the_goal_stated_unasked_is_caught_and_asked_for_it_passes():
 
 
 def test_an_end_on_a_question_and_before_any_action_are_caught():
-    assert kinds(agent("Shall I file it?"), f"Bye.\n{END_MARKER}") == {
-        UserCheck.END_ON_QUESTION
-    }
+    assert kinds(agent("Shall I file it?"), f"Bye.\n{END_MARKER}") == {UserCheck.END_ON_QUESTION}
     assert kinds(agent("I will look into it."), END_MARKER, tool_calls=0) == {
         UserCheck.END_BEFORE_ACTION
     }

@@ -48,9 +48,7 @@ def test_a_non_asking_agent_fails_what_only_the_user_knows(tmp_path):
         ("user-inventing", UserCheck.INVENTED_FACT),
     ],
 )
-def test_each_flawed_user_is_caught_re_asked_once_and_kept_as_a_user_error(
-    tmp_path, user, caught
-):
+def test_each_flawed_user_is_caught_re_asked_once_and_kept_as_a_user_error(tmp_path, user, caught):
     sample, episode = talk(tmp_path, "asking", user)
     first = episode.user_turns[0]
     assert caught in first.reasked

@@ -1,11 +1,11 @@
 """A task with a user through a world (recorded, then replayed with no user call) and faults."""
 
 from inspect_ai.model import ModelOutput, get_model
-from user_fixtures import user_dataset
 
 from conftest import run_task
 from occubench.agent import episode_in
 from occubench.worlds import ObservationSource, close_shared_worlds
+from user_fixtures import user_dataset
 
 
 class Counted:

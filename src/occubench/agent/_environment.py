@@ -256,9 +256,7 @@ def open_user(
     model = user_model(task)
     if model is None or task.user is None:
         return None
-    user = SimulatedUser(
-        model, task.user, task.agent_instruction, max_turns=user_turns(run, task)
-    )
+    user = SimulatedUser(model, task.user, task.agent_instruction, max_turns=user_turns(run, task))
     config = run.config
     if config.world is not None:
         world = shared_world(config.world, writable=config.world_mode is WorldMode.RECORD)

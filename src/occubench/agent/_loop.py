@@ -208,8 +208,6 @@ async def talk(
     turn = await user.answer(agent_message, episode.tool_calls)
     episode.user_turns = [*(episode.user_turns or []), turn]
     messages.append(
-        ChatMessageUser(
-            content=spoken_part(turn.reply), metadata={USER_TURN_METADATA: turn.number}
-        )
+        ChatMessageUser(content=spoken_part(turn.reply), metadata={USER_TURN_METADATA: turn.number})
     )
     return StopReason.USER_ENDED if turn.ended else None

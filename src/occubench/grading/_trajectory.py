@@ -127,9 +127,7 @@ def render_paper_trajectory(messages: list[ChatMessage]) -> str:
     results = {m.tool_call_id: m for m in messages if isinstance(m, ChatMessageTool)}
     entries: list[str] = []
     for message in messages:
-        if isinstance(message, ChatMessageUser) and USER_TURN_METADATA in (
-            message.metadata or {}
-        ):
+        if isinstance(message, ChatMessageUser) and USER_TURN_METADATA in (message.metadata or {}):
             entries.append(f"[User Response]: {message.text}")
             continue
         if not isinstance(message, ChatMessageAssistant):

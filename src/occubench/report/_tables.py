@@ -784,8 +784,7 @@ def user_error_table(report: Report) -> TextTable:
     for u in report.user_errors:
         if u.user_turns is None:
             table.rows.append(
-                [report.label(u.agent, u.simulator), u.env_mode, "-", "0"]
-                + [NOT_MEASURED] * 6
+                [report.label(u.agent, u.simulator), u.env_mode, "-", "0"] + [NOT_MEASURED] * 6
             )
             continue
         table.rows.append(

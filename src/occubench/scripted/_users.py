@@ -176,9 +176,7 @@ def _act(tools: list[ToolInfo], values: dict[str, str], messages: list[ChatMessa
 def asking_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     """Asks the user for each required parameter, one question each, then acts (module doc)."""
     needed = _required(tools)
-    questions = [
-        m for m in messages if isinstance(m, ChatMessageAssistant) and "?" in m.text
-    ]
+    questions = [m for m in messages if isinstance(m, ChatMessageAssistant) and "?" in m.text]
     users = [m.text for m in messages if isinstance(m, ChatMessageUser)][1:]
     if len(questions) < len(needed) and len(users) == len(questions):
         return Reply(content=f"What is your {_spoken_name(needed[len(questions)])}?")
@@ -192,9 +190,7 @@ def asking_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
 def non_asking_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     """Acts from the opening request alone, then answers (module doc)."""
     opening = next((m.text for m in messages if isinstance(m, ChatMessageUser)), "")
-    values = {
-        name: value for name in _required(tools) if (value := stated_value(name, opening))
-    }
+    values = {name: value for name in _required(tools) if (value := stated_value(name, opening))}
     return _act(tools, values, messages)
 
 

@@ -224,9 +224,7 @@ class SimulatedUser:
         """Ask the user model, check its reply, re-ask once if it fails a check."""
         messages = self.messages()
         reply = await self._generate(messages)
-        problems = check_user_reply(
-            self.brief, self.opening, self.conversation, reply, tool_calls
-        )
+        problems = check_user_reply(self.brief, self.opening, self.conversation, reply, tool_calls)
         attempts, reasked = 1, [p.check for p in problems]
         if problems:
             said = "; ".join(p.detail for p in problems)
