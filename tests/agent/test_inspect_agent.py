@@ -58,3 +58,26 @@ def test_unknown_agents_are_clear_errors():
         create_agent("no_such_agent_xyz", [], {})
     with pytest.raises(ValueError, match="tools="):
         create_agent("inspect_ai.agent:react", [], {"no_such_argument": 1})
+
+
+def test_an_inspect_agent_talks_with_the_user_until_the_user_ends(tmp_path):
+    from user_fixtures import user_dataset
+
+    config = RunConfig(
+        dataset=str(user_dataset(tmp_path / "data")),
+        protocol="occubench",
+        agent="react",
+        agent_args='{"submit": false, "prompt": null}',
+    )
+    outcome = run_eval(
+        "occubench/occubench",
+        config.task_args(),
+        log_dir=str(tmp_path / "logs"),
+        model="occubench/asking",
+        roles={Role.SIMULATOR: "occubench/echo-simulator", Role.USER: "occubench/user-terse"},
+        options=EvalOptions(),
+    )
+    (row,) = read_runs(outcome.logs)
+    assert row.error is None and row.passed is True
+    assert row.stop_reason == "user_ended" and row.user_ended is True
+    assert (row.user_turns, row.user_errors, row.user_model) == (3, 0, "occubench/user-terse")

@@ -40,3 +40,23 @@ def test_the_text_is_the_releases():
             "[Agent Response]: A-1 is open.",
         ]
     )
+
+
+def test_a_users_turns_are_entries_and_other_user_messages_are_not():
+    from occubench.agent import USER_TURN_METADATA
+
+    messages = [
+        ChatMessageUser(content="I need a claim filed."),
+        ChatMessageAssistant(content="What is your invoice number?"),
+        ChatMessageUser(content="INV-4471.", metadata={USER_TURN_METADATA: 1}),
+        ChatMessageUser(content="Please proceed."),  # an agent's own nudge: not the user's
+        ChatMessageAssistant(content="Filed."),
+        ChatMessageUser(content="Thanks.", metadata={USER_TURN_METADATA: 2}),  # its closing
+    ]
+    assert render_paper_trajectory(messages) == release_text(
+        [
+            "[Agent Response]: What is your invoice number?",
+            "[User Response]: INV-4471.",
+            "[Agent Response]: Filed.",
+        ]
+    )

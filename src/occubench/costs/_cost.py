@@ -143,6 +143,8 @@ def role_model(row: SampleRow, role: str) -> str | None:
         return row.verifier_model or row.simulator_model
     if role == Role.SIMULATOR_FALLBACK.value:
         return row.sim_fallback_model
+    if role == Role.USER.value:
+        return row.user_model
     return None
 
 

@@ -121,13 +121,20 @@ def render_paper_trajectory(messages: list[ChatMessage]) -> str:
     agent's own string (``agent.raw_arguments``), as the release passes them on.
 
     On a task with a user (an extension: the release has none) each of the user's turns
-    is an entry too, ``[User Response]: <what the user said>``, where it came; a
-    trajectory without one is the release's text unchanged.
+    is an entry too, ``[User Response]: <what the user said>``, where it came, but for the
+    words that closed the conversation after the agent's last message: the last entry
+    stays the agent's final answer, as the release's judge reads it. A trajectory
+    without a user turn is the release's text unchanged.
     """
     results = {m.tool_call_id: m for m in messages if isinstance(m, ChatMessageTool)}
     entries: list[str] = []
-    for message in messages:
+    last_agent = max(
+        (i for i, m in enumerate(messages) if isinstance(m, ChatMessageAssistant)), default=-1
+    )
+    for index, message in enumerate(messages):
         if isinstance(message, ChatMessageUser) and USER_TURN_METADATA in (message.metadata or {}):
+            if index > last_agent:
+                continue
             entries.append(f"[User Response]: {message.text}")
             continue
         if not isinstance(message, ChatMessageAssistant):

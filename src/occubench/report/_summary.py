@@ -81,7 +81,37 @@ def summary_tables(rows: Sequence[SampleRow], prices: PriceTable | None = None) 
     checked = [r for r in rows if r.sim_checked is not None and r.error is None]
     if checked:
         tables.append(sim_check_table(checked))
+    talked = [r for r in rows if r.user_turns is not None and r.error is None]
+    if talked:
+        tables.append(user_table(talked))
     return tables
+
+
+def user_table(rows: Sequence[SampleRow]) -> Table:
+    """The simulated user of a run's tasks with a user: its turns and its errors, kept apart.
+
+    A user error (a reply that still failed a check after its re-ask) is the user model's,
+    never the agent's: CR clean leaves those samples out.
+    """
+    table = Table(title="Simulated user (its errors are not the agent's)")
+    table.add_column("run")
+    for name in ("samples", "user turns", "user errors", "user ended", "CR %", "CR clean %"):
+        table.add_column(name, justify="right")
+    groups: dict[str, list[SampleRow]] = {}
+    for row in rows:
+        groups.setdefault(_run_label(row), []).append(row)
+    for name, members in sorted(groups.items()):
+        clean = [r for r in members if not r.user_errors]
+        table.add_row(
+            terminal_text(name),
+            str(len(members)),
+            str(sum(r.user_turns or 0 for r in members)),
+            str(sum(r.user_errors or 0 for r in members)),
+            str(sum(1 for r in members if r.user_ended)),
+            _pct(rate_row(name, members).rate),
+            _pct(rate_row(name, clean).rate),
+        )
+    return table
 
 
 def role_table(spend: Sequence[RoleSpend]) -> Table:
