@@ -1,4 +1,4 @@
-"""``occubench run`` on tasks with a user: the user model is required, and its errors shown apart."""
+"""``occubench run`` on tasks with a user: the user model is required, its errors apart."""
 
 from typer.testing import CliRunner
 
