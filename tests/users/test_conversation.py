@@ -76,3 +76,30 @@ def test_a_spent_turn_budget_ends_the_episode_as_such(tmp_path):
     sample, episode = talk(tmp_path, "asking", "user-cooperative", max_turns=1)
     assert episode.stop_reason is StopReason.USER_TURN_LIMIT
     assert len(episode.user_turns) == 1 and not episode.user_turns[0].ended
+
+
+@pytest.mark.parametrize("protocol", ["paper", "occubench"])
+def test_a_task_without_a_user_runs_as_before_and_never_calls_the_user(tmp_path, protocol):
+    def messages(log):
+        (sample,) = log.samples
+        return sample, [(m.role, m.text) for m in sample.messages]
+
+    roles = {**SCRIPTED_ROLES, "user": "occubench/user-cooperative"}
+    with_user, said = messages(
+        run_task(tmp_path / "a", roles=roles, task_ids="11", protocol=protocol)
+    )
+    plain, before = messages(run_task(tmp_path / "b", task_ids="11", protocol=protocol))
+    assert said == before
+    assert "user" not in with_user.role_usage
+    assert episode_in(with_user.store).user_turns is None
+    assert with_user.scores["occubench_scorer"].value == plain.scores["occubench_scorer"].value
+
+
+def test_the_runs_turn_budget_holds_where_the_brief_sets_none(tmp_path):
+    data = user_dataset(tmp_path / "data")
+    roles = {**SCRIPTED_ROLES, "user": "occubench/user-cooperative"}
+    log = run_task(
+        tmp_path / "logs", agent="occubench/asking", roles=roles, dataset=str(data), user_turns=2
+    )
+    episode = episode_in(log.samples[0].store)
+    assert episode.stop_reason is StopReason.USER_TURN_LIMIT and len(episode.user_turns) == 2
