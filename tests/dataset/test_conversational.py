@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -26,6 +27,9 @@ REFERENCE_DIGEST = "b9014c427cecd74d5c0f20f8039ea854fe6c3b84ea0c139cb239f48231e7
 """The reference suite's digest before the conversational suite was added beside it."""
 
 
+USER_SLOT = re.compile(r"\{\{user:([^}]+)\}\}")
+
+
 def argument_values(value: object) -> set[str]:
     """Every scalar in a plan step's arguments, as text."""
     if isinstance(value, dict):
@@ -43,12 +47,15 @@ def test_one_task_per_industry_each_needing_a_fact_only_the_user_knows():
     assert set(data.envs) == set(suite.envs)
     for task in data.tasks:
         assert task.user is not None and task.reference_plan is not None and task.checks
-        assert task.solution_plan is None  # a plan would tell the agent the user's facts
+        # the plan (--with-plan) names what only the user knows, never its value
+        assert task.solution_plan is not None
+        assert {f.name for f in task.user.facts} <= set(USER_SLOT.findall(task.solution_plan))
         first = argument_values(task.reference_plan.steps[0].arguments)
         needed = [f for f in task.user.facts if f.value in first]
         assert needed, f"task {task.task_id}: the first step needs no fact of the user"
         for fact in task.user.facts:
             assert fact.value not in task.agent_instruction
+            assert fact.value not in task.solution_plan
             assert fact.value in task.verification_plan
 
 

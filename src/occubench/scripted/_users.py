@@ -20,15 +20,19 @@ goal, each fact's line ``- name: value (tell it only when ...)``, the ending rul
 Re-asked after a failed check, a flawed user makes the same mistake again, so that what
 it did is kept and counted as a user error.
 
-The agents act on the tools they are offered (each tool once, in order, its required
-parameters filled):
+The agents, given a plan (``--with-plan``: the conversational suite's plans hold what
+only the user knows as ``{{user:NAME}}`` slots):
 
-- ``asking``: before acting asks the user for each required parameter of the tools, one
-  question a parameter ("What is your invoice number?"), and takes each reply's value
-  ("... invoice number is V" or the reply itself); then calls the tools, then reports
-  that it is done.
-- ``non-asking``: acts at once from the opening request alone (a value it does not find
-  there, as "... <name> is V", is ``unknown``), then reports that it is done.
+- ``asking``: asks the user for each slot, one question a slot ("What is your patient
+  id?"), takes each reply's value ("... patient id is V" or the reply itself), then walks
+  the plan as ``occubench/careful`` does and gives its answer, closing with "All done.".
+- ``non-asking``: walks the plan at once, each slot left as it stands (so the calls that
+  need it fail), and answers.
+
+Without a plan they act on the tools they are offered (each tool once, in order, its
+required parameters filled): ``asking`` asks the user for each required parameter first,
+``non-asking`` takes only what the opening request states ("... <name> is V"; ``unknown``
+otherwise); both then report that they are done.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from dataclasses import dataclass, field
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolInfo
 
+from occubench.scripted._agents import careful, follow_plan, parse_plan
 from occubench.scripted._reply import Behaviour, Reply
 from occubench.users import END_MARKER, REASK, content_words, fact_asked
 
@@ -173,8 +178,51 @@ def _act(tools: list[ToolInfo], values: dict[str, str], messages: list[ChatMessa
     return Reply(content=f"Done: I have completed your request ({names}). All confirmed.")
 
 
+_SLOT = re.compile(r"\{\{user:([^}]+)\}\}")
+"""A value of a plan only the user knows: ``{{user:NAME}}``."""
+_CAREFUL = follow_plan(careful)
+
+
+def _planned(messages: list[ChatMessage]) -> ChatMessageUser | None:
+    """The first user message that holds a plan, if any."""
+    return next(
+        (m for m in messages if isinstance(m, ChatMessageUser) and parse_plan(m.text)), None
+    )
+
+
+def _walk(
+    opening: ChatMessageUser,
+    values: dict[str, str],
+    messages: list[ChatMessage],
+    tools: list[ToolInfo],
+) -> Reply:
+    """Walk the plan with its slots filled from ``values``, past the talk with the user."""
+    text = _SLOT.sub(lambda m: values.get(m.group(1), m.group(0)), opening.text)
+    work = [
+        m
+        for m in messages[messages.index(opening) + 1 :]
+        if isinstance(m, ChatMessageTool) or (isinstance(m, ChatMessageAssistant) and m.tool_calls)
+    ]
+    reply = _CAREFUL([opening.model_copy(update={"content": text}), *work], tools)
+    if reply.tool_calls or reply.content is None:
+        return reply
+    return Reply(content=f"{reply.content} All done.")
+
+
 def asking_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
-    """Asks the user for each required parameter, one question each, then acts (module doc)."""
+    """Asks the user for what it needs, one question each, then acts (module doc)."""
+    opening = _planned(messages)
+    if opening is not None:
+        slots = list(dict.fromkeys(_SLOT.findall(opening.text)))
+        asked = [m for m in messages if isinstance(m, ChatMessageAssistant) and "?" in m.text]
+        heard = [m.text for m in messages if isinstance(m, ChatMessageUser)][1:]
+        if len(asked) < len(slots) and len(heard) == len(asked):
+            return Reply(content=f"What is your {_spoken_name(slots[len(asked)])}?")
+        values = {
+            name: stated_value(name, reply) or reply.strip().rstrip(".")
+            for name, reply in zip(slots, heard, strict=False)
+        }
+        return _walk(opening, values, messages, tools)
     needed = _required(tools)
     questions = [m for m in messages if isinstance(m, ChatMessageAssistant) and "?" in m.text]
     users = [m.text for m in messages if isinstance(m, ChatMessageUser)][1:]
@@ -189,6 +237,9 @@ def asking_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
 
 def non_asking_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     """Acts from the opening request alone, then answers (module doc)."""
+    planned = _planned(messages)
+    if planned is not None:
+        return _walk(planned, {}, messages, tools)
     opening = next((m.text for m in messages if isinstance(m, ChatMessageUser)), "")
     values = {name: value for name in _required(tools) if (value := stated_value(name, opening))}
     return _act(tools, values, messages)
