@@ -1,5 +1,8 @@
 """``occubench play``: play one task yourself, as the agent, in the terminal or a browser.
 
+With ``--as simulator`` you write the observations of an agent's calls; with ``--as user``
+you are the user of a task with a user brief, talking to the agent ``--agent-model``.
+
 The session is an ordinary run of the task with the agent ``human/NAME`` (``occubench.play``):
 same simulator, faults, grading and log, in a new folder under ``--log-dir``, so
 ``occubench report`` shows the person beside the models and ``inspect view`` shows the
@@ -10,8 +13,10 @@ session's key (``--url-file`` also writes it to a file only you can read).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from contextlib import ExitStack
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +41,7 @@ from occubench.text import terminal_plain
 from occubench.worlds import WorldMode
 
 if TYPE_CHECKING:
+    from occubench.dataset import UserBrief
     from occubench.play import PlayResult, PlaySetup
 
 
@@ -53,6 +59,8 @@ class Seat(str, Enum):
     """They make the moves; a model simulates."""
     SIMULATOR = "simulator"
     """They write the observations; a model (or a scripted agent, or a program) moves."""
+    USER = "user"
+    """They are the user of a task with a user brief; a model is the agent, one simulates."""
 
 
 PLAY_SETTINGS = (
@@ -77,6 +85,7 @@ PLAY_SETTINGS = (
     "world",
     "world_mode",
     "world_variant",
+    "user_turns",
 )
 """The run settings a play session takes (the selection draws the task; a person plays it)."""
 
@@ -138,10 +147,13 @@ def play(
         Seat.AGENT,
         "--as",
         help="agent: you make the moves; simulator: you write each observation of the agent "
-        "--agent-model (record them into a world with --world: a gold world).",
+        "--agent-model (record them into a world with --world: a gold world); user: you "
+        "are the user of a task with a user brief, talking to the agent --agent-model.",
     ),
     agent_model: str | None = typer.Option(
-        None, help="As the simulator: the agent that runs the task (a model or scripted agent)."
+        None,
+        help="As the simulator or the user: the agent that runs the task (a model or "
+        "scripted agent).",
     ),
     draft_model: str | None = typer.Option(
         None, help="As the simulator: a model whose observation is offered to accept or edit."
@@ -178,8 +190,10 @@ def play(
 
     You see the instruction and the tools, call tools through forms built from their
     schemas, meet the run's faults, and answer. The session is logged as an ordinary
-    sample whose agent is human/NAME. Exit codes: 0 graded, 2 bad input, 3 the session
-    ended in an infrastructure error, 130 interrupted.
+    sample whose agent is human/NAME. With --as user you are the user of a task with a
+    user brief instead: you read the brief and the agent's messages, reply, and end the
+    conversation (/end, or the page's button); the user model is human/NAME. Exit codes:
+    0 graded, 2 bad input, 3 the session ended in an infrastructure error, 130 interrupted.
     """
     from inspect_ai.model import get_model
 
@@ -187,9 +201,11 @@ def play(
         PlaySetup,
         TerminalDesk,
         TerminalSimDesk,
+        TerminalTalkDesk,
         pick_task,
         run_play,
         run_simulate,
+        run_user,
     )
     from occubench.scale import stop_signals
 
@@ -218,7 +234,8 @@ def play(
             agent_model=agent_model,
         )
         info = setup.info()
-    machine = simulator_model if seat is Seat.AGENT else draft_model  # the draft stands in
+        brief = setup.brief() if seat is Seat.USER else None
+    machine = draft_model if seat is Seat.SIMULATOR else simulator_model  # the draft stands in
     if preflight:
         from occubench.scale import preflight_models
 
@@ -237,17 +254,21 @@ def play(
                 with user_errors():
                     draft = get_model(draft_model) if draft_model else None
                     result = run_simulate(setup, TerminalSimDesk(info, console), draft)
+            elif ui is Interface.TERMINAL and brief is not None:
+                with user_errors():
+                    result = run_user(setup, TerminalTalkDesk(info, console), brief)
             elif ui is Interface.TERMINAL:
                 result = run_play(setup, TerminalDesk(info, console))
             else:
-                result = _in_browser(setup, info_hosts(host, allowed_host), host, port, url_file)
+                hosts = info_hosts(host, allowed_host)
+                result = _in_browser(setup, hosts, host, port, url_file, brief)
         except KeyboardInterrupt:
             result = None
     if result is None or (stop.signal is not None and result.passed is None):
         _say("Interrupted: the session was not graded.")
         exit_with(ExitCode.INTERRUPTED)
     if ui is Interface.TERMINAL:
-        print_result(result, "the agent" if seat is Seat.SIMULATOR else "you")
+        print_result(result, "you" if seat is Seat.AGENT else "the agent")
     if result.passed is None:
         exit_with(ExitCode.SAMPLE_ERRORS)
 
@@ -266,8 +287,16 @@ def _seated(
         if simulator is None:
             raise UsageError("--simulator-model is required (the person makes the moves)")
         if agent is not None:
-            raise UsageError("--agent-model names the agent of --as simulator; you are the agent")
+            raise UsageError(
+                "--agent-model names the agent of --as simulator or --as user; you are the agent"
+            )
         return simulator, None
+    if seat is Seat.USER:
+        if agent is None:
+            raise UsageError("--as user: name the agent you talk to with --agent-model")
+        if simulator is None:
+            raise UsageError("--as user: --simulator-model is required (a model simulates)")
+        return simulator, agent
     if agent is None:
         raise UsageError("--as simulator: name the agent with --agent-model")
     if simulator is not None:
@@ -281,15 +310,39 @@ def info_hosts(host: str, allowed: list[str]) -> list[str]:
 
 
 def _in_browser(
-    setup: PlaySetup, hosts: list[str], host: str, port: int, url_file: Path | None
+    setup: PlaySetup,
+    hosts: list[str],
+    host: str,
+    port: int,
+    url_file: Path | None,
+    brief: UserBrief | None = None,
 ) -> PlayResult:
-    """Serve the session's page, run the session, show the verdict until the page closes it."""
-    from occubench.play import HandOff, create_play_app, run_play, served
+    """Serve the session's page, run the session, show the verdict until the page closes it.
+
+    With ``brief`` the person is the user of the task (``--as user``), else the agent.
+    """
+    from occubench.play import (
+        HandOff,
+        TalkHandOff,
+        create_play_app,
+        create_user_app,
+        run_play,
+        run_user,
+        served,
+    )
 
     warn_if_exposed(host, "other machines can reach the page; they still need the link's key.")
-    desk = HandOff()
     key = secrets.token_urlsafe(24)
-    app = create_play_app(desk, setup.info(), key, hosts)
+    desk: HandOff | TalkHandOff
+    session: Callable[[], PlayResult]
+    if brief is None:
+        play_desk = HandOff()
+        desk, app = play_desk, create_play_app(play_desk, setup.info(), key, hosts)
+        session = partial(run_play, setup, play_desk)
+    else:
+        talk_desk = TalkHandOff()
+        desk, app = talk_desk, create_user_app(talk_desk, setup.info(), key, hosts)
+        session = partial(run_user, setup, talk_desk, brief)
     with ExitStack() as stack:
         with user_errors():  # the port taken, or the address not this machine's
             base = stack.enter_context(served(app, host, port))
@@ -297,9 +350,9 @@ def _in_browser(
         _say(f"Open this link in your browser to play (it holds the session's key):\n  {link}")
         if url_file is not None:
             _write_link(url_file, link)
-        result = run_play(setup, desk)
+        result = session()
         desk.finish(result)
-        print_result(result)
+        print_result(result, "you" if brief is None else "the agent")
         if result.passed is None:  # interrupted, or an infrastructure error: no verdict to read
             return result
         _say("The verdict is on the page: end the session there (or press Ctrl-C).")

@@ -8,9 +8,14 @@ grading and the log are the run's, so reports show human baselines beside models
 
 ``run_simulate`` seats the person as the simulator instead: an agent runs the task and
 each of its calls is shown to them (``TerminalSimDesk``), who write the observation.
+
+``run_user`` seats the person as the user of a task with a user brief: an agent runs the
+task and each of its messages to the user is shown to them with the brief
+(``TerminalTalkDesk``, or the browser app over a ``TalkHandOff``); they reply, and end
+the conversation with an action of the desk (the end marker is appended for them).
 """
 
-from occubench.play._desk import HandOff, Phase
+from occubench.play._desk import HandOff, Phase, TalkHandOff
 from occubench.play._form import (
     MAX_FIELD_CHARS,
     FormProblems,
@@ -29,7 +34,7 @@ from occubench.play._human import (
     move_output,
     turn_of,
 )
-from occubench.play._session import PlaySetup, pick_task, run_play, run_simulate
+from occubench.play._session import PlaySetup, pick_task, run_play, run_simulate, run_user
 from occubench.play._simulate import (
     MAX_OBSERVATION_CHARS,
     Exchange,
@@ -40,6 +45,17 @@ from occubench.play._simulate import (
     draft_observation,
     observation_problems,
     sim_turn_of,
+)
+from occubench.play._talk import (
+    END_COMMAND,
+    MAX_REPLY_CHARS,
+    Reply,
+    TalkDesk,
+    TalkTurn,
+    TerminalTalkDesk,
+    reply_problems,
+    reply_text,
+    talk_turn_of,
 )
 from occubench.play._terminal import TerminalDesk
 from occubench.play._turns import (
@@ -53,9 +69,27 @@ from occubench.play._turns import (
     ToolView,
     Turn,
 )
-from occubench.play._web import MAX_ANSWER, MAX_PLAY_FORM_BYTES, create_play_app, served
+from occubench.play._web import (
+    MAX_ANSWER,
+    MAX_PLAY_FORM_BYTES,
+    create_play_app,
+    create_user_app,
+    served,
+)
 
 __all__ = [
+    "END_COMMAND",
+    "MAX_REPLY_CHARS",
+    "Reply",
+    "TalkDesk",
+    "TalkHandOff",
+    "TalkTurn",
+    "TerminalTalkDesk",
+    "create_user_app",
+    "reply_problems",
+    "reply_text",
+    "run_user",
+    "talk_turn_of",
     "MAX_OBSERVATION_CHARS",
     "Exchange",
     "PersonLeft",

@@ -9,7 +9,9 @@ log has the shape of any model's, and reports name its agent ``human/<name>``.
 
 In the simulator role (``occubench play --as simulator``) the same model reads the request
 a simulator model would get and answers with the observation the person writes
-(``occubench.play._simulate``).
+(``occubench.play._simulate``). In the user role (``occubench play --as user``) it reads
+the request the simulated user gets and answers with the person's reply, the end marker
+appended when they end the conversation (``occubench.play._talk``).
 
 A ``human/<name>`` model only answers inside ``occubench play``, which seats it at a
 desk; anywhere else its first call fails, saying so.
@@ -36,9 +38,11 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
+from occubench.dataset import UserBrief
 from occubench.errors import UsageError
 from occubench.play._form import tool_view
 from occubench.play._simulate import SimDesk, draft_observation, sim_turn_of
+from occubench.play._talk import TalkDesk, reply_text, talk_turn_of
 from occubench.play._turns import Entry, EntryKind, Move, Turn
 
 HUMAN_PROVIDER = "human"
@@ -123,6 +127,10 @@ class HumanAPI(ModelAPI):
         """In the simulator role: where the person writes observations."""
         self.draft: Model | None = None
         """In the simulator role: the model whose answer is offered as a draft."""
+        self.talker: TalkDesk | None = None
+        """In the user role: where the person replies to the agent."""
+        self.brief: UserBrief | None = None
+        """In the user role: the task's user brief, shown to the person."""
         self.moves = 0
 
     def max_connections(self) -> int:
@@ -142,6 +150,10 @@ class HumanAPI(ModelAPI):
     ) -> ModelOutput:
         """Show the person the turn at their desk; their move (or observation) is the output."""
         name = f"{HUMAN_PROVIDER}/{self.model_name}"
+        if self.talker is not None and self.brief is not None:
+            self.moves += 1
+            reply = await self.talker.reply(talk_turn_of(input, self.brief, self.moves))
+            return ModelOutput.from_content(name, reply_text(reply))
         if self.writer is not None:
             self.moves += 1
             draft = None
@@ -162,15 +174,22 @@ class HumanAPI(ModelAPI):
 
 
 def human_model(
-    player: str, desk: Desk | None = None, writer: SimDesk | None = None, draft: Model | None = None
+    player: str,
+    desk: Desk | None = None,
+    writer: SimDesk | None = None,
+    draft: Model | None = None,
+    talker: TalkDesk | None = None,
+    brief: UserBrief | None = None,
 ) -> Model:
-    """The ``human/<player>`` model, seated at ``desk`` (the agent) or ``writer`` (the simulator).
+    """The ``human/<player>`` model at a desk: the agent's, the simulator's or the user's.
 
     Args:
         player: The person's name.
         desk: Where they make their moves as the agent.
         writer: Where they write observations as the simulator.
         draft: In the simulator role, a model whose answer is offered to accept or edit.
+        talker: Where they reply to the agent as the user.
+        brief: In the user role, the task's user brief (shown to them).
 
     Raises:
         UsageError: ``player`` is not a player's name (``PLAYER_NAME``).
@@ -188,4 +207,5 @@ def human_model(
     api = model.api
     assert isinstance(api, HumanAPI)
     api.desk, api.writer, api.draft = desk, writer, draft
+    api.talker, api.brief = talker, brief
     return model

@@ -1,5 +1,8 @@
 """A play session: one task, a person as the agent, run and graded as any run is.
 
+A person may take the simulator's seat instead (``run_simulate``), or the user's on a task
+with a user brief (``run_user``: the agent and the simulator are models).
+
 ``run_play`` runs the benchmark task (``occubench/occubench``) through the one runner
 (``run_shard``) on the chosen task, with ``human/<name>`` as the agent model seated at the
 person's desk; the simulator, the fault plan of (seed, task, mode, counts, families),
@@ -17,10 +20,12 @@ from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict, Field
 
 from occubench.config import EvalOptions, RunConfig, protocol_points
+from occubench.dataset import UserBrief
 from occubench.defaults import DEFAULT_PLAY_LOG_ROOT
 from occubench.errors import UsageError
 from occubench.play._human import HUMAN_PROVIDER, PLAYER_NAME, Desk, human_model
 from occubench.play._simulate import SimDesk
+from occubench.play._talk import TalkDesk
 from occubench.play._turns import PlayInfo, PlayResult
 from occubench.results import read_trajectories
 from occubench.roles import Role
@@ -116,7 +121,24 @@ class PlaySetup(BaseModel):
             checks_arguments=points.validate_tool_args,
             max_tool_calls=points.max_tool_calls,
             simulator=self.simulator,
+            agent=self.agent_model,
         )
+
+    def brief(self) -> UserBrief:
+        """The user brief of the task, for a person in the user's seat.
+
+        Raises:
+            UsageError: the task has no user brief, or not one task is selected.
+            DatasetError: the dataset cannot be loaded or lacks the task.
+        """
+        self.task_id()
+        (task,) = self.config.load_tasks().tasks
+        if task.user is None:
+            raise UsageError(
+                f"task {task.task_id} has no user brief (a 'user' section): --as user plays "
+                "the user of a task with one (e.g. --dataset conversational)"
+            )
+        return task.user
 
     def log_dir(self) -> str:
         """A new folder for one session under the log root."""
@@ -160,12 +182,33 @@ def run_simulate(
     return _session(setup, {Role.SIMULATOR: person}, display)
 
 
+def run_user(
+    setup: PlaySetup, talker: TalkDesk, brief: UserBrief, display: str = "none"
+) -> PlayResult:
+    """Run one session with the person at ``talker`` as the user; the verdict from its log.
+
+    The agent (``setup.agent_model``) and the simulator are models; the task's user brief
+    (``brief``, from ``setup.brief()``) is shown to the person, whose replies are the user
+    model's (``human/<name>`` in the log's ``user`` role), checked like any user's.
+
+    Raises:
+        UsageError: no agent model, not one task selected, or the player's name is refused.
+        LogFolderError: the log folder cannot take the session.
+    """
+    if setup.agent_model is None:
+        raise UsageError("the person is the user: name the agent (--agent-model)")
+    person = human_model(setup.player, talker=talker, brief=brief)
+    return _session(setup, {Role.USER: person}, display)
+
+
 def _session(setup: PlaySetup, people: dict[Role, Model], display: str) -> PlayResult:
     """Run the session's one task with ``people`` in their roles; the verdict from its log."""
     setup.task_id()
     roles = {Role.SIMULATOR: setup.simulator}
     if setup.verifier:
         roles[Role.VERIFIER] = setup.verifier
+    if Role.USER in people:
+        roles[Role.USER] = setup.person
     spec = RunSpec(
         name=f"play {setup.player}",
         agent=setup.agent,

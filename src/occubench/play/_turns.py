@@ -131,6 +131,9 @@ class PlayInfo(BaseModel):
     )
     max_tool_calls: int = Field(description="Tool calls allowed (0: no cap).")
     simulator: str = Field(description="The simulator model.")
+    agent: str | None = Field(
+        default=None, description="The agent model, when the person plays another seat."
+    )
 
     def faults_text(self) -> str:
         """The fault settings in words (``E0, no faults``; ``E2, 2 faults x 2 calls, seed 0``)."""

@@ -17,6 +17,10 @@ only for the turn that waits for it (``HandOff.give``): a form sent twice, or fr
 of an earlier turn, changes nothing. The arguments pass the form's reading and the
 protocol's rule (``occubench.play._form``) before the move is handed over.
 
+A person in the user's seat gets the same app with a page of their own
+(``create_user_app``: the brief, the conversation, the agent's message and the reply's
+form, ``talk.html.j2``), under the same rules.
+
 The pages are a turn (``turn.html.j2``), a wait, the verdict and a message; the pieces
 that show a call and take a JSON object typed in (``parts.html.j2``) are the ones a page
 asking a person to answer as the simulator would reuse.
@@ -30,6 +34,7 @@ import secrets
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
@@ -39,9 +44,11 @@ from starlette.concurrency import run_in_threadpool
 
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import UsageError
-from occubench.play._desk import HandOff, Phase
+from occubench.play._desk import HandOff, Phase, TalkHandOff, _SharedDesk
 from occubench.play._form import FormProblems, form_arguments, json_arguments
+from occubench.play._talk import MAX_REPLY_CHARS, Reply, TalkTurn, reply_problems
 from occubench.play._turns import Move, PlayInfo, PlayResult, Turn
+from occubench.users import Utterance
 from occubench.webapp import FormError, FormGuard, Signer, guarded_app, set_cookie
 
 MAX_PLAY_FORM_BYTES = 256_000
@@ -80,6 +87,135 @@ def _turn_number(fields: dict[str, str]) -> int:
     return int(text) if text.isdigit() and len(text) < 10 else 0
 
 
+class _Pages:
+    """What every play app shares: its guard, the session's cookie, the start link, pages.
+
+    Args:
+        desk: The session's shared desk.
+        info: The session's header.
+        key: The session's secret (the start link carries it).
+        hosts: Host names requests may be addressed to.
+        settle: Seconds a page waits for the environment before showing a wait instead.
+    """
+
+    def __init__(
+        self,
+        desk: _SharedDesk[Any, Any],
+        info: PlayInfo,
+        key: str,
+        hosts: Sequence[str],
+        settle: float,
+    ) -> None:
+        self.desk, self.info, self.settle = desk, info, settle
+        self.app = guarded_app("occubench play", hosts, MAX_PLAY_FORM_BYTES)
+        self.templates = _environment()
+        stylesheet = self.templates.get_template("play.css").render()
+        session = secrets.token_hex(6)
+        self.session = session
+        self.session_cookie = f"occubench_play_{session}"
+        self.guard = FormGuard(f"occubench_play_token_{session}")
+        self.signer = Signer()
+        entered = threading.Lock()
+        spent: list[bool] = [False]
+
+        @self.app.get("/play.css")
+        def css() -> Response:
+            return Response(stylesheet, media_type="text/css")
+
+        @self.app.get("/start")
+        def start(request: Request) -> Response:
+            if self.admitted(request):  # the browser that opened it, opening it again
+                return RedirectResponse("/", status_code=303)
+            given = request.query_params.get("key", "")
+            if not hmac.compare_digest(given.encode(), key.encode()):
+                return self.refused(request)
+            with entered:  # the key opens the session once: a copy of the link is worth nothing
+                if spent[0]:
+                    return self.message(
+                        request,
+                        403,
+                        "This link was used",
+                        "The start link opens its session once, in the browser that opened it "
+                        "first. Go on there.",
+                        error=True,
+                        back=False,
+                    )
+                spent[0] = True
+            response = RedirectResponse("/", status_code=303)
+            set_cookie(response, self.session_cookie, self.signer.sign(session))
+            self.guard.issue(response)
+            return response
+
+    def admitted(self, request: Request) -> bool:
+        """The request carries this session's signed cookie."""
+        return self.signer.verify(request.cookies.get(self.session_cookie, "")) == self.session
+
+    def page(
+        self, request: Request, name: str, status: int = 200, *, refresh: int = 0, **context: object
+    ) -> Response:
+        """A page rendered with the session's header and a form token."""
+        token, fresh = self.guard.token_for(request)
+        context.setdefault("turn_number", None)
+        context.setdefault("conversation", None)
+        context.setdefault("page_id", "page-" + name.removesuffix(".html.j2"))
+        html = self.templates.get_template(name).render(
+            info=self.info, token=token, refresh=refresh, **context
+        )
+        response = HTMLResponse(html, status_code=status)
+        if fresh:
+            self.guard.issue(response, token)
+        return response
+
+    def message(
+        self, request: Request, status: int, heading: str, text: str, *, error: bool, back: bool
+    ) -> Response:
+        """A page of one message."""
+        return self.page(
+            request,
+            "message.html.j2",
+            status,
+            heading=heading,
+            message=text,
+            error=error,
+            back=back,
+        )
+
+    def refused(self, request: Request) -> Response:
+        """The answer to a request without the session's cookie."""
+        return self.message(
+            request,
+            403,
+            "Not this session's",
+            "Open the link `occubench play` printed when it started this session.",
+            error=True,
+            back=False,
+        )
+
+    def ended(self, request: Request, result: PlayResult | None) -> Response:
+        """The page of a session the person ended."""
+        return self.message(
+            request,
+            200,
+            "Session ended",
+            "You may close this page." + (f" Verdict: {result.verdict_text()}." if result else ""),
+            error=False,
+            back=False,
+        )
+
+    async def settled(self) -> None:
+        """Wait (a while) for the environment, so that the next page is rarely a wait."""
+        await run_in_threadpool(self.desk.settled, self.settle)
+
+    async def posted(self, request: Request) -> dict[str, str] | Response:
+        """The form's fields, or the page that refuses it."""
+        if not self.admitted(request):
+            return self.refused(request)
+        try:
+            return await self.guard.form(request)
+        except FormError as e:
+            return self.message(request, 400, "Not done", str(e), error=True, back=True)
+
+
 def create_play_app(
     desk: HandOff,
     info: PlayInfo,
@@ -96,53 +232,9 @@ def create_play_app(
         hosts: Host names requests may be addressed to.
         settle: Seconds a page waits for the environment before showing a wait instead.
     """
-    app = guarded_app("occubench play", hosts, MAX_PLAY_FORM_BYTES)
-    templates = _environment()
-    stylesheet = templates.get_template("play.css").render()
-    session = secrets.token_hex(6)
-    session_cookie = f"occubench_play_{session}"
-    guard = FormGuard(f"occubench_play_token_{session}")
-    signer = Signer()
-
-    def admitted(request: Request) -> bool:
-        return signer.verify(request.cookies.get(session_cookie, "")) == session
-
-    def page(
-        request: Request, name: str, status: int = 200, *, refresh: int = 0, **context: object
-    ) -> Response:
-        token, fresh = guard.token_for(request)
-        context.setdefault("turn_number", None)
-        context.setdefault("page_id", "page-" + name.removesuffix(".html.j2"))
-        html = templates.get_template(name).render(
-            info=info, token=token, refresh=refresh, **context
-        )
-        response = HTMLResponse(html, status_code=status)
-        if fresh:
-            guard.issue(response, token)
-        return response
-
-    def message(
-        request: Request, status: int, heading: str, text: str, *, error: bool, back: bool
-    ) -> Response:
-        return page(
-            request,
-            "message.html.j2",
-            status,
-            heading=heading,
-            message=text,
-            error=error,
-            back=back,
-        )
-
-    def refused(request: Request) -> Response:
-        return message(
-            request,
-            403,
-            "Not this session's",
-            "Open the link `occubench play` printed when it started this session.",
-            error=True,
-            back=False,
-        )
+    pages = _Pages(desk, info, key, hosts, settle)
+    app, page, refused = pages.app, pages.page, pages.refused
+    admitted, settled, posted = pages.admitted, pages.settled, pages.posted
 
     def turn_page(
         request: Request,
@@ -179,15 +271,7 @@ def create_play_app(
         if phase is Phase.DONE and result is not None:
             return verdict_page(request, turn, result)
         if phase is Phase.CLOSED:
-            return message(
-                request,
-                200,
-                "Session ended",
-                "You may close this page."
-                + (f" Verdict: {result.verdict_text()}." if result else ""),
-                error=False,
-                back=False,
-            )
+            return pages.ended(request, result)
         waiting = {
             Phase.STARTING: "The environment is starting",
             Phase.WORKING: "The environment is answering your call",
@@ -198,54 +282,10 @@ def create_play_app(
     def verdict_page(request: Request, turn: Turn | None, result: PlayResult) -> Response:
         return page(request, "verdict.html.j2", turn=turn, result=result)
 
-    async def settled() -> None:
-        """Wait (a while) for the environment, so that the next page is rarely a wait."""
-        await run_in_threadpool(desk.settled, settle)
-
-    async def posted(request: Request) -> dict[str, str] | Response:
-        """The form's fields, or the page that refuses it."""
-        if not admitted(request):
-            return refused(request)
-        try:
-            return await guard.form(request)
-        except FormError as e:
-            return message(request, 400, "Not done", str(e), error=True, back=True)
-
     def handed(request: Request, number: int, move: Move) -> Response:
         if not desk.give(number, move):
             return current(request, STALE, 409)
         return RedirectResponse("/", status_code=303)
-
-    @app.get("/play.css")
-    def css() -> Response:
-        return Response(stylesheet, media_type="text/css")
-
-    entered = threading.Lock()
-    spent: list[bool] = [False]
-
-    @app.get("/start")
-    def start(request: Request) -> Response:
-        if admitted(request):  # the browser that opened it, opening it again
-            return RedirectResponse("/", status_code=303)
-        given = request.query_params.get("key", "")
-        if not hmac.compare_digest(given.encode(), key.encode()):
-            return refused(request)
-        with entered:  # the key opens the session once: a copy of the link is worth nothing
-            if spent[0]:
-                return message(
-                    request,
-                    403,
-                    "This link was used",
-                    "The start link opens its session once, in the browser that opened it "
-                    "first. Go on there.",
-                    error=True,
-                    back=False,
-                )
-            spent[0] = True
-        response = RedirectResponse("/", status_code=303)
-        set_cookie(response, session_cookie, signer.sign(session))
-        guard.issue(response)
-        return response
 
     @app.get("/", response_class=HTMLResponse)
     async def home(request: Request) -> Response:
@@ -313,6 +353,101 @@ def create_play_app(
     @app.post("/close")
     async def close(request: Request) -> Response:
         fields = await posted(request)
+        if isinstance(fields, Response):
+            return fields
+        desk.close()
+        return current(request)
+
+    return app
+
+
+def create_user_app(
+    desk: TalkHandOff,
+    info: PlayInfo,
+    key: str,
+    hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
+    settle: float = SETTLE_SECONDS,
+) -> FastAPI:
+    """The app of a person in the user's seat at ``desk``, entered with ``key`` (module doc).
+
+    A turn's page shows the brief, the conversation and the agent's message, and takes the
+    reply: ``Send`` hands it over, ``End the conversation`` hands it over as the last words
+    (the end marker appended for the person; typed in the reply, it is refused). Arguments
+    as ``create_play_app``'s.
+    """
+    pages = _Pages(desk, info, key, hosts, settle)
+    app, page = pages.app, pages.page
+
+    def talk_page(
+        request: Request,
+        turn: TalkTurn,
+        status: int = 200,
+        *,
+        reply: str = "",
+        problems: Sequence[str] = (),
+        notice: str | None = None,
+    ) -> Response:
+        return page(
+            request,
+            "talk.html.j2",
+            status,
+            turn=turn,
+            turn_number=turn.number,
+            reply=reply,
+            problems=list(problems),
+            notice=notice,
+            max_reply=MAX_REPLY_CHARS,
+        )
+
+    def current(request: Request, notice: str | None = None, status: int = 200) -> Response:
+        """The page of where the session is now (``notice``: why it is shown instead)."""
+        phase, turn, result = desk.view()
+        if phase is Phase.ASKING and turn is not None:
+            return talk_page(request, turn, status, notice=notice)
+        if phase is Phase.DONE and result is not None:
+            said = []
+            if turn is not None:
+                said = [*turn.conversation, Utterance(speaker="agent", text=turn.message)]
+            return page(request, "verdict.html.j2", turn=None, result=result, conversation=said)
+        if phase is Phase.CLOSED:
+            return pages.ended(request, result)
+        waiting = {
+            Phase.STARTING: "The environment is starting",
+            Phase.WORKING: "The agent is working on your reply",
+            Phase.GRADING: "The conversation is over: the agent's work is being graded",
+        }[phase]
+        return page(request, "waiting.html.j2", refresh=1, message=waiting, turn=None)
+
+    @app.get("/", response_class=HTMLResponse)
+    async def home(request: Request) -> Response:
+        if not pages.admitted(request):
+            return pages.refused(request)
+        await pages.settled()
+        return current(request)
+
+    @app.post("/reply")
+    async def reply(request: Request) -> Response:
+        fields = await pages.posted(request)
+        if isinstance(fields, Response):
+            return fields
+        phase, turn, _ = desk.view()
+        number = _turn_number(fields)
+        if phase is not Phase.ASKING or turn is None or turn.number != number:
+            return current(request, STALE, 409)
+        text = fields.get("reply", "").strip()
+        end = fields.get("action") == "end"
+        problems = reply_problems(text, end)
+        if problems:
+            return talk_page(request, turn, 400, reply=text[:MAX_REPLY_CHARS], problems=problems)
+        if not desk.give(number, Reply(text=text, end=end)):
+            return current(request, STALE, 409)
+        response = RedirectResponse("/", status_code=303)
+        await pages.settled()
+        return response
+
+    @app.post("/close")
+    async def close(request: Request) -> Response:
+        fields = await pages.posted(request)
         if isinstance(fields, Response):
             return fields
         desk.close()
