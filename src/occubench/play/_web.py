@@ -416,7 +416,7 @@ def create_user_app(
             Phase.WORKING: "The agent is working on your reply",
             Phase.GRADING: "The conversation is over: the agent's work is being graded",
         }[phase]
-        return page(request, "waiting.html.j2", refresh=1, message=waiting, turn=None)
+        return page(request, "waiting.html.j2", status, refresh=1, message=waiting, turn=None)
 
     @app.get("/", response_class=HTMLResponse)
     async def home(request: Request) -> Response:
