@@ -71,3 +71,50 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     )
     assert result.exit_code == 2 and "player" in result.output
     assert not (tmp_path / "play").exists()  # nothing ran
+
+
+USER_SEAT = [
+    "play",
+    "--as",
+    "user",
+    "--name",
+    "bob",
+    "--agent-model",
+    "occubench/asking",
+    "--simulator-model",
+    "occubench/twin",
+    "--verifier-model",
+    "occubench/scripted-judge",
+    "--protocol",
+    "occubench",
+]
+
+
+def test_a_person_as_the_user_answers_the_agent_and_ends_the_conversation(tmp_path):
+    command = [*USER_SEAT, "--dataset", "conversational", "--task", "2001", "--with-plan"]
+    lines = "P-2231\n\nThanks, that is all.\n/end\n"
+    result = runner.invoke(app, [*command, "--log-dir", str(tmp_path / "play")], input=lines)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "you are the user, human/bob; the agent is occubench/asking" in out
+    assert "patient_id: P-2231 (tell it when the agent asks" in out
+    assert "What is your patient id?" in out and "You end the conversation." in out
+    assert "Verdict: PASSED" in out and "checks 4/4" in out
+    (row,) = read_runs(log_files([str(tmp_path / "play")]))
+    assert row.agent_model == "occubench/asking" and row.user_model == "human/bob"
+    assert row.passed is True and row.user_ended is True
+    assert row.user_turns == 2 and row.user_errors == 0
+
+
+def test_the_users_seat_needs_a_task_with_a_user_and_an_agent(tmp_path):
+    for command, message in [
+        ([*USER_SEAT, "--dataset", "reference", "--task", "1002"], "task 1002 has no user brief"),
+        (
+            [*USER_SEAT[:5], *USER_SEAT[7:], "--dataset", "conversational", "--task", "2001"],
+            "--as user: name the agent you talk to with --agent-model",
+        ),
+    ]:
+        result = runner.invoke(app, [*command, "--log-dir", str(tmp_path / "play")])
+        assert result.exit_code == 2 and message in result.output, result.output
+        assert "Traceback" not in result.output
+    assert not (tmp_path / "play").exists()
