@@ -226,4 +226,3 @@ class TerminalTalkDesk(TerminalDesk):
 
 def _fact_line(fact: UserFact) -> str:
     return terminal_plain(f"{fact.name}: {fact.value} (tell it when {fact.reveal_when})")
-
