@@ -50,3 +50,19 @@ def test_a_refused_key_quoted_by_the_provider_is_not_repeated(endpoint, monkeypa
         (failure,) = preflight(AGENT, timeout=HANG_BOUND)
     assert failure.problem == "the API key was refused"
     assert KEY not in failure.line() and "check LOCAL_API_KEY" in failure.line()
+
+
+def test_a_replay_of_a_world_tries_neither_the_simulator_nor_the_user():
+    """The world answers tool calls and a user's turns: their endpoints need not be up."""
+    from occubench.config import RunConfig
+    from occubench.scale import preflight_models
+
+    models = {
+        Role.AGENT: "a/agent",
+        Role.SIMULATOR: "s/sim",
+        Role.USER: "u/user",
+        Role.VERIFIER: "v/judge",
+    }
+    replay = RunConfig(world="w", world_mode="replay")
+    assert preflight_models(models, replay) == {Role.AGENT: "a/agent", Role.VERIFIER: "v/judge"}
+    assert preflight_models(models, RunConfig(world="w")) == models  # recording asks them

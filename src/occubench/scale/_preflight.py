@@ -86,20 +86,20 @@ _MARKUP = re.compile(r"\[/?[a-z ]+\]")
 _VARIABLE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_KEY|BASE_URL|TOKEN|KEY)\b")
 
 
-SIMULATOR_ROLES = (Role.SIMULATOR, Role.SIMULATOR_FALLBACK)
-"""The roles that answer tool calls: a replay of a world never asks them."""
+WORLD_ROLES = (Role.SIMULATOR, Role.SIMULATOR_FALLBACK, Role.USER)
+"""The roles a world answers (tool calls, a user's turns): a replay never asks them."""
 
 
 def preflight_models(models: Mapping[Role, str], config: RunConfig) -> dict[Role, str]:
     """The models of a run its preflight tries: those its samples may ask.
 
-    A replay of a world (``RunConfig.asks_simulator``) never asks the simulator, so its
-    model is not tried: a gold world's person (``human/NAME``) cannot answer a test
-    request, and a replayed world needs no simulator endpoint.
+    A replay of a world (``RunConfig.asks_simulator``) never asks the simulator or the
+    user, so their models are not tried: a gold world's person (``human/NAME``) cannot
+    answer a test request, and a replayed world needs no simulator or user endpoint.
     """
     if config.asks_simulator():
         return dict(models)
-    return {role: model for role, model in models.items() if role not in SIMULATOR_ROLES}
+    return {role: model for role, model in models.items() if role not in WORLD_ROLES}
 
 
 class PreflightFailure(BaseModel):
