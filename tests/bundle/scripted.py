@@ -124,3 +124,25 @@ def plant_key(folder: Path) -> None:
     log.write_bytes(rezip(log.read_bytes(), plant))
     for cached in folder.rglob("*.parquet"):
         cached.unlink()
+
+
+def user_runs(folder: Path, users: Sequence[str], agents: Sequence[str] = ("asking",)) -> Path:
+    """Each scripted agent talking to each scripted user on the one-task user dataset.
+
+    Paper protocol, scripted simulator and verifier; one log folder per run under
+    ``folder/logs``, the dataset in ``folder/data``.
+    """
+    from conftest import SCRIPTED_ROLES
+    from user_fixtures import user_dataset
+
+    data = user_dataset(folder / "data")
+    for agent in agents:
+        for user in users:
+            run_task(
+                folder / "logs" / f"{agent}-{user}",
+                agent=f"occubench/{agent}",
+                roles={**SCRIPTED_ROLES, "user": f"occubench/{user}"},
+                dataset=str(data),
+                protocol="paper",
+            )
+    return folder / "logs"

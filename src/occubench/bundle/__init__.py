@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         MANIFEST,
         PRICES,
         REPORT_SECTIONS_SINCE,
+        RUN_FIELDS_SINCE,
         SUMMARY,
         TWIN_FIDELITY,
         WORLD_METADATA,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 _MODULES = {
     "BUNDLE_FORMAT": "_format",
     "REPORT_SECTIONS_SINCE": "_format",
+    "RUN_FIELDS_SINCE": "_format",
     "BUNDLE_LIMITS": "_bounds",
     "BundleClass": "_format",
     "BundleLimits": "_bounds",
@@ -87,6 +89,7 @@ __all__ = [
     "TWIN_FIDELITY",
     "RELEASE_TASKS",
     "REPORT_SECTIONS_SINCE",
+    "RUN_FIELDS_SINCE",
     "STANDARD",
     "SUMMARY",
     "WORLD_METADATA",

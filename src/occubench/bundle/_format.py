@@ -5,7 +5,8 @@ A bundle is one ``.tar.gz`` holding, at its top level:
 - ``manifest.json`` (``Manifest``): the format version, when and with which occubench
   and Inspect it was made, the report settings its summary was computed with, one
   ``RunRecord`` per log (the resolved run configuration and protocol points, the agent,
-  simulator and verifier models, the declared task set and epochs, the world used), one
+  simulator and verifier models, the user model when the run bound one, the declared
+  task set and epochs, the world used), one
   ``DatasetRecord`` per dataset (its digest and task ids), the SHA-256 and size of every
   other file, and its own digest (SHA-256 of its canonical JSON without that field);
 - ``logs/NNN-NAME.eval``: the Inspect logs;
@@ -30,14 +31,21 @@ from occubench.analysis import NAN_AS_STRING
 from occubench.errors import ExitCode
 from occubench.report import Report
 
-BUNDLE_FORMAT = 4
+BUNDLE_FORMAT = 5
 """Version of the bundle layout and its models (2: each report states its verdict flips and
 the quality figures beside each line; 3: and the exploit guard's findings beside each line,
 the agent's suspected exploits apart from the simulator's answers off contract; 4: and may
-hold ``twin-fidelity.json``, the simulators' steps against the executable twins)."""
+hold ``twin-fidelity.json``, the simulators' steps against the executable twins; 5: a run
+that bound a simulated user states its user model (``RunRecord.user``), and the summary
+groups runs whose tasks talked to different user models apart). An older occubench reads
+a format 5 manifest's runs without their user model and would take the manifest for an
+edited one: the version tells it the bundle is newer than it reads instead."""
 REPORT_SECTIONS_SINCE: dict[str, int] = {"flips": 2, "quality": 2, "guard": 3}
 """Report sections a bundle states from the format that introduced them on; an older bundle
 is verified without them (they are recomputed and shown, not compared)."""
+RUN_FIELDS_SINCE: dict[str, int] = {"user": 5}
+"""Run record fields a bundle states from the format that introduced them on; an older
+bundle's runs are compared with their logs without them."""
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 PRICES = "prices.json"
@@ -106,6 +114,13 @@ class RunRecord(BaseModel):
     verifier: str | None = Field(description="The verifier model (None: the simulator verified).")
     simulator_fallback: str | None = Field(
         default=None, description="The model re-asked after a failed online check, if bound."
+    )
+    user: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The simulated user's model, when the run bound one (the log's ``user`` "
+        "model role); absent from the manifest otherwise, as in bundles made before runs "
+        "had a user (format 4 and older), so that their digests still hold.",
     )
     env_mode: str = Field(description="E0..E3.")
     config: dict[str, Any] = Field(description="The resolved run configuration (RunConfig).")
@@ -238,6 +253,7 @@ class RunCheck(BaseModel):
     agent: str
     simulator: str | None
     verifier: str | None
+    user: str | None = Field(default=None, description="The user model it bound, if any.")
     env_mode: str
     tasks: int = Field(description="Tasks it declares.")
     epochs: int = Field(description="Epochs it declares.")

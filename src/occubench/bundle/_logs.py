@@ -105,6 +105,7 @@ def run_record(file: str, member: str) -> RunRecord:
         simulator=fields["simulator_model"],
         verifier=fields["verifier_model"],
         simulator_fallback=fields["sim_fallback_model"],
+        user=fields["user_model"],
         env_mode=fields["env_mode"],
         config=config.model_dump(mode="json"),
         points=points.model_dump(mode="json"),

@@ -11,7 +11,17 @@ by the code's own defaults:
   defaults (``STANDARD_SETTINGS``: k = 3 verifier votes, history state, the fixed date, no
   plan given to the agent, the default fault count and duration, no extra fault
   family, no simulator seed), no fallback simulator, no recorded world, and the built-in
-  agent loop (an Inspect agent or an agent program is not the paper's harness).
+  agent loop (an Inspect agent or an agent program is not the paper's harness);
+- the simulated user: a run whose samples talked to a user (their tasks have a ``user``
+  brief) used the standard's user model (``Standard.user_model``) at the default turn
+  budget (the ``user_turns`` setting unset). The benchmark's standard names no user
+  model: the release's tasks have no user, so a standard run talks to none, and a run
+  that talked to one, with any model, is custom. Tasks without a user need none: a run
+  that bound a user model its tasks never called departs in nothing (where the samples
+  are not known, as for ``departures`` without ``talked``, a bound model counts as
+  used). A different user model makes a different measurement, so results made with one
+  are never ranked with the standard ones (``analysis.comparable_groups`` keeps them
+  apart too).
 
 What a run is free to choose: the agent model and its reasoning effort (the subject of
 the measurement), the simulator and verifier models (compared apart on the leaderboard),
@@ -22,7 +32,7 @@ is listed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,6 +77,11 @@ class Standard(BaseModel):
         description="The digest of the public release's data files (the pinned revision).",
     )
     release_tasks: int = Field(default=RELEASE_TASKS, description="Tasks of that release.")
+    user_model: str | None = Field(
+        default=None,
+        description="The user model runs whose tasks have a user talk to (None: none; the "
+        "release's tasks have no user, so a run that talked to one is custom).",
+    )
 
 
 STANDARD = Standard()
@@ -79,8 +94,32 @@ def _shown(value: Any) -> str:
     return "unset" if value is None else str(value)
 
 
-def run_departures(run: RunRecord, standard: Standard) -> list[str]:
-    """How one run departs from ``standard`` in its protocol and settings."""
+def user_departures(run: RunRecord, standard: Standard, talked: bool) -> list[str]:
+    """How one run departs from ``standard`` in its simulated user (module doc).
+
+    Args:
+        run: The run's record.
+        standard: The standard.
+        talked: Whether some sample of the run talked to a simulated user.
+    """
+    if not talked:
+        return []
+    out = []
+    if run.user != standard.user_model:
+        wanted = standard.user_model or "none: the release's tasks have no user"
+        out.append(f"user model {_shown(run.user)} (standard: {wanted})")
+    budget = RunConfig.model_validate(run.config).user_turns
+    if budget is not None:
+        out.append(f"setting user_turns = {budget} (default: unset)")
+    return out
+
+
+def run_departures(run: RunRecord, standard: Standard, talked: bool | None = None) -> list[str]:
+    """How one run departs from ``standard`` in its protocol, settings and user.
+
+    ``talked``: whether some sample of the run talked to a simulated user (None: not known;
+    the run talked to one if it bound a user model).
+    """
     out = []
     config = RunConfig.model_validate(run.config)
     wanted = standard.points.model_dump(mode="json")
@@ -113,7 +152,7 @@ def run_departures(run: RunRecord, standard: Standard) -> list[str]:
             f"simulator answers from a recorded world (digest {run.world.digest[:12]}, "
             f"{run.world.mode})"
         )
-    return out
+    return out + user_departures(run, standard, run.user is not None if talked is None else talked)
 
 
 def run_key(run: RunRecord) -> str:
@@ -122,7 +161,8 @@ def run_key(run: RunRecord) -> str:
     A sharded run's logs each hold a slice of its tasks.
     """
     config = {k: v for k, v in run.config.items() if k != "task_ids"}
-    return repr((run.agent, run.simulator, run.verifier, run.dataset, sorted(config.items())))
+    models = (run.agent, run.simulator, run.verifier, run.user)
+    return repr((*models, run.dataset, sorted(config.items())))
 
 
 def task_sets(runs: Sequence[RunRecord]) -> list[set[str]]:
@@ -163,15 +203,18 @@ def departures(
     datasets: Sequence[DatasetRecord],
     standard: Standard = STANDARD,
     release_runs: Sequence[ReleaseRunRecord] = (),
+    talked: Collection[str] | None = None,
 ) -> list[str]:
     """Every way the bundle's runs depart from ``standard`` (empty: it is standard), once each.
 
     A run of the release's own harness always departs: its checks, votes, tokens and seed
-    are not recorded.
+    are not recorded. ``talked`` names the logs some sample of which talked to a simulated
+    user (``verify`` reads them from the samples); without it, a run that bound a user
+    model counts as one that talked to it.
     """
     found: list[str] = []
     for run in runs:
-        found += run_departures(run, standard)
+        found += run_departures(run, standard, None if talked is None else run.log in talked)
     found += [
         f"a run of the release's own harness ({r.agent} @ {r.simulator} {r.env_mode}, "
         f"{r.tasks} tasks): its checks, votes, tokens and seed are not recorded"

@@ -57,6 +57,7 @@ from occubench.bundle._format import (
     PRICES,
     RELEASE_DIR,
     REPORT_SECTIONS_SINCE,
+    RUN_FIELDS_SINCE,
     SUMMARY,
     TWIN_FIDELITY,
     BundleClass,
@@ -228,7 +229,9 @@ class _Check:
                 found = run_record(str(self.folder / stated.log), stated.log)
             except (UsageError, ValueError, OSError) as e:
                 raise self.fail(stated.log, f"not a readable occubench log: {e}") from None
-            for line in differences(stated.model_dump(mode="json"), found.model_dump(mode="json")):
+            unstated = {k for k, since in RUN_FIELDS_SINCE.items() if manifest.format < since}
+            recorded = found.model_dump(mode="json", exclude=unstated)
+            for line in differences(stated.model_dump(mode="json", exclude=unstated), recorded):
                 self.fail(MANIFEST, f"run {stated.log}: {line} (from the log's header)")
         locations = {r.dataset for r in manifest.runs}
         if {d.location for d in manifest.datasets} != locations:
@@ -372,6 +375,7 @@ class _Check:
                     agent=run.agent,
                     simulator=run.simulator,
                     verifier=run.verifier,
+                    user=run.user,
                     env_mode=run.env_mode,
                     tasks=len(run.sample_ids),
                     epochs=run.epochs,
@@ -510,9 +514,12 @@ class _Check:
             f"dataset at {folder} ({same})"
         )
 
-    def classify(self, manifest: Manifest, standard: Standard) -> None:
-        """Standard or custom, and the outcome."""
-        found = departures(manifest.runs, manifest.datasets, standard, manifest.release_runs)
+    def classify(self, manifest: Manifest, standard: Standard, rows: Sequence[SampleRow]) -> None:
+        """Standard or custom, and the outcome (a user model counts where a sample talked)."""
+        talked = {r.log for r in rows if r.user_turns is not None}
+        found = departures(
+            manifest.runs, manifest.datasets, standard, manifest.release_runs, talked
+        )
         self.result.bundle_class = BundleClass.CUSTOM if found else BundleClass.STANDARD
         self.result.departures = found
         if any(c.missing or c.duplicates for c in self.result.runs):
@@ -600,7 +607,7 @@ def read_bundle(
         check.completeness(manifest, rows)
         check.summary(manifest, rows, prices, twin)
         check.datasets(manifest, dataset)
-        check.classify(manifest, standard)
+        check.classify(manifest, standard, rows)
     except _Failed:
         check.result.outcome = Outcome.FAILED
         rows, twin = [], []

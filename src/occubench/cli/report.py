@@ -174,8 +174,8 @@ def report(
     if len(groups) > 1:
         console.print(
             f"{len(groups)} groups of runs that are not compared with each other (they ran "
-            "different task sets or protocols, or different verifiers graded them); each is "
-            "reported on its own:",
+            "different task sets or protocols, different verifiers graded them, or their "
+            "tasks talked to different user models); each is reported on its own:",
             markup=False,
             highlight=False,
         )

@@ -4,7 +4,8 @@ Every bundle is verified first (``bundle.read_bundle``: sums, bounds, secrets, e
 number recomputed from its logs); one that fails gets its record page and no row. The
 rows of the verified bundles are then pooled per class (standard apart from custom),
 per simulator and verifier (never ranked across them), and per comparable group (task
-set and protocol, ``analysis.comparable_groups``), and each such board is computed by
+set, protocol and the user model the tasks talked to, ``analysis.comparable_groups``;
+a board's title and its lines name that user model), and each such board is computed by
 the report's own ``build_report`` with variance: CR per mode and industry, R with its
 interval, and the MDD marks that make tie groups (``_ties``). Costs come from each
 bundle's own verified summary (its prices, or tokens when it has none). Beside each
@@ -86,6 +87,9 @@ class Entry(BaseModel):
     agent: str
     simulator: str
     verifier: str
+    user: str | None = Field(
+        default=None, description="The user model its tasks talked to (None: no user)."
+    )
     bundle: str = Field(description="The bundle it comes from.")
     record: str = Field(description="Link to that bundle's verification record.")
     rate: float | None = Field(description="CR in the board's headline mode.")
@@ -127,11 +131,14 @@ class Entry(BaseModel):
 
 
 class Board(BaseModel):
-    """Rows ranked together: one class, simulator, verifier, task set and protocol."""
+    """Rows ranked together: one class, simulator, verifier, task set, protocol and user."""
 
     id: str
     bundle_class: BundleClass
     title: str
+    user: str | None = Field(
+        default=None, description="The user model its tasks talked to (None: no user)."
+    )
     mode: str
     industries: list[str]
     entries: list[Entry]
@@ -233,8 +240,12 @@ def _entries(
     origin: dict[tuple[str, str], tuple[str, str]],
     costs: dict[str, dict[tuple[str, str], SetupCost]],
     records: dict[str, str],
+    user: str | None = None,
 ) -> list[Entry]:
-    """The board's rows: the report's leaderboard with tie ranks, costs and industries."""
+    """The board's rows: the report's leaderboard with tie ranks, costs and industries.
+
+    ``user``: the user model the board's tasks talked to, named on each line.
+    """
     ties = tie_ranks(report.leaderboard)
     ids = {line.rank: f"{board}-{line.rank}" for line in report.leaderboard}
     agents = {line.rank: line.agent for line in report.leaderboard}
@@ -262,6 +273,7 @@ def _entries(
                 agent=line.agent,
                 simulator=line.simulator,
                 verifier=", ".join(report.verifiers) or "(the simulator)",
+                user=user,
                 bundle=slug,
                 record=records[slug],
                 rate=_num(line.rate),
@@ -331,13 +343,16 @@ def _boards(
                         lines, verifier or None, group.protocol, floors, tasks
                     )
                 board = f"{kind.value}-{len(boards) + 1}"
-                entries = _entries(report, board, origin, costs, records)
+                entries = _entries(report, board, origin, costs, records, group.user)
+                named = f", user {group.user}"  # the group's label names it among others
+                talked = named if group.user and not group.label.endswith(named) else ""
                 boards.append(
                     Board(
                         id=board,
                         bundle_class=kind,
                         title=f"simulator {simulator or '-'}, verifier "
-                        f"{verifier or '(the simulator)'}: {group.label}",
+                        f"{verifier or '(the simulator)'}{talked}: {group.label}",
+                        user=group.user,
                         mode=report.headline_mode,
                         industries=sorted({n for e in entries for n in e.industries}),
                         entries=entries,
