@@ -344,14 +344,14 @@ def _boards(
                     )
                 board = f"{kind.value}-{len(boards) + 1}"
                 entries = _entries(report, board, origin, costs, records, group.user)
-                named = f", user {group.user}"  # the group's label names it among others
-                talked = named if group.user and not group.label.endswith(named) else ""
+                named = f", user {group.user}" if group.user else ""
+                label = group.label.removesuffix(named)  # said once, beside the models
                 boards.append(
                     Board(
                         id=board,
                         bundle_class=kind,
                         title=f"simulator {simulator or '-'}, verifier "
-                        f"{verifier or '(the simulator)'}{talked}: {group.label}",
+                        f"{verifier or '(the simulator)'}{named}: {label}",
                         user=group.user,
                         mode=report.headline_mode,
                         industries=sorted({n for e in entries for n in e.industries}),
