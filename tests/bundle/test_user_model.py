@@ -109,9 +109,7 @@ def test_the_summary_reports_each_user_model_apart(talked):
     assert sorted(users, key=str) == [{COOPERATIVE}, {TERSE}]
 
 
-def test_a_format_4_bundle_verifies_with_or_without_the_user_model_in_its_runs(
-    talked, tmp_path
-):
+def test_a_format_4_bundle_verifies_with_or_without_the_user_model_in_its_runs(talked, tmp_path):
     """Bundles from before format 5 state no user model: their runs are compared without it."""
     folder, _, _, _ = talked
 

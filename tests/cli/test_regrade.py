@@ -2,15 +2,18 @@ import json
 from collections import Counter
 
 import pytest
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import read_eval_log, resolve_sample_attachments
 from typer.testing import CliRunner
 
-from conftest import SCRIPTED_ROLES, run_task
+from conftest import SCRIPTED_ROLES, make_dataset, run_task, tool
+from occubench.analysis import comparable_groups, user_errors
 from occubench.cli import app
 from occubench.dataset import TASKS_FILE
 from occubench.errors import ExitCode
 from occubench.grading import REGRADE_METADATA
+from occubench.results import read_runs
 from occubench.scripted import ScriptedAPI
+from user_fixtures import BRIEF, OPENING
 
 runner = CliRunner()
 ROLE_OF = {"schema-agent": "agent", "echo-simulator": "simulator", "rubric-judge": "verifier"}
@@ -138,3 +141,77 @@ def test_a_failing_judge_exits_3(logs, tmp_path, monkeypatch):
     assert "2 sample(s) could not be graded: the verifier failed" in result.output
     row = next(line for line in result.output.splitlines() if ".eval" in line)
     assert [cell.strip() for cell in row.split("│")[2:-1]] == ["2", "2", "2", "0", "2", "0"]
+
+
+@pytest.mark.parametrize("protocol", ["occubench", "paper"])
+def test_a_conversational_run_regrades_to_the_same_verdicts_with_user_errors_apart(
+    tmp_path, monkeypatch, protocol
+):
+    """The judge reads the same conversation (the user's turns too); the user is not asked."""
+    data = make_dataset(  # no checks: the judge decides
+        tmp_path / "data",
+        [tool("file_claim", invoice_number="The invoice.", shipment_id="The shipment.")],
+        agent_instruction=OPENING,
+        user=BRIEF,
+        verification_plan="The claim was filed with the invoice and shipment the user gave.",
+    )
+    source = tmp_path / "logs"
+    for agent, user in [("asking", "user-cooperative"), ("asking", "user-goal-leaking")]:
+        run_task(
+            source / user,
+            agent=f"occubench/{agent}",
+            roles={**SCRIPTED_ROLES, "user": f"occubench/{user}"},
+            dataset=str(data),
+            protocol=protocol,
+        )
+    seen: Counter[str] = Counter()
+    answer = ScriptedAPI.generate
+
+    async def counted(self, input, tools, tool_choice, config):
+        seen[self.model_name] += 1
+        return await answer(self, input, tools, tool_choice, config)
+
+    monkeypatch.setattr(ScriptedAPI, "generate", counted)
+    out = tmp_path / "regraded"
+    args = ["regrade", str(source), "--verifier-model", "occubench/scripted-judge"]
+    result = runner.invoke(app, [*args, "--protocol", protocol, "--log-dir", str(out)])
+    assert result.exit_code == ExitCode.OK, result.output
+    assert set(seen) == {"scripted-judge"}  # the agent, simulator and user: never asked
+
+    def rows(folder):
+        return {r.user_model: r for r in read_runs([str(folder)])}
+
+    before, after = rows(source), rows(out)
+    assert sorted(after) == ["occubench/user-cooperative", "occubench/user-goal-leaking"]
+    for user, row in after.items():
+        was = before[user]
+        assert row.regraded_from is not None and row.passed == was.passed is not None
+        assert (row.votes_yes, row.votes_total) == (was.votes_yes, was.votes_total)
+        fields = ("user_turns", "user_errors", "user_ended")
+        assert [getattr(row, f) for f in fields] == [getattr(was, f) for f in fields]
+    assert after["occubench/user-goal-leaking"].user_errors == 1  # the user's, kept apart
+    assert after["occubench/user-cooperative"].user_errors == 0
+    groups = comparable_groups(list(after.values()))  # one user model a group, as reported
+    counted_apart = {g.user: [u.user_errors for u in user_errors(g.rows)] for g in groups}
+    assert counted_apart == {"occubench/user-cooperative": [0], "occubench/user-goal-leaking": [1]}
+
+    def judged(folder, user):
+        """The judge's requests of the sample whose run talked to ``user``."""
+        log = next(
+            p
+            for p in folder.rglob("*.eval")
+            if read_eval_log(str(p), header_only=True).eval.model_roles["user"].model
+            == f"occubench/{user}"
+        )
+        (sample,) = read_eval_log(str(log)).samples
+        sample = resolve_sample_attachments(sample)
+        return [
+            [m.text for m in e.input]
+            for e in sample.events
+            if e.event == "model" and e.model == "occubench/scripted-judge"
+        ]
+
+    for user in ("user-cooperative", "user-goal-leaking"):
+        requests = judged(source, user)
+        assert requests and requests == judged(out, user)
+        assert any(BRIEF["facts"][0]["value"] in text for text in requests[0])  # the user said it
