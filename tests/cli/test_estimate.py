@@ -65,3 +65,15 @@ def test_an_agent_program_needs_no_agent_model_and_its_model_is_not_counted():
     assert "Not counted: the agent program's own model calls" in result.output
     missing = runner.invoke(app, base)
     assert missing.exit_code == 2 and "--agent-model (or --model) is required" in missing.output
+
+
+def test_estimate_takes_the_user_model_and_counts_its_calls(tmp_path):
+    out = tmp_path / "estimate.json"
+    args = [*MODELS, "--dataset", "conversational", "--with-plan", "--task-ids", "2001"]
+    args += ["--user-model", "occubench/user-cooperative", "--out", str(out)]
+    result = runner.invoke(app, ["estimate", *args])
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text())
+    (user,) = [r for r in written["roles"] if r["role"] == "user"]
+    assert user["model"] == "occubench/user-cooperative"
+    assert user["tokens"]["calls"] == written["per_task"][0]["user_turns"] > 0

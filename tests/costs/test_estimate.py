@@ -9,6 +9,7 @@ from occubench.costs import Assumptions, PriceTable, compare_estimate, estimate_
 from occubench.dataset import reference_suite_dir
 from occubench.results import read_runs
 from occubench.roles import Role
+from user_fixtures import user_dataset
 
 REFERENCE = str(reference_suite_dir())
 CASES = {
@@ -186,3 +187,61 @@ def test_an_agent_program_with_its_own_model_is_said_not_counted():
     bridged = estimate_run(ResolvedRun.of(config), agent="a/agent", roles=roles)
     assert "agent" in [r.role for r in bridged.roles]  # through the bridge: the run's calls
     assert not any("agent program" in note for note in bridged.notes)
+
+
+def test_the_users_calls_are_estimated_on_a_conversational_run(tmp_path):
+    """The asking agent and the cooperative user on the suite: every role within 10%."""
+    args = {"protocol": "occubench", "with_plan": True, "dataset": "conversational"}
+    roles = {
+        Role.SIMULATOR: "occubench/canned",
+        Role.VERIFIER: "occubench/scripted-judge",
+        Role.USER: "occubench/user-cooperative",
+    }
+    log = run_task(
+        tmp_path,
+        agent=get_model("occubench/asking", memoize=False),
+        roles={r.value: get_model(m, memoize=False) for r, m in roles.items()},
+        **args,
+    )
+    estimate = estimate_run(
+        ResolvedRun.of(RunConfig(**args)),
+        agent="occubench/asking",
+        roles=roles,
+        assumptions=Assumptions(calls_per_step=3),  # the asking agent walks plans carefully
+    )
+    rows = read_runs([log.location])
+    compared = {c.role: c for c in compare_estimate(estimate, rows)}
+    assert set(compared) == {"agent", "simulator", "verifier", "user"}
+    for role, c in compared.items():
+        assert 0.9 <= c.ratio <= 1.1, (role, c)
+    measured = {str(r.task_id): r.user_turns for r in rows}
+    assert {str(t.task_id): t.user_turns for t in estimate.per_task} == measured
+    assert estimate.tokens()["user"].calls == sum(measured.values())
+    assert any("simulated user's replies are not counted" in n for n in estimate.notes)
+
+
+def test_the_users_turn_budget_caps_its_calls(tmp_path):
+    """Two facts held back: two questions and the close, unless the budget ends it first."""
+    run = RunConfig(dataset=str(user_dataset(tmp_path / "data")))
+    roles = {Role.SIMULATOR: "s", Role.USER: "u"}
+
+    def turns(budget):
+        config = run.model_copy(update={"user_turns": budget})
+        estimate = estimate_run(ResolvedRun.of(config), agent="a", roles=roles, preflight=False)
+        (task,) = estimate.per_task
+        assert estimate.tokens()["user"].calls == task.user_turns
+        return task.user_turns
+
+    assert [turns(b) for b in (None, 3, 2, 1)] == [3, 3, 2, 1]
+    capped = run.model_copy(update={"user_turns": 2})
+    estimate = estimate_run(ResolvedRun.of(capped), agent="a", roles=roles, preflight=False)
+    assert next(r for r in estimate.roles if r.role == "user").model == "u"
+
+
+def test_a_task_without_a_user_has_no_user_calls():
+    run = RunConfig(dataset=REFERENCE, with_plan=True)
+    roles = {Role.SIMULATOR: "s", Role.USER: "u"}  # bound, never called
+    estimate = estimate_run(ResolvedRun.of(run), agent="a", roles=roles, preflight=False)
+    assert "user" not in estimate.tokens()
+    assert not any(t.user_turns for t in estimate.per_task)
+    assert not any("simulated user" in n for n in estimate.notes)

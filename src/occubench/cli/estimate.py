@@ -26,6 +26,7 @@ MODEL_OPTIONS = (
     "simulator_model",
     "verifier_model",
     "sim_fallback_model",
+    "user_model",
     "model_role",
 )
 RUN_OPTIONS = (*MODEL_OPTIONS, *RunConfig.model_fields, "epochs", "prices")
@@ -45,11 +46,12 @@ def estimate(
     out: Path | None = typer.Option(None, help="Write the whole estimate (JSON) to this file."),
     **given: Any,
 ) -> None:
-    """Estimate the tokens and cost of a run per role (agent, simulator, verifier).
+    """Estimate the tokens and cost of a run per role (agent, simulator, verifier, user).
 
     Each task is played through with the prompts the run would send: its planned calls
     (reference plan, else its expected calls over the env's tools), the fault plan's
-    explicit errors, the simulator's growing history, and the verifier's k votes.
+    explicit errors, the simulator's growing history, the verifier's k votes, and on a
+    task with a user the user's replies (a question per fact it holds back, a closing).
     """
     from occubench.costs import Assumptions, compare_estimate, estimate_run, load_prices
     from occubench.report import comparison_table, estimate_table

@@ -23,6 +23,16 @@ Model. Each selected task is played through on paper with the prompts the run wo
 - Simulator. Every call that reaches it sends its system prompt and the growing history of
   (action, observation) pairs, failed calls included, and the current action; it replies
   with the observation in tags.
+- User. On a task with a ``user`` brief the agent first asks the user for each fact the
+  brief holds back, one question a turn ("What is your <name>?"), and the user answers
+  each ("My <name> is <value>."); after the agent's final answer the user closes the
+  conversation with a line and the end marker. Each of the user's replies is one call of
+  the user role: its system prompt (``users.user_system_prompt``), the opening request
+  and the conversation so far. The user's turn budget (``agent.user_turns``: the brief's
+  ``max_turns``, else the run's, else 8) caps its replies: with the budget spent before
+  the end, the agent's last message is its answer and no closing reply is asked. The
+  user's turns are in the agent's history and in the judge's trajectory. Re-asks after a
+  failed check on the user's reply are not counted.
 - Verifier. When a judge runs (a verifier role is bound, or a task without checks is judged
   by the simulator's model), each of the k votes sends
   the judge's system prompt and its request with the rendered trajectory, and replies with
@@ -57,16 +67,25 @@ from inspect_ai.tool import ToolCall, ToolInfo
 from pydantic import BaseModel, Field
 
 from occubench.agent import (
+    USER_TURN_METADATA,
     agent_input,
     critical_calls,
     expected_calls,
     run_system_prompt,
     simulator_layout,
+    user_turns,
 )
 from occubench.calls import approx_tokens, message_tokens, prompt_tokens, reply_tokens
 from occubench.config import NO_AGENT_MODEL, ResolvedRun
 from occubench.costs._cost import PER_MTOK, PriceTable
-from occubench.dataset import EnvConfig, PlanStep, TaskRecord, example_arguments, tool_params
+from occubench.dataset import (
+    EnvConfig,
+    PlanStep,
+    TaskRecord,
+    UserBrief,
+    example_arguments,
+    tool_params,
+)
 from occubench.defaults import (
     DEFAULT_CHARS_PER_TOKEN,
     DEFAULT_ESTIMATE_ANSWER_TOKENS,
@@ -89,6 +108,7 @@ from occubench.simulator import (
     StateMode,
     failed_observation,
 )
+from occubench.users import END_MARKER, user_system_prompt
 
 MAX_RETRIES_PER_CALL = 10
 """Times a retrying agent makes one failed call again (the reference agents' limit)."""
@@ -176,6 +196,9 @@ class TaskEstimate(BaseModel):
     tool_calls: int = Field(description="Tool calls of the agent, failed ones included.")
     failed_calls: int = Field(description="Calls answered by an explicit fault.")
     judged: bool = Field(description="Whether a judge grades the task.")
+    user_turns: int = Field(
+        default=0, description="Replies of the simulated user (0: the task has no user)."
+    )
     roles: dict[str, RoleTokens] = Field(description="Tokens by role.")
 
 
@@ -337,6 +360,47 @@ class _Play:
         self.count(Role.AGENT.value, self.agent_tokens, reply_tokens(text))
         self.agent.append(ChatMessageAssistant(content=text))
 
+    def ask(self, question: str) -> None:
+        """The agent's turn that asks the user ``question`` (no tool call)."""
+        self.count(Role.AGENT.value, self.agent_tokens, reply_tokens(question))
+        self.agent.append(ChatMessageAssistant(content=question))
+        self.agent_tokens += message_tokens(self.agent[-1])
+
+    def reply(self, user: list[ChatMessage], said: str, number: int) -> None:
+        """The user's reply ``said`` to the agent's last message: one user call.
+
+        ``user`` is the user model's request so far (its prompt, the opening, the
+        conversation), extended here with the agent's message and the reply.
+        """
+        user.append(ChatMessageUser(content=self.agent[-1].text))
+        self.count(Role.USER.value, prompt_tokens(user), approx_tokens(said))
+        user.append(ChatMessageAssistant(content=said))
+        heard = ChatMessageUser(
+            content=said.replace(END_MARKER, "").strip(), metadata={USER_TURN_METADATA: number}
+        )
+        self.agent.append(heard)
+        self.agent_tokens += message_tokens(heard)
+
+
+USER_CLOSING = f"Thank you, that is all I needed.\n{END_MARKER}"
+"""The user's closing reply the estimate assumes (after the agent's final answer)."""
+
+
+def _question(name: str) -> str:
+    return f"What is your {name.replace('_', ' ')}?"
+
+
+def _told(name: str, value: str) -> str:
+    return f"My {name.replace('_', ' ')} is {value}."
+
+
+def _user_request(brief: UserBrief, opening: str) -> list[ChatMessage]:
+    """The user model's request before the conversation: its prompt and the opening."""
+    return [
+        ChatMessageSystem(content=user_system_prompt(brief, opening)),
+        ChatMessageAssistant(content=opening),
+    ]
+
 
 def _judge_prompt(
     run: ResolvedRun, task: TaskRecord, env: EnvConfig, agent: list[ChatMessage], answer: str
@@ -383,7 +447,13 @@ def estimate_task(
         tools=[t.name for t in env.action_set_definitions],
         critical_calls=critical_calls(task),
     )
-    index = failed = 0
+    index = failed = heard = 0
+    budget = user_turns(run, task) if task.user is not None else 0
+    user = _user_request(task.user, task.agent_instruction) if task.user is not None else []
+    for fact in task.user.facts[:budget] if task.user is not None else []:
+        play.ask(_question(fact.name))
+        heard += 1
+        play.reply(user, _told(fact.name, fact.value), heard)
     calls = planned_calls(task, env)
     for call in [c for c in calls for _ in range(assumptions.calls_per_step)]:
         tool, arguments = call.tool, call.arguments
@@ -402,6 +472,9 @@ def estimate_task(
                 break
     answer = _answer(task, assumptions)
     play.answer(answer)
+    if heard < budget:  # the answer goes to the user, who closes the conversation
+        heard += 1
+        play.reply(user, USER_CLOSING, heard)
     if judge_role is not None:
         prompt = _judge_prompt(run, task, env, play.agent, answer)
         for _ in range(run.config.votes):  # the k votes share one prompt
@@ -411,6 +484,7 @@ def estimate_task(
         tool_calls=index,
         failed_calls=failed,
         judged=judge_role is not None,
+        user_turns=heard,
         roles=play.roles,
     )
 
@@ -420,7 +494,7 @@ def _outside_model(run: ResolvedRun, agent: str) -> bool:
     return bool(run.config.agent_command) and agent == NO_AGENT_MODEL
 
 
-def _notes(run: ResolvedRun, agent: str) -> list[str]:
+def _notes(run: ResolvedRun, agent: str, talks: bool = False) -> list[str]:
     notes = []
     config, points = run.config, run.points
     if _outside_model(run, agent):
@@ -434,6 +508,8 @@ def _notes(run: ResolvedRun, agent: str) -> list[str]:
         notes.append("the simulator's semantic rewrites are not counted")
     if points.sim_checks:
         notes.append("re-asks after failed online simulator checks are not counted")
+    if talks:
+        notes.append("re-asks after failed checks on the simulated user's replies are not counted")
     return notes
 
 
@@ -547,7 +623,7 @@ def estimate_run(
         per_sample_cost=total / samples if total is not None and samples else None,
         unpriced_models=unpriced,
         per_task=per_task,
-        notes=_notes(run, agent),
+        notes=_notes(run, agent, any(t.user_turns for t in per_task)),
     )
 
 
