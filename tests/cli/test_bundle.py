@@ -7,9 +7,10 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from bundle.scripted import FAKE_KEY, changed, edit_json, plant_key, reference_runs
-from occubench.bundle import MANIFEST
+from bundle.scripted import FAKE_KEY, changed, edit_json, plant_key, reference_runs, user_runs
+from occubench.bundle import MANIFEST, make_bundle
 from occubench.cli import app
+from occubench.cli.bundle import runs_table
 from occubench.errors import ExitCode
 
 runner = CliRunner()
@@ -164,3 +165,12 @@ def test_verify_with_the_dataset_the_runs_ran_passes_and_with_another_fails(bund
     )
     assert "task 1002: task.agent_instruction (2 sample(s), first logs/001-" in text
     assert "task 1003: not in the dataset (2 sample(s), first logs/001-" in text
+
+
+def test_the_runs_table_has_a_user_column_only_when_a_run_bound_a_user(logs, tmp_path):
+    talked = make_bundle([user_runs(tmp_path, ["user-terse"])], tmp_path / "u.tar.gz", resamples=50)
+    table = runs_table(talked)
+    columns = {str(c.header): list(c._cells) for c in table.columns}
+    assert columns["user"] == ["occubench/user-terse"]
+    plain = runs_table(make_bundle([logs], tmp_path / "p.tar.gz", resamples=50))
+    assert "user" not in {str(c.header) for c in plain.columns}

@@ -80,9 +80,11 @@ def bundle(
 
 
 def runs_table(manifest: Manifest) -> Table:
-    """The bundle's runs: agent, mode, models, task set."""
+    """The bundle's runs: agent, mode, models (the user's where a run bound one), task set."""
     table = Table(title="Runs in the bundle")
-    for column in ("agent", "mode", "simulator", "verifier", "tasks x epochs", "protocol"):
+    users = any(run.user for run in manifest.runs)
+    columns = ("agent", "mode", "simulator", "verifier", *(["user"] if users else []))
+    for column in (*columns, "tasks x epochs", "protocol"):
         table.add_column(column)
     for run in manifest.runs:
         table.add_row(
@@ -93,6 +95,7 @@ def runs_table(manifest: Manifest) -> Table:
                     run.env_mode,
                     run.simulator or "-",
                     run.verifier or "(simulator)",
+                    *([run.user or "-"] if users else []),
                     f"{len(run.sample_ids)} x {run.epochs}",
                     str(run.config.get("protocol")),
                 )
@@ -107,6 +110,7 @@ def runs_table(manifest: Manifest) -> Table:
                     release.env_mode,
                     release.simulator,
                     release.verifier or "(simulator)",
+                    *(["-"] if users else []),
                     f"{release.tasks} x 1",
                     "release harness",
                 )
