@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_dataset, load_env
+from occubench.dataset import load_dataset
 from occubench.twins import Outcome, package_twins
 from occubench.twins.envs.env_153c260a856a import PropertyValuationTwin
+from twin_envs import assert_nothing_changed, sample_twin, successes
 
 ENV = "env_153c260a856a"
 TASK = 11
@@ -27,24 +28,9 @@ DSCR_COVENANT = 1.20
 """The figures task 11's instruction gives the agent."""
 
 
-def _fits(value: Any, example: Any) -> bool:
-    """Whether ``value`` has ``example``'s shape: same keys, same JSON types, list items alike."""
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and value.keys() == example.keys()
-            and all(_fits(value[k], example[k]) for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and all(any(_fits(v, e) for e in example) for v in value)
-    if isinstance(example, bool) or example is None or isinstance(example, str):
-        return type(value) is type(example)
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 @pytest.fixture
 def twin(public_sample: Path) -> PropertyValuationTwin:
-    return PropertyValuationTwin(load_env(public_sample, ENV))
+    return sample_twin(public_sample, PropertyValuationTwin)
 
 
 def test_the_package_finds_the_twin() -> None:
@@ -52,10 +38,7 @@ def test_the_package_finds_the_twin() -> None:
 
 
 def test_every_success_fits_its_tools_example_output(twin: PropertyValuationTwin) -> None:
-    examples = {spec.name: spec.example_output for spec in twin.env.action_set_definitions}
-    for step in twin.run(PLAN):
-        assert step.outcome is Outcome.SUCCESS, step
-        assert _fits(step.observation, examples[step.tool]), step
+    successes(twin, PLAN)
 
 
 def test_unknown_ids_and_tools_get_the_configs_error(twin: PropertyValuationTwin) -> None:
@@ -64,8 +47,7 @@ def test_unknown_ids_and_tools_get_the_configs_error(twin: PropertyValuationTwin
         assert step.observation == {"error": "Property record not found"}
     assert twin.call("appraise", {}).outcome is Outcome.ERROR
     assert twin.call("get_property_metadata", {}).outcome is Outcome.ERROR
-    assert all(not step.changes for step in twin.steps)
-    assert twin.state == twin.env.task_initial_state
+    assert_nothing_changed(twin)
 
 
 def test_units_are_listed_one_per_unit_with_only_their_ids_and_dates_free(

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_dataset, load_env
+from occubench.dataset import load_dataset
 from occubench.twins import ChangeKind, Outcome, package_twins
 from occubench.twins.envs.env_16dc64cc1099 import PharmacyVerificationTwin
+from twin_envs import assert_error_fits, assert_nothing_changed, sample_twin, successes
 
 ENV = "env_16dc64cc1099"
 TASK = 119
@@ -40,24 +41,9 @@ PLAN: list[tuple[str, dict[str, Any]]] = [
 """Task 119: the queue, PAT-777's record, then flag the warfarin, reject the duplicate."""
 
 
-def _fits(value: Any, example: Any) -> bool:
-    """Whether ``value`` has ``example``'s shape: same keys, same JSON types, list items alike."""
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and value.keys() == example.keys()
-            and all(_fits(value[k], example[k]) for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and all(any(_fits(v, e) for e in example) for v in value)
-    if isinstance(example, bool) or example is None or isinstance(example, str):
-        return type(value) is type(example)
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 @pytest.fixture
 def twin(public_sample: Path) -> PharmacyVerificationTwin:
-    return PharmacyVerificationTwin(load_env(public_sample, ENV))
+    return sample_twin(public_sample, PharmacyVerificationTwin)
 
 
 def _pending(twin: PharmacyVerificationTwin) -> list[str]:
@@ -69,12 +55,8 @@ def test_the_package_finds_the_twin() -> None:
 
 
 def test_every_success_fits_its_tools_example_output(twin: PharmacyVerificationTwin) -> None:
-    examples = {spec.name: spec.example_output for spec in twin.env.action_set_definitions}
-    steps = twin.run(PLAN)
-    assert {step.tool for step in steps} == set(examples)
-    for step in steps:
-        assert step.outcome is Outcome.SUCCESS, step
-        assert _fits(step.observation, examples[step.tool]), step
+    steps = successes(twin, PLAN)
+    assert {step.tool for step in steps} == set(twin.specs)
 
 
 def test_unknown_ids_and_tools_get_the_configs_errors(twin: PharmacyVerificationTwin) -> None:
@@ -89,11 +71,10 @@ def test_unknown_ids_and_tools_get_the_configs_errors(twin: PharmacyVerification
         },
     }
     for name, arguments in errors.items():
-        step = twin.call(name, arguments)
-        assert list(step.observation) == ["error"] and step.outcome is Outcome.ERROR, step
+        assert_error_fits(twin, twin.call(name, arguments))
     missing = twin.call("submit_prescription_action", {"prescription_id": "RX-8801"})
     assert "notes" in missing.observation["error"] or "decision" in missing.observation["error"]
-    assert all(not step.changes for step in twin.steps)
+    assert_nothing_changed(twin)
 
 
 def test_reads_report_the_state_and_free_only_what_it_lacks(

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_dataset, load_env
+from occubench.dataset import load_dataset
 from occubench.twins import ChangeKind, Outcome, package_twins
 from occubench.twins.envs.env_52c6ebad3977 import VehicleDiagnosticsTwin
+from twin_envs import assert_error_fits, assert_nothing_changed, sample_twin, successes
 
 ENV = "env_52c6ebad3977"
 TASK = 24
@@ -31,31 +32,9 @@ PLAN: list[tuple[str, dict[str, Any]]] = [
 """Task 24: check power, find the flooding module, repair, clear, drive cycle, re-measure."""
 
 
-MAPS = {"/integrity_map"}
-"""Objects whose keys are data (component names), not field names."""
-
-
-def _fits(value: Any, example: Any, path: str = "") -> bool:
-    """Whether ``value`` has ``example``'s shape: same keys, same JSON types, list items alike."""
-    if isinstance(example, dict) and path in MAPS:
-        values = list(example.values())
-        return isinstance(value, dict) and all(_fits(v, values[0]) for v in value.values())
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and value.keys() == example.keys()
-            and all(_fits(value[k], example[k], f"{path}/{k}") for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and all(any(_fits(v, e) for e in example) for v in value)
-    if isinstance(example, bool) or example is None or isinstance(example, str):
-        return type(value) is type(example)
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 @pytest.fixture
 def twin(public_sample: Path) -> VehicleDiagnosticsTwin:
-    return VehicleDiagnosticsTwin(load_env(public_sample, ENV))
+    return sample_twin(public_sample, VehicleDiagnosticsTwin)
 
 
 def test_the_package_finds_the_twin() -> None:
@@ -63,13 +42,9 @@ def test_the_package_finds_the_twin() -> None:
 
 
 def test_every_success_fits_its_tools_example_output(twin: VehicleDiagnosticsTwin) -> None:
-    examples = {spec.name: spec.example_output for spec in twin.env.action_set_definitions}
     isolate = ("isolate_node_power", {"node_id": "traction_inverter", "is_isolated": True})
-    steps = twin.run([*PLAN, isolate])
-    assert {step.tool for step in steps} == set(examples)
-    for step in steps:
-        assert step.outcome is Outcome.SUCCESS, step
-        assert _fits(step.observation, examples[step.tool]), step
+    steps = successes(twin, [*PLAN, isolate])
+    assert {step.tool for step in steps} == set(twin.specs)
 
 
 def test_unknown_ids_and_tools_get_the_configs_errors(twin: VehicleDiagnosticsTwin) -> None:
@@ -83,8 +58,9 @@ def test_unknown_ids_and_tools_get_the_configs_errors(twin: VehicleDiagnosticsTw
         step = twin.call("isolate_node_power", {"node_id": node, "is_isolated": True})
         assert step.observation == {"error": f"Node '{node}' not found"}
     bad = twin.call("set_ignition_position", {"position": "RUN"})
-    assert list(bad.observation) == ["error"] and "position" in bad.observation["error"]
-    assert all(not step.changes for step in twin.steps)
+    assert_error_fits(twin, bad)
+    assert "position" in bad.observation["error"]
+    assert_nothing_changed(twin)
 
 
 def test_reads_report_the_state_and_free_what_it_lacks(twin: VehicleDiagnosticsTwin) -> None:

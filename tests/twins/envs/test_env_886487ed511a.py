@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_dataset, load_env
+from occubench.dataset import load_dataset
 from occubench.twins import ChangeKind, Outcome, package_twins
 from occubench.twins.envs.env_886487ed511a import TravelItineraryTwin
+from twin_envs import assert_nothing_changed, sample_twin, successes
 
 ENV = "env_886487ed511a"
 TASK = 70
@@ -41,28 +42,13 @@ ALL_ABOARD, GANGWAY, TRANSIT, BZT = "18:30", 30, 80, 1.25
 """The ship's figures task 70's instruction gives the agent."""
 
 
-def _fits(value: Any, example: Any) -> bool:
-    """Whether ``value`` has ``example``'s shape: same keys, same JSON types, list items alike."""
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and value.keys() == example.keys()
-            and all(_fits(value[k], example[k]) for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and all(any(_fits(v, e) for e in example) for v in value)
-    if isinstance(example, bool) or example is None or isinstance(example, str):
-        return type(value) is type(example)
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def _minutes(clock: str) -> int:
     return int(clock[:2]) * 60 + int(clock[3:])
 
 
 @pytest.fixture
 def twin(public_sample: Path) -> TravelItineraryTwin:
-    return TravelItineraryTwin(load_env(public_sample, ENV))
+    return sample_twin(public_sample, TravelItineraryTwin)
 
 
 def test_the_package_finds_the_twin() -> None:
@@ -70,12 +56,8 @@ def test_the_package_finds_the_twin() -> None:
 
 
 def test_every_success_fits_its_tools_example_output(twin: TravelItineraryTwin) -> None:
-    examples = {spec.name: spec.example_output for spec in twin.env.action_set_definitions}
-    steps = twin.run(PLAN)
-    assert {step.tool for step in steps} == set(examples)
-    for step in steps:
-        assert step.outcome is Outcome.SUCCESS, step
-        assert _fits(step.observation, examples[step.tool]), step
+    steps = successes(twin, PLAN)
+    assert {step.tool for step in steps} == set(twin.specs)
 
 
 def test_unknown_ids_and_tools_get_the_configs_errors(twin: TravelItineraryTwin) -> None:
@@ -99,7 +81,7 @@ def test_unknown_ids_and_tools_get_the_configs_errors(twin: TravelItineraryTwin)
         )
     odd = {"service_id": DRIVER, "scheduled_time": "16:20", "cost": 260.0}
     assert twin.call("book_service", odd).outcome is Outcome.ERROR  # not an offered time
-    assert all(not step.changes for step in twin.steps)
+    assert_nothing_changed(twin)
 
 
 def test_the_status_shows_the_state_with_only_made_up_ids_free(twin: TravelItineraryTwin) -> None:

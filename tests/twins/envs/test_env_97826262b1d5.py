@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_env
 from occubench.twins import ChangeKind, FieldKind, Outcome, package_twins
 from occubench.twins.envs.env_97826262b1d5 import TimberHarvestTwin
+from twin_envs import assert_nothing_changed, changes, sample_twin, successes
 
 ENV = "env_97826262b1d5"
 
@@ -34,26 +34,9 @@ LAST_YEAR = 2
 """Task 154's targets, as its verification plan states them."""
 
 
-def _fits(value: Any, example: Any) -> bool:
-    """Whether ``value`` has ``example``'s shape: same keys, same JSON types, list items alike."""
-    if example is None:
-        return isinstance(value, dict)
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and value.keys() == example.keys()
-            and all(_fits(value[k], example[k]) for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and all(any(_fits(v, e) for e in example) for v in value)
-    if isinstance(example, bool | str):
-        return type(value) is type(example)
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 @pytest.fixture
 def twin(public_sample: Path) -> TimberHarvestTwin:
-    return TimberHarvestTwin(load_env(public_sample, ENV))
+    return sample_twin(public_sample, TimberHarvestTwin)
 
 
 def test_the_package_finds_the_twin() -> None:
@@ -61,12 +44,8 @@ def test_the_package_finds_the_twin() -> None:
 
 
 def test_every_success_fits_its_tools_example_output(twin: TimberHarvestTwin) -> None:
-    examples = {spec.name: spec.example_output for spec in twin.env.action_set_definitions}
-    steps = twin.run([*PLAN, ("report_discrepancy", {"reason": "none"})])
-    assert {step.tool for step in steps} == set(examples)
-    for step in steps:
-        assert step.outcome is Outcome.SUCCESS, step
-        assert _fits(step.observation, examples[step.tool]), step
+    steps = successes(twin, [*PLAN, ("report_discrepancy", {"reason": "none"})])
+    assert {step.tool for step in steps} == set(twin.specs)
 
 
 def test_unknown_plots_and_invalid_requests_get_the_configs_error(
@@ -84,8 +63,7 @@ def test_unknown_plots_and_invalid_requests_get_the_configs_error(
     assert burn.outcome is Outcome.ERROR and "treatment" in burn.observation["error"]
     unknown = twin.call("fell_everything", {})
     assert unknown.observation == {"error": "Unknown action: fell_everything"}
-    assert all(not step.changes for step in twin.steps)
-    assert twin.state == twin.env.task_initial_state
+    assert_nothing_changed(twin)
 
 
 def test_a_harvested_plot_cannot_be_cut_or_treated_again_until_replanted(
@@ -108,7 +86,7 @@ def test_spending_past_the_budget_is_an_error_that_changes_nothing(
 
 def _changes(step: Any) -> dict[str, tuple[Any, Any]]:
     assert all(change.kind is ChangeKind.CHANGED for change in step.changes)
-    return {change.path: (change.before, change.after) for change in step.changes}
+    return changes(step)
 
 
 def test_each_write_changes_the_state_as_the_config_says(twin: TimberHarvestTwin) -> None:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_env
-from occubench.twins import FieldKind, Outcome, TwinStep, package_twins
+from occubench.twins import FieldKind, Outcome, package_twins
 from occubench.twins.envs.env_b3a9a1fdeaef import HeavyLiftTwin
+from twin_envs import assert_error_fits, assert_nothing_changed, changes, sample_twin, successes
 
 ENV = "env_b3a9a1fdeaef"
 UNIT = "Deepsea-Manifold-A"
@@ -44,30 +44,9 @@ UNIT_WEIGHT = 460
 """Task 26's figures, as its verification plan states them."""
 
 
-def _fits(value: Any, example: Any) -> bool:
-    """Whether ``value`` has ``example``'s shape: same keys, same JSON types, list items alike."""
-    if example is None:
-        return isinstance(value, dict)
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and value.keys() == example.keys()
-            and all(_fits(value[k], example[k]) for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and all(any(_fits(v, e) for e in example) for v in value)
-    if isinstance(example, bool | str):
-        return type(value) is type(example)
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _changes(step: TwinStep) -> dict[str, tuple[Any, Any]]:
-    return {change.path: (change.before, change.after) for change in step.changes}
-
-
 @pytest.fixture
 def twin(public_sample: Path) -> HeavyLiftTwin:
-    return HeavyLiftTwin(load_env(public_sample, ENV))
+    return sample_twin(public_sample, HeavyLiftTwin)
 
 
 def test_the_package_finds_the_twin() -> None:
@@ -75,12 +54,8 @@ def test_the_package_finds_the_twin() -> None:
 
 
 def test_every_success_fits_its_tools_example_output(twin: HeavyLiftTwin) -> None:
-    examples = {spec.name: spec.example_output for spec in twin.env.action_set_definitions}
-    steps = twin.run(PLAN)
-    assert {step.tool for step in steps} == set(examples)
-    for step in steps:
-        assert step.outcome is Outcome.SUCCESS, step
-        assert _fits(step.observation, examples[step.tool]), step
+    steps = successes(twin, PLAN)
+    assert {step.tool for step in steps} == set(twin.specs)
 
 
 def test_unknown_ids_and_invalid_parameters_get_the_configs_error(twin: HeavyLiftTwin) -> None:
@@ -101,12 +76,10 @@ def test_unknown_ids_and_invalid_parameters_get_the_configs_error(twin: HeavyLif
     ]
     for name, arguments, message in cases:
         step = twin.call(name, arguments)
-        assert step.outcome is Outcome.ERROR, (name, arguments)
-        assert list(step.observation) == ["error"] and isinstance(step.observation["error"], str)
+        assert_error_fits(twin, step)
         if message is not None:
             assert step.observation == {"error": message}
-    assert all(not step.changes for step in twin.steps)
-    assert twin.state == twin.env.task_initial_state
+    assert_nothing_changed(twin)
 
 
 def test_a_lift_breaking_a_limit_is_refused_and_changes_nothing(twin: HeavyLiftTwin) -> None:
@@ -152,7 +125,7 @@ def test_a_full_hold_or_ship_refuses_the_unit(twin: HeavyLiftTwin) -> None:
 def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) -> None:
     spread = twin.call("configure_hatch_reinforcement", {"hatch_id": "H1", "target_area_sqm": 50})
     assert spread.observation == {"status": "configured", "effective_udl_t_per_m2": 9.2}
-    assert _changes(spread) == {"/cargo_holds/0/hatch_spread_area_sqm": (None, 50)}
+    assert changes(spread) == {"/cargo_holds/0/hatch_spread_area_sqm": (None, 50)}
     assert spread.free_state == ["/cargo_holds/0/hatch_spread_area_sqm"]  # a key of its own
     fill = twin.call(
         "execute_ballast_transfer",
@@ -161,7 +134,7 @@ def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) ->
     assert fill.observation == {"success": True} and fill.marking() == {
         "/success": FieldKind.DETERMINED
     }
-    assert _changes(fill) == {
+    assert changes(fill) == {
         "/ballast_tanks/2/current_fill_level": (15, 315),
         "/stability_status/metacentric_height_GM": (2.85, 2.88),
         "/stability_status/heel": (0.0, -0.3),
@@ -181,7 +154,7 @@ def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) ->
             ]
         },
     )
-    assert _changes(peaks) == {
+    assert changes(peaks) == {
         "/ballast_tanks/0/current_fill_level": (45, 5),
         "/ballast_tanks/1/current_fill_level": (45, 95),
         "/stability_status/metacentric_height_GM": (2.88, 2.881),
@@ -194,7 +167,7 @@ def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) ->
     )
     assert lift.observation == {"status": "completed", "final_list_deg": -0.34}
     assert lift.marking() == {"/status": FieldKind.DETERMINED, "/final_list_deg": FieldKind.FREE}
-    stowed = _changes(lift)
+    stowed = changes(lift)
     assert stowed["/cargo_holds/0/current_load"] == (0, UNIT_WEIGHT)
     assert stowed["/cargo_holds/0/cargo_type"] == ("empty", UNIT)
     assert lift.free_state == [

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_env
-from occubench.twins import FieldKind, Outcome, TwinStep, package_twins
+from occubench.twins import FieldKind, Outcome, package_twins
 from occubench.twins.envs.env_b53281819cc1 import ExcavationSearchTwin, signature_of
+from twin_envs import assert_nothing_changed, changes, sample_twin, successes
 
 ENV = "env_b53281819cc1"
 SECTOR = {"start_coord": "N1020/E1020", "end_coord": "N1020/E1030"}
@@ -40,30 +40,9 @@ FRAGMENTS = {"FRAG-771", "FRAG-772", "FRAG-774"}
 """Task 46's figures and names, as its verification plan states them."""
 
 
-def _fits(value: Any, example: Any) -> bool:
-    """Whether ``value`` has ``example``'s shape: same keys, same JSON types, list items alike."""
-    if example is None:
-        return isinstance(value, dict)
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and value.keys() == example.keys()
-            and all(_fits(value[k], example[k]) for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and all(any(_fits(v, e) for e in example) for v in value)
-    if isinstance(example, bool | str):
-        return type(value) is type(example)
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _changes(step: TwinStep) -> dict[str, tuple[Any, Any]]:
-    return {change.path: (change.before, change.after) for change in step.changes}
-
-
 @pytest.fixture
 def twin(public_sample: Path) -> ExcavationSearchTwin:
-    return ExcavationSearchTwin(load_env(public_sample, ENV))
+    return sample_twin(public_sample, ExcavationSearchTwin)
 
 
 def test_the_package_finds_the_twin() -> None:
@@ -71,14 +50,11 @@ def test_the_package_finds_the_twin() -> None:
 
 
 def test_every_success_fits_its_tools_example_output(twin: ExcavationSearchTwin) -> None:
-    examples = {spec.name: spec.example_output for spec in twin.env.action_set_definitions}
-    steps = twin.run(
-        [*PLAN, ("execute_precision_recovery", {"sig_id": "SIG-772", "cell_id": "N1020/E1022"})]
+    steps = successes(
+        twin,
+        [*PLAN, ("execute_precision_recovery", {"sig_id": "SIG-772", "cell_id": "N1020/E1022"})],
     )
-    assert {step.tool for step in steps} == set(examples)
-    for step in steps:
-        assert step.outcome is Outcome.SUCCESS, step
-        assert _fits(step.observation, examples[step.tool]), step
+    assert {step.tool for step in steps} == set(twin.specs)
 
 
 def test_undefined_ids_get_the_configs_error(twin: ExcavationSearchTwin) -> None:
@@ -102,8 +78,7 @@ def test_undefined_ids_get_the_configs_error(twin: ExcavationSearchTwin) -> None
     for name, arguments, message in cases:
         assert twin.call(name, arguments).observation == {"error": message}
     assert twin.call("apply_total_station_survey", {}).outcome is Outcome.ERROR
-    assert all(not step.changes for step in twin.steps)
-    assert twin.state == twin.env.task_initial_state
+    assert_nothing_changed(twin)
 
 
 def test_operations_refuse_without_charge_or_a_working_total_station(
@@ -126,7 +101,7 @@ def test_operations_refuse_without_charge_or_a_working_total_station(
 def test_each_write_changes_the_state_as_the_config_says(twin: ExcavationSearchTwin) -> None:
     survey = twin.call("apply_total_station_survey", {"cell_id": "N1020/E1021"})
     assert survey.observation == {"mapping_accuracy_m": 0.0245, "provenience_recorded": True}
-    assert _changes(survey) == {
+    assert changes(survey) == {
         "/grid_map/N1020~1E1021/status": ("unexplored", "surveyed"),
         "/resource_pool/equipment_integrity/Optical_Total_Station": (92, 91),
         "/resource_pool/equipment_integrity/Power_Station_Beta_Charge": (40, 39),
@@ -143,7 +118,7 @@ def test_each_write_changes_the_state_as_the_config_says(twin: ExcavationSearchT
         "/found_signatures/0/sig_id": FieldKind.FREE,
         "/found_signatures/0/description": FieldKind.FREE,
     }
-    assert _changes(scan) == {
+    assert changes(scan) == {
         "/resource_pool/equipment_integrity/Power_Station_Beta_Charge": (39, 38),
         "/site_conditions/stability_index": (0.61, 0.6),
     }
@@ -153,7 +128,7 @@ def test_each_write_changes_the_state_as_the_config_says(twin: ExcavationSearchT
         "status": "Success",
         "item_recovered": "FDR-X-109-Mounting-Bracket",
     }
-    assert _changes(recovery) == {
+    assert changes(recovery) == {
         "/grid_map/N1020~1E1025/status": ("surveyed", "excavated"),
         "/resource_pool/equipment_integrity/Power_Station_Beta_Charge": (38, 35),
         "/discovered_artifacts/3/recovered": (None, True),

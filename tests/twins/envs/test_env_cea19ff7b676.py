@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from occubench.dataset import load_env
-from occubench.twins import ChangeKind, FieldKind, Outcome, Twin, TwinStep
+from occubench.twins import ChangeKind, FieldKind, Outcome, Twin
 from occubench.twins.envs.env_cea19ff7b676 import AudioMixingTwin
+from twin_envs import assert_fits, sample_twin, successes
 
 ENV = "env_cea19ff7b676"
 
@@ -40,39 +41,14 @@ CALIBRATION_PLAN: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def _fits(value: Any, example: Any) -> bool:
-    """Whether ``value`` has the example's keys and JSON types (lists by their first item)."""
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and set(value) == set(example)
-            and all(_fits(value[k], example[k]) for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and (
-            not example or all(_fits(item, example[0]) for item in value)
-        )
-    if isinstance(example, bool) or example is None:
-        return type(value) is type(example)
-    if isinstance(example, int | float):
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return isinstance(value, type(example))
-
-
 @pytest.fixture
 def twin(public_sample: Path) -> Twin:
-    return AudioMixingTwin(load_env(public_sample, ENV))
-
-
-def _ok(step: TwinStep) -> TwinStep:
-    assert step.outcome is Outcome.SUCCESS, step.observation
-    return step
+    return sample_twin(public_sample, AudioMixingTwin)
 
 
 def test_every_read_fits_its_example_output(twin: Twin) -> None:
     for name, arguments in READS:
-        step = _ok(twin.call(name, arguments))
-        assert _fits(step.observation, twin.specs[name].example_output), (name, step)
+        step = assert_fits(twin, twin.call(name, arguments))
         assert not step.changes
     routing = twin.call("get_signal_routing", {"entity_id": "vocal_bus_01"}).observation
     assert routing == {
@@ -129,7 +105,9 @@ def test_unknown_ids_get_the_configs_error(twin: Twin) -> None:
 
 
 def test_a_gain_change_moves_the_track_and_what_it_feeds(twin: Twin) -> None:
-    step = _ok(twin.call("adjust_track_gain", {"track_id": "vox_lead_dry_v1", "gain_change_db": 2}))
+    step = assert_fits(
+        twin, twin.call("adjust_track_gain", {"track_id": "vox_lead_dry_v1", "gain_change_db": 2})
+    )
     assert step.marking() == dict.fromkeys(step.marking(), FieldKind.FREE)
     assert [(c.path, c.kind, c.before, c.after) for c in step.changes] == [
         ("/tracks/0/peak_dbfs", ChangeKind.CHANGED, -10.0, -8.0),
@@ -137,11 +115,14 @@ def test_a_gain_change_moves_the_track_and_what_it_feeds(twin: Twin) -> None:
         ("/tracks/5/peak_dbfs", ChangeKind.CHANGED, -20.0, -18.0),
         ("/tracks/5/rms_dbfs", ChangeKind.CHANGED, -32.0, -30.0),
     ]
-    silent = _ok(
-        twin.call("adjust_track_gain", {"track_id": "vox_lead_dry_v2_dup", "gain_change_db": 3})
+    silent = assert_fits(
+        twin,
+        twin.call("adjust_track_gain", {"track_id": "vox_lead_dry_v2_dup", "gain_change_db": 3}),
     )
     assert [c.path for c in silent.changes] == ["/tracks/2/peak_dbfs", "/tracks/2/rms_dbfs"]
-    one = _ok(twin.call("adjust_track_gain", {"track_id": "vox_dub_L_final", "gain_change_db": -3}))
+    one = assert_fits(
+        twin, twin.call("adjust_track_gain", {"track_id": "vox_dub_L_final", "gain_change_db": -3})
+    )
     assert {c.path for c in one.changes} >= {
         "/tracks/3/rms_dbfs",
         "/tracks/6/rms_dbfs",
@@ -153,7 +134,7 @@ def test_a_gain_change_moves_the_track_and_what_it_feeds(twin: Twin) -> None:
 
 
 def test_the_reference_plan_solves_the_calibration_task(twin: Twin) -> None:
-    steps = [_ok(twin.call(name, arguments)) for name, arguments in CALIBRATION_PLAN]
+    steps = successes(twin, CALIBRATION_PLAN)
     masters = twin.call("get_signal_routing", {"entity_id": "master_bus"}).observation
     assert "vocal_bus_01" in masters["source_ids"]
     assert steps[3].observation["architecture"] == "analog-modeled"

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_env
-from occubench.twins import ChangeKind, FieldKind, Outcome, Twin, TwinStep
+from occubench.twins import ChangeKind, FieldKind, Outcome, Twin
 from occubench.twins.envs.env_e2c8a2ad7c59 import PythonWorkspaceTwin
+from twin_envs import assert_fits, sample_twin, successes
 
 ENV = "env_e2c8a2ad7c59"
 
@@ -72,47 +72,14 @@ READS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-MAPS = {"env_vars"}
-"""Example keys whose objects are maps (any keys, values like the example's)."""
-
-
-def _fits(value: Any, example: Any, key: str = "") -> bool:
-    """Whether ``value`` has the example's keys and JSON types (lists by their first item)."""
-    if isinstance(example, dict) and key in MAPS:
-        return isinstance(value, dict) and all(
-            _fits(item, next(iter(example.values()))) for item in value.values()
-        )
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and set(value) == set(example)
-            and all(_fits(value[k], example[k], k) for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and (
-            not example or all(_fits(item, example[0]) for item in value)
-        )
-    if isinstance(example, bool) or example is None:
-        return type(value) is type(example)
-    if isinstance(example, int | float):
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return isinstance(value, type(example))
-
-
 @pytest.fixture
 def twin(public_sample: Path) -> Twin:
-    return PythonWorkspaceTwin(load_env(public_sample, ENV))
-
-
-def _ok(step: TwinStep) -> TwinStep:
-    assert step.outcome is Outcome.SUCCESS, step.observation
-    return step
+    return sample_twin(public_sample, PythonWorkspaceTwin)
 
 
 def test_every_success_fits_its_example_output(twin: Twin) -> None:
     for name, arguments in [*READS, ("write_file_content", {"file_path": "a.py", "content": "x"})]:
-        step = _ok(twin.call(name, arguments))
-        assert _fits(step.observation, twin.specs[name].example_output), (name, step)
+        assert_fits(twin, twin.call(name, arguments))
     assert twin.call("list_directory_contents", {"directory_path": "./"}).observation == {
         "items": ["main.py", "boot.py", "a.py"]
     }
@@ -140,7 +107,9 @@ def test_missing_paths_and_unknown_actions_get_the_configs_errors(twin: Twin) ->
 
 
 def test_writes_create_and_overwrite_files_exactly(twin: Twin) -> None:
-    created = _ok(twin.call("write_file_content", {"file_path": "lib/ring.py", "content": "é"}))
+    created = assert_fits(
+        twin, twin.call("write_file_content", {"file_path": "lib/ring.py", "content": "é"})
+    )
     assert created.observation == {"success": True, "bytes_written": 2}
     assert [(c.path, c.kind, c.after) for c in created.changes] == [
         ("/file_system/lib~1ring.py", ChangeKind.ADDED, "é")
@@ -151,7 +120,9 @@ def test_writes_create_and_overwrite_files_exactly(twin: Twin) -> None:
     assert (
         "lib/" in twin.call("list_directory_contents", {"directory_path": "."}).observation["items"]
     )
-    over = _ok(twin.call("write_file_content", {"file_path": "./boot.py", "content": "pass\n"}))
+    over = assert_fits(
+        twin, twin.call("write_file_content", {"file_path": "./boot.py", "content": "pass\n"})
+    )
     assert [(c.path, c.kind, c.after) for c in over.changes] == [
         ("/file_system/boot.py", ChangeKind.CHANGED, "pass\n")
     ]
@@ -164,17 +135,19 @@ def test_writes_create_and_overwrite_files_exactly(twin: Twin) -> None:
 def test_a_run_is_never_made_and_only_a_syntax_error_is_determined(twin: Twin) -> None:
     # A script that would delete the workspace if it ran: the twin only reads its text.
     danger = "import shutil\nshutil.rmtree('/')\n"
-    _ok(twin.call("write_file_content", {"file_path": "wipe.py", "content": danger}))
-    run = _ok(twin.call("execute_python_script", {"script_path": "wipe.py"}))
+    assert_fits(twin, twin.call("write_file_content", {"file_path": "wipe.py", "content": danger}))
+    run = assert_fits(twin, twin.call("execute_python_script", {"script_path": "wipe.py"}))
     assert run.marking() == dict.fromkeys(["/stdout", "/stderr", "/exit_code"], FieldKind.FREE)
     assert not run.changes
     assert run.free_state == ["/file_system"]  # had it run, any file could have gone
     spawn = "import subprocess\nsubprocess.run(['pip', 'install', 'x'])\n"
-    _ok(twin.call("write_file_content", {"file_path": "pip.py", "content": spawn}))
-    installs = _ok(twin.call("execute_python_script", {"script_path": "pip.py"}))
+    assert_fits(twin, twin.call("write_file_content", {"file_path": "pip.py", "content": spawn}))
+    installs = assert_fits(twin, twin.call("execute_python_script", {"script_path": "pip.py"}))
     assert installs.free_state == ["/file_system", "/installed_packages"]
-    _ok(twin.call("write_file_content", {"file_path": "broken.py", "content": "def f(:\n"}))
-    broken = _ok(twin.call("execute_python_script", {"script_path": "broken.py"}))
+    assert_fits(
+        twin, twin.call("write_file_content", {"file_path": "broken.py", "content": "def f(:\n"})
+    )
+    broken = assert_fits(twin, twin.call("execute_python_script", {"script_path": "broken.py"}))
     assert broken.observation["exit_code"] == 1 and broken.observation["stdout"] == ""
     assert "SyntaxError" in broken.observation["stderr"]
     assert broken.marking()["/exit_code"] is FieldKind.DETERMINED
@@ -184,7 +157,12 @@ def test_a_run_is_never_made_and_only_a_syntax_error_is_determined(twin: Twin) -
 
 def test_the_samples_scripts_touch_no_state_had_they_run(twin: Twin) -> None:
     for script in ("main.py", "boot.py"):  # machine, time, gc: the device only
-        assert _ok(twin.call("execute_python_script", {"script_path": script})).free_state == []
+        assert (
+            assert_fits(
+                twin, twin.call("execute_python_script", {"script_path": script})
+            ).free_state
+            == []
+        )
 
 
 def _handler(source: str) -> ast.FunctionDef:
@@ -195,7 +173,7 @@ def _handler(source: str) -> ast.FunctionDef:
 
 
 def test_the_reference_plan_solves_the_isr_task(twin: Twin) -> None:
-    steps = [_ok(twin.call(name, arguments)) for name, arguments in ISR_PLAN]
+    steps = successes(twin, ISR_PLAN)
     original = steps[2].observation["content"]
     assert any(isinstance(n, ast.Dict) for n in ast.walk(_handler(original)))
     # The crash and the survival a run would show are the twin's free choice: the config

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_env
-from occubench.twins import ChangeKind, FieldKind, Outcome, Twin, TwinStep
+from occubench.twins import ChangeKind, FieldKind, Outcome, Twin
 from occubench.twins.envs.env_f0ad9bbe4f86 import PermitProcessingTwin
+from twin_envs import assert_fits, sample_twin, successes
 
 ENV = "env_f0ad9bbe4f86"
 
@@ -43,45 +43,14 @@ HAZMAT_PLAN: list[tuple[str, dict[str, Any]]] = [
     ),
 ]
 
-MAPS = {"data"}
-"""Example keys whose objects are maps (any keys and values)."""
-
-
-def _fits(value: Any, example: Any, key: str = "") -> bool:
-    """Whether ``value`` has the example's keys and JSON types (lists by their first item)."""
-    if isinstance(example, dict) and key in MAPS:
-        return isinstance(value, dict)
-    if isinstance(example, dict):
-        return (
-            isinstance(value, dict)
-            and set(value) == set(example)
-            and all(_fits(value[k], example[k], k) for k in example)
-        )
-    if isinstance(example, list):
-        return isinstance(value, list) and (
-            not example or all(_fits(item, example[0]) for item in value)
-        )
-    if isinstance(example, bool) or example is None:
-        return type(value) is type(example)
-    if isinstance(example, int | float):
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return isinstance(value, type(example))
-
 
 @pytest.fixture
 def twin(public_sample: Path) -> Twin:
-    return PermitProcessingTwin(load_env(public_sample, ENV))
-
-
-def _ok(step: TwinStep) -> TwinStep:
-    assert step.outcome is Outcome.SUCCESS, step.observation
-    return step
+    return sample_twin(public_sample, PermitProcessingTwin)
 
 
 def test_every_success_fits_its_example_output(twin: Twin) -> None:
-    steps = [_ok(twin.call(name, arguments)) for name, arguments in HAZMAT_PLAN]
-    for step in steps:
-        assert _fits(step.observation, twin.specs[step.tool].example_output), step
+    steps = successes(twin, HAZMAT_PLAN)
     details = steps[2]
     assert details.observation["gas_cabinets"] == [
         {"id": "GC-1", "gas": "Silane Gas", "placement": "Interior Production Floor"}
@@ -126,7 +95,7 @@ def test_the_final_review_writes_status_findings_and_closes_the_queue_entry(twin
         "violations": [],
         "case_notes": "Class IV commodities within S-1 limits.",
     }
-    step = _ok(twin.call("finalize_application_review", arguments))
+    step = assert_fits(twin, twin.call("finalize_application_review", arguments))
     assert step.marking() == dict.fromkeys(["/transaction_id", "/timestamp"], FieldKind.FREE)
     assert [(c.path, c.kind, c.after) for c in step.changes] == [
         ("/applications/APP-2025-001/status", ChangeKind.CHANGED, "APPROVED"),
@@ -146,7 +115,7 @@ def test_the_final_review_writes_status_findings_and_closes_the_queue_entry(twin
 
 
 def test_the_reference_plan_solves_the_hazmat_task(twin: Twin) -> None:
-    steps = [_ok(twin.call(name, arguments)) for name, arguments in HAZMAT_PLAN]
+    steps = successes(twin, HAZMAT_PLAN)
     context, queue, plant = steps[0], steps[1], steps[2]
     assert "APP-2025-042" in queue.observation["queue"]
     assert plant.observation["applicant"] == "Apex Battery Manufacturing"

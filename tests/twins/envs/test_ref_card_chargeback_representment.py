@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from occubench.dataset import load_env, reference_suite_dir
-from occubench.twins import Outcome, Twin, twin_for
+from occubench.twins import Outcome
+from twin_envs import reference_twin
 
 ENV = "ref_card_chargeback_representment"
 
 
-def _twin() -> Twin:
-    twin = twin_for(load_env(reference_suite_dir(), ENV))
-    assert twin is not None
-    return twin
-
-
 def test_the_proof_of_delivery_belongs_to_the_one_order() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     proof = twin.call("get_delivery_confirmation", {"order_id": "O-88410"})
     assert proof.outcome is Outcome.SUCCESS and proof.observation["signatures"] == 1
     other = twin.call("get_delivery_confirmation", {"order_id": "POD-88410"})
@@ -23,7 +17,7 @@ def test_the_proof_of_delivery_belongs_to_the_one_order() -> None:
 
 
 def test_ids_match_exactly_and_nothing_is_free() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     assert twin.call("get_chargeback", {"chargeback_id": "cb-3391"}).outcome is Outcome.ERROR
     events = twin.call("list_shipment_events", {"order_id": "O-88410"})
     assert [e["event_code"] for e in events.observation["events"]] == [

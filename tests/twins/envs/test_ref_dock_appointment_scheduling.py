@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from occubench.dataset import load_env, reference_suite_dir
-from occubench.twins import Outcome, Twin, twin_for
+from occubench.twins import Outcome
+from twin_envs import reference_twin
 
 ENV = "ref_dock_appointment_scheduling"
 
 
-def _twin() -> Twin:
-    twin = twin_for(load_env(reference_suite_dir(), ENV))
-    assert twin is not None
-    return twin
-
-
 def test_another_date_is_not_found_not_an_empty_list() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     for date in ("2025-06-18", "17/06/2025"):
         answer = twin.call("list_free_slots", {"date": date}).observation
         assert answer["error"]["code"] == "NOT_FOUND" and "slots" not in answer
@@ -24,6 +18,6 @@ def test_another_date_is_not_found_not_an_empty_list() -> None:
 
 
 def test_the_rule_set_is_the_sites_code() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     assert twin.call("get_dock_rules", {"site": "DC-1"}).observation["max_pallets_per_slot"] == 30
     assert twin.call("get_dock_rules", {"site": "DC-2"}).outcome is Outcome.ERROR

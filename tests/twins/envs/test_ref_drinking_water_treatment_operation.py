@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from occubench.dataset import load_env, reference_suite_dir
-from occubench.twins import Outcome, Twin, twin_for
+from occubench.twins import Outcome
+from twin_envs import reference_twin
 
 ENV = "ref_drinking_water_treatment_operation"
 
 
-def _twin() -> Twin:
-    twin = twin_for(load_env(reference_suite_dir(), ENV))
-    assert twin is not None
-    return twin
-
-
 def test_every_tool_is_asked_by_the_plant() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     assert twin.call("get_permit_limits", {"plant_id": "WTP-2"}).observation["permit_id"] == "PWS-2"
     assert twin.call("get_permit_limits", {"plant_id": "PWS-2"}).outcome is Outcome.ERROR
     for tool in ("get_water_quality", "list_filters", "get_permit_limits"):
@@ -24,5 +18,5 @@ def test_every_tool_is_asked_by_the_plant() -> None:
 
 
 def test_filters_come_in_the_states_order() -> None:
-    filters = _twin().call("list_filters", {"plant_id": "WTP-2"}).observation["filters"]
+    filters = reference_twin(ENV).call("list_filters", {"plant_id": "WTP-2"}).observation["filters"]
     assert [f["filter_id"] for f in filters] == ["F1", "F2", "F4"]

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from occubench.dataset import load_env, reference_suite_dir
-from occubench.twins import Outcome, Twin, twin_for
+from occubench.twins import Outcome
+from twin_envs import reference_twin
 
 ENV = "ref_import_tariff_classification_review"
 
 
-def _twin() -> Twin:
-    twin = twin_for(load_env(reference_suite_dir(), ENV))
-    assert twin is not None
-    return twin
-
-
 def test_candidates_without_rates_in_the_state_are_not_found() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     listed = twin.call("list_candidate_headings", {"entry_id": "E-77120"}).observation
     codes = [c["heading_code"] for c in listed["candidates"]]
     assert codes == ["8471.30", "8471.41", "8471.50"]
@@ -25,6 +19,6 @@ def test_candidates_without_rates_in_the_state_are_not_found() -> None:
 
 
 def test_heading_codes_match_exactly() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     for code in ("8471.5", "8471.50.00", " 8471.50"):
         assert twin.call("get_duty_rate", {"heading_code": code}).outcome is Outcome.ERROR

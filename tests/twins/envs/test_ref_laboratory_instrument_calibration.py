@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from occubench.dataset import load_env, reference_suite_dir
-from occubench.twins import Outcome, Twin, twin_for
+from occubench.twins import Outcome
+from twin_envs import reference_twin
 
 ENV = "ref_laboratory_instrument_calibration"
 
 
-def _twin() -> Twin:
-    twin = twin_for(load_env(reference_suite_dir(), ENV))
-    assert twin is not None
-    return twin
-
-
 def test_the_criteria_belong_to_the_class_the_config_names() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     criteria = twin.call("get_acceptance_criteria", {"instrument_class": "reference-thermometer"})
     assert criteria.observation["criteria_id"] == "AC-RT"
     for other in ("AC-RT", "Reference-Thermometer", "thermocouple"):
@@ -24,7 +18,7 @@ def test_the_criteria_belong_to_the_class_the_config_names() -> None:
 
 
 def test_the_status_reports_no_class_and_points_stay_ascending() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     status = twin.call("get_instrument_status", {"instrument_id": "INS-5802"}).observation
     assert set(status) == {"instrument_id", "measured_error_c", "uncertainty_c"}
     points = twin.call("list_calibration_points", {"instrument_id": "INS-5802"}).observation

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from occubench.dataset import load_env, reference_suite_dir
-from occubench.twins import Twin, twin_for
+from twin_envs import reference_twin
 
 ENV = "ref_production_incident_command"
 
 
-def _twin() -> Twin:
-    twin = twin_for(load_env(reference_suite_dir(), ENV))
-    assert twin is not None
-    return twin
-
-
 def test_another_service_has_nothing_not_zeros() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     for tool in ("get_service_health", "list_deployments", "get_error_budget"):
         for service in ("payments", "Checkout"):
             answer = twin.call(tool, {"service": service}).observation
@@ -23,7 +16,7 @@ def test_another_service_has_nothing_not_zeros() -> None:
 
 
 def test_the_budget_and_deployments_are_the_services() -> None:
-    twin = _twin()
+    twin = reference_twin(ENV)
     budget = twin.call("get_error_budget", {"service": "checkout"}).observation
     assert budget["budget_id"] == "EB-checkout" and budget["remaining_minutes"] == 37
     deployments = twin.call("list_deployments", {"service": "checkout"}).observation
