@@ -1,6 +1,6 @@
 """What the package twins' own tests (tests/twins/envs) share.
 
-``sample_twin``: a twin on its config in the public sample (``public_sample`` fixture);
+``sample_twin``: a package twin on its config in the public sample (``public_sample``);
 ``reference_twin``: the twin of a reference-suite environment. ``successes`` runs a plan
 and holds every step to the one shape rule (``occubench.twins.shape_problems``), and
 ``assert_error_fits`` an error to its config's error examples (``error_shapes``).
@@ -12,12 +12,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from occubench.dataset import load_env, reference_suite_dir
+from occubench.dataset import load_dataset, load_env, reference_suite_dir
 from occubench.twins import (
     Outcome,
     Twin,
     TwinStep,
     error_shapes,
+    package_twins,
     shape_problems,
     twin_for,
 )
@@ -26,8 +27,17 @@ T = TypeVar("T", bound=Twin)
 
 
 def sample_twin(public_sample: Path, kind: type[T]) -> T:
-    """A fresh ``kind`` twin on its environment's config in the public sample."""
+    """A fresh ``kind`` twin on its environment's config in the public sample.
+
+    ``kind`` is asserted the twin the package finds for that environment.
+    """
+    assert package_twins()[kind.environment] is kind, kind
     return kind(load_env(public_sample, kind.environment))
+
+
+def assert_task_on(public_sample: Path, task_id: int, twin: Twin) -> None:
+    """Task ``task_id`` of the public sample runs in ``twin``'s environment."""
+    assert load_dataset(public_sample, task_ids=[task_id]).tasks[0].env_name == twin.environment
 
 
 def reference_twin(env_name: str) -> Twin:

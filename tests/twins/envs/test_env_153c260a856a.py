@@ -7,12 +7,10 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_dataset
-from occubench.twins import Outcome, package_twins
+from occubench.twins import Outcome
 from occubench.twins.envs.env_153c260a856a import PropertyValuationTwin
-from twin_envs import assert_nothing_changed, sample_twin, successes
+from twin_envs import assert_nothing_changed, assert_task_on, sample_twin, successes
 
-ENV = "env_153c260a856a"
 TASK = 11
 
 PLAN: list[tuple[str, dict[str, Any]]] = [
@@ -31,10 +29,6 @@ DSCR_COVENANT = 1.20
 @pytest.fixture
 def twin(public_sample: Path) -> PropertyValuationTwin:
     return sample_twin(public_sample, PropertyValuationTwin)
-
-
-def test_the_package_finds_the_twin() -> None:
-    assert package_twins()[ENV] is PropertyValuationTwin
 
 
 def test_every_success_fits_its_tools_example_output(twin: PropertyValuationTwin) -> None:
@@ -78,9 +72,8 @@ def _months_between(start: str, end: str) -> int:
 def test_the_reference_plan_solves_task_11(
     public_sample: Path, twin: PropertyValuationTwin
 ) -> None:
-    assert load_dataset(public_sample, task_ids=[TASK]).tasks[0].env_name == ENV
-    steps = twin.run(PLAN)
-    assert all(step.outcome is Outcome.SUCCESS for step in steps)
+    assert_task_on(public_sample, TASK, twin)
+    steps = successes(twin, PLAN)
     assert all(not step.changes and step.free_state == [] for step in steps)  # reads only
     today = steps[1].observation["current_date"]
     revenue = 0

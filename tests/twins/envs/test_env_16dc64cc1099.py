@@ -8,12 +8,16 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_dataset
-from occubench.twins import ChangeKind, Outcome, package_twins
+from occubench.twins import ChangeKind, Outcome
 from occubench.twins.envs.env_16dc64cc1099 import PharmacyVerificationTwin
-from twin_envs import assert_error_fits, assert_nothing_changed, sample_twin, successes
+from twin_envs import (
+    assert_error_fits,
+    assert_nothing_changed,
+    assert_task_on,
+    sample_twin,
+    successes,
+)
 
-ENV = "env_16dc64cc1099"
 TASK = 119
 
 PLAN: list[tuple[str, dict[str, Any]]] = [
@@ -48,10 +52,6 @@ def twin(public_sample: Path) -> PharmacyVerificationTwin:
 
 def _pending(twin: PharmacyVerificationTwin) -> list[str]:
     return [rx["prescription_id"] for rx in twin.state["pending_prescriptions"]]
-
-
-def test_the_package_finds_the_twin() -> None:
-    assert package_twins()[ENV] is PharmacyVerificationTwin
 
 
 def test_every_success_fits_its_tools_example_output(twin: PharmacyVerificationTwin) -> None:
@@ -170,9 +170,8 @@ def test_no_stock_refuses_an_approval(twin: PharmacyVerificationTwin) -> None:
 def test_the_reference_plan_solves_task_119(
     public_sample: Path, twin: PharmacyVerificationTwin
 ) -> None:
-    assert load_dataset(public_sample, task_ids=[TASK]).tasks[0].env_name == ENV
-    steps = twin.run(PLAN)
-    assert all(step.outcome is Outcome.SUCCESS for step in steps)
+    assert_task_on(public_sample, TASK, twin)
+    steps = successes(twin, PLAN)
     orders = steps[1].observation["prescriptions"]
     mine = [(o["prescription_id"], o["drug_name"]) for o in orders if o["patient_id"] == "PAT-777"]
     assert mine == [("RX-8801", "Warfarin"), ("RX-8804", "Lisinopril")]

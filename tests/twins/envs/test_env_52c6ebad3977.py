@@ -7,12 +7,16 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_dataset
-from occubench.twins import ChangeKind, Outcome, package_twins
+from occubench.twins import ChangeKind, Outcome
 from occubench.twins.envs.env_52c6ebad3977 import VehicleDiagnosticsTwin
-from twin_envs import assert_error_fits, assert_nothing_changed, sample_twin, successes
+from twin_envs import (
+    assert_error_fits,
+    assert_nothing_changed,
+    assert_task_on,
+    sample_twin,
+    successes,
+)
 
-ENV = "env_52c6ebad3977"
 TASK = 24
 U_CODES = ["U0073", "U0110", "U0101"]
 
@@ -35,10 +39,6 @@ PLAN: list[tuple[str, dict[str, Any]]] = [
 @pytest.fixture
 def twin(public_sample: Path) -> VehicleDiagnosticsTwin:
     return sample_twin(public_sample, VehicleDiagnosticsTwin)
-
-
-def test_the_package_finds_the_twin() -> None:
-    assert package_twins()[ENV] is VehicleDiagnosticsTwin
 
 
 def test_every_success_fits_its_tools_example_output(twin: VehicleDiagnosticsTwin) -> None:
@@ -117,9 +117,8 @@ def test_cleared_codes_come_back_after_a_drive_cycle_while_a_fault_remains(
 def test_the_reference_plan_solves_task_24(
     public_sample: Path, twin: VehicleDiagnosticsTwin
 ) -> None:
-    assert load_dataset(public_sample, task_ids=[TASK]).tasks[0].env_name == ENV
-    steps = twin.run(PLAN)
-    assert all(step.outcome is Outcome.SUCCESS for step in steps), steps
+    assert_task_on(public_sample, TASK, twin)
+    steps = successes(twin, PLAN)
     assert steps[1].observation["battery_integrity"] == 42
     assert steps[2].observation["integrity_map"]["on_board_charger"] == 5
     assert steps[3].observation["dtc_list"] == U_CODES

@@ -7,11 +7,9 @@ from typing import Any
 
 import pytest
 
-from occubench.twins import ChangeKind, FieldKind, Outcome, package_twins
+from occubench.twins import ChangeKind, FieldKind, Outcome
 from occubench.twins.envs.env_97826262b1d5 import TimberHarvestTwin
 from twin_envs import assert_nothing_changed, changes, sample_twin, successes
-
-ENV = "env_97826262b1d5"
 
 PLAN: list[tuple[str, dict[str, Any]]] = [
     ("get_environment_state", {}),
@@ -37,10 +35,6 @@ LAST_YEAR = 2
 @pytest.fixture
 def twin(public_sample: Path) -> TimberHarvestTwin:
     return sample_twin(public_sample, TimberHarvestTwin)
-
-
-def test_the_package_finds_the_twin() -> None:
-    assert package_twins()[ENV] is TimberHarvestTwin
 
 
 def test_every_success_fits_its_tools_example_output(twin: TimberHarvestTwin) -> None:
@@ -157,8 +151,7 @@ def test_figures_are_free_once_a_write_used_a_chosen_price(twin: TimberHarvestTw
 
 
 def test_the_reference_plan_solves_task_154(twin: TimberHarvestTwin) -> None:
-    steps = twin.run(PLAN)
-    assert [step.outcome for step in steps] == [Outcome.SUCCESS] * len(PLAN)
+    steps = successes(twin, PLAN)
     merchantable = {p["plot_id"]: p["is_merchantable"] for p in steps[1].observation["plots"]}
     assert merchantable == {"P-ALPHA": True, "P-BETA": False, "P-GAMMA": False}
     assert steps[2].observation["is_feasible"] is True

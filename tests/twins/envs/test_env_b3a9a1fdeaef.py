@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from occubench.twins import FieldKind, Outcome, package_twins
+from occubench.twins import FieldKind
 from occubench.twins.envs.env_b3a9a1fdeaef import HeavyLiftTwin
 from twin_envs import assert_error_fits, assert_nothing_changed, changes, sample_twin, successes
 
-ENV = "env_b3a9a1fdeaef"
 UNIT = "Deepsea-Manifold-A"
 TANDEM = ["CR-01", "CR-02"]
 LIFT = {"weight_mt": 460, "start_outreach_m": 24, "end_position": "H1", "crane_ids": TANDEM}
@@ -47,10 +46,6 @@ UNIT_WEIGHT = 460
 @pytest.fixture
 def twin(public_sample: Path) -> HeavyLiftTwin:
     return sample_twin(public_sample, HeavyLiftTwin)
-
-
-def test_the_package_finds_the_twin() -> None:
-    assert package_twins()[ENV] is HeavyLiftTwin
 
 
 def test_every_success_fits_its_tools_example_output(twin: HeavyLiftTwin) -> None:
@@ -184,8 +179,7 @@ def test_each_write_changes_the_state_as_the_config_says(twin: HeavyLiftTwin) ->
 
 
 def test_the_reference_plan_solves_task_26(twin: HeavyLiftTwin) -> None:
-    steps = twin.run(PLAN)
-    assert [step.outcome for step in steps] == [Outcome.SUCCESS] * len(PLAN)
+    steps = successes(twin, PLAN)
     unit, limits, hatch, cranes = (steps[i].observation for i in range(4))
     assert unit == {"weight_mt": UNIT_WEIGHT, "footprint_sqm": 20, "description": UNIT}
     assert limits["min_gm_m"] == MIN_GM and limits["max_list_deg"] == MAX_LIST

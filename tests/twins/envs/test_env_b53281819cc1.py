@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from occubench.twins import FieldKind, Outcome, package_twins
+from occubench.twins import FieldKind, Outcome
 from occubench.twins.envs.env_b53281819cc1 import ExcavationSearchTwin, signature_of
 from twin_envs import assert_nothing_changed, changes, sample_twin, successes
 
-ENV = "env_b53281819cc1"
 SECTOR = {"start_coord": "N1020/E1020", "end_coord": "N1020/E1030"}
 SECTOR_CELLS = ["N1020/E1020", "N1020/E1021", "N1020/E1022", "N1020/E1025", "N1020/E1028"]
 
@@ -43,10 +42,6 @@ FRAGMENTS = {"FRAG-771", "FRAG-772", "FRAG-774"}
 @pytest.fixture
 def twin(public_sample: Path) -> ExcavationSearchTwin:
     return sample_twin(public_sample, ExcavationSearchTwin)
-
-
-def test_the_package_finds_the_twin() -> None:
-    assert package_twins()[ENV] is ExcavationSearchTwin
 
 
 def test_every_success_fits_its_tools_example_output(twin: ExcavationSearchTwin) -> None:
@@ -144,8 +139,7 @@ def test_each_write_changes_the_state_as_the_config_says(twin: ExcavationSearchT
 
 
 def test_the_reference_plan_solves_task_46(twin: ExcavationSearchTwin) -> None:
-    steps = twin.run(PLAN)
-    assert [step.outcome for step in steps] == [Outcome.SUCCESS] * len(PLAN)
+    steps = successes(twin, PLAN)
     first = steps[0]
     assert first.observation["stability_index"] == 0.62
     assert first.marking()["/stability_index"] is FieldKind.DETERMINED

@@ -7,12 +7,9 @@ from typing import Any
 
 import pytest
 
-from occubench.dataset import load_env
 from occubench.twins import ChangeKind, FieldKind, Outcome, Twin
 from occubench.twins.envs.env_cea19ff7b676 import AudioMixingTwin
 from twin_envs import assert_fits, sample_twin, successes
-
-ENV = "env_cea19ff7b676"
 
 READS: list[tuple[str, dict[str, Any]]] = [
     ("get_session_inventory", {}),
@@ -156,9 +153,8 @@ def test_the_reference_plan_solves_the_calibration_task(twin: Twin) -> None:
 
 
 def test_levels_the_summing_model_chose_are_free_state_until_the_moves_are_even(
-    public_sample: Path,
+    twin: Twin,
 ) -> None:
-    twin = AudioMixingTwin(load_env(public_sample, "env_cea19ff7b676"))
     bus = "vocal_bus_01"
     sources = [t["track_id"] for t in twin.state["tracks"] if t["routing"] == bus]
     first = twin.call("adjust_track_gain", {"track_id": sources[0], "gain_change_db": -3.0})

@@ -12,8 +12,6 @@ from occubench.twins import ChangeKind, FieldKind, Outcome, Twin
 from occubench.twins.envs.env_e2c8a2ad7c59 import PythonWorkspaceTwin
 from twin_envs import assert_fits, sample_twin, successes
 
-ENV = "env_e2c8a2ad7c59"
-
 # The refactored firmware a competent engineer writes: the ISR only counts (no heap),
 # logging is deferred with micropython.schedule, and an emergency exception buffer exists.
 FIXED_MAIN = """import machine

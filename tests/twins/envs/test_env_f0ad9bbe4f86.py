@@ -12,8 +12,6 @@ from occubench.twins import ChangeKind, FieldKind, Outcome, Twin
 from occubench.twins.envs.env_f0ad9bbe4f86 import PermitProcessingTwin
 from twin_envs import assert_fits, sample_twin, successes
 
-ENV = "env_f0ad9bbe4f86"
-
 VIOLATIONS = [
     "Secondary containment 1050 gal for a 1000 gal vessel is 105%, below the 110% minimum",
     "NFPA 55: pyrophoric Silane gas cabinet on the interior production floor, "
