@@ -228,6 +228,38 @@ def demo_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return shared_folder(tmp_path_factory, "demo", build)
 
 
+REFERENCE_AGENTS = ["occubench/careful", "occubench/no-retry", "occubench/trusting"]
+SIMULATORS = ["occubench/canned", "occubench/inconsistent", "occubench/omitting"]
+
+
+@pytest.fixture(scope="session")
+def simulator_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reference agents on reference tasks 1001-1002 (E0, with the plan) under each of
+    ``SIMULATORS``: one folder of logs per simulator, named after it (``canned``...).
+
+    Every agent passes both tasks under canned. The inconsistent simulator shifts a
+    repeated read, which careful (three alike reads) never gets while the others take the
+    first read; omitting drops the last bed (1001) or fan (1002), which every agent needs.
+    Run once per session, whatever the number of workers.
+    """
+    from occubench.dataset import reference_suite_dir
+
+    def build(folder: Path) -> None:
+        for simulator in SIMULATORS:
+            run_task(
+                folder / simulator.split("/")[1],
+                agent=REFERENCE_AGENTS,
+                roles={"simulator": simulator},
+                dataset=str(reference_suite_dir()),
+                task_ids="1001,1002",
+                env_mode="E0",
+                with_plan=True,
+                eval_args={"max_tasks": 3},
+            )
+
+    return shared_folder(tmp_path_factory, "simulators", build)
+
+
 @pytest.fixture
 def release_copy(tmp_path: Path) -> Path:
     """A writable copy of the fixture dataset, for tests that break it."""

@@ -3,38 +3,23 @@
 import pytest
 from typer.testing import CliRunner
 
-from conftest import run_task
 from occubench.cli import app
-from occubench.dataset import reference_suite_dir
 from occubench.fidelity import SimulatorComparison
 
 runner = CliRunner()
-AGENTS = ["occubench/careful", "occubench/no-retry", "occubench/trusting"]
 
 
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory):
-    """E0: careful re-reads until three reads agree, which the inconsistent simulator never
-    allows, while the others take the first read. Under canned all three complete every
-    task (no spread); under inconsistent careful fails (the simulator decides the rank)."""
-    root = tmp_path_factory.mktemp("logs")
-    for simulator in ("occubench/canned", "occubench/inconsistent"):
-        run_task(
-            root / simulator.split("/")[1],
-            agent=AGENTS,
-            roles={"simulator": simulator},
-            dataset=str(reference_suite_dir()),
-            task_ids="1001,1002",
-            env_mode="E0",
-            with_plan=True,
-            eval_args={"max_tasks": 3},
-        )
-    return root
+@pytest.fixture
+def logs(simulator_logs):
+    """Runs under canned and inconsistent (``simulator_logs``): under canned all three agents
+    complete every task (no spread); under inconsistent careful fails (the simulator decides
+    the rank)."""
+    return [str(simulator_logs / name) for name in ("canned", "inconsistent")]
 
 
 def test_compare_simulators_shows_agreement_compression_and_flips(logs, tmp_path):
     out = tmp_path / "comparison.json"
-    result = runner.invoke(app, ["compare-simulators", str(logs), "--out", str(out)])
+    result = runner.invoke(app, ["compare-simulators", *logs, "--out", str(out)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     careful = next(line for line in lines if line.startswith("│ occubench/careful"))
@@ -47,16 +32,16 @@ def test_compare_simulators_shows_agreement_compression_and_flips(logs, tmp_path
     assert agreement.n_pairs == 3 and agreement.agreeing_pairs == 1
 
 
-def test_runs_under_one_simulator_are_a_clear_error(logs):
-    result = runner.invoke(app, ["compare-simulators", str(logs / "canned")])
+def test_runs_under_one_simulator_are_a_clear_error(simulator_logs):
+    result = runner.invoke(app, ["compare-simulators", str(simulator_logs / "canned")])
     assert result.exit_code == 2 and "two or more simulators" in result.output
-    missing = runner.invoke(app, ["compare-simulators", str(logs / "nowhere")])
+    missing = runner.invoke(app, ["compare-simulators", str(simulator_logs / "nowhere")])
     assert missing.exit_code == 2 and "no log file or folder" in missing.output
 
 
 def test_verdicts_against_a_reference_simulator(logs, tmp_path):
     out = tmp_path / "comparison.json"
-    args = ["compare-simulators", str(logs), "--reference", "occubench/canned", "--out", str(out)]
+    args = ["compare-simulators", *logs, "--reference", "occubench/canned", "--out", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "ranking agreement with the reference occubench/canned" in result.output
@@ -73,10 +58,10 @@ def test_verdicts_against_a_reference_simulator(logs, tmp_path):
 
 
 def test_without_the_twin_in_the_logs(logs):
-    plain = runner.invoke(app, ["compare-simulators", str(logs)])
+    plain = runner.invoke(app, ["compare-simulators", *logs])
     assert plain.exit_code == 0 and "No run under occubench/twin" in plain.output
     assert "verdicts against the reference" not in plain.output
-    named = runner.invoke(app, ["compare-simulators", str(logs), "--reference", "occubench/twin"])
+    named = runner.invoke(app, ["compare-simulators", *logs, "--reference", "occubench/twin"])
     assert named.exit_code == 2, named.output
     assert "no run under the reference simulator occubench/twin" in named.output
     assert "Traceback" not in named.output
@@ -86,6 +71,6 @@ def test_the_default_reference_is_taken_when_the_logs_hold_it(logs, monkeypatch)
     from occubench.cli import compare_simulators as command
 
     monkeypatch.setattr(command, "DEFAULT_REFERENCE_SIMULATOR", "occubench/canned")
-    result = runner.invoke(app, ["compare-simulators", str(logs)])
+    result = runner.invoke(app, ["compare-simulators", *logs])
     assert result.exit_code == 0, result.output
     assert "verdicts against the reference occubench/canned" in result.output

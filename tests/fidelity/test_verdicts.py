@@ -5,9 +5,8 @@ import math
 
 import pytest
 
-from conftest import run_task, sample_row
+from conftest import sample_row
 from occubench.analysis import FlipCause, first_difference
-from occubench.dataset import reference_suite_dir
 from occubench.fidelity import (
     DifferenceKind,
     against_reference,
@@ -141,30 +140,15 @@ def test_a_reference_absent_from_the_rows_is_a_clear_error():
         compare_simulators(rows, "occubench/twin")
 
 
-AGENTS = ["occubench/careful", "occubench/no-retry", "occubench/trusting"]
 CANNED, INCONSISTENT, OMITTING = "occubench/canned", "occubench/inconsistent", "occubench/omitting"
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory):
-    """E0, tasks 1001-1002: every agent passes both under canned. The inconsistent simulator
-    shifts a repeated read, which careful (three alike reads) never gets; omitting drops the
-    last bed (1001) or fan (1002), which every agent needs."""
+def rows(simulator_logs):
+    """The reference agents under canned, inconsistent and omitting (``simulator_logs``)."""
     from occubench.results import read_runs
 
-    root = tmp_path_factory.mktemp("logs")
-    for simulator in (CANNED, INCONSISTENT, OMITTING):
-        run_task(
-            root / simulator.split("/")[1],
-            agent=AGENTS,
-            roles={"simulator": simulator},
-            dataset=str(reference_suite_dir()),
-            task_ids="1001,1002",
-            env_mode="E0",
-            with_plan=True,
-            eval_args={"max_tasks": 3},
-        )
-    return read_runs([root])
+    return read_runs([simulator_logs])
 
 
 def test_real_runs_gap_agreement_and_the_step_that_flipped_them(rows):
