@@ -6,6 +6,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.model import (
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    ToolChoice,
+    ToolInfo,
+    get_model,
+)
+
 from occubench.protocols import MessageStyle
 from occubench.worlds import PathStep, World, WorldContext, WorldEntry
 
@@ -18,6 +28,32 @@ CONTEXT = WorldContext(
     retries=2,
 )
 START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class Counted:
+    """A scripted model's answers (``occubench/NAME``) through mockllm, counted: how often a
+    run asked it (``calls``), as a world's replay must not."""
+
+    def __init__(self, name: str = "echo-simulator") -> None:
+        self.calls = 0
+        self.scripted = get_model(f"occubench/{name}", memoize=False)
+
+    async def __call__(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        self.calls += 1
+        out = await self.scripted.generate(input, tools, tool_choice, config)
+        answer = ModelOutput.from_content("mockllm/model", out.completion)
+        answer.usage = out.usage
+        return answer
+
+    def model(self) -> Model:
+        """The model that answers as the scripted one, counting each call."""
+        return get_model("mockllm/model", custom_outputs=self, memoize=False)
 
 
 def steps(*calls: tuple[str, Any]) -> list[PathStep]:

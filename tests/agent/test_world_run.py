@@ -1,32 +1,17 @@
 """A run with a world: recorded, then replayed without a simulator; a replay miss is the world's."""
 
-from inspect_ai.model import ChatMessageTool, ModelOutput, get_model
+from inspect_ai.model import ChatMessageTool, get_model
 
 from conftest import run_task
 from occubench.agent import episode_in
 from occubench.errors import ErrorSource, error_source
 from occubench.worlds import WORLD_METADATA, ObservationSource, World, close_shared_worlds
-from world_fixtures import insert_long_line
-
-
-class Counted:
-    """The echo simulator's answers, counted (a model that says how often it was asked)."""
-
-    def __init__(self):
-        self.calls = 0
-        self.model = get_model("occubench/echo-simulator", memoize=False)
-
-    async def __call__(self, input, tools, tool_choice, config):
-        self.calls += 1
-        out = await self.model.generate(input, tools, tool_choice, config)
-        answer = ModelOutput.from_content("mockllm/model", out.completion)
-        answer.usage = out.usage
-        return answer
+from world_fixtures import Counted, insert_long_line
 
 
 def roles(counter):
     return {
-        "simulator": get_model("mockllm/model", custom_outputs=counter, memoize=False),
+        "simulator": counter.model(),
         "verifier": "occubench/scripted-judge",
     }
 

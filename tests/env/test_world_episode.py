@@ -3,33 +3,19 @@
 from __future__ import annotations
 
 import anyio
-from inspect_ai.model import ModelOutput, get_model
 
 from occubench.env import ToolCallAction, make_episode
 from occubench.scripted import BEHAVIOURS
 from occubench.worlds import ObservationSource, World, close_shared_worlds
+from world_fixtures import Counted
 
 TASK = 1002
 
 
-class Counted:
-    """The canned simulator, counting the calls it answers."""
-
-    def __init__(self):
-        self.calls = 0
-        self.model = get_model("occubench/canned", memoize=False)
-
-    async def __call__(self, input, tools, tool_choice, config):
-        self.calls += 1
-        out = await self.model.generate(input, tools, tool_choice, config)
-        answer = ModelOutput.from_content("mockllm/model", out.completion)
-        answer.usage = out.usage
-        return answer
-
-
 async def by_hand(counter, **settings):
-    simulator = get_model("mockllm/model", custom_outputs=counter, memoize=False)
-    episode = make_episode("reference", TASK, simulator=simulator, protocol="occubench", **settings)
+    episode = make_episode(
+        "reference", TASK, simulator=counter.model(), protocol="occubench", **settings
+    )
     await episode.reset()
     seen = []
     while True:
@@ -45,7 +31,7 @@ async def by_hand(counter, **settings):
 def test_an_episode_replays_its_world_under_the_same_faults(tmp_path):
     world = str(tmp_path / "world")
     faults = dict(env_mode="E3", fault_count=2, fault_duration=2, seed=7, with_plan=True)
-    first, second = Counted(), Counted()
+    first, second = Counted("canned"), Counted("canned")
     one, seen_one, grade_one = anyio.run(lambda: by_hand(first, world=world, **faults))
     close_shared_worlds()
     two, seen_two, grade_two = anyio.run(

@@ -34,16 +34,25 @@ def _step(index: int, **fields: object) -> StepMatch:
     return StepMatch.model_validate(base)
 
 
+def _failed(index: int, failure: str) -> StepMatch:
+    """A step the simulator never answered (an infra failure): nothing of it compared."""
+    return _step(index, outcome_match=None, determined=0, determined_matched=0, failure=failure)
+
+
+def _record(feeding: Feeding, steps: list[StepMatch], tolerance: float = 0.0) -> TwinFidelity:
+    """Simulator ``s``'s record on environment ``e``."""
+    return TwinFidelity(
+        simulator="s", feeding=feeding, tolerance=tolerance, environments=["e"], steps=steps
+    )
+
+
 def test_the_summary_shares_count_steps_fields_and_state() -> None:
-    record = TwinFidelity(
-        simulator="s",
-        feeding=Feeding.TWIN,
-        tolerance=0.0,
-        environments=["e"],
-        steps=[
+    record = _record(
+        Feeding.TWIN,
+        [
             _step(0),
             _step(1, outcome_match=False, determined_matched=0, missing=2),
-            _step(2, outcome_match=None, determined=0, determined_matched=0, failure="timeout"),
+            _failed(2, "timeout"),
             _step(3, state_fields=4, state_matched=3, fields_changed=1),
         ],
     )
@@ -56,16 +65,8 @@ def test_the_summary_shares_count_steps_fields_and_state() -> None:
 
 
 def test_a_free_running_record_names_its_first_drift_and_feeds_merge() -> None:
-    own = TwinFidelity(
-        simulator="s",
-        feeding=Feeding.OWN,
-        tolerance=0.0,
-        environments=["e"],
-        steps=[
-            _step(0),
-            _step(1, outcome_match=None, determined=0, determined_matched=0, failure="busy"),
-            _step(2, state_fields=2, state_matched=1),
-        ],
+    own = _record(
+        Feeding.OWN, [_step(0), _failed(1, "busy"), _step(2, state_fields=2, state_matched=1)]
     )
     assert summarise(own).first_drift == 2 and summarise(own).state == 0.5
     assert first_drifts(own) == {("e", "t"): 2}
@@ -76,9 +77,7 @@ def test_a_free_running_record_names_its_first_drift_and_feeds_merge() -> None:
 
 
 def test_records_read_back_and_bad_files_are_one_clear_error(tmp_path: Path) -> None:
-    record = TwinFidelity(
-        simulator="s", feeding=Feeding.TWIN, tolerance=0.01, environments=["e"], steps=[_step(0)]
-    )
+    record = _record(Feeding.TWIN, [_step(0)], tolerance=0.01)
     path = tmp_path / "twin.json"
     write_fidelity(path, [record, record])
     assert read_fidelity(path) == [record, record]

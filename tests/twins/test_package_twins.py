@@ -92,6 +92,16 @@ def _twin(env: EnvConfig) -> Twin:
     return package_twins()[env.environment_name](env)
 
 
+Case = tuple[EnvConfig, list[TaskRecord], Twin]
+
+
+@pytest.fixture(params=TWINS)
+def case(request: pytest.FixtureRequest) -> Case:
+    """Each package twin, fresh, with its config and tasks (``_config``)."""
+    env, tasks = _config(request.param, request)
+    return env, tasks, _twin(env)
+
+
 def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
@@ -121,12 +131,8 @@ def _reference_tasks() -> list[TaskRecord]:
     return [t for t in _dataset(reference_suite_dir()).tasks if t.reference_plan]
 
 
-@pytest.mark.parametrize("name", TWINS)
-def test_success_observations_fit_the_tools_example_output(
-    name: str, request: pytest.FixtureRequest
-) -> None:
-    env, tasks = _config(name, request)
-    twin = _twin(env)
+def test_success_observations_fit_the_tools_example_output(case: Case) -> None:
+    env, tasks, twin = case
     steps = _fresh_steps(twin, candidate_calls(env, tasks))
     for task in tasks:
         if task.reference_plan:
@@ -144,10 +150,8 @@ def test_success_observations_fit_the_tools_example_output(
     assert succeeded == set(twin.specs) if _is_reference(env) else succeeded
 
 
-@pytest.mark.parametrize("name", TWINS)
-def test_canned_calls_get_the_canned_observation(name: str, request: pytest.FixtureRequest) -> None:
-    env, _ = _config(name, request)
-    twin = _twin(env)
+def test_canned_calls_get_the_canned_observation(case: Case) -> None:
+    env, _, twin = case
     canned = env.canned_observations or []
     for known in canned:
         twin.reset()
@@ -170,12 +174,10 @@ def _id_arguments(env: EnvConfig, spec: ToolSpec, arguments: dict[str, Any]) -> 
     ]
 
 
-@pytest.mark.parametrize("name", TWINS)
-def test_an_unknown_id_gets_the_configs_error(name: str, request: pytest.FixtureRequest) -> None:
-    env, tasks = _config(name, request)
+def test_an_unknown_id_gets_the_configs_error(case: Case) -> None:
+    env, tasks, twin = case
     assert UNKNOWN_ID not in _key(env.task_initial_state)
     assert str(UNKNOWN_NUMBER) not in _key(env.task_initial_state)
-    twin = _twin(env)
     shapes, checked = error_shapes(env), set()
     for tool, arguments in candidate_calls(env, tasks):
         spec = twin.specs[tool]
@@ -216,12 +218,8 @@ def _broken_calls(spec: ToolSpec) -> list[dict[str, Any]]:
     return [arguments for arguments in broken if schema_problem(spec, arguments) is not None]
 
 
-@pytest.mark.parametrize("name", TWINS)
-def test_unknown_tools_and_broken_arguments_are_errors_that_change_nothing(
-    name: str, request: pytest.FixtureRequest
-) -> None:
-    env, _ = _config(name, request)
-    twin = _twin(env)
+def test_unknown_tools_and_broken_arguments_are_errors_that_change_nothing(case: Case) -> None:
+    env, _, twin = case
     calls: list[Call] = [(UNKNOWN_TOOL, {})]
     calls += [(s.name, args) for s in env.action_set_definitions for args in _broken_calls(s)]
     steps = twin.run(calls)

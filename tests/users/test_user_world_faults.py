@@ -1,56 +1,39 @@
 """A task with a user through a world (recorded, then replayed with no user call) and faults."""
 
-from inspect_ai.model import ModelOutput, get_model
-
 from conftest import run_task
 from occubench.agent import episode_in
 from occubench.worlds import ObservationSource, close_shared_worlds
 from user_fixtures import user_dataset
-
-
-class Counted:
-    """A scripted model's answers through mockllm, counted (how often it was asked)."""
-
-    def __init__(self, name):
-        self.calls = 0
-        self.model = get_model(f"occubench/{name}", memoize=False)
-
-    async def __call__(self, input, tools, tool_choice, config):
-        self.calls += 1
-        out = await self.model.generate(input, tools, tool_choice, config)
-        answer = ModelOutput.from_content("mockllm/model", out.completion)
-        answer.usage = out.usage
-        return answer
+from world_fixtures import Counted
 
 
 def counted_roles():
     sim, user = Counted("echo-simulator"), Counted("user-cooperative")
-    roles = {
-        "simulator": get_model("mockllm/model", custom_outputs=sim, memoize=False),
-        "user": get_model("mockllm/model", custom_outputs=user, memoize=False),
-    }
+    roles = {"simulator": sim.model(), "user": user.model()}
     return roles, sim, user
+
+
+def world_run(log_dir, agent, data, world, **task_args):
+    """The user dataset's task run by ``agent`` in ``world`` (recorded unless ``world_mode``
+    says otherwise), the simulator and the user counted; the shared worlds closed after it.
+    Returns the log, the simulator and the user."""
+    roles, sim, user = counted_roles()
+    log = run_task(
+        log_dir, agent=agent, roles=roles, dataset=str(data), world=str(world), **task_args
+    )
+    close_shared_worlds()
+    return log, sim, user
 
 
 def test_a_replay_from_a_world_makes_no_user_model_call(tmp_path):
     data, world = user_dataset(tmp_path / "data"), tmp_path / "world"
-    roles, _, user = counted_roles()
-    first = run_task(
-        tmp_path / "a", agent="occubench/asking", roles=roles, dataset=str(data), world=str(world)
-    )
+    first, _, user = world_run(tmp_path / "a", "occubench/asking", data, world)
     recorded = episode_in(first.samples[0].store)
     assert user.calls == 3 and [t.attempts for t in recorded.user_turns] == [1, 1, 1]
     assert {t.source for t in recorded.user_turns} == {ObservationSource.SIMULATOR}
-    close_shared_worlds()
 
-    roles, sim, user = counted_roles()
-    second = run_task(
-        tmp_path / "b",
-        agent="occubench/asking",
-        roles=roles,
-        dataset=str(data),
-        world=str(world),
-        world_mode="replay",
+    second, sim, user = world_run(
+        tmp_path / "b", "occubench/asking", data, world, world_mode="replay"
     )
     replayed = episode_in(second.samples[0].store)
     assert second.samples[0].error is None
@@ -60,28 +43,16 @@ def test_a_replay_from_a_world_makes_no_user_model_call(tmp_path):
     assert [t.attempts for t in replayed.user_turns] == [0, 0, 0]
     assert [t.reply for t in replayed.user_turns] == [t.reply for t in recorded.user_turns]
     assert second.samples[0].scores["occubench_scorer"].value == "C"
-    close_shared_worlds()
 
 
 def test_a_replay_that_strays_from_the_recorded_conversation_is_a_world_miss(tmp_path):
     data, world = user_dataset(tmp_path / "data"), tmp_path / "world"
-    roles, _, _ = counted_roles()
-    run_task(
-        tmp_path / "a", agent="occubench/asking", roles=roles, dataset=str(data), world=str(world)
-    )
-    close_shared_worlds()
-    roles, _, user = counted_roles()
-    strayed = run_task(
-        tmp_path / "b",
-        agent="occubench/non-asking",
-        roles=roles,
-        dataset=str(data),
-        world=str(world),
-        world_mode="replay",
+    world_run(tmp_path / "a", "occubench/asking", data, world)
+    strayed, _, user = world_run(
+        tmp_path / "b", "occubench/non-asking", data, world, world_mode="replay"
     )
     assert user.calls == 0
     assert strayed.samples[0].error is not None
-    close_shared_worlds()
 
 
 def test_faults_hit_the_tools_never_the_user(tmp_path):
