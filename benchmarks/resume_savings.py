@@ -9,7 +9,8 @@ again. Printed per wire (the chat wire, and the agent on the strict Anthropic se
 with thinking on): the agent's generation requests and the simulator's requests sent by
 the first run (held ones included), by the resume, and by an uninterrupted run, and the
 resume's "Resumed:" line. ``--source`` runs another checkout's occubench (its ``src``
-folder, e.g. the commit before journals, to compare before and after).
+folder, e.g. the commit before journals, to compare before and after). The servers and
+the command line are the resume tests' (``tests/resume_runs.py``).
 
     python benchmarks/resume_savings.py [--dataset DIR] [--source SRC] [--turn 3] [--kill]
 """
@@ -23,42 +24,17 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from occubench.scripted import BEHAVIOURS
-from occubench.testing import AnthropicServer, Hold, ScriptedOpenAIServer
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the resume tests' runs
 
-OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
-AGENT = "schema-agent"
-CLAUDE = "claude-opus-4-6"
-TASKS = "11,24,26,32"
+from resume_runs import children, command, servers, start_held  # noqa: E402
 
-
-def command(wire: str, dataset: str, logs: Path, workers: int) -> list[str]:
-    """The run's command line."""
-    agent = f"openai-api/local/{AGENT}" if wire == "chat" else f"anthropic/{CLAUDE}"
-    thinking = [] if wire == "chat" else ["--reasoning-tokens", "agent=2048"]
-    return [
-        OCCUBENCH,
-        "run",
-        "--agent-model",
-        agent,
-        "--simulator-model",
-        "openai-api/local/canned",
-        *thinking,
-        "--dataset",
-        dataset,
-        "--tasks",
-        TASKS,
-        "--workers",
-        str(workers),
-        "--display",
-        "none",
-        "--log-dir",
-        str(logs),
-    ]
+TASKS = [11, 24, 26, 32]
+HOLD_BOUND = 600
+"""The most seconds the first run may take to reach the held turn."""
 
 
 def measure(
@@ -69,66 +45,33 @@ def measure(
     Stopped by SIGINT (one worker), or with ``kill`` by SIGKILL of its two shard workers.
     """
     workers = 2 if kill else 1
-    hold = Hold(model=AGENT, samples=0, turn=turn) if wire == "chat" else None
-    anthropic = (
-        AnthropicServer(behaviours={CLAUDE: BEHAVIOURS[AGENT]}, record=True, hold_turn=turn)
-        if wire == "anthropic"
-        else None
-    )
-    with ScriptedOpenAIServer(hold=hold) as chat:
-        env = {**os.environ, "LOCAL_BASE_URL": chat.base_url, "LOCAL_API_KEY": "x"}
-        if source:
-            env["PYTHONPATH"] = source
-        if anthropic is not None:
-            anthropic.start()
-            env |= {"ANTHROPIC_BASE_URL": anthropic.base_url, "ANTHROPIC_API_KEY": "x"}
+    with servers(wire, turn, {"PYTHONPATH": source} if source else None) as served:
 
         def counts() -> tuple[int, int]:
-            sim = chat.stats.requests["canned"]
-            if anthropic is not None:
-                return sum(r.path == "/v1/messages" for r in anthropic.requests), sim
-            return chat.stats.requests[AGENT], sim
-
-        def held() -> int:
-            return anthropic.stats.held if anthropic is not None else chat.stats.held
+            return served.agent_requests(), served.simulator_requests()
 
         logs = root / wire / "logs"
-        run = subprocess.Popen(
-            command(wire, dataset, logs, workers),
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+        run = start_held(
+            command(wire, dataset, TASKS, logs, workers), served, len(TASKS), HOLD_BOUND
         )
-        while held() < len(TASKS.split(",")):
-            if run.poll() is not None:
-                raise RuntimeError(run.stdout.read().decode() if run.stdout else "ended")
-            time.sleep(0.05)
         if kill:
-            listed = subprocess.run(
-                ["ps", "-o", "pid=", "--ppid", str(run.pid)], capture_output=True, text=True
-            )
-            for pid in listed.stdout.split():
-                os.killpg(int(pid), signal.SIGKILL)  # each worker in its own process group
+            for pid in children(run.pid):
+                os.killpg(pid, signal.SIGKILL)  # each worker in its own process group
         else:
             run.send_signal(signal.SIGINT)
         run.communicate()
         first = counts()
-        chat.release()
-        if anthropic is not None:
-            anthropic.release()
+        served.release()
         resumed = subprocess.run(
-            command(wire, dataset, logs, workers), env=env, capture_output=True
+            command(wire, dataset, TASKS, logs, workers), env=served.env, capture_output=True
         )
         after = counts()
+        clean_logs = root / wire / "clean"
         whole = subprocess.run(
-            command(wire, dataset, root / wire / "clean", workers), env=env, capture_output=True
+            command(wire, dataset, TASKS, clean_logs, workers), env=served.env, capture_output=True
         )
         clean = counts()
-        if anthropic is not None:
-            refused = anthropic.refused
-            anthropic.stop()
-        else:
-            refused = []
+        refused = served.refused()
     said = [line for line in resumed.stdout.decode().splitlines() if line.startswith("Resumed")]
     return {
         "wire": wire,

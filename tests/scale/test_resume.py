@@ -18,118 +18,59 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from inspect_ai.model import ModelOutput
 
+import resume_runs
 from conftest import HANG_BOUND, RELEASE_IDS
 from occubench.calls import JOURNAL_FOLDER
 from occubench.config import EvalOptions, RunConfig
 from occubench.errors import ExitCode
 from occubench.results import read_runs
 from occubench.scale import Executor, RunSpec, execute, plan_shards, start_shard
-from occubench.scripted import BEHAVIOURS
-from occubench.testing import AnthropicServer, Hold, ScriptedOpenAIServer
+from resume_runs import AGENT, CLAUDE, Servers, children
 from scale.test_shards import needs_ray, ray_temp  # noqa: F401 - the fixture, used by name
 
-BIN = Path(sys.executable).with_name("occubench")
 PROGRAM = Path(__file__).parents[1] / "serving" / "agent_program.py"
 """The test agent program (``tests/serving``): its ``bridge`` mode asks the agent's model
 through the endpoint occubench offers it."""
-AGENT = "schema-agent"
-CLAUDE = "claude-opus-4-6"
 TASKS = RELEASE_IDS[:4]  # 11, 24, 26, 32
 HOLD_TURN = 3
 
 
-@dataclass
-class Servers:
-    """The servers of one test: the simulator's (and the chat agent's), the Anthropic agent's."""
-
-    chat: ScriptedOpenAIServer
-    anthropic: AnthropicServer | None
-    env: dict[str, str]
-
-    def agent_requests(self) -> int:
-        """Generations the agent's server was asked for so far (held ones included)."""
-        if self.anthropic is not None:  # its token counts are free, and not journaled
-            return sum(r.path == "/v1/messages" for r in self.anthropic.requests)
-        return self.chat.stats.requests[AGENT]
-
-    def held(self) -> int:
-        """Agent requests held at the turn so far."""
-        return self.anthropic.stats.held if self.anthropic is not None else self.chat.stats.held
-
-    def release(self) -> None:
-        self.chat.release()
-        if self.anthropic is not None:
-            self.anthropic.release()
-
-
 @contextmanager
 def servers(wire: str, tmp_path: Path) -> Iterator[Servers]:
-    """The chat server (simulator; agent too on the chat wire) and, for ``anthropic``, the
-    strict Anthropic server for the agent; every agent request at ``HOLD_TURN`` is held."""
-    hold = Hold(model=AGENT, samples=0, turn=HOLD_TURN) if wire == "chat" else None
-    with ScriptedOpenAIServer(hold=hold) as chat:
-        env = {
-            **os.environ,
-            "LOCAL_BASE_URL": chat.base_url,
-            "LOCAL_API_KEY": "test-key",
-            "TMPDIR": str(tmp_path),
-        }
-        if wire == "chat":
-            yield Servers(chat, None, env)
-            return
-        behaviours = {CLAUDE: BEHAVIOURS[AGENT]}
-        with AnthropicServer(behaviours=behaviours, record=True, hold_turn=HOLD_TURN) as anthropic:
-            env |= {"ANTHROPIC_BASE_URL": anthropic.base_url, "ANTHROPIC_API_KEY": "test-key"}
-            yield Servers(chat, anthropic, env)
-            assert anthropic.refused == []  # every replayed thinking block was accepted
+    """``resume_runs.servers`` holding each agent request at ``HOLD_TURN``; on the Anthropic
+    wire, every replayed thinking block must have been accepted."""
+    with resume_runs.servers(wire, HOLD_TURN, {"TMPDIR": str(tmp_path)}) as served:
+        yield served
+        assert served.refused() == []
 
 
 def command(
     wire: str, release_dir: Path, logs: Path, workers: int = 1, extra: tuple[str, ...] = ()
 ) -> list[str]:
-    agent = f"openai-api/local/{AGENT}" if wire == "chat" else f"anthropic/{CLAUDE}"
-    thinking = [] if wire == "chat" else ["--reasoning-tokens", "agent=2048"]
-    return [
-        str(BIN),
-        "run",
-        "--agent-model",
-        agent,
-        "--simulator-model",
-        "openai-api/local/canned",
-        *thinking,
-        "--dataset",
-        str(release_dir),
-        "--tasks",
-        ",".join(map(str, TASKS)),
-        "--workers",
-        str(workers),
-        "--log-buffer",
-        "1",
-        "--display",
-        "none",
-        "--log-dir",
-        str(logs),
-        *extra,
-    ]
+    return resume_runs.command(wire, release_dir, TASKS, logs, workers, extra)
 
 
-def wait_held(run: subprocess.Popen[bytes], served: Servers) -> None:
-    """Wait until every sample's agent is held at its turn (a count, not a duration)."""
-    deadline = time.monotonic() + HANG_BOUND
-    while served.held() < len(TASKS):
-        assert run.poll() is None, run.stdout.read().decode() if run.stdout else ""
-        assert time.monotonic() < deadline, "the samples never reached the held turn"
-        time.sleep(0.05)
+def start_held(run_command: list[str], served: Servers) -> subprocess.Popen[bytes]:
+    """The run started, each of its samples' agent held at its turn."""
+    return resume_runs.start_held(run_command, served, len(TASKS), HANG_BOUND)
+
+
+def interrupted(run_command: list[str], served: Servers) -> str:
+    """The output of the run stopped by SIGINT once every sample is held (its exit: the
+    interrupted run's)."""
+    run = start_held(run_command, served)
+    run.send_signal(signal.SIGINT)
+    out, _ = run.communicate(timeout=HANG_BOUND)
+    assert run.returncode == ExitCode.INTERRUPTED, out.decode()
+    return out.decode()
 
 
 def journals(logs: Path) -> list[Path]:
@@ -207,24 +148,9 @@ def finish(
 def test_a_resume_after_ctrl_c_pays_only_for_calls_never_answered(release_dir, tmp_path, wire):
     logs = tmp_path / "logs"
     with servers(wire, tmp_path) as served:
-        run = subprocess.Popen(
-            command(wire, release_dir, logs),
-            env=served.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        wait_held(run, served)
-        run.send_signal(signal.SIGINT)
-        out, _ = run.communicate(timeout=HANG_BOUND)
-        assert run.returncode == ExitCode.INTERRUPTED, out.decode()
-        assert f"0 of {len(TASKS)} samples finished" in out.decode()
+        out = interrupted(command(wire, release_dir, logs), served)
+        assert f"0 of {len(TASKS)} samples finished" in out
         finish(wire, release_dir, tmp_path, served, logs)
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid``."""
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
 
 
 def test_a_resume_after_its_shards_were_killed_pays_only_for_calls_never_answered(
@@ -232,13 +158,7 @@ def test_a_resume_after_its_shards_were_killed_pays_only_for_calls_never_answere
 ):
     logs = tmp_path / "logs"
     with servers("chat", tmp_path) as served:
-        run = subprocess.Popen(
-            command("chat", release_dir, logs, workers=2),
-            env=served.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        wait_held(run, served)
+        run = start_held(command("chat", release_dir, logs, workers=2), served)
         workers = children(run.pid)
         assert len(workers) == 2
         for pid in workers:
@@ -251,15 +171,7 @@ def test_a_resume_after_its_shards_were_killed_pays_only_for_calls_never_answere
 def test_a_torn_or_edited_journal_is_ignored_and_its_sample_pays_again(release_dir, tmp_path):
     logs = tmp_path / "logs"
     with servers("chat", tmp_path) as served:
-        run = subprocess.Popen(
-            command("chat", release_dir, logs),
-            env=served.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        wait_held(run, served)
-        run.send_signal(signal.SIGINT)
-        run.communicate(timeout=HANG_BOUND)
+        interrupted(command("chat", release_dir, logs), served)
         torn, edited, *kept = journals(logs)
         torn.write_bytes(torn.read_bytes()[:-5])
         lines = edited.read_text().splitlines(keepends=True)
@@ -304,16 +216,7 @@ def test_a_resume_replays_journals_with_a_world_and_with_an_agent_program(
         extra = clean = ("--agent-command", program)
     logs = tmp_path / "logs"
     with servers("chat", tmp_path) as served:
-        run = subprocess.Popen(
-            command("chat", release_dir, logs, extra=extra),
-            env=served.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        wait_held(run, served)
-        run.send_signal(signal.SIGINT)
-        out, _ = run.communicate(timeout=HANG_BOUND)
-        assert run.returncode == ExitCode.INTERRUPTED, out.decode()
+        interrupted(command("chat", release_dir, logs, extra=extra), served)
         finish("chat", release_dir, tmp_path, served, logs, extra=extra, clean_extra=clean)
 
 
@@ -336,11 +239,7 @@ def test_a_shard_killed_locally_resumes_on_ray_from_its_journals(
         )
         (shard,) = plan_shards(run, 1)
         victim = start_shard(shard, tmp_path / "victim")
-        deadline = time.monotonic() + HANG_BOUND
-        while served.held() < len(TASKS):
-            assert victim.poll() is None, "the shard ended before it was killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        resume_runs.wait_held(victim, served, len(TASKS), HANG_BOUND)
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait()
         total, agent = journaled(tmp_path / "logs")
