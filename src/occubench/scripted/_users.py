@@ -212,27 +212,21 @@ def _walk(
 def asking_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:
     """Asks the user for what it needs, one question each, then acts (module doc)."""
     opening = _planned(messages)
-    if opening is not None:
-        slots = list(dict.fromkeys(_SLOT.findall(opening.text)))
-        asked = [m for m in messages if isinstance(m, ChatMessageAssistant) and "?" in m.text]
-        heard = [m.text for m in messages if isinstance(m, ChatMessageUser)][1:]
-        if len(asked) < len(slots) and len(heard) == len(asked):
-            return Reply(content=f"What is your {_spoken_name(slots[len(asked)])}?")
-        values = {
-            name: stated_value(name, reply) or reply.strip().rstrip(".")
-            for name, reply in zip(slots, heard, strict=False)
-        }
-        return _walk(opening, values, messages, tools)
-    needed = _required(tools)
+    if opening is None:
+        needed = _required(tools)
+    else:
+        needed = list(dict.fromkeys(_SLOT.findall(opening.text)))
     questions = [m for m in messages if isinstance(m, ChatMessageAssistant) and "?" in m.text]
-    users = [m.text for m in messages if isinstance(m, ChatMessageUser)][1:]
-    if len(questions) < len(needed) and len(users) == len(questions):
+    replies = [m.text for m in messages if isinstance(m, ChatMessageUser)][1:]
+    if len(questions) < len(needed) and len(replies) == len(questions):
         return Reply(content=f"What is your {_spoken_name(needed[len(questions)])}?")
     values = {
         name: stated_value(name, reply) or reply.strip().rstrip(".")
-        for name, reply in zip(needed, users, strict=False)
+        for name, reply in zip(needed, replies, strict=False)
     }
-    return _act(tools, values, messages)
+    if opening is None:
+        return _act(tools, values, messages)
+    return _walk(opening, values, messages, tools)
 
 
 def non_asking_agent(messages: list[ChatMessage], tools: list[ToolInfo]) -> Reply:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,8 +119,15 @@ class TravelItineraryTwin(Twin):
         items: list[dict[str, Any]] = self.state["current_itinerary"]
         return items
 
-    def _itinerary_state(self) -> tuple[list[str], list[str]]:
-        """The itinerary's free state pointers before a write and after it (by position)."""
+    def _settled(
+        self, total: float, observation: dict[str, Any], free: Sequence[str] = ()
+    ) -> Answer:
+        """A booking change's answer, ``total`` made the new total spent.
+
+        ``total`` is stated last in ``observation``. The itinerary's free state pointers
+        move with its items (by position): those of the items the twin booked, after it.
+        """
+        self.state["total_spent"] = total
         before = sorted(p for p in self.free_state if p.startswith("/current_itinerary/"))
         after = [
             f"/current_itinerary/{index}/{key}"
@@ -127,7 +135,12 @@ class TravelItineraryTwin(Twin):
             if _BOOKED.fullmatch(str(item.get("item_id", "")))
             for key in BOOKED_FREE
         ]
-        return before, after
+        return Answer(
+            observation={**observation, "new_total_spent": total},
+            free=list(free),
+            free_state=after,
+            fixed_state=before,
+        )
 
     @staticmethod
     def _item_id(item: dict[str, Any]) -> tuple[str, bool]:
@@ -258,17 +271,8 @@ class TravelItineraryTwin(Twin):
                 "cost": cost,
             }
         )
-        self.state["total_spent"] = total
-        before, after = self._itinerary_state()
-        return Answer(
-            observation={
-                "status": "confirmed",
-                "itinerary_item_id": item_id,
-                "new_total_spent": total,
-            },
-            free=["/itinerary_item_id"],
-            free_state=after,
-            fixed_state=before,
+        return self._settled(
+            total, {"status": "confirmed", "itinerary_item_id": item_id}, ["/itinerary_item_id"]
         )
 
     @tool
@@ -283,14 +287,4 @@ class TravelItineraryTwin(Twin):
             return self.error(f"no itinerary item {arguments['item_id']!r}", "Not Found")
         refund = float(items.pop(index).get("cost") or 0.0)
         total = round(float(self.state["total_spent"]) - refund, 2)
-        self.state["total_spent"] = total
-        before, after = self._itinerary_state()
-        return Answer(
-            observation={
-                "status": "cancelled",
-                "refunded_amount": refund,
-                "new_total_spent": total,
-            },
-            free_state=after,
-            fixed_state=before,
-        )
+        return self._settled(total, {"status": "cancelled", "refunded_amount": refund})

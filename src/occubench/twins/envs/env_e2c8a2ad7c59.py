@@ -85,6 +85,18 @@ class PythonWorkspaceTwin(Twin):
     def _is_directory(self, path: str) -> bool:
         return path == _ROOT or any(key.startswith(path + "/") for key in self._files)
 
+    def _file(self, given: str) -> str | Answer:
+        """The state's key of the file at ``given``, or the error of opening it."""
+        path = self._path(given)
+        if path in self._files:
+            return path
+        if self._is_directory(path):
+            return self._a_directory(given)
+        return self._missing(given)
+
+    def _a_directory(self, given: str) -> Answer:
+        return self.error(f"IsADirectoryError: [Errno 21] Is a directory: '{given}'")
+
     @tool
     def list_directory_contents(self, arguments: dict[str, Any]) -> Answer:
         """The directory's direct children, directories marked with a trailing slash."""
@@ -108,12 +120,9 @@ class PythonWorkspaceTwin(Twin):
     @tool
     def read_file_content(self, arguments: dict[str, Any]) -> Answer:
         """The file's text."""
-        given = arguments["file_path"]
-        path = self._path(given)
-        if path not in self._files:
-            if self._is_directory(path):
-                return self.error(f"IsADirectoryError: [Errno 21] Is a directory: '{given}'")
-            return self._missing(given)
+        path = self._file(arguments["file_path"])
+        if isinstance(path, Answer):
+            return path
         return Answer(observation={"content": self._files[path]})
 
     @tool
@@ -122,7 +131,7 @@ class PythonWorkspaceTwin(Twin):
         given = arguments["file_path"]
         path = self._path(given)
         if self._is_directory(path) or given.rstrip().endswith("/"):
-            return self.error(f"IsADirectoryError: [Errno 21] Is a directory: '{given}'")
+            return self._a_directory(given)
         if any(path.startswith(key + "/") for key in self._files):
             return self.error(f"NotADirectoryError: [Errno 20] Not a directory: '{given}'")
         content: str = arguments["content"]
@@ -132,12 +141,9 @@ class PythonWorkspaceTwin(Twin):
     @tool
     def execute_python_script(self, arguments: dict[str, Any]) -> Answer:
         """A run's output, never by running it: free unless the script cannot parse."""
-        given = arguments["script_path"]
-        path = self._path(given)
-        if path not in self._files:
-            if self._is_directory(path):
-                return self.error(f"IsADirectoryError: [Errno 21] Is a directory: '{given}'")
-            return self._missing(given)
+        path = self._file(arguments["script_path"])
+        if isinstance(path, Answer):
+            return path
         problem = _syntax_error(self._files[path], path)
         if problem is None:
             return Answer(
