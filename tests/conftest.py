@@ -49,6 +49,15 @@ SCRIPTED_MODEL_ARGS = [
     "occubench/scripted-judge",
 ]
 """``occubench run``'s options for the offline scripted models, in process."""
+REFERENCE_MODEL_ARGS = [
+    "--agent-model",
+    "occubench/careful",
+    "--simulator-model",
+    "occubench/canned",
+    "--verifier-model",
+    "occubench/scripted-judge",
+]
+"""The same for the careful reference agent under the canned simulator."""
 HTTP_MODEL_ARGS = [
     "--agent-model",
     "openai-api/local/schema-agent",

@@ -103,14 +103,15 @@ def command(
         ",".join(map(str, tasks)),
         "--workers",
         str(workers),
-        "--log-buffer",
-        "1",
-        "--display",
-        "none",
-        "--log-dir",
-        str(logs),
+        *kept_in(logs),
         *extra,
     ]
+
+
+def kept_in(logs: Path) -> list[str]:
+    """``occubench run``'s options to keep each sample in ``logs`` as it ends (what an
+    interrupted run keeps), with no display."""
+    return ["--log-buffer", "1", "--display", "none", "--log-dir", str(logs)]
 
 
 def start_held(

@@ -4,6 +4,7 @@ import pytest
 from pydantic import TypeAdapter
 from typer.testing import CliRunner, Result
 
+from conftest import REFERENCE_MODEL_ARGS
 from occubench.cli import app
 from occubench.defaults import DEFAULT_TWIN_TOLERANCE
 from occubench.fidelity import WRITE_PROBE, AuditReport, FidelityMetric
@@ -138,12 +139,7 @@ def test_audit_twin_replays_the_tool_calls_of_logged_trajectories(tmp_path):
         app,
         [
             "run",
-            "--agent-model",
-            "occubench/careful",
-            "--simulator-model",
-            "occubench/canned",
-            "--verifier-model",
-            "occubench/scripted-judge",
+            *REFERENCE_MODEL_ARGS,
             "--dataset",
             "reference",
             "--with-plan",

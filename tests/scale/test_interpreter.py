@@ -6,6 +6,7 @@ import sys
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import read_eval_log
 
+from conftest import REFERENCE_MODEL_ARGS
 from occubench.defaults import DEFAULT_GC_THRESHOLDS, DEFAULT_TRACE_LEVEL
 from occubench.scale._interpreter import (
     expect_samples,
@@ -193,12 +194,7 @@ def test_logs_are_the_same_with_lean_inspect(tmp_path, monkeypatch):
         "run",
         "--dataset",
         "reference",
-        "--agent-model",
-        "occubench/careful",
-        "--simulator-model",
-        "occubench/canned",
-        "--verifier-model",
-        "occubench/scripted-judge",
+        *REFERENCE_MODEL_ARGS,
         "--with-plan",
         "--env-mode",
         "E3",

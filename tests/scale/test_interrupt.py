@@ -24,6 +24,7 @@ from conftest import HANG_BOUND
 from occubench.errors import ExitCode
 from occubench.results import read_runs
 from occubench.testing._openai_server import Hold, ScriptedOpenAIServer
+from resume_runs import kept_in
 
 BIN = Path(sys.executable).with_name("occubench")
 MODELS = [
@@ -75,12 +76,7 @@ def test_interrupt_keeps_samples_and_prints_the_resuming_command(tmp_path, worke
         workers,
         "--max-samples",
         "1",  # one at a time: a held request keeps its connection from the others
-        "--log-buffer",
-        "1",
-        "--display",
-        "none",
-        "--log-dir",
-        str(logs),
+        *kept_in(logs),
     ]
     with ScriptedOpenAIServer(hold=Hold(model="careful", samples=1)) as server:
         env = {
