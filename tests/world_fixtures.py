@@ -6,15 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    GenerateConfig,
-    Model,
-    ModelOutput,
-    ToolChoice,
-    ToolInfo,
-    get_model,
-)
+from inspect_ai.model import Model, ModelOutput, get_model
 
 from occubench.protocols import MessageStyle
 from occubench.worlds import PathStep, World, WorldContext, WorldEntry
@@ -38,15 +30,10 @@ class Counted:
         self.calls = 0
         self.scripted = get_model(f"occubench/{name}", memoize=False)
 
-    async def __call__(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
+    async def __call__(self, *request: Any) -> ModelOutput:
+        """Mockllm's call (input, tools, tool choice, config), answered by the scripted model."""
         self.calls += 1
-        out = await self.scripted.generate(input, tools, tool_choice, config)
+        out = await self.scripted.generate(*request)
         answer = ModelOutput.from_content("mockllm/model", out.completion)
         answer.usage = out.usage
         return answer
