@@ -215,3 +215,20 @@ def test_journals_of_logged_samples_are_removed(place):
 def test_an_id_that_is_no_safe_name_is_digested(place):
     assert place.path("../../etc/passwd", 1).parent == place.folder
     assert place.path("a b", 2).name.startswith("id-") and place.path(7, 2).name == "7-2.jsonl"
+
+
+def test_half_an_emoji_is_journaled_escaped_as_every_reader_escapes_it(place):
+    """No UTF-8 file holds a lone surrogate: the journal keeps it as ``\\ud83d`` (found in CI)."""
+    torn = answer("J\ud83d Doe")
+    written(place, [("k1", "one")])  # a journal with an answer before it
+    journal = Journal(place, SAMPLE, EPOCH)
+    journal.seed()
+    journal.take("k1")
+    journal.append("k2", torn)
+    journal.close()
+    assert torn.completion == "J\ud83d Doe"  # the caller's answer is left as it is
+    again = Journal(place, SAMPLE, EPOCH)
+    assert again.seed() == 2
+    again.take("k1")
+    replayed = again.take("k2")
+    assert replayed is not None and replayed.completion == "J\\ud83d Doe"

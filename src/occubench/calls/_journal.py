@@ -49,6 +49,7 @@ from pydantic import BaseModel, Field, ValidationError
 from occubench.defaults import DEFAULT_MAX_JOURNAL_BYTES
 from occubench.files import write_fresh
 from occubench.redaction import holds_secret
+from occubench.text import clean_output
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +93,13 @@ class JournalEntry(BaseModel):
 
     @classmethod
     def of(cls, key: str, output: ModelOutput) -> JournalEntry:
-        """The entry of an answered call."""
-        text = output.model_dump_json()
+        """The entry of an answered call.
+
+        Lone surrogates (half an emoji) are escaped as every reader of an answer escapes
+        them (``occubench.text.clean_output``): no UTF-8 file holds them, and the answer a
+        replay gives is the one the run went on with.
+        """
+        text = clean_output(output.model_copy(deep=True)).model_dump_json()
         return cls(key=key, output=text, check=cls.checksum(key, text))
 
 

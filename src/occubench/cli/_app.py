@@ -130,7 +130,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "estimate": LazyCommand(
         "estimate",
         "estimate",
-        "Estimate the tokens and cost of a run per role (agent, simulator, verifier).",
+        "Estimate the tokens and cost of a run per role (agent, simulator, verifier, user).",
     ),
     "diagnose": LazyCommand(
         "diagnose",
