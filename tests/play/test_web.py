@@ -7,14 +7,11 @@ foreign Host, a body over the cap, a form of an earlier turn, text that would be
 
 from __future__ import annotations
 
-import re
-import threading
-
-import anyio
 import pytest
 from fastapi.testclient import TestClient
 
 from conftest import HANG_BOUND
+from desk_fixtures import DeskSession, opened
 from occubench.faults import InjectedFault
 from occubench.play import (
     MAX_PLAY_FORM_BYTES,
@@ -65,44 +62,19 @@ def a_turn(number: int = 1, entries=()) -> Turn:
     )
 
 
-class Session:
-    """A desk, its app and a client; ``publish`` makes a turn wait for a move."""
+class Session(DeskSession[Turn, Move]):
+    """A session of the agent's seat (``desk_fixtures.DeskSession``)."""
 
     def __init__(self):
-        self.desk = HandOff()
+        desk = HandOff()
         # pages wait a moment only for a next turn: here none comes unless a test publishes it
-        self.app = create_play_app(self.desk, INFO, KEY, hosts=["testserver"], settle=0.1)
-        self.client = TestClient(self.app)
-        self.moves: list[Move] = []
-        self.threads: list[threading.Thread] = []
-
-    def publish(self, turn: Turn) -> None:
-        thread = threading.Thread(
-            target=lambda: self.moves.append(anyio.run(self.desk.ask, turn)), daemon=True
-        )
-        thread.start()
-        self.threads.append(thread)
-        assert self.desk.settled(HANG_BOUND)
-
-    def enter(self) -> str:
-        """Open the start link; the form token of the page it leads to."""
-        page = self.client.get(f"/start?key={KEY}")
-        assert page.status_code == 200
-        return re.search(r'name="token" value="([^"]+)"', page.text).group(1)
-
-    def handed(self) -> Move:
-        self.threads[-1].join(HANG_BOUND)
-        return self.moves[-1]
+        app = create_play_app(desk, INFO, KEY, hosts=["testserver"], settle=0.1)
+        super().__init__(desk, app, KEY, desk.ask)
 
 
 @pytest.fixture
 def session():
-    s = Session()
-    s.publish(a_turn())
-    yield s
-    s.desk.close()
-    for thread in s.threads:
-        thread.join(HANG_BOUND)
+    yield from opened(Session(), a_turn())
 
 
 def test_without_the_key_nothing_of_the_session_is_shown(session):
@@ -174,6 +146,8 @@ def test_a_form_of_an_earlier_turn_changes_nothing(session):
     first = session.client.post("/call", data=form, follow_redirects=False)
     assert first.status_code == 303
     assert session.handed() == Move(tool="get_protocol", arguments={"esi_level": 3})
+    working = session.client.post("/call", data=form)  # sent twice, while the call is answered
+    assert working.status_code == 409 and "The environment is answering" in working.text
     session.publish(a_turn(2))
     again = session.client.post("/call", data=form)  # the same form, sent twice
     assert again.status_code == 409 and "earlier move: nothing was sent" in again.text

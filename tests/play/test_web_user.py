@@ -8,14 +8,11 @@ in a reply is refused, the brief and the agent's text are shown as text.
 
 from __future__ import annotations
 
-import re
-import threading
-
 import anyio
 import pytest
-from fastapi.testclient import TestClient
 
 from conftest import HANG_BOUND
+from desk_fixtures import DeskSession, opened
 from occubench.dataset import UserBrief, UserFact
 from occubench.play import (
     MAX_PLAY_FORM_BYTES,
@@ -61,42 +58,18 @@ def a_turn(number: int = 1, message: str = "What is your patient id?", **more) -
     return TalkTurn(number=number, brief=BRIEF, opening="Triage them.", message=message, **more)
 
 
-class Session:
-    """A desk, its app and a client; ``publish`` makes a turn wait for a reply."""
+class Session(DeskSession[TalkTurn, Reply]):
+    """A session of the user's seat (``desk_fixtures.DeskSession``)."""
 
     def __init__(self):
-        self.desk = TalkHandOff()
-        self.app = create_user_app(self.desk, INFO, KEY, hosts=["testserver"], settle=0.1)
-        self.client = TestClient(self.app)
-        self.replies: list[Reply] = []
-        self.threads: list[threading.Thread] = []
-
-    def publish(self, turn: TalkTurn) -> None:
-        thread = threading.Thread(
-            target=lambda: self.replies.append(anyio.run(self.desk.reply, turn)), daemon=True
-        )
-        thread.start()
-        self.threads.append(thread)
-        assert self.desk.settled(HANG_BOUND)
-
-    def enter(self) -> str:
-        page = self.client.get(f"/start?key={KEY}")
-        assert page.status_code == 200
-        return re.search(r'name="token" value="([^"]+)"', page.text).group(1)
-
-    def handed(self) -> Reply:
-        self.threads[-1].join(HANG_BOUND)
-        return self.replies[-1]
+        desk = TalkHandOff()
+        app = create_user_app(desk, INFO, KEY, hosts=["testserver"], settle=0.1)
+        super().__init__(desk, app, KEY, desk.reply)
 
 
 @pytest.fixture
 def session():
-    s = Session()
-    s.publish(a_turn())
-    yield s
-    s.desk.close()
-    for thread in s.threads:
-        thread.join(HANG_BOUND)
+    yield from opened(Session(), a_turn())
 
 
 def test_without_the_key_nothing_is_shown_and_nothing_is_sent(session):
@@ -157,7 +130,7 @@ def test_the_marker_typed_or_an_empty_send_is_refused_and_kept_to_fix(session):
     assert ended.status_code == 400
     empty = session.client.post("/reply", data={**form, "reply": " "})
     assert empty.status_code == 400 and "write a reply, or end the conversation" in empty.text
-    assert session.desk.view()[0] is Phase.ASKING and session.replies == []
+    assert session.desk.view()[0] is Phase.ASKING and session.moves == []
 
 
 def test_forms_need_their_token_their_origin_their_turn_and_a_bounded_body(session):
@@ -182,7 +155,7 @@ def test_forms_need_their_token_their_origin_their_turn_and_a_bounded_body(sessi
     session.publish(a_turn(2, "HR 128."))
     again = session.client.post("/reply", data={**form, "token": token})
     assert again.status_code == 409 and "earlier move: nothing was sent" in again.text
-    assert len(session.replies) == 1 and session.desk.view()[0] is Phase.ASKING
+    assert len(session.moves) == 1 and session.desk.view()[0] is Phase.ASKING
 
 
 def test_the_verdict_then_closing_and_a_closed_desk_ends_the_conversation(session):

@@ -32,9 +32,9 @@ import hmac
 import json
 import secrets
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import ClassVar, Generic
 
 import uvicorn
 from fastapi import FastAPI, Request
@@ -44,7 +44,7 @@ from starlette.concurrency import run_in_threadpool
 
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import UsageError
-from occubench.play._desk import HandOff, Phase, TalkHandOff, _SharedDesk
+from occubench.play._desk import HandOff, MoveT, Phase, TalkHandOff, TurnT, _SharedDesk
 from occubench.play._form import FormProblems, form_arguments, json_arguments
 from occubench.play._talk import MAX_REPLY_CHARS, Reply, TalkTurn, reply_problems
 from occubench.play._turns import Move, PlayInfo, PlayResult, Turn
@@ -87,8 +87,12 @@ def _turn_number(fields: dict[str, str]) -> int:
     return int(text) if text.isdigit() and len(text) < 10 else 0
 
 
-class _Pages:
+class _Pages(Generic[TurnT, MoveT]):
     """What every play app shares: its guard, the session's cookie, the start link, pages.
+
+    A seat (``_AgentSeat``, ``_UserSeat``) adds its own pages: the turn that waits for the
+    person (``asking``), the verdict (``verdict``) and the texts of its waits (``WAITING``);
+    ``current`` shows whichever fits where the session is now.
 
     Args:
         desk: The session's shared desk.
@@ -98,9 +102,12 @@ class _Pages:
         settle: Seconds a page waits for the environment before showing a wait instead.
     """
 
+    WAITING: ClassVar[Mapping[Phase, str]]
+    """What a page says while the session waits in each of the busy phases."""
+
     def __init__(
         self,
-        desk: _SharedDesk[Any, Any],
+        desk: _SharedDesk[TurnT, MoveT],
         info: PlayInfo,
         key: str,
         hosts: Sequence[str],
@@ -202,6 +209,73 @@ class _Pages:
             back=False,
         )
 
+    def asking(self, request: Request, turn: TurnT, status: int, notice: str | None) -> Response:
+        """The page of ``turn``, which waits for the person (``notice``: why it is shown)."""
+        raise NotImplementedError
+
+    def verdict(self, request: Request, turn: TurnT | None, result: PlayResult) -> Response:
+        """The page of the verdict (``turn``: the last one, if any)."""
+        raise NotImplementedError
+
+    def waiting_turn(self, turn: TurnT | None) -> Turn | None:
+        """The turn a waiting page shows (none, unless a seat shows its last one)."""
+        return None
+
+    def current(self, request: Request, notice: str | None = None, status: int = 200) -> Response:
+        """The page of where the session is now (``notice``: why it is shown instead)."""
+        phase, turn, result = self.desk.view()
+        if phase is Phase.ASKING and turn is not None:
+            return self.asking(request, turn, status, notice)
+        if phase is Phase.DONE and result is not None:
+            return self.verdict(request, turn, result)
+        if phase is Phase.CLOSED:
+            return self.ended(request, result)
+        message, shown = self.WAITING[phase], self.waiting_turn(turn)
+        return self.page(request, "waiting.html.j2", status, refresh=1, message=message, turn=shown)
+
+    async def answered(self, request: Request) -> tuple[dict[str, str], int, TurnT] | Response:
+        """A move's form, its turn's number and the turn, or the page that refuses the form.
+
+        A form of an earlier move (its turn no longer waits) shows where the session is now.
+        """
+        fields = await self.posted(request)
+        if isinstance(fields, Response):
+            return fields
+        phase, turn, _ = self.desk.view()
+        number = _turn_number(fields)
+        if phase is not Phase.ASKING or turn is None or turn.number != number:
+            return self.current(request, STALE, 409)
+        return fields, number, turn
+
+    async def hand_over(self, request: Request, number: int, move: MoveT) -> Response:
+        """Hand ``move`` over for turn ``number``, then lead to the page of what follows."""
+        if not self.desk.give(number, move):
+            return self.current(request, STALE, 409)
+        response = RedirectResponse("/", status_code=303)
+        await self.settled()
+        return response
+
+    def add_home(self) -> None:
+        """The route of the page of where the session is now."""
+
+        @self.app.get("/", response_class=HTMLResponse)
+        async def home(request: Request) -> Response:
+            if not self.admitted(request):
+                return self.refused(request)
+            await self.settled()
+            return self.current(request)
+
+    def add_close(self) -> None:
+        """The route that ends the session."""
+
+        @self.app.post("/close")
+        async def close(request: Request) -> Response:
+            fields = await self.posted(request)
+            if isinstance(fields, Response):
+                return fields
+            self.desk.close()
+            return self.current(request)
+
     async def settled(self) -> None:
         """Wait (a while) for the environment, so that the next page is rarely a wait."""
         await run_in_threadpool(self.desk.settled, self.settle)
@@ -214,6 +288,179 @@ class _Pages:
             return await self.guard.form(request)
         except FormError as e:
             return self.message(request, 400, "Not done", str(e), error=True, back=True)
+
+
+class _AgentSeat(_Pages[Turn, Move]):
+    """The pages and moves of a person in the agent's seat: tool calls and the answer."""
+
+    WAITING = {
+        Phase.STARTING: "The environment is starting",
+        Phase.WORKING: "The environment is answering your call",
+        Phase.GRADING: "Your answer is being graded",
+    }
+
+    def turn_page(
+        self,
+        request: Request,
+        turn: Turn,
+        status: int = 200,
+        *,
+        chosen: str | None = None,
+        values: dict[str, str] | None = None,
+        problems: Sequence[str] = (),
+        answer: str = "",
+        answer_problem: str | None = None,
+        notice: str | None = None,
+    ) -> Response:
+        """The page of ``turn``: its tools' forms and the answer's, as the person left them."""
+        return self.page(
+            request,
+            "turn.html.j2",
+            status,
+            turn=turn,
+            turn_number=turn.number,
+            chosen=chosen,
+            values=values or {},
+            problems=list(problems),
+            answer=answer,
+            answer_problem=answer_problem,
+            notice=notice,
+            max_answer=MAX_ANSWER,
+        )
+
+    def asking(self, request: Request, turn: Turn, status: int, notice: str | None) -> Response:
+        """The turn's page."""
+        return self.turn_page(request, turn, status, notice=notice)
+
+    def verdict(self, request: Request, turn: Turn | None, result: PlayResult) -> Response:
+        """The verdict under the last turn."""
+        return self.page(request, "verdict.html.j2", turn=turn, result=result)
+
+    def waiting_turn(self, turn: Turn | None) -> Turn | None:
+        """The last turn stays in view while the environment works."""
+        return turn
+
+    def call_of(self, request: Request, turn: Turn, fields: dict[str, str]) -> Move | Response:
+        """The tool call a form describes, or its page again with every problem."""
+        tool = turn.tool(fields.get("tool", ""))
+        if tool is None:
+            return self.turn_page(request, turn, 400, notice="No such tool in this environment.")
+        values = {
+            k.removeprefix(_ARGUMENT): v for k, v in fields.items() if k.startswith(_ARGUMENT)
+        }
+        raw = fields.get("json", "")
+        checks = self.info.checks_arguments
+        try:
+            if raw.strip():
+                arguments = json_arguments(tool, raw, checks)
+            else:
+                arguments = form_arguments(tool, values, checks)
+        except FormProblems as problems:
+            kept = {**values, **({"json": raw} if raw.strip() else {})}
+            return self.turn_page(
+                request, turn, 400, chosen=tool.name, values=kept, problems=problems.problems
+            )
+        return Move(tool=tool.name, arguments=arguments)
+
+    def answer_of(self, request: Request, turn: Turn, fields: dict[str, str]) -> Move | Response:
+        """The final answer (or giving up) a form describes, or its page again with why not."""
+        text = fields.get("answer", "").strip()
+        if fields.get("action") == "give_up":
+            text = ""
+        elif not text:
+            return self.turn_page(request, turn, 400, answer_problem="Write an answer, or give up.")
+        elif len(text) > MAX_ANSWER:
+            return self.turn_page(
+                request,
+                turn,
+                400,
+                answer=text[:MAX_ANSWER],
+                answer_problem=f"An answer holds at most {MAX_ANSWER} characters.",
+            )
+        return Move(answer=text)
+
+    def add_moves(self) -> None:
+        """The routes of a tool call and of the answer."""
+        for name, read in (("call", self.call_of), ("answer", self.answer_of)):
+            self.app.add_api_route(f"/{name}", self._move_route(read), methods=["POST"], name=name)
+
+    def _move_route(
+        self, read: Callable[[Request, Turn, dict[str, str]], Move | Response]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """The route that hands over the move ``read`` finds in a form."""
+
+        async def move(request: Request) -> Response:
+            asked = await self.answered(request)
+            if isinstance(asked, Response):
+                return asked
+            fields, number, turn = asked
+            found = read(request, turn, fields)
+            if isinstance(found, Response):
+                return found
+            return await self.hand_over(request, number, found)
+
+        return move
+
+
+class _UserSeat(_Pages[TalkTurn, Reply]):
+    """The pages and replies of a person in the user's seat."""
+
+    WAITING = {
+        Phase.STARTING: "The environment is starting",
+        Phase.WORKING: "The agent is working on your reply",
+        Phase.GRADING: "The conversation is over: the agent's work is being graded",
+    }
+
+    def talk_page(
+        self,
+        request: Request,
+        turn: TalkTurn,
+        status: int = 200,
+        *,
+        reply: str = "",
+        problems: Sequence[str] = (),
+        notice: str | None = None,
+    ) -> Response:
+        """The page of ``turn``: the brief, the conversation, the agent's message, the reply."""
+        return self.page(
+            request,
+            "talk.html.j2",
+            status,
+            turn=turn,
+            turn_number=turn.number,
+            reply=reply,
+            problems=list(problems),
+            notice=notice,
+            max_reply=MAX_REPLY_CHARS,
+        )
+
+    def asking(self, request: Request, turn: TalkTurn, status: int, notice: str | None) -> Response:
+        """The turn's page."""
+        return self.talk_page(request, turn, status, notice=notice)
+
+    def verdict(self, request: Request, turn: TalkTurn | None, result: PlayResult) -> Response:
+        """The verdict under the whole conversation."""
+        said = []
+        if turn is not None:
+            said = [*turn.conversation, Utterance(speaker="agent", text=turn.message)]
+        return self.page(request, "verdict.html.j2", turn=None, result=result, conversation=said)
+
+    def add_reply(self) -> None:
+        """The route of a reply (``action=end``: the last words)."""
+
+        @self.app.post("/reply")
+        async def reply(request: Request) -> Response:
+            asked = await self.answered(request)
+            if isinstance(asked, Response):
+                return asked
+            fields, number, turn = asked
+            text = fields.get("reply", "").strip()
+            end = fields.get("action") == "end"
+            problems = reply_problems(text, end)
+            if problems:
+                kept = text[:MAX_REPLY_CHARS]
+                return self.talk_page(request, turn, 400, reply=kept, problems=problems)
+            return await self.hand_over(request, number, Reply(text=text, end=end))
 
 
 def create_play_app(
@@ -232,133 +479,11 @@ def create_play_app(
         hosts: Host names requests may be addressed to.
         settle: Seconds a page waits for the environment before showing a wait instead.
     """
-    pages = _Pages(desk, info, key, hosts, settle)
-    app, page, refused = pages.app, pages.page, pages.refused
-    admitted, settled, posted = pages.admitted, pages.settled, pages.posted
-
-    def turn_page(
-        request: Request,
-        turn: Turn,
-        status: int = 200,
-        *,
-        chosen: str | None = None,
-        values: dict[str, str] | None = None,
-        problems: Sequence[str] = (),
-        answer: str = "",
-        answer_problem: str | None = None,
-        notice: str | None = None,
-    ) -> Response:
-        return page(
-            request,
-            "turn.html.j2",
-            status,
-            turn=turn,
-            turn_number=turn.number,
-            chosen=chosen,
-            values=values or {},
-            problems=list(problems),
-            answer=answer,
-            answer_problem=answer_problem,
-            notice=notice,
-            max_answer=MAX_ANSWER,
-        )
-
-    def current(request: Request, notice: str | None = None, status: int = 200) -> Response:
-        """The page of where the session is now (``notice``: why it is shown instead)."""
-        phase, turn, result = desk.view()
-        if phase is Phase.ASKING and turn is not None:
-            return turn_page(request, turn, status, notice=notice)
-        if phase is Phase.DONE and result is not None:
-            return verdict_page(request, turn, result)
-        if phase is Phase.CLOSED:
-            return pages.ended(request, result)
-        waiting = {
-            Phase.STARTING: "The environment is starting",
-            Phase.WORKING: "The environment is answering your call",
-            Phase.GRADING: "Your answer is being graded",
-        }[phase]
-        return page(request, "waiting.html.j2", refresh=1, message=waiting, turn=turn)
-
-    def verdict_page(request: Request, turn: Turn | None, result: PlayResult) -> Response:
-        return page(request, "verdict.html.j2", turn=turn, result=result)
-
-    def handed(request: Request, number: int, move: Move) -> Response:
-        if not desk.give(number, move):
-            return current(request, STALE, 409)
-        return RedirectResponse("/", status_code=303)
-
-    @app.get("/", response_class=HTMLResponse)
-    async def home(request: Request) -> Response:
-        if not admitted(request):
-            return refused(request)
-        await settled()
-        return current(request)
-
-    @app.post("/call")
-    async def call(request: Request) -> Response:
-        fields = await posted(request)
-        if isinstance(fields, Response):
-            return fields
-        phase, turn, _ = desk.view()
-        number = _turn_number(fields)
-        if phase is not Phase.ASKING or turn is None or turn.number != number:
-            return current(request, STALE, 409)
-        tool = turn.tool(fields.get("tool", ""))
-        if tool is None:
-            return turn_page(request, turn, 400, notice="No such tool in this environment.")
-        values = {
-            k.removeprefix(_ARGUMENT): v for k, v in fields.items() if k.startswith(_ARGUMENT)
-        }
-        raw = fields.get("json", "")
-        try:
-            if raw.strip():
-                arguments = json_arguments(tool, raw, info.checks_arguments)
-            else:
-                arguments = form_arguments(tool, values, info.checks_arguments)
-        except FormProblems as problems:
-            kept = {**values, **({"json": raw} if raw.strip() else {})}
-            return turn_page(
-                request, turn, 400, chosen=tool.name, values=kept, problems=problems.problems
-            )
-        response = handed(request, number, Move(tool=tool.name, arguments=arguments))
-        await settled()
-        return response
-
-    @app.post("/answer")
-    async def answer(request: Request) -> Response:
-        fields = await posted(request)
-        if isinstance(fields, Response):
-            return fields
-        phase, turn, _ = desk.view()
-        number = _turn_number(fields)
-        if phase is not Phase.ASKING or turn is None or turn.number != number:
-            return current(request, STALE, 409)
-        text = fields.get("answer", "").strip()
-        if fields.get("action") == "give_up":
-            text = ""
-        elif not text:
-            return turn_page(request, turn, 400, answer_problem="Write an answer, or give up.")
-        elif len(text) > MAX_ANSWER:
-            return turn_page(
-                request,
-                turn,
-                400,
-                answer=text[:MAX_ANSWER],
-                answer_problem=f"An answer holds at most {MAX_ANSWER} characters.",
-            )
-        response = handed(request, number, Move(answer=text))
-        await settled()
-        return response
-
-    @app.post("/close")
-    async def close(request: Request) -> Response:
-        fields = await posted(request)
-        if isinstance(fields, Response):
-            return fields
-        desk.close()
-        return current(request)
-
-    return app
+    seat = _AgentSeat(desk, info, key, hosts, settle)
+    seat.add_home()
+    seat.add_moves()
+    seat.add_close()
+    return seat.app
 
 
 def create_user_app(
@@ -375,85 +500,11 @@ def create_user_app(
     (the end marker appended for the person; typed in the reply, it is refused). Arguments
     as ``create_play_app``'s.
     """
-    pages = _Pages(desk, info, key, hosts, settle)
-    app, page = pages.app, pages.page
-
-    def talk_page(
-        request: Request,
-        turn: TalkTurn,
-        status: int = 200,
-        *,
-        reply: str = "",
-        problems: Sequence[str] = (),
-        notice: str | None = None,
-    ) -> Response:
-        return page(
-            request,
-            "talk.html.j2",
-            status,
-            turn=turn,
-            turn_number=turn.number,
-            reply=reply,
-            problems=list(problems),
-            notice=notice,
-            max_reply=MAX_REPLY_CHARS,
-        )
-
-    def current(request: Request, notice: str | None = None, status: int = 200) -> Response:
-        """The page of where the session is now (``notice``: why it is shown instead)."""
-        phase, turn, result = desk.view()
-        if phase is Phase.ASKING and turn is not None:
-            return talk_page(request, turn, status, notice=notice)
-        if phase is Phase.DONE and result is not None:
-            said = []
-            if turn is not None:
-                said = [*turn.conversation, Utterance(speaker="agent", text=turn.message)]
-            return page(request, "verdict.html.j2", turn=None, result=result, conversation=said)
-        if phase is Phase.CLOSED:
-            return pages.ended(request, result)
-        waiting = {
-            Phase.STARTING: "The environment is starting",
-            Phase.WORKING: "The agent is working on your reply",
-            Phase.GRADING: "The conversation is over: the agent's work is being graded",
-        }[phase]
-        return page(request, "waiting.html.j2", status, refresh=1, message=waiting, turn=None)
-
-    @app.get("/", response_class=HTMLResponse)
-    async def home(request: Request) -> Response:
-        if not pages.admitted(request):
-            return pages.refused(request)
-        await pages.settled()
-        return current(request)
-
-    @app.post("/reply")
-    async def reply(request: Request) -> Response:
-        fields = await pages.posted(request)
-        if isinstance(fields, Response):
-            return fields
-        phase, turn, _ = desk.view()
-        number = _turn_number(fields)
-        if phase is not Phase.ASKING or turn is None or turn.number != number:
-            return current(request, STALE, 409)
-        text = fields.get("reply", "").strip()
-        end = fields.get("action") == "end"
-        problems = reply_problems(text, end)
-        if problems:
-            return talk_page(request, turn, 400, reply=text[:MAX_REPLY_CHARS], problems=problems)
-        if not desk.give(number, Reply(text=text, end=end)):
-            return current(request, STALE, 409)
-        response = RedirectResponse("/", status_code=303)
-        await pages.settled()
-        return response
-
-    @app.post("/close")
-    async def close(request: Request) -> Response:
-        fields = await pages.posted(request)
-        if isinstance(fields, Response):
-            return fields
-        desk.close()
-        return current(request)
-
-    return app
+    seat = _UserSeat(desk, info, key, hosts, settle)
+    seat.add_home()
+    seat.add_reply()
+    seat.add_close()
+    return seat.app
 
 
 @contextmanager

@@ -82,75 +82,48 @@ def review_from_form(fields: dict[str, str], reviewer: str, sample_key: str) -> 
     )
 
 
-def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> FastAPI:
-    """The review app over ``store``, answering requests addressed to ``hosts`` only."""
-    app = guarded_app("occubench review", hosts, MAX_FORM_BYTES)
-    templates = _environment()
-    stylesheet = templates.get_template("review.css").render()
-    guard = FormGuard(TOKEN_COOKIE)
-    signer = Signer()  # signs the reviewer cookie, for this process only
+class _Site:
+    """What the review pages share: the store, the templates, the form guard, the reviewer."""
 
-    def page(name: str, status: int = 200, **context: object) -> HTMLResponse:
-        return HTMLResponse(templates.get_template(name).render(**context), status_code=status)
+    def __init__(self, store: ReviewStore) -> None:
+        self.store = store
+        self.templates = _environment()
+        self.guard = FormGuard(TOKEN_COOKIE)
+        self.signer = Signer()  # signs the reviewer cookie, for this process only
 
-    def form_page(request: Request, name: str, status: int = 200, **context: object) -> Response:
+    def page(self, name: str, status: int = 200, **context: object) -> HTMLResponse:
+        """A page rendered from template ``name``."""
+        return HTMLResponse(self.templates.get_template(name).render(**context), status_code=status)
+
+    def form_page(
+        self, request: Request, name: str, status: int = 200, **context: object
+    ) -> Response:
         """A page with forms, given the request's token (a new one, set, when it has none)."""
-        token, fresh = guard.token_for(request)
-        response = page(name, status, token=token, **context)
+        token, fresh = self.guard.token_for(request)
+        response = self.page(name, status, token=token, **context)
         if fresh:
-            guard.issue(response, token)
+            self.guard.issue(response, token)
         return response
 
-    def reviewer_of(request: Request) -> str | None:
+    def reviewer_of(self, request: Request) -> str | None:
         """The signed-in reviewer: the name in a cookie this app signed, else None."""
-        return signer.verify(request.cookies.get(REVIEWER_COOKIE, ""))
+        return self.signer.verify(request.cookies.get(REVIEWER_COOKIE, ""))
 
-    @app.get("/review.css")
-    def css() -> Response:
-        return Response(stylesheet, media_type="text/css")
+    def signin_page(
+        self, request: Request, status: int = 200, error: str | None = None
+    ) -> Response:
+        """The sign-in form (``error``: why the last try was refused)."""
+        samples = self.store.sample_count()
+        return self.form_page(request, "signin.html.j2", status, samples=samples, error=error)
 
-    @app.get("/", response_class=HTMLResponse)
-    def home(request: Request) -> Response:
-        if reviewer_of(request):
-            return RedirectResponse("/queue", status_code=303)
-        return form_page(request, "signin.html.j2", samples=store.sample_count(), error=None)
-
-    @app.post("/signin")
-    async def signin(request: Request) -> Response:
-        try:
-            fields = await guard.form(request)
-            name = await run_in_threadpool(store.sign_in, fields.get("name", ""))
-        except (FormError, ReviewError) as e:
-            return form_page(
-                request, "signin.html.j2", 400, samples=store.sample_count(), error=str(e)
-            )
-        response = RedirectResponse("/queue", status_code=303)
-        set_cookie(response, REVIEWER_COOKIE, signer.sign(name))
-        guard.issue(response)
-        return response
-
-    @app.post("/signout")
-    async def signout(request: Request) -> Response:
-        try:
-            await guard.form(request)
-        except FormError as e:
-            return page("refused.html.j2", 400, error=str(e))
-        response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(REVIEWER_COOKIE)
-        response.delete_cookie(TOKEN_COOKIE)
-        return response
-
-    @app.get("/queue", response_class=HTMLResponse)
-    def queue(request: Request) -> Response:
-        reviewer = reviewer_of(request)
-        if not reviewer:
-            return RedirectResponse("/", status_code=303)
-        items = store.queue(reviewer)
-        if len(items) < store.sample_count():  # samples added since, or a new database
-            store.sign_in(reviewer)
-            items = store.queue(reviewer)
+    def queue_page(self, request: Request, reviewer: str) -> Response:
+        """The reviewer's queue (joined again when samples were added since, or a new store)."""
+        items = self.store.queue(reviewer)
+        if len(items) < self.store.sample_count():  # samples added since, or a new database
+            self.store.sign_in(reviewer)
+            items = self.store.queue(reviewer)
         following = next((i.rank for i in items if i.mine is None), None)
-        return form_page(
+        return self.form_page(
             request,
             "queue.html.j2",
             reviewer=reviewer,
@@ -161,27 +134,28 @@ def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localho
             automatic_verdict=automatic_verdict,
         )
 
-    def reviewed(request: Request, rank: int) -> tuple[str, SampleView] | Response:
+    def reviewed(self, request: Request, rank: int) -> tuple[str, SampleView] | Response:
         """The reviewer and the sample at ``rank`` of their queue, or the answer instead.
 
         The sign-in page when no one is signed in, 404 past the queue's end.
         """
-        reviewer = reviewer_of(request)
+        reviewer = self.reviewer_of(request)
         if not reviewer:
             return RedirectResponse("/", status_code=303)
-        view = store.sample(reviewer, rank)
+        view = self.store.sample(reviewer, rank)
         if view is None:
-            return page("missing.html.j2", 404, rank=rank)
+            return self.page("missing.html.j2", 404, rank=rank)
         return reviewer, view
 
     def sample_page(
-        request: Request, rank: int, status: int = 200, error: str | None = None
+        self, request: Request, rank: int, status: int = 200, error: str | None = None
     ) -> Response:
-        found = reviewed(request, rank)
+        """The sample at ``rank`` with its review form (``error``: why a save was refused)."""
+        found = self.reviewed(request, rank)
         if isinstance(found, Response):
             return found
         reviewer, view = found
-        return form_page(
+        return self.form_page(
             request,
             "sample.html.j2",
             status,
@@ -196,28 +170,95 @@ def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localho
             error=error,
         )
 
+    def next_unreviewed(self, reviewer: str, rank: int) -> str:
+        """Where a save leads: the next unreviewed sample after ``rank``, else before it."""
+        items = self.store.queue(reviewer)
+        later = [i.rank for i in items if i.mine is None and i.rank > rank]
+        sooner = [i.rank for i in items if i.mine is None]
+        following = (later or sooner)[:1]
+        return f"/queue/{following[0]}" if following else "/queue"
+
+
+def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> FastAPI:
+    """The review app over ``store``, answering requests addressed to ``hosts`` only."""
+    app = guarded_app("occubench review", hosts, MAX_FORM_BYTES)
+    site = _Site(store)
+    _add_signin_routes(app, site)
+    _add_queue_routes(app, site)
+    _add_export_routes(app, store)
+    return app
+
+
+def _add_signin_routes(app: FastAPI, site: _Site) -> None:
+    """The stylesheet, the home page, signing in and out."""
+    stylesheet = site.templates.get_template("review.css").render()
+    store, guard = site.store, site.guard
+
+    @app.get("/review.css")
+    def css() -> Response:
+        return Response(stylesheet, media_type="text/css")
+
+    @app.get("/", response_class=HTMLResponse)
+    def home(request: Request) -> Response:
+        if site.reviewer_of(request):
+            return RedirectResponse("/queue", status_code=303)
+        return site.signin_page(request)
+
+    @app.post("/signin")
+    async def signin(request: Request) -> Response:
+        try:
+            fields = await guard.form(request)
+            name = await run_in_threadpool(store.sign_in, fields.get("name", ""))
+        except (FormError, ReviewError) as e:
+            return site.signin_page(request, 400, str(e))
+        response = RedirectResponse("/queue", status_code=303)
+        set_cookie(response, REVIEWER_COOKIE, site.signer.sign(name))
+        guard.issue(response)
+        return response
+
+    @app.post("/signout")
+    async def signout(request: Request) -> Response:
+        try:
+            await guard.form(request)
+        except FormError as e:
+            return site.page("refused.html.j2", 400, error=str(e))
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(REVIEWER_COOKIE)
+        response.delete_cookie(TOKEN_COOKIE)
+        return response
+
+
+def _add_queue_routes(app: FastAPI, site: _Site) -> None:
+    """The queue, a sample's page and saving its review."""
+
+    @app.get("/queue", response_class=HTMLResponse)
+    def queue(request: Request) -> Response:
+        reviewer = site.reviewer_of(request)
+        if not reviewer:
+            return RedirectResponse("/", status_code=303)
+        return site.queue_page(request, reviewer)
+
     @app.get("/queue/{rank}", response_class=HTMLResponse)
     def show(request: Request, rank: int) -> Response:
-        return sample_page(request, rank)
+        return site.sample_page(request, rank)
 
     @app.post("/queue/{rank}")
     async def save(request: Request, rank: int) -> Response:
-        found = reviewed(request, rank)
+        found = site.reviewed(request, rank)
         if isinstance(found, Response):
             return found
         reviewer, view = found
         try:
-            fields = await guard.form(request)
+            fields = await site.guard.form(request)
             review = review_from_form(fields, reviewer, view.sample_key)
-            await run_in_threadpool(store.save_review, review)
+            await run_in_threadpool(site.store.save_review, review)
         except (FormError, ReviewError, ValidationError) as e:
-            return sample_page(request, rank, 400, str(e))
-        items = store.queue(reviewer)
-        later = [i.rank for i in items if i.mine is None and i.rank > rank]
-        sooner = [i.rank for i in items if i.mine is None]
-        following = (later or sooner)[:1]
-        target = f"/queue/{following[0]}" if following else "/queue"
-        return RedirectResponse(target, status_code=303)
+            return site.sample_page(request, rank, 400, str(e))
+        return RedirectResponse(site.next_unreviewed(reviewer, rank), status_code=303)
+
+
+def _add_export_routes(app: FastAPI, store: ReviewStore) -> None:
+    """The reviews as CSV and as JSON, downloaded."""
 
     @app.get("/export.csv")
     def export_csv() -> Response:
@@ -234,5 +275,3 @@ def create_app(store: ReviewStore, hosts: Sequence[str] = ("127.0.0.1", "localho
             media_type="application/json",
             headers={"Content-Disposition": 'attachment; filename="reviews.json"'},
         )
-
-    return app
