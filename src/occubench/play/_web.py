@@ -91,8 +91,8 @@ class _Pages(Generic[TurnT, MoveT]):
     """What every play app shares: its guard, the session's cookie, the start link, pages.
 
     A seat (``_AgentSeat``, ``_UserSeat``) adds its own pages: the turn that waits for the
-    person (``asking``), the verdict (``verdict``) and the texts of its waits (``WAITING``);
-    ``current`` shows whichever fits where the session is now.
+    person (``asking``), the verdict (``verdict``), the texts of its waits (``WAITING``) and
+    its moves (``add_moves``); ``current`` shows whichever page fits where the session is now.
 
     Args:
         desk: The session's shared desk.
@@ -233,27 +233,54 @@ class _Pages(Generic[TurnT, MoveT]):
         message, shown = self.WAITING[phase], self.waiting_turn(turn)
         return self.page(request, "waiting.html.j2", status, refresh=1, message=message, turn=shown)
 
-    async def answered(self, request: Request) -> tuple[dict[str, str], int, TurnT] | Response:
-        """A move's form, its turn's number and the turn, or the page that refuses the form.
+    def add_form(
+        self, name: str, handle: Callable[[Request, dict[str, str]], Awaitable[Response]]
+    ) -> None:
+        """The route ``/name``: a form of this session, handed to ``handle`` (else refused)."""
 
-        A form of an earlier move (its turn no longer waits) shows where the session is now.
+        async def route(request: Request) -> Response:
+            fields = await self.posted(request)
+            if isinstance(fields, Response):
+                return fields
+            return await handle(request, fields)
+
+        self.app.add_api_route(f"/{name}", route, methods=["POST"], name=name)
+
+    def add_move(
+        self, name: str, read: Callable[[Request, TurnT, dict[str, str]], MoveT | Response]
+    ) -> None:
+        """The route ``/name``: the move ``read`` finds in a form, handed over for its turn.
+
+        A form of an earlier move (its turn no longer waits) changes nothing: it shows where
+        the session is now; a form ``read`` refuses shows its page again.
         """
-        fields = await self.posted(request)
-        if isinstance(fields, Response):
-            return fields
-        phase, turn, _ = self.desk.view()
-        number = _turn_number(fields)
-        if phase is not Phase.ASKING or turn is None or turn.number != number:
-            return self.current(request, STALE, 409)
-        return fields, number, turn
 
-    async def hand_over(self, request: Request, number: int, move: MoveT) -> Response:
-        """Hand ``move`` over for turn ``number``, then lead to the page of what follows."""
-        if not self.desk.give(number, move):
-            return self.current(request, STALE, 409)
-        response = RedirectResponse("/", status_code=303)
-        await self.settled()
-        return response
+        async def move(request: Request, fields: dict[str, str]) -> Response:
+            phase, turn, _ = self.desk.view()
+            number = _turn_number(fields)
+            if phase is not Phase.ASKING or turn is None or turn.number != number:
+                return self.current(request, STALE, 409)
+            found = read(request, turn, fields)
+            if isinstance(found, Response):
+                return found
+            if not self.desk.give(number, found):
+                return self.current(request, STALE, 409)
+            response = RedirectResponse("/", status_code=303)
+            await self.settled()
+            return response
+
+        self.add_form(name, move)
+
+    def routed(self) -> FastAPI:
+        """The app with every route: the start link, where the session is, moves, the end."""
+        self.add_home()
+        self.add_moves()
+        self.add_close()
+        return self.app
+
+    def add_moves(self) -> None:
+        """The routes of the seat's moves (``add_move``)."""
+        raise NotImplementedError
 
     def add_home(self) -> None:
         """The route of the page of where the session is now."""
@@ -268,13 +295,11 @@ class _Pages(Generic[TurnT, MoveT]):
     def add_close(self) -> None:
         """The route that ends the session."""
 
-        @self.app.post("/close")
-        async def close(request: Request) -> Response:
-            fields = await self.posted(request)
-            if isinstance(fields, Response):
-                return fields
+        async def close(request: Request, fields: dict[str, str]) -> Response:
             self.desk.close()
             return self.current(request)
+
+        self.add_form("close", close)
 
     async def settled(self) -> None:
         """Wait (a while) for the environment, so that the next page is rarely a wait."""
@@ -288,6 +313,42 @@ class _Pages(Generic[TurnT, MoveT]):
             return await self.guard.form(request)
         except FormError as e:
             return self.message(request, 400, "Not done", str(e), error=True, back=True)
+
+
+def create_play_app(
+    desk: HandOff,
+    info: PlayInfo,
+    key: str,
+    hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
+    settle: float = SETTLE_SECONDS,
+) -> FastAPI:
+    """The play app for one session at ``desk``, entered with ``key`` (module doc).
+
+    Args:
+        desk: The session's shared desk.
+        info: The session's header.
+        key: The session's secret (the start link carries it).
+        hosts: Host names requests may be addressed to.
+        settle: Seconds a page waits for the environment before showing a wait instead.
+    """
+    return _AgentSeat(desk, info, key, hosts, settle).routed()
+
+
+def create_user_app(
+    desk: TalkHandOff,
+    info: PlayInfo,
+    key: str,
+    hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
+    settle: float = SETTLE_SECONDS,
+) -> FastAPI:
+    """The app of a person in the user's seat at ``desk``, entered with ``key`` (module doc).
+
+    A turn's page shows the brief, the conversation and the agent's message, and takes the
+    reply: ``Send`` hands it over, ``End the conversation`` hands it over as the last words
+    (the end marker appended for the person; typed in the reply, it is refused). Arguments
+    as ``create_play_app``'s.
+    """
+    return _UserSeat(desk, info, key, hosts, settle).routed()
 
 
 class _AgentSeat(_Pages[Turn, Move]):
@@ -381,25 +442,8 @@ class _AgentSeat(_Pages[Turn, Move]):
 
     def add_moves(self) -> None:
         """The routes of a tool call and of the answer."""
-        for name, read in (("call", self.call_of), ("answer", self.answer_of)):
-            self.app.add_api_route(f"/{name}", self._move_route(read), methods=["POST"], name=name)
-
-    def _move_route(
-        self, read: Callable[[Request, Turn, dict[str, str]], Move | Response]
-    ) -> Callable[[Request], Awaitable[Response]]:
-        """The route that hands over the move ``read`` finds in a form."""
-
-        async def move(request: Request) -> Response:
-            asked = await self.answered(request)
-            if isinstance(asked, Response):
-                return asked
-            fields, number, turn = asked
-            found = read(request, turn, fields)
-            if isinstance(found, Response):
-                return found
-            return await self.hand_over(request, number, found)
-
-        return move
+        self.add_move("call", self.call_of)
+        self.add_move("answer", self.answer_of)
 
 
 class _UserSeat(_Pages[TalkTurn, Reply]):
@@ -445,66 +489,22 @@ class _UserSeat(_Pages[TalkTurn, Reply]):
             said = [*turn.conversation, Utterance(speaker="agent", text=turn.message)]
         return self.page(request, "verdict.html.j2", turn=None, result=result, conversation=said)
 
-    def add_reply(self) -> None:
-        """The route of a reply (``action=end``: the last words)."""
+    def reply_of(
+        self, request: Request, turn: TalkTurn, fields: dict[str, str]
+    ) -> Reply | Response:
+        """The reply a form describes (``action=end``: the last words), or its page again."""
+        text = fields.get("reply", "").strip()
+        end = fields.get("action") == "end"
+        problems = reply_problems(text, end)
+        if problems:
+            return self.talk_page(
+                request, turn, 400, reply=text[:MAX_REPLY_CHARS], problems=problems
+            )
+        return Reply(text=text, end=end)
 
-        @self.app.post("/reply")
-        async def reply(request: Request) -> Response:
-            asked = await self.answered(request)
-            if isinstance(asked, Response):
-                return asked
-            fields, number, turn = asked
-            text = fields.get("reply", "").strip()
-            end = fields.get("action") == "end"
-            problems = reply_problems(text, end)
-            if problems:
-                kept = text[:MAX_REPLY_CHARS]
-                return self.talk_page(request, turn, 400, reply=kept, problems=problems)
-            return await self.hand_over(request, number, Reply(text=text, end=end))
-
-
-def create_play_app(
-    desk: HandOff,
-    info: PlayInfo,
-    key: str,
-    hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
-    settle: float = SETTLE_SECONDS,
-) -> FastAPI:
-    """The play app for one session at ``desk``, entered with ``key`` (module doc).
-
-    Args:
-        desk: The session's shared desk.
-        info: The session's header.
-        key: The session's secret (the start link carries it).
-        hosts: Host names requests may be addressed to.
-        settle: Seconds a page waits for the environment before showing a wait instead.
-    """
-    seat = _AgentSeat(desk, info, key, hosts, settle)
-    seat.add_home()
-    seat.add_moves()
-    seat.add_close()
-    return seat.app
-
-
-def create_user_app(
-    desk: TalkHandOff,
-    info: PlayInfo,
-    key: str,
-    hosts: Sequence[str] = DEFAULT_ALLOWED_HOSTS,
-    settle: float = SETTLE_SECONDS,
-) -> FastAPI:
-    """The app of a person in the user's seat at ``desk``, entered with ``key`` (module doc).
-
-    A turn's page shows the brief, the conversation and the agent's message, and takes the
-    reply: ``Send`` hands it over, ``End the conversation`` hands it over as the last words
-    (the end marker appended for the person; typed in the reply, it is refused). Arguments
-    as ``create_play_app``'s.
-    """
-    seat = _UserSeat(desk, info, key, hosts, settle)
-    seat.add_home()
-    seat.add_reply()
-    seat.add_close()
-    return seat.app
+    def add_moves(self) -> None:
+        """The route of a reply."""
+        self.add_move("reply", self.reply_of)
 
 
 @contextmanager
