@@ -27,7 +27,8 @@ import hashlib
 import json
 import os
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -353,6 +354,125 @@ def _judge(verifier: str | Model) -> Model:
     return judge
 
 
+@dataclass(frozen=True)
+class _Judging:
+    """How a log's samples are judged again: as its scorer ran, but for what was asked."""
+
+    style: MessageStyle
+    max_tokens: int | None
+    votes: int
+    template: str | None
+    """The recorded template: kept only where the paper's layout stays the paper's."""
+    guard: str
+    """The recorded exploit guard (read as an ``ExploitGuard`` when the samples are scored)."""
+
+    @classmethod
+    def of(
+        cls,
+        recorded: Mapping[str, Any],
+        path: Path,
+        layout: VerifierLayout | None,
+        votes: int | None,
+    ) -> _Judging:
+        """The judging of the log at ``path``, whose scorer ran with ``recorded``.
+
+        Raises:
+            UsageError: the recorded layout is unknown.
+        """
+        try:
+            logged_style = MessageStyle(recorded.get("style", MessageStyle.OCCUBENCH.value))
+        except ValueError:
+            raise UsageError(f"{path}: unknown verifier layout {recorded.get('style')!r}") from None
+        style = layout.style if layout is not None else logged_style
+        same_paper = style is MessageStyle.PAPER and logged_style is MessageStyle.PAPER
+        return cls(
+            style=style,
+            max_tokens=layout.max_tokens if layout is not None else recorded.get("max_tokens"),
+            votes=votes or int(recorded.get("votes") or DEFAULT_VERIFIER_VOTES),
+            template=recorded.get("template") if same_paper else None,
+            guard=recorded.get("guard") or DEFAULT_GUARD,
+        )
+
+
+def _rescore(log: EvalLog, gradable: list[EvalSample], judge: Model, judging: _Judging) -> None:
+    """Score the ``gradable`` samples of ``log`` again, in place, with ``judge`` alone."""
+    log.eval.model_roles = None  # the header's models are not built: the judge alone
+    log.samples = gradable
+    score(
+        log,
+        occubench_scorer(
+            votes=judging.votes,
+            style=judging.style,
+            max_tokens=judging.max_tokens,
+            template=judging.template,
+            regrading=True,
+            guard=ExploitGuard(judging.guard),
+        ),
+        model=judge,
+        model_roles={Role.VERIFIER.value: judge},
+        action="overwrite",
+        display="none",
+        copy=False,
+    )
+
+
+_Calls = list[tuple[str, str | None, ModelUsage]]
+"""(model, role, usage) of a sample's scoring calls (``scoring_usage``)."""
+
+
+def _settle_errors(log: EvalLog, gradable: list[EvalSample], before: list[_Calls]) -> int:
+    """How many judgings failed, each made its sample's error (the others' errors cleared).
+
+    Each sample's scoring usage is moved from the old judging's to the new one's.
+    """
+    failed = 0
+    for sample, old in zip(gradable, before, strict=True):
+        new = (sample.scores or {}).get(SCORER_NAME)
+        if new is not None and new.reason == VERIFIER_FAILED:
+            trace = str((new.metadata or {}).get("traceback", new.explanation))
+            sample.error = EvalError(
+                message=new.explanation or "", traceback=trace, traceback_ansi=trace
+            )
+            sample.scores = {}
+            failed += 1
+        else:
+            sample.error = None
+        swap_usage(sample, old, scoring_usage(sample), log.stats)
+    return failed
+
+
+def _stamp(
+    log: EvalLog,
+    path: Path,
+    judge: Model,
+    judging: _Judging,
+    rubric: Dataset | None,
+    source: tuple[dict[str, ModelConfig | list[ModelConfig]] | None, str | None],
+) -> str:
+    """Record in the header that it regrades ``path`` with ``judge``; the regrade's digest.
+
+    ``source``: the source log's model roles and verifier (read before scoring cleared them).
+    """
+    source_roles, source_verifier = source
+    name, k, style, max_tokens = str(judge), judging.votes, judging.style, judging.max_tokens
+    digest = _digest(str(path.resolve()), name, k, style, max_tokens, rubric and str(rubric.root))
+    record = Regrade(
+        source=str(path.resolve()),
+        source_eval_id=log.eval.eval_id,
+        source_verifier=source_verifier,
+        verifier=name,
+        votes=k,
+        style=style,
+        max_tokens=max_tokens,
+        dataset=str(rubric.root) if rubric is not None else None,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    log.eval.model_roles = {**(source_roles or {}), Role.VERIFIER.value: judge_config(judge)}
+    log.eval.eval_id = digest[:22]
+    log.eval.metadata = {**(log.eval.metadata or {}), REGRADE_METADATA: record.model_dump()}
+    return digest
+
+
 def regrade_log(
     path: Path,
     verifier: str | Model,
@@ -379,15 +499,7 @@ def regrade_log(
         UsageError: the log cannot be read, or the rubric lacks one of its tasks.
     """
     log = read_source(path, max_bytes=max_log_bytes)
-    recorded = recorded_scorer(log, path)
-    try:
-        logged_style = MessageStyle(recorded.get("style", MessageStyle.OCCUBENCH.value))
-    except ValueError:
-        raise UsageError(f"{path}: unknown verifier layout {recorded.get('style')!r}") from None
-    style = layout.style if layout is not None else logged_style
-    max_tokens = layout.max_tokens if layout is not None else recorded.get("max_tokens")
-    same_paper = style is MessageStyle.PAPER and logged_style is MessageStyle.PAPER
-    k = votes or int(recorded.get("votes") or DEFAULT_VERIFIER_VOTES)
+    judging = _Judging.of(recorded_scorer(log, path), path, layout, votes)
     samples = list(log.samples or [])
     gradable = [s for s in samples if s.error is None or judging_failed(s.error)]
     tasks = [sample_task(s, path) for s in gradable]
@@ -398,57 +510,13 @@ def regrade_log(
     judge = _judge(verifier)
     passed_before = sum(map(_passed, samples))
     before = [scoring_usage(s) for s in gradable]
-    roles, source_verifier = log.eval.model_roles, _role_model(log, Role.VERIFIER)
+    source = log.eval.model_roles, _role_model(log, Role.VERIFIER)
     if gradable:
-        log.eval.model_roles = None  # the header's models are not built: the judge alone
-        log.samples = gradable
-        score(
-            log,
-            occubench_scorer(
-                votes=k,
-                style=style,
-                max_tokens=max_tokens,
-                template=recorded.get("template") if same_paper else None,
-                regrading=True,
-                guard=ExploitGuard(recorded.get("guard") or DEFAULT_GUARD),
-            ),
-            model=judge,
-            model_roles={Role.VERIFIER.value: judge},
-            action="overwrite",
-            display="none",
-            copy=False,
-        )
-    failed = 0
-    for sample, old in zip(gradable, before, strict=True):
-        new = (sample.scores or {}).get(SCORER_NAME)
-        if new is not None and new.reason == VERIFIER_FAILED:
-            trace = str((new.metadata or {}).get("traceback", new.explanation))
-            sample.error = EvalError(
-                message=new.explanation or "", traceback=trace, traceback_ansi=trace
-            )
-            sample.scores = {}
-            failed += 1
-        else:
-            sample.error = None
-        swap_usage(sample, old, scoring_usage(sample), log.stats)
+        _rescore(log, gradable, judge, judging)
+    failed = _settle_errors(log, gradable, before)
     log.samples = samples
     recompute_metrics(log)
-    name = str(judge)
-    digest = _digest(str(path.resolve()), name, k, style, max_tokens, rubric and str(rubric.root))
-    record = Regrade(
-        source=str(path.resolve()),
-        source_eval_id=log.eval.eval_id,
-        source_verifier=source_verifier,
-        verifier=name,
-        votes=k,
-        style=style,
-        max_tokens=max_tokens,
-        dataset=str(rubric.root) if rubric is not None else None,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
-    log.eval.model_roles = {**(roles or {}), Role.VERIFIER.value: judge_config(judge)}
-    log.eval.eval_id = digest[:22]
-    log.eval.metadata = {**(log.eval.metadata or {}), REGRADE_METADATA: record.model_dump()}
+    digest = _stamp(log, path, judge, judging, rubric, source)
     target = log_dir / f"{path.stem}-regraded-{digest[:8]}.eval"
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -458,7 +526,7 @@ def regrade_log(
     return RegradedLog(
         source=str(path),
         log=str(target),
-        verifier=name,
+        verifier=str(judge),
         samples=len(samples),
         graded=len(gradable),
         kept_errors=len(samples) - len(gradable),

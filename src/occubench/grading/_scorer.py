@@ -18,6 +18,7 @@ Combination rule (one place, documented in the README):
 from __future__ import annotations
 
 import traceback
+from typing import NamedTuple
 
 from inspect_ai.model import (
     CachePolicy,
@@ -65,7 +66,7 @@ from occubench.grading._verdict import (
     majority,
     parse_paper_verdict,
 )
-from occubench.guard import DEFAULT_GUARD, ExploitGuard, find_exploits
+from occubench.guard import DEFAULT_GUARD, ExploitEvidence, ExploitGuard, find_exploits
 from occubench.protocols import MessageStyle
 from occubench.roles import Role
 from occubench.text import clean_output
@@ -201,60 +202,108 @@ async def grade_trajectory(
     )
     if judge is None and not task.checks:
         raise VerifierError("no judge: bind the 'verifier' (or 'simulator') model role")
-    config = GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig()
     cast: list[Vote] | None = None
-    if judge is not None and style is MessageStyle.PAPER:
-        request = task_verifier_request(task, env, messages, template)
-        cast = await collect(
-            *[paper_vote(judge, request, index=i, cache=cache, config=config) for i in range(votes)]
-        )
-    elif judge is not None:
-        request = verifier_request(
-            instruction=task.agent_instruction,
-            initial_state=env.task_initial_state,
-            state_description=env.state_description,
-            verification_plan=task.verification_plan,
-            trajectory=render_trajectory(messages),
-            final_answer=answer,
-        )
-        cast = await collect(
-            *[
-                judge_vote(judge, request, index=i, retries=retries, cache=cache, config=config)
-                for i in range(votes)
-            ]
-        )
-        if all(v.is_correct is None for v in cast):
-            raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
-    judged = None if cast is None else majority(cast)
+    if judge is not None:
+        asked = _Judged(votes, retries, cache, style, max_tokens, template)
+        cast = await _cast_votes(judge, asked, task, env, messages, answer)
     counts = (
         None if checks is None else sum(r.passed for r in checks),
         None if checks is None else len(checks),
         None if cast is None else sum(v.is_correct is True for v in cast),
         None if cast is None else len(cast),
     )
-    passed = combined_verdict(*counts)
-    evidence = (
-        []
-        if guard is ExploitGuard.OFF
-        else find_exploits(
-            messages, answer, env, episode.steps, [v.raw or v.feedback for v in cast or []]
-        )
-    )
-    checked = guard is not ExploitGuard.OFF
-    suspected = passed and any(e.kind.against_agent for e in evidence) if checked else None
-    off_contract = any(not e.kind.against_agent for e in evidence) if checked else None
-    zeroed = bool(suspected) and guard is ExploitGuard.ZERO
+    read = _read_guard(guard, combined_verdict(*counts), messages, answer, env, episode, cast)
     return Grade(
-        passed=combined_verdict(*counts, exploit_zeroed=zeroed),
+        passed=combined_verdict(*counts, exploit_zeroed=read.zeroed),
         stop_reason=episode.stop_reason,
         tool_calls=episode.tool_calls,
         checks=checks,
         votes=cast,
-        judge_passed=judged,
-        exploit_suspected=suspected,
-        simulator_off_contract=off_contract,
-        exploit_zeroed=zeroed,
-        exploit_evidence=evidence,
+        judge_passed=None if cast is None else majority(cast),
+        exploit_suspected=read.suspected,
+        simulator_off_contract=read.off_contract,
+        exploit_zeroed=read.zeroed,
+        exploit_evidence=read.evidence,
+    )
+
+
+class _Judged(NamedTuple):
+    """How the judge is asked (``grade_trajectory``'s arguments of the same names)."""
+
+    votes: int
+    retries: int
+    cache: bool
+    style: MessageStyle
+    max_tokens: int | None
+    template: str | None
+
+
+async def _cast_votes(
+    judge: Model,
+    asked: _Judged,
+    task: TaskRecord,
+    env: EnvConfig,
+    messages: list[ChatMessage],
+    answer: str,
+) -> list[Vote]:
+    """The judge's k votes on the trajectory, in the layout of ``asked.style``.
+
+    Raises:
+        VerifierError: (occubench style) no vote was readable.
+    """
+    config = GenerateConfig(max_tokens=asked.max_tokens) if asked.max_tokens else GenerateConfig()
+    cache, votes = asked.cache, asked.votes
+    if asked.style is MessageStyle.PAPER:
+        paper = task_verifier_request(task, env, messages, asked.template)
+        return await collect(
+            *[paper_vote(judge, paper, index=i, cache=cache, config=config) for i in range(votes)]
+        )
+    request = verifier_request(
+        instruction=task.agent_instruction,
+        initial_state=env.task_initial_state,
+        state_description=env.state_description,
+        verification_plan=task.verification_plan,
+        trajectory=render_trajectory(messages),
+        final_answer=answer,
+    )
+    cast = await collect(
+        *[
+            judge_vote(judge, request, index=i, retries=asked.retries, cache=cache, config=config)
+            for i in range(votes)
+        ]
+    )
+    if all(v.is_correct is None for v in cast):
+        raise VerifierError(f"all {votes} judge votes were invalid: {cast[0].feedback}")
+    return cast
+
+
+class _GuardReading(NamedTuple):
+    """What the exploit guard found (its flags None where the guard is off)."""
+
+    evidence: list[ExploitEvidence]
+    suspected: bool | None
+    off_contract: bool | None
+    zeroed: bool
+
+
+def _read_guard(
+    guard: ExploitGuard,
+    passed: bool,
+    messages: list[ChatMessage],
+    answer: str,
+    env: EnvConfig,
+    episode: Episode,
+    cast: list[Vote] | None,
+) -> _GuardReading:
+    """The guard's reading of a trajectory graded ``passed`` before it looked."""
+    if guard is ExploitGuard.OFF:
+        return _GuardReading([], None, None, False)
+    verdicts = [v.raw or v.feedback for v in cast or []]
+    evidence = find_exploits(messages, answer, env, episode.steps, verdicts)
+    suspected = passed and any(e.kind.against_agent for e in evidence)
+    off_contract = any(not e.kind.against_agent for e in evidence)
+    return _GuardReading(
+        evidence, suspected, off_contract, suspected and guard is ExploitGuard.ZERO
     )
 
 
