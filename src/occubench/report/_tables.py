@@ -28,6 +28,7 @@ from occubench.analysis import (
 )
 from occubench.report._floor import FloorRecord
 from occubench.report._report import Report
+from occubench.review import ReviewReport
 from occubench.simchecks import SimCheckKind
 from occubench.text import markdown_cell, terminal_text
 
@@ -626,8 +627,19 @@ def review_tables(report: Report) -> list[TextTable]:
     review = report.review
     if review is None:
         return []
+    return [
+        _reviewer_agreement_table(review),
+        _confusion_table(review),
+        _disagreements_table(review),
+        _human_rate_table(report, review),
+        _realism_table(review),
+    ]
+
+
+def _reviewer_agreement_table(review: ReviewReport) -> TextTable:
+    """How often the reviewers' verdicts agree with the automatic one (Cohen's kappa)."""
     a = review.agreement
-    agreement = TextTable(
+    return TextTable(
         title=f"Reviewer agreement: {a.reviews} review(s) by {len(a.reviewers)} reviewer(s) "
         f"of {a.samples_reviewed} sample(s)",
         columns=["compared", "undecided", "agree %", "kappa", "kappa 95% CI", "unmatched"],
@@ -642,14 +654,21 @@ def review_tables(report: Report) -> list[TextTable]:
             ]
         ],
     )
-    confusion = TextTable(
+
+
+def _confusion_table(review: ReviewReport) -> TextTable:
+    """Automatic verdicts against human ones."""
+    confusion = review.agreement.confusion
+    return TextTable(
         title="Automatic verdict (rows) x human verdict (columns)",
         columns=["automatic", "human pass", "human fail"],
-        rows=[
-            [v, str(a.confusion[v]["pass"]), str(a.confusion[v]["fail"])] for v in ("pass", "fail")
-        ],
+        rows=[[v, str(confusion[v]["pass"]), str(confusion[v]["fail"])] for v in ("pass", "fail")],
     )
-    disagreements = TextTable(
+
+
+def _disagreements_table(review: ReviewReport) -> TextTable:
+    """Each sample whose human verdict differs from the automatic one, with the comments."""
+    return TextTable(
         title="Disagreements between the automatic verdict and the reviewers",
         columns=[
             "agent",
@@ -672,10 +691,14 @@ def review_tables(report: Report) -> list[TextTable]:
                 ", ".join(d.reviewers),
                 " / ".join(d.comments),
             ]
-            for d in a.disagreements
+            for d in review.agreement.disagreements
         ],
     )
-    human = TextTable(
+
+
+def _human_rate_table(report: Report, review: ReviewReport) -> TextTable:
+    """Each setup's completion rate with the human verdicts in place of the automatic ones."""
+    return TextTable(
         title="CR with human verdicts where they exist (Wilson 95% CI)",
         columns=[
             "setup",
@@ -699,7 +722,11 @@ def review_tables(report: Report) -> list[TextTable]:
             for h in review.rates
         ],
     )
-    realism = TextTable(
+
+
+def _realism_table(review: ReviewReport) -> TextTable:
+    """The reviewers' realism ratings per dimension and group."""
+    return TextTable(
         title="Realism ratings (1-5): mean (n)",
         columns=["by", "name", "reviews", "scenario realism", "rubric realism"],
         rows=[
@@ -713,7 +740,6 @@ def review_tables(report: Report) -> list[TextTable]:
             for x in review.realism
         ],
     )
-    return [agreement, confusion, disagreements, human, realism]
 
 
 def report_tables(
