@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessageAssistant
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
@@ -71,6 +72,92 @@ def _folder(row: SampleRow, epochs: int) -> str:
     return f"{name}__epoch{row.epoch}" if epochs > 1 else name
 
 
+def _release_result(
+    row: SampleRow, sample: EvalSample, grade: Grade, with_plan: bool
+) -> ReleaseResult:
+    """A sample's results line, as the release's harness writes it (module doc)."""
+    calls = sum(
+        len(m.tool_calls or []) for m in sample.messages if isinstance(m, ChatMessageAssistant)
+    )
+    return ReleaseResult(
+        task_id=int(row.task_id),
+        task_scenario_name=row.scenario,
+        category=row.industry,
+        domain=row.domain,
+        difficulty_level=row.difficulty,
+        agent_model=row.agent_model,
+        world_model=row.simulator_model or "",
+        env_mode=row.env_mode,
+        fault_count=row.fault_count if row.env_mode != "E0" else 0,
+        fault_duration=row.fault_duration if row.env_mode != "E0" else 0,
+        with_plan=with_plan,
+        is_correct=grade.passed,
+        feedback=_feedback(grade),
+        step_count=calls,
+        trajectory=render_paper_trajectory(sample.messages),
+    )
+
+
+def _release_args(row: SampleRow, name: str, with_plan: bool, out: Path) -> ReleaseArgs:
+    """The ``args.json`` of run folder ``name``, which holds ``row``'s run."""
+    return ReleaseArgs(
+        agent_model=row.agent_model,
+        world_model=row.simulator_model or "",
+        verifier_model=row.verifier_model or row.simulator_model,
+        env_mode=row.env_mode,
+        fault_count=row.fault_count,
+        fault_duration=row.fault_duration,
+        with_plan=with_plan,
+        run_name=name,
+        task_ids=None,
+        output_dir=str(out),
+    )
+
+
+class _Runs:
+    """The release's runs as they are gathered: each folder's results lines and args."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.lines: dict[str, list[ReleaseResult]] = {}
+        self.args: dict[str, ReleaseArgs] = {}
+
+    def add_log(self, log: str, wanted: dict[tuple[str, int], SampleRow]) -> None:
+        """The scored samples of ``log`` that are ``wanted`` (by task id and epoch)."""
+        header = log_header(log)
+        config = RunConfig.model_validate((header.eval.metadata or {}).get(CONFIG_METADATA, {}))
+        epochs = header.eval.config.epochs or 1
+        for sample in log_samples(log):
+            row = wanted.get((str(sample.id), sample.epoch))
+            score = (sample.scores or {}).get(SCORER_NAME)
+            if row is None or score is None:
+                continue
+            grade = Grade.of(score.metadata, passed=score.value == CORRECT)
+            name = _folder(row, epochs)
+            result = _release_result(row, sample, grade, config.with_plan)
+            self.lines.setdefault(name, []).append(result)
+            self.args.setdefault(name, _release_args(row, name, config.with_plan, self.out))
+
+    def write(self) -> list[Path]:
+        """Write each run folder (secrets redacted, lines by task id); the folders."""
+        secrets = known_secrets()  # a key a model or a provider error quoted is never written
+        folders = []
+        for name in sorted(self.lines):
+            folder = self.out / name
+            folder.mkdir(parents=True, exist_ok=True)
+            ordered = [
+                ReleaseResult.model_validate(redact_strings(r.model_dump(mode="json"), secrets))
+                for r in sorted(self.lines[name], key=lambda r: r.task_id)
+            ]
+            write_fresh(folder / RELEASE_ARGS, self.args[name].model_dump_json(indent=2) + "\n")
+            write_fresh(
+                folder / RELEASE_RESULTS,
+                "".join(r.model_dump_json() + "\n" for r in ordered),
+            )
+            folders.append(folder)
+        return folders
+
+
 def write_release(
     paths: Iterable[str | Path], out: Path, keep: ExportFilter | None = None
 ) -> ReleaseExport:
@@ -86,78 +173,14 @@ def write_release(
     """
     rows = [r for r in read_runs(paths) if r.harness is Harness.OCCUBENCH]
     chosen = keep or ExportFilter()
-    scored = [r for r in rows if chosen.keeps(r)]
     by_log: dict[str, dict[tuple[str, int], SampleRow]] = {}
-    for row in scored:
-        by_log.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = row
-    lines: dict[str, list[ReleaseResult]] = {}
-    args: dict[str, ReleaseArgs] = {}
+    for row in rows:
+        if chosen.keeps(row):
+            by_log.setdefault(row.log, {})[(str(row.task_id), row.epoch)] = row
+    runs = _Runs(out)
     for log, wanted in by_log.items():
-        header = log_header(log)
-        config = RunConfig.model_validate((header.eval.metadata or {}).get(CONFIG_METADATA, {}))
-        epochs = header.eval.config.epochs or 1
-        for sample in log_samples(log):
-            found = wanted.get((str(sample.id), sample.epoch))
-            score = (sample.scores or {}).get(SCORER_NAME)
-            if found is None or score is None:
-                continue
-            row = found
-            grade = Grade.of(score.metadata, passed=score.value == CORRECT)
-            name = _folder(row, epochs)
-            calls = sum(
-                len(m.tool_calls or [])
-                for m in sample.messages
-                if isinstance(m, ChatMessageAssistant)
-            )
-            lines.setdefault(name, []).append(
-                ReleaseResult(
-                    task_id=int(row.task_id),
-                    task_scenario_name=row.scenario,
-                    category=row.industry,
-                    domain=row.domain,
-                    difficulty_level=row.difficulty,
-                    agent_model=row.agent_model,
-                    world_model=row.simulator_model or "",
-                    env_mode=row.env_mode,
-                    fault_count=row.fault_count if row.env_mode != "E0" else 0,
-                    fault_duration=row.fault_duration if row.env_mode != "E0" else 0,
-                    with_plan=config.with_plan,
-                    is_correct=grade.passed,
-                    feedback=_feedback(grade),
-                    step_count=calls,
-                    trajectory=render_paper_trajectory(sample.messages),
-                )
-            )
-            args.setdefault(
-                name,
-                ReleaseArgs(
-                    agent_model=row.agent_model,
-                    world_model=row.simulator_model or "",
-                    verifier_model=row.verifier_model or row.simulator_model,
-                    env_mode=row.env_mode,
-                    fault_count=row.fault_count,
-                    fault_duration=row.fault_duration,
-                    with_plan=config.with_plan,
-                    run_name=name,
-                    task_ids=None,
-                    output_dir=str(out),
-                ),
-            )
-    secrets = known_secrets()  # a key a model or a provider error quoted is never written
-    folders = []
-    for name in sorted(lines):
-        folder = out / name
-        folder.mkdir(parents=True, exist_ok=True)
-        ordered = [
-            ReleaseResult.model_validate(redact_strings(r.model_dump(mode="json"), secrets))
-            for r in sorted(lines[name], key=lambda r: r.task_id)
-        ]
-        write_fresh(folder / RELEASE_ARGS, args[name].model_dump_json(indent=2) + "\n")
-        write_fresh(
-            folder / RELEASE_RESULTS,
-            "".join(r.model_dump_json() + "\n" for r in ordered),
-        )
-        folders.append(folder)
-    written = sum(len(v) for v in lines.values())
+        runs.add_log(log, wanted)
+    folders = runs.write()
+    written = sum(len(v) for v in runs.lines.values())
     errored = sum(r.passed is None for r in rows)
     return ReleaseExport(folders=folders, samples=written, left_out=errored)
