@@ -46,6 +46,7 @@ from occubench.bundle import (
     BundleClass,
     Outcome,
     Standard,
+    Verification,
     VerifiedBundle,
     read_bundle,
 )
@@ -472,33 +473,12 @@ def build_site(
     records: dict[str, str] = {}
     for path in bundles:
         vb = read_bundle(path, dataset=dataset, standard=standard)
-        result = vb.verification
-        slug = _slug(path, result.sha256)
+        slug = _slug(path, vb.verification.sha256)
         if slug in records:
             raise UsageError(f"{path}: the same bundle is given twice")
-        records[slug] = f"{RECORDS}/{slug}.html"
-        write_fresh(out / RECORDS / f"{slug}.json", result.model_dump_json(indent=1) + "\n")
-        write_fresh(
-            out / RECORDS / f"{slug}.html",
-            env.get_template("record.html.j2").render(result=result, slug=slug),
-        )
-        lines.append(
-            BundleLine(
-                slug=slug,
-                name=path.name,
-                sha256=result.sha256,
-                outcome=result.outcome,
-                bundle_class=result.bundle_class,
-                record=records[slug],
-                departures=len(result.departures),
-                first_problem=(
-                    f"{result.problems[0].member}: {result.problems[0].message}"
-                    if result.problems
-                    else ""
-                ),
-            )
-        )
-        if result.outcome is not Outcome.FAILED:
+        records[slug] = _write_record(vb.verification, slug, out, env)
+        lines.append(_bundle_line(path, slug, vb.verification, records[slug]))
+        if vb.verification.outcome is not Outcome.FAILED:
             verified.append((slug, vb))
     data = SiteData(
         generated=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -508,6 +488,32 @@ def build_site(
     )
     write_index(data, out)
     return data
+
+
+def _write_record(result: Verification, slug: str, out: Path, env: Environment) -> str:
+    """Write a bundle's verification record (JSON and its page); the page's path in the site."""
+    write_fresh(out / RECORDS / f"{slug}.json", result.model_dump_json(indent=1) + "\n")
+    write_fresh(
+        out / RECORDS / f"{slug}.html",
+        env.get_template("record.html.j2").render(result=result, slug=slug),
+    )
+    return f"{RECORDS}/{slug}.html"
+
+
+def _bundle_line(path: Path, slug: str, result: Verification, record: str) -> BundleLine:
+    """A bundle's line in the site's list of bundles."""
+    return BundleLine(
+        slug=slug,
+        name=path.name,
+        sha256=result.sha256,
+        outcome=result.outcome,
+        bundle_class=result.bundle_class,
+        record=record,
+        departures=len(result.departures),
+        first_problem=(
+            f"{result.problems[0].member}: {result.problems[0].message}" if result.problems else ""
+        ),
+    )
 
 
 def write_index(data: SiteData, out: Path) -> Path:
