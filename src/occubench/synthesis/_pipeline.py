@@ -197,6 +197,16 @@ def check_spec(store: ArtifactStore, spec: SynthesisSpec) -> None:
     store.save(SPEC_KEY, spec)
 
 
+_Slot = tuple[CatalogScenario, int, Subtopic]
+"""A sub-topic of a scenario: the scenario, the sub-topic's number (from 1), the sub-topic."""
+
+
+def _place(slot: _Slot) -> str:
+    """Where a sub-topic's artifacts are kept, and its name in drops: ``<scenario>/stNN``."""
+    scenario, number, _ = slot
+    return f"{slugify(scenario.name)}/st{number:02d}"
+
+
 class _Pipeline:
     def __init__(
         self,
@@ -238,6 +248,19 @@ class _Pipeline:
     # a-d ------------------------------------------------------------------------------
 
     async def generate(self, scenarios: Sequence[CatalogScenario]) -> list[Instance]:
+        """Stages a-d: sub-topics, an environment per sub-topic, its tasks, validated."""
+        plans = await self.plan_scenarios(scenarios)
+        slots = [
+            (s, i, sub)
+            for s in scenarios
+            if s.name in plans
+            for i, sub in enumerate(plans[s.name].subtopics, start=1)
+        ]
+        envs = await self.build_envs(slots, plans)
+        return await self.build_tasks(slots, envs)
+
+    async def plan_scenarios(self, scenarios: Sequence[CatalogScenario]) -> dict[str, ScenarioPlan]:
+        """Each scenario's sub-topics (a scenario whose plan failed is dropped), by name."""
         gen, seed = self.models.generator, self.settings.seed
         retries = self.settings.generator_retries
         plans: dict[str, ScenarioPlan] = {}
@@ -258,18 +281,19 @@ class _Pipeline:
                 self.drop(slug, DropStage.GENERATE, "sub-topics: " + "; ".join(result.issues))
 
         await self.each(STAGE_SUBTOPICS, scenarios, plan)
+        return plans
 
-        slots = [
-            (s, i, sub)
-            for s in scenarios
-            if s.name in plans
-            for i, sub in enumerate(plans[s.name].subtopics, start=1)
-        ]
+    async def build_envs(
+        self, slots: Sequence[_Slot], plans: dict[str, ScenarioPlan]
+    ) -> dict[str, EnvConfig]:
+        """The valid environment of each sub-topic (the others dropped), by its place."""
+        gen, seed = self.models.generator, self.settings.seed
+        retries = self.settings.generator_retries
         envs: dict[str, EnvConfig] = {}
 
-        async def env(slot: tuple[CatalogScenario, int, Subtopic]) -> None:
+        async def env(slot: _Slot) -> None:
             s, i, sub = slot
-            where = f"{slugify(s.name)}/st{i:02d}"
+            where = _place(slot)
             result = await self.stored(
                 f"{where}/env",
                 StageResult[EnvConfig],
@@ -289,12 +313,19 @@ class _Pipeline:
                 )
 
         await self.each(STAGE_ENVS, slots, env)
+        return envs
 
+    async def build_tasks(
+        self, slots: Sequence[_Slot], envs: dict[str, EnvConfig]
+    ) -> list[Instance]:
+        """The valid task of each difficulty in each environment (the others dropped)."""
+        gen, seed = self.models.generator, self.settings.seed
+        retries = self.settings.generator_retries
         instances: list[Instance] = []
 
-        async def tasks(slot: tuple[CatalogScenario, int, Subtopic]) -> None:
-            s, i, sub = slot
-            where = f"{slugify(s.name)}/st{i:02d}"
+        async def tasks(slot: _Slot) -> None:
+            s, _, sub = slot
+            where = _place(slot)
             if where not in envs:
                 return
             result = await self.stored(

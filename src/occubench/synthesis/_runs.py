@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from inspect_ai.log import EvalSample, read_eval_log
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import Model
 from inspect_ai.scorer import CORRECT
 from pydantic import BaseModel, Field
@@ -108,8 +108,37 @@ def run_candidates(
     """
     if not candidates:
         return {}
-    dataset_dir = write_dataset(
-        work_dir / "dataset",
+    config = RunConfig(
+        dataset=str(_write_candidates(candidates, work_dir / "dataset")),
+        with_plan=with_plan,
+        seed=seed,
+        votes=votes,
+        protocol=protocol,
+    )
+    logs, log = _run_once(config, models, epochs, work_dir)
+    by_id = {i: c.key for i, c in enumerate(candidates, start=1)}
+    outcomes = {
+        c.key: RunOutcome(with_plan=with_plan, runs=0, passed=0, errors=0) for c in candidates
+    }
+    usage: dict[str, dict[str, TokenUsage]] = {c.key: {} for c in candidates}
+    for row in read_runs(logs):
+        key = by_id[int(row.task_id)]
+        _count(outcomes[key], row)
+        usage[key] = add_usage(usage[key], _row_usage(row))
+    for sample in log.samples or []:
+        outcome = outcomes[by_id[int(sample.id)]]
+        if _failed(sample) and len(outcome.evidence) < MAX_EVIDENCE_RUNS:
+            outcome.evidence.append(describe_failure(sample))
+    return {
+        key: StageResult[RunOutcome](value=outcome, usage=usage[key])
+        for key, outcome in outcomes.items()
+    }
+
+
+def _write_candidates(candidates: Sequence[Candidate], folder: Path) -> Path:
+    """The candidates as a dataset in ``folder`` (task ids from 1, in order); its folder."""
+    return write_dataset(
+        folder,
         tasks=[
             c.task.to_record(i, c.scenario.name, c.env.environment_name)
             for i, c in enumerate(candidates, start=1)
@@ -124,15 +153,19 @@ def run_candidates(
             for c in candidates
         }.values(),
     )
+
+
+def _run_once(
+    config: RunConfig, models: RunModels, epochs: int, work_dir: Path
+) -> tuple[list[str], EvalLog]:
+    """The logs of the benchmark task run as ``config`` says, and the first one, read.
+
+    Raises:
+        RunError: the eval set did not complete, or its log did not succeed.
+    """
     evaluated = run_eval(
         BENCHMARK_TASK,
-        RunConfig(
-            dataset=str(dataset_dir),
-            with_plan=with_plan,
-            seed=seed,
-            votes=votes,
-            protocol=protocol,
-        ).task_args(),
+        config.task_args(),
         log_dir=str(work_dir / "logs"),
         model=models.agent,
         roles={Role.SIMULATOR: models.simulator, Role.VERIFIER: models.verifier},
@@ -145,29 +178,17 @@ def run_candidates(
     if log.status != "success" or log.samples is None:
         message = log.error.message if log.error else f"eval ended with status {log.status}"
         raise RunError(f"runs in {work_dir}: {message}")
-    by_id = {i: c.key for i, c in enumerate(candidates, start=1)}
-    outcomes = {
-        c.key: RunOutcome(with_plan=with_plan, runs=0, passed=0, errors=0) for c in candidates
-    }
-    usage: dict[str, dict[str, TokenUsage]] = {c.key: {} for c in candidates}
-    for row in read_runs(evaluated.logs):
-        key = by_id[int(row.task_id)]
-        outcome = outcomes[key]
-        outcome.runs += 1
-        outcome.passed += row.passed is True
-        if row.error is not None:
-            outcome.errors += 1
-            if row.error not in outcome.error_messages:
-                outcome.error_messages.append(row.error)
-        usage[key] = add_usage(usage[key], _row_usage(row))
-    for sample in log.samples:
-        outcome = outcomes[by_id[int(sample.id)]]
-        if _failed(sample) and len(outcome.evidence) < MAX_EVIDENCE_RUNS:
-            outcome.evidence.append(describe_failure(sample))
-    return {
-        key: StageResult[RunOutcome](value=outcome, usage=usage[key])
-        for key, outcome in outcomes.items()
-    }
+    return evaluated.logs, log
+
+
+def _count(outcome: RunOutcome, row: SampleRow) -> None:
+    """Count one run in ``outcome``: its verdict, or its error (each message once)."""
+    outcome.runs += 1
+    outcome.passed += row.passed is True
+    if row.error is not None:
+        outcome.errors += 1
+        if row.error not in outcome.error_messages:
+            outcome.error_messages.append(row.error)
 
 
 def _row_usage(row: SampleRow) -> dict[str, TokenUsage]:
