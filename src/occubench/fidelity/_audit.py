@@ -254,34 +254,20 @@ def run_audit(
     data = dataset if isinstance(dataset, Dataset) else load_dataset(root)
     weight = {FidelityMetric(k): float(v) for k, v in (weights or DEFAULT_FIDELITY_WEIGHTS).items()}
     envs = {name: data.envs[name] for name in sorted(data.envs)}
-    args = {
-        "dataset": str(Path(root).resolve()),
-        "date": date,
-        "seed": seed,
-        "max_plans": max_plans,
-        "rule_checks": rule_checks,
-        **({} if world is None else world.task_args()),
-    }
-    if world is not None:  # a world that cannot be used as asked: said before any eval
-        shared_world(world.path, writable=world.mode is WorldMode.RECORD)
+    args = _task_args(root, date, seed, max_plans, rule_checks, world)
     options = EvalOptions(max_connections=max_concurrency, max_samples=max_concurrency)
     with ExitStack() as stack:
         folder = log_dir or stack.enter_context(tempfile.TemporaryDirectory())
-        audits = []
-        for m, simulator in enumerate(simulators):
-            outcome = run_eval(
-                AUDIT_TASK,
-                args,
-                log_dir=f"{folder}/simulator-{m + 1}-{_slug(_name(simulator))}",
-                model=simulator,
-                roles={
-                    Role.SIMULATOR: simulator,
-                    **({Role.VERIFIER: verifier} if verifier is not None else {}),
-                },
-                options=options,
+        audits = [
+            _simulator_audit(
+                _audit_log(simulator, m, args, folder, verifier, options),
+                envs,
+                weight,
+                flag_below,
+                verifier is not None,
             )
-            (log,) = outcome.logs
-            audits.append(_simulator_audit(log, envs, weight, flag_below, verifier is not None))
+            for m, simulator in enumerate(simulators, start=1)
+        ]
     return AuditReport(
         dataset=str(data.root),
         date=date,
@@ -293,6 +279,55 @@ def run_audit(
         probes=[t for ts in audit_probes(data, max_plans).values() for t in ts],
         simulators=audits,
     )
+
+
+def _task_args(
+    root: str | Path,
+    date: str,
+    seed: int,
+    max_plans: int,
+    rule_checks: int,
+    world: AuditWorld | None,
+) -> dict[str, object]:
+    """The audit task's arguments (a world that cannot be used as asked is refused first).
+
+    Raises:
+        UsageError: the world cannot be opened as its mode needs.
+    """
+    if world is not None:  # a world that cannot be used as asked: said before any eval
+        shared_world(world.path, writable=world.mode is WorldMode.RECORD)
+    return {
+        "dataset": str(Path(root).resolve()),
+        "date": date,
+        "seed": seed,
+        "max_plans": max_plans,
+        "rule_checks": rule_checks,
+        **({} if world is None else world.task_args()),
+    }
+
+
+def _audit_log(
+    simulator: str | Model,
+    number: int,
+    args: Mapping[str, object],
+    folder: str | Path,
+    verifier: str | Model | None,
+    options: EvalOptions,
+) -> str:
+    """The log of simulator ``number``'s audit eval (resumed where its folder holds one)."""
+    outcome = run_eval(
+        AUDIT_TASK,
+        args,
+        log_dir=f"{folder}/simulator-{number}-{_slug(_name(simulator))}",
+        model=simulator,
+        roles={
+            Role.SIMULATOR: simulator,
+            **({Role.VERIFIER: verifier} if verifier is not None else {}),
+        },
+        options=options,
+    )
+    (log,) = outcome.logs
+    return log
 
 
 def _slug(text: str) -> str:

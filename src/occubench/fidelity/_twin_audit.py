@@ -351,13 +351,7 @@ def twin_audit(
         raise UsageError(f"--tolerance must be 0 or more, got {tolerance:g}")
     loaded = run.config.load_tasks()
     found = twins(None if run.config.twins is None else Path(run.config.twins))
-    envs = {name: env for name, env in sorted(loaded.envs.items()) if name in found}
-    skipped = sorted(set(loaded.envs) - set(envs))
-    if not envs:
-        raise UsageError(
-            "no environment of the selection has a twin"
-            + (f" (without one: {', '.join(skipped)})" if skipped else "")
-        )
+    envs, skipped = _twinned(loaded.envs, found)
     given = [(path, read_trajectories(path)) for path in trajectories]
     replaying: list[TwinTrajectory] = []
     if probes:
@@ -369,22 +363,75 @@ def twin_audit(
         logged, notes = logged_trajectories(logs, list(envs))
         replaying += logged
     for path, read in given:
-        for item in read:
-            if item.environment in envs:
-                replaying.append(item)
-            elif item.environment not in found:
-                skipped = sorted({*skipped, item.environment})
-            elif item.environment not in loaded.envs:
-                notes.append(
-                    f"{path} trajectory {item.name!r}: environment {item.environment} has a "
-                    "twin but is not in the selection"
-                )
+        kept, skipped = _given_kept(path, read, envs, found, loaded.envs, skipped, notes)
+        replaying += kept
     if not replaying:
         raise UsageError(
             "nothing to replay: no probe, logged call or given trajectory in an env with a twin"
         )
-    replayed = [_replay_twin(found[t.environment](envs[t.environment]), t) for t in replaying]
     feedings = [Feeding.TWIN, *([Feeding.OWN] if free_running else [])]
+    records = _records(run, envs, found, replaying, simulators, feedings, tolerance, concurrency)
+    return TwinAudit(records=records, trajectories=replaying, skipped=skipped, notes=notes)
+
+
+def _twinned(
+    loaded: Mapping[str, EnvConfig], found: Mapping[str, type[Twin]]
+) -> tuple[dict[str, EnvConfig], list[str]]:
+    """The selection's environments that have a twin (by name, sorted), and the others.
+
+    Raises:
+        UsageError: none has a twin.
+    """
+    envs = {name: env for name, env in sorted(loaded.items()) if name in found}
+    skipped = sorted(set(loaded) - set(envs))
+    if not envs:
+        raise UsageError(
+            "no environment of the selection has a twin"
+            + (f" (without one: {', '.join(skipped)})" if skipped else "")
+        )
+    return envs, skipped
+
+
+def _given_kept(
+    path: Path,
+    read: Sequence[TwinTrajectory],
+    envs: Mapping[str, EnvConfig],
+    found: Mapping[str, type[Twin]],
+    loaded: Mapping[str, EnvConfig],
+    skipped: list[str],
+    notes: list[str],
+) -> tuple[list[TwinTrajectory], list[str]]:
+    """The trajectories of file ``path`` to replay, and the environments skipped.
+
+    Replayed: those of a selected environment with a twin. Skipped: ``skipped`` and the
+    environments without a twin. A note in ``notes`` for each twin outside the selection.
+    """
+    kept: list[TwinTrajectory] = []
+    for item in read:
+        if item.environment in envs:
+            kept.append(item)
+        elif item.environment not in found:
+            skipped = sorted({*skipped, item.environment})
+        elif item.environment not in loaded:
+            notes.append(
+                f"{path} trajectory {item.name!r}: environment {item.environment} has a "
+                "twin but is not in the selection"
+            )
+    return kept, skipped
+
+
+def _records(
+    run: ResolvedRun,
+    envs: Mapping[str, EnvConfig],
+    found: Mapping[str, type[Twin]],
+    replaying: Sequence[TwinTrajectory],
+    simulators: Sequence[Model],
+    feedings: Sequence[Feeding],
+    tolerance: float,
+    concurrency: int,
+) -> list[TwinFidelity]:
+    """Each simulator's fidelity on the trajectories replayed, fed each way."""
+    replayed = [_replay_twin(found[t.environment](envs[t.environment]), t) for t in replaying]
     records: list[TwinFidelity] = []
     for model in simulators:
         for feeding in feedings:
@@ -398,7 +445,7 @@ def twin_audit(
                     steps=steps,
                 )
             )
-    return TwinAudit(records=records, trajectories=replaying, skipped=skipped, notes=notes)
+    return records
 
 
 async def _steps(
