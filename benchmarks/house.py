@@ -127,7 +127,7 @@ def main() -> None:
 
     graph: dict[str, set[str]] = defaultdict(set)
     for name, (path, tree) in modules.items():
-        graph[name]
+        graph.setdefault(name, set())
         for target in _imports(tree, name, path.name == "__init__.py"):
             # `from occubench.x import y` names a module where y is one, else the package
             while target and target not in modules:
@@ -143,7 +143,9 @@ def main() -> None:
     for room, count in lines.most_common():
         print(f"  {room:<14} {count:>6}")
     print(f"functions over {args.long} lines: {len(long_functions)}")
-    by_room = Counter(where.split("/")[1].removesuffix(".py").split(":")[0] for _, where in long_functions)
+    by_room = Counter(
+        where.split("/")[1].removesuffix(".py").split(":")[0] for _, where in long_functions
+    )
     print("  per room: " + ", ".join(f"{room} {n}" for room, n in by_room.most_common()))
     for length, where in sorted(long_functions, reverse=True):
         print(f"  {length:>4}  {where}")
