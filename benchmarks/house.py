@@ -126,9 +126,9 @@ def main() -> None:
                     long_functions.append((length, where))
 
     graph: dict[str, set[str]] = defaultdict(set)
-    for name, (path, tree) in modules.items():
+    for name, (path, parsed) in modules.items():
         graph.setdefault(name, set())
-        for target in _imports(tree, name, path.name == "__init__.py"):
+        for target in _imports(parsed, name, path.name == "__init__.py"):
             # `from occubench.x import y` names a module where y is one, else the package
             while target and target not in modules:
                 target = target.rpartition(".")[0]
