@@ -9,13 +9,14 @@ one simulator: the context's digest, the mode and the task named in a replay mis
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from inspect_ai.model import Model
+from inspect_ai.model import GenerateConfig, Model
 
 from occubench.calls import TRANSPORT_SETTINGS
 from occubench.dataset import EnvConfig
 from occubench.errors import ErrorSource, InfrastructureError
+from occubench.simulator._layout import SimulatorLayout
 from occubench.worlds import (
     EntrySource,
     World,
@@ -25,9 +26,6 @@ from occubench.worlds import (
     shared_world,
     text_digest,
 )
-
-if TYPE_CHECKING:
-    from occubench.simulator._simulator import Simulator
 
 PERSON_PROVIDER = "human"
 """The provider of a model whose answers a person gives (``human/<name>``, ``occubench.play``):
@@ -40,6 +38,35 @@ class WorldMiss(InfrastructureError):
     source = ErrorSource.WORLD
 
 
+class WorldSimulator(Protocol):
+    """What a world needs of a simulator (``Simulator`` is one): its context, and the binding."""
+
+    @property
+    def model(self) -> Model: ...
+    @property
+    def system_prompt(self) -> str: ...
+    @property
+    def layout(self) -> SimulatorLayout: ...
+    @property
+    def explicit(self) -> bool: ...
+    @property
+    def checker(self) -> object | None: ...
+    @property
+    def check_model(self) -> Model | None: ...
+    @property
+    def config(self) -> GenerateConfig: ...
+    @property
+    def pass_raw(self) -> bool: ...
+    @property
+    def max_retries(self) -> int: ...
+
+    def use_world(
+        self, world: World, context: WorldContext, mode: WorldMode, *, task: str = ""
+    ) -> str:
+        """Answer from ``world`` from now on; the context's digest."""
+        ...
+
+
 def model_author(model: Model) -> tuple[EntrySource, str]:
     """Who a model's world entries are by: a person (``human/<name>``) or the model."""
     if str(model).split("/", 1)[0] == PERSON_PROVIDER:
@@ -47,14 +74,14 @@ def model_author(model: Model) -> tuple[EntrySource, str]:
     return EntrySource.SIMULATOR, str(model)
 
 
-def generate_settings(simulator: Simulator) -> dict[str, Any]:
+def generate_settings(simulator: WorldSimulator) -> dict[str, Any]:
     """The generate settings that reach the simulator's calls (the model's own, then the run's)."""
     merged = simulator.model.config.merge(simulator.config)
     settings = merged.model_dump(mode="json", exclude_none=True)
     return {k: v for k, v in settings.items() if k not in TRANSPORT_SETTINGS}
 
 
-def world_context(simulator: Simulator, env: EnvConfig, *, variant: int = 0) -> WorldContext:
+def world_context(simulator: WorldSimulator, env: EnvConfig, *, variant: int = 0) -> WorldContext:
     """The context a simulator's answers are keyed under in a world.
 
     Args:
@@ -90,7 +117,7 @@ class WorldUse:
 
 
 def attach_world(
-    simulator: Simulator,
+    simulator: WorldSimulator,
     env: EnvConfig,
     path: str,
     mode: WorldMode,
