@@ -71,7 +71,7 @@ def test_thirty_calls_in_one_message_under_a_cap_of_five(tmp_path):
     assert len(results) == 30  # every call answered: 5 observations, then 25 errors
     assert all(m.error is None for m in results[:5])
     assert all(m.error is not None and m.error.type == "limit" for m in results[5:])
-    assert "budget exhausted (5 calls)" in results[5].error.message
+    assert results[5].error.message.startswith("tool call limit of 5 reached: this call was not")
     assert episode.stop_reason == "tool_call_limit"
 
 

@@ -138,3 +138,29 @@ def test_the_opening_is_what_reset_gives():
     opening = episode.opening()
     assert episode.messages[0].role != "system"  # reading it opened nothing
     assert anyio.run(episode.reset) == opening
+
+
+def test_a_call_past_the_budget_gets_the_loops_message_and_never_runs():
+    """The one rule (``CallRule``): the budget comes first, even for a malformed call."""
+
+    async def go():
+        episode = make_episode(
+            "reference", TASK, simulator="occubench/canned", protocol="occubench", max_tool_calls=2
+        )
+        tool = (await episode.reset()).tools[0].name
+        made = [
+            await episode.step(ToolCallAction(tool=tool, arguments={"station_id": "N4-S2"}))
+            for _ in range(2)
+        ]
+        past = await episode.step(ToolCallAction(tool=tool, arguments={"station_id": "N4-S2"}))
+        malformed = await episode.step(ToolCallAction(tool=tool, arguments="{oops"))
+        return episode, made, past, malformed
+
+    episode, made, past, malformed = anyio.run(go)
+    assert [s.call_index for s in made] == [0, 1] and episode.record.tool_calls == 2
+    for refused in (past, malformed):
+        assert refused.refused.value == "tool_call_limit" and refused.call_index is None
+        assert refused.observation.startswith("tool call limit of 2 reached: this call was not")
+    assert episode.at_call_limit() and episode.record.stop_reason == "tool_call_limit"
+    (error,) = {m.error.type for m in episode.messages if getattr(m, "error", None)}
+    assert error == "limit"

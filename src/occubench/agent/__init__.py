@@ -41,6 +41,12 @@ from occubench.agent._prompt import (
 )
 from occubench.agent._solver import occubench_agent
 from occubench.agent._state import Episode, StopReason, episode_fields, episode_in, read_episode
+from occubench.agent._tool_budget import (
+    AdmittedCall,
+    CallRule,
+    ToolBudget,
+    refusal_error,
+)
 from occubench.agent._tool_layer import FaultHook, ToolLayer
 
 __all__ = [
@@ -53,7 +59,11 @@ __all__ = [
     "AgentLoop",
     "paper_date",
     "raw_arguments",
+    "AdmittedCall",
     "BadToolCall",
+    "CallRule",
+    "ToolBudget",
+    "refusal_error",
     "CallProblem",
     "Episode",
     "FaultHook",

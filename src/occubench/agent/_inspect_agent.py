@@ -23,6 +23,7 @@ from occubench.agent._environment import open_environment, open_user
 from occubench.agent._loop import talk
 from occubench.agent._prompt import run_system_prompt
 from occubench.agent._state import Episode, StopReason
+from occubench.agent._tool_budget import CallRule, ToolBudget
 from occubench.agent._tool_layer import ToolLayer
 from occubench.config import ResolvedRun
 from occubench.dataset import EnvConfig, TaskRecord
@@ -38,8 +39,8 @@ class ToolCallLimitReached(RuntimeError):
     run and the solver records the stop reason.
     """
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"tool call limit of {limit} reached")
+    def __init__(self, budget: ToolBudget) -> None:
+        super().__init__(budget.refusal())
 
 
 def create_agent(name: str, tools: Sequence[ToolDef], arguments: dict[str, Any]) -> Agent:
@@ -70,18 +71,17 @@ def create_agent(name: str, tools: Sequence[ToolDef], arguments: dict[str, Any])
         ) from None
 
 
-def limited_tools(layer: ToolLayer, env: EnvConfig, limit: int | None) -> list[ToolDef]:
-    """The env's tools bound to ``layer``; a call past ``limit`` raises ToolCallLimitReached.
+def limited_tools(layer: ToolLayer, env: EnvConfig, budget: ToolBudget) -> list[ToolDef]:
+    """The env's tools bound to ``layer``; a call past ``budget`` raises ToolCallLimitReached.
 
-    ``limit`` None: no cap. The tools' arguments are checked by Inspect's tool loop
-    against their schema, whatever the protocol (an Inspect agent cannot pass the raw
-    argument string on).
+    The tools' arguments are checked by Inspect's tool loop against their schema, whatever
+    the protocol (an Inspect agent cannot pass the raw argument string on).
     """
 
     def guard(inner: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def guarded(**arguments: Any) -> Any:
-            if limit is not None and layer.episode.tool_calls >= limit:
-                raise ToolCallLimitReached(limit)
+            if budget.spent(layer.episode.tool_calls):
+                raise ToolCallLimitReached(budget)
             return await inner(**arguments)
 
         return guarded
@@ -126,7 +126,7 @@ def inspect_agent(run: ResolvedRun) -> Solver:
     if not run.config.agent:
         raise ValueError("inspect_agent needs config.agent")
     name, arguments = run.config.agent, dict(run.config.agent_args)
-    limit = run.points.max_tool_calls or None
+    budget = CallRule.of(run.points).budget
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = TaskRecord.model_validate(state.metadata["task"])
@@ -139,7 +139,7 @@ def inspect_agent(run: ResolvedRun) -> Solver:
         layer = open_environment(run, task, env, simulator, episode, epoch=state.epoch)
         system = run_system_prompt(run, task.task_scenario_name)
         state.messages.insert(0, ChatMessageSystem(content=system))
-        agent = create_agent(name, limited_tools(layer, env, limit), arguments)
+        agent = create_agent(name, limited_tools(layer, env, budget), arguments)
         agent_state = AgentState(messages=state.messages)
         episode.stop_reason = StopReason.SAMPLE_LIMIT
         try:

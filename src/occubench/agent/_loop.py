@@ -4,11 +4,12 @@ One loop for both protocols; the protocol's points decide:
 
 - the caps: ``max_turns`` model turns (the paper: 200) and ``max_tool_calls`` tool calls
   (occubench: 200); a call past the tool-call budget, even inside one message, gets an
-  error observation and never reaches the simulator;
+  error observation and never reaches the simulator (``CallRule``, stated once for every
+  caller);
 - the arguments: checked by the argument rule (occubench: a malformed call, an unknown
-  tool or unreadable arguments get a parsing error, as a real API would answer;
-  ``checked_arguments``) or passed to the simulator as the agent's raw string (the
-  paper: the simulator absorbs mistakes);
+  tool or unreadable arguments get a parsing error, as a real API would answer) or
+  passed to the simulator as the agent's raw string (the paper: the simulator absorbs
+  mistakes): the same ``CallRule``;
 - the stop rules: a turn without tool calls is the final answer (on a task with a user,
   it goes to the user instead, and the loop ends when the user ends the conversation or
   its turn budget is spent: ``talk``); with
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
 
 from inspect_ai.model import (
     ChatMessage,
@@ -40,11 +40,12 @@ from inspect_ai.model import (
     ModelOutput,
 )
 from inspect_ai.solver import TaskState
-from inspect_ai.tool import ToolCall, ToolCallError, ToolInfo
+from inspect_ai.tool import ToolCall, ToolInfo
 from inspect_ai.util import LimitExceededError
 
-from occubench.agent._arguments import BadToolCall, checked_arguments
+from occubench.agent._arguments import BadToolCall
 from occubench.agent._state import Episode, StopReason
+from occubench.agent._tool_budget import CallRule, refusal_error
 from occubench.agent._tool_layer import ToolLayer
 from occubench.calls import failure_text
 from occubench.config import ProtocolPoints
@@ -94,6 +95,7 @@ class AgentLoop:
         self.layer = layer
         self.episode = episode
         self.points = points
+        self.rule = CallRule.of(points)
         max_tokens = points.agent_max_tokens or None
         self.config = GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig()
         self.wire = model_wire(model, tools, self.config)
@@ -124,21 +126,15 @@ class AgentLoop:
                     episode.stop_reason = ended
                     break
                 continue
-            over_budget = False
             for call in message.tool_calls:
-                over_budget = self._budget_used()
-                state.messages.append(await self._execute(call, over_budget))
-            if over_budget or self._budget_used():
+                state.messages.append(await self._execute(call))
+            if self.rule.budget.spent(episode.tool_calls):
                 episode.stop_reason = StopReason.TOOL_CALL_LIMIT
                 break
             if points.stop_on_finish and release_stop_reason(self.wire, output) == "stop":
                 episode.stop_reason = StopReason.FINISH_STOP
                 break
         return state
-
-    def _budget_used(self) -> bool:
-        cap = self.points.max_tool_calls
-        return bool(cap) and self.episode.tool_calls >= cap
 
     async def _generate(self, state: TaskState) -> ModelOutput | None:
         """One agent turn, made serializable; None when an agent failure ends the loop.
@@ -160,37 +156,27 @@ class AgentLoop:
             return None
         return clean_output(output)
 
-    async def _execute(self, call: ToolCall, over_budget: bool) -> ChatMessageTool:
-        """One tool call's message: the observation, or an error that never reached it."""
-        if over_budget:
-            return self._rejected(
-                call,
-                "limit",
-                f"tool call budget exhausted ({self.points.max_tool_calls} calls): "
-                "this call was not run",
+    async def _execute(self, call: ToolCall) -> ChatMessageTool:
+        """One tool call's message: the observation, or the error of a call the rule refused."""
+        try:
+            admitted = self.rule.admit(
+                self.specs,
+                self.episode.tool_calls,
+                call.function,
+                call.arguments,
+                parse_error=call.parse_error,
+                raw=raw_arguments(call),
             )
-        if self.points.validate_tool_args:
-            if call.parse_error:
-                return self._rejected(call, "parsing", call.parse_error)
-            try:
-                arguments = checked_arguments(self.specs, call.function, call.arguments)
-            except BadToolCall as bad:
-                return self._rejected(call, "parsing", bad.message)
-            text = await self.layer.call(call.function, arguments)
-        else:
-            text = await self.layer.call(call.function, call.arguments, raw_arguments(call))
+        except BadToolCall as bad:
+            self.episode.rejected_calls += 1
+            return ChatMessageTool(
+                content="",
+                tool_call_id=call.id,
+                function=call.function,
+                error=refusal_error(bad),
+            )
+        text = await self.layer.call(call.function, admitted.arguments, admitted.raw)
         return ChatMessageTool(content=text, tool_call_id=call.id, function=call.function)
-
-    def _rejected(
-        self, call: ToolCall, kind: Literal["parsing", "limit"], message: str
-    ) -> ChatMessageTool:
-        self.episode.rejected_calls += 1
-        return ChatMessageTool(
-            content="",
-            tool_call_id=call.id,
-            function=call.function,
-            error=ToolCallError(kind, message),
-        )
 
 
 async def talk(

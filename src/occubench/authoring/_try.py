@@ -17,7 +17,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, Model, ModelOutput
 from pydantic import BaseModel, Field
 
-from occubench.agent import BadToolCall, checked_arguments, environment_simulator, loose_arguments
+from occubench.agent import BadToolCall, CallRule, environment_simulator
 from occubench.calls import ResilientModel, named_model, resilient
 from occubench.config import ResolvedRun, RunConfig
 from occubench.dataset import load_env
@@ -114,12 +114,8 @@ async def try_call(
     if not any(spec.name == tool for spec in specs):
         known = ", ".join(spec.name for spec in specs)
         raise UsageError(f"env {env_name!r} has no tool {tool!r}; its tools: {known}")
-    raw: str | None = None
     try:
-        if run.points.validate_tool_args:
-            parsed = checked_arguments(specs, tool, arguments)
-        else:
-            parsed, raw = loose_arguments(arguments)
+        parsed, raw = CallRule.of(run.points).admit(specs, 0, tool, arguments)
     except BadToolCall as bad:
         raise UsageError(f"--args: {bad.message}") from None
     built = (

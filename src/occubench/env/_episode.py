@@ -28,20 +28,20 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import TaskState
-from inspect_ai.tool import ToolCall, ToolCallError
+from inspect_ai.tool import ToolCall
 from inspect_ai.util import Store
 from pydantic import BaseModel, Field
 
 from occubench.agent import (
     BadToolCall,
     CallProblem,
+    CallRule,
     Episode,
     StopReason,
     ToolLayer,
     agent_input,
-    checked_arguments,
-    loose_arguments,
     open_environment,
+    refusal_error,
     run_system_prompt,
     tool_schema,
 )
@@ -142,6 +142,7 @@ class EnvEpisode:
         self.run = run
         self.config = run.config
         self.points = run.points
+        self.rule = CallRule.of(run.points)
         self.task = task
         self.env = env
         self.simulator = simulator
@@ -223,8 +224,7 @@ class EnvEpisode:
 
     def at_call_limit(self) -> bool:
         """Whether the episode has made the tool calls its protocol allows (0: no cap)."""
-        cap = self.points.max_tool_calls
-        return bool(cap) and self.record.tool_calls >= cap
+        return self.rule.budget.spent(self.record.tool_calls)
 
     def _layer_or_raise(self) -> ToolLayer:
         if self._layer is None:
@@ -244,21 +244,16 @@ class EnvEpisode:
         layer = self._layer_or_raise()
         call_id = _call_id(self._calls)
         self._calls += 1
-        raw: str | None = None
         try:
-            if self.points.validate_tool_args:
-                arguments = checked_arguments(
-                    self.env.action_set_definitions, action.tool, action.arguments
-                )
-            else:  # the paper's rule: the raw argument string goes to the simulator
-                arguments, raw = loose_arguments(action.arguments)
-            if self.at_call_limit():
-                self.record.stop_reason = StopReason.TOOL_CALL_LIMIT
-                raise BadToolCall(
-                    CallProblem.TOOL_CALL_LIMIT,
-                    f"tool call limit of {self.points.max_tool_calls} reached: submit your answer",
-                )
+            arguments, raw = self.rule.admit(
+                self.env.action_set_definitions,
+                self.record.tool_calls,
+                action.tool,
+                action.arguments,
+            )
         except BadToolCall as bad:
+            if bad.problem is CallProblem.TOOL_CALL_LIMIT:
+                self.record.stop_reason = StopReason.TOOL_CALL_LIMIT
             self._append_call(
                 call_id,
                 action.tool,
@@ -270,7 +265,7 @@ class EnvEpisode:
                     content=bad.message,
                     tool_call_id=call_id,
                     function=action.tool,
-                    error=ToolCallError("parsing", bad.message),
+                    error=refusal_error(bad),
                 )
             )
             return StepResult(call_index=None, observation=bad.message, refused=bad.problem)

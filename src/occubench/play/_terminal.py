@@ -25,6 +25,7 @@ from typing import IO
 import anyio
 from rich.console import Console
 
+from occubench.agent import ToolBudget
 from occubench.errors import UsageError
 from occubench.play._form import MAX_FIELD_CHARS, FormProblems, checked, field_value, json_arguments
 from occubench.play._turns import (
@@ -158,8 +159,8 @@ class TerminalDesk:
             self.say(f"  {number}. {tool.name}({terminal_plain(arguments)})")
             if tool.description:
                 self.say(f"     {terminal_plain(tool.description)}")
-        cap = self.info.max_tool_calls
-        self.say(f"\n{HELP}" + (f" At most {cap} tool calls." if cap else ""))
+        note = ToolBudget(cap=self.info.max_tool_calls).note()
+        self.say(f"\n{HELP}" + (f" {note}" if note else ""))
 
     def show_entries(self, entries: list[Entry]) -> None:
         """What the environment answered since the last move."""
