@@ -26,20 +26,6 @@ from typing import TYPE_CHECKING
 from occubench.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from occubench.training._completions import (
-        CALL_FORMAT,
-        COMPLETION_PROMPT,
-        CompletionRollout,
-        EpisodeFactory,
-        ParsedCompletion,
-        RewardFunction,
-        RewardRule,
-        completion_prompt,
-        parse_completion,
-        reward_of,
-        roll_out_completion,
-        rollout_rewards,
-    )
     from occubench.training._openenv_app import (
         OPENENV_USER,
         OpenEnvServer,
@@ -63,6 +49,20 @@ if TYPE_CHECKING:
     )
     from occubench.training._source import EpisodeSource
     from occubench.training._split import TaskSplit, split_tasks
+    from occubench.training._text_rollouts import (
+        CALL_FORMAT,
+        COMPLETION_PROMPT,
+        CompletionRollout,
+        EpisodeFactory,
+        ParsedCompletion,
+        RewardFunction,
+        RewardRule,
+        completion_prompt,
+        parse_completion,
+        reward_of,
+        roll_out_completion,
+        rollout_rewards,
+    )
     from occubench.training._verifiers_env import (
         EPISODE_KEY,
         GRADE_KEY,
@@ -71,10 +71,10 @@ if TYPE_CHECKING:
     )
 
 _MODULES = {
-    "CALL_FORMAT": "_completions",
-    "COMPLETION_PROMPT": "_completions",
-    "CompletionRollout": "_completions",
-    "EpisodeFactory": "_completions",
+    "CALL_FORMAT": "_text_rollouts",
+    "COMPLETION_PROMPT": "_text_rollouts",
+    "CompletionRollout": "_text_rollouts",
+    "EpisodeFactory": "_text_rollouts",
     "EPISODE_KEY": "_verifiers_env",
     "EpisodeSource": "_source",
     "GRADE_KEY": "_verifiers_env",
@@ -87,20 +87,20 @@ _MODULES = {
     "OccuBenchState": "_openenv_env",
     "OccuBenchVerifiersEnv": "_verifiers_env",
     "OpenEnvServer": "_openenv_app",
-    "ParsedCompletion": "_completions",
-    "RewardFunction": "_completions",
-    "RewardRule": "_completions",
+    "ParsedCompletion": "_text_rollouts",
+    "RewardFunction": "_text_rollouts",
+    "RewardRule": "_text_rollouts",
     "RolloutModels": "_rollouts",
     "RolloutReport": "_rollouts",
     "TaskSplit": "_split",
-    "completion_prompt": "_completions",
+    "completion_prompt": "_text_rollouts",
     "load_environment": "_verifiers_env",
     "openenv_app": "_openenv_app",
     "openenv_url": "_openenv_app",
-    "parse_completion": "_completions",
-    "reward_of": "_completions",
-    "roll_out_completion": "_completions",
-    "rollout_rewards": "_completions",
+    "parse_completion": "_text_rollouts",
+    "reward_of": "_text_rollouts",
+    "roll_out_completion": "_text_rollouts",
+    "rollout_rewards": "_text_rollouts",
     "split_tasks": "_split",
     "play_episode": "_rollouts",
     "roll_out_model": "_rollouts",

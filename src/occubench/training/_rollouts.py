@@ -36,8 +36,8 @@ from occubench.defaults import DEFAULT_ROLLOUT_CONCURRENCY, DEFAULT_ROLLOUT_MAX_
 from occubench.env import EnvEpisode, ToolCallAction, make_episode
 from occubench.errors import InfrastructureError, UsageError
 from occubench.grading import Grade
-from occubench.training._completions import RewardRule, reward_of
 from occubench.training._source import EpisodeSource
+from occubench.training._text_rollouts import RewardRule, reward_of
 from occubench.worlds import ObservationSource, close_shared_worlds
 
 _tally: ContextVar[dict[str, ModelUsage] | None] = ContextVar("occubench_rollout", default=None)
