@@ -16,6 +16,7 @@ from inspect_ai.model import GenerateConfig, Model
 from occubench.calls import TRANSPORT_SETTINGS
 from occubench.dataset import EnvConfig
 from occubench.errors import ErrorSource, InfrastructureError
+from occubench.simchecks import ObservationChecker
 from occubench.simulator._layout import SimulatorLayout
 from occubench.worlds import (
     EntrySource,
@@ -41,24 +42,15 @@ class WorldMiss(InfrastructureError):
 class WorldSimulator(Protocol):
     """What a world needs of a simulator (``Simulator`` is one): its context, and the binding."""
 
-    @property
-    def model(self) -> Model: ...
-    @property
-    def system_prompt(self) -> str: ...
-    @property
-    def layout(self) -> SimulatorLayout: ...
-    @property
-    def explicit(self) -> bool: ...
-    @property
-    def checker(self) -> object | None: ...
-    @property
-    def check_model(self) -> Model | None: ...
-    @property
-    def config(self) -> GenerateConfig: ...
-    @property
-    def pass_raw(self) -> bool: ...
-    @property
-    def max_retries(self) -> int: ...
+    model: Model
+    system_prompt: str
+    layout: SimulatorLayout
+    explicit: bool
+    checker: ObservationChecker | None
+    check_model: Model | None
+    config: GenerateConfig
+    pass_raw: bool
+    max_retries: int
 
     def use_world(
         self, world: World, context: WorldContext, mode: WorldMode, *, task: str = ""
