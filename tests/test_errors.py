@@ -11,6 +11,7 @@ from occubench.errors import (
     UsageError,
     error_source,
 )
+from occubench.providers import PROVIDER_PACKAGES
 
 
 def logged(qualified_name: str) -> str:
@@ -39,20 +40,25 @@ def logged(qualified_name: str) -> str:
     ],
 )
 def test_the_source_is_the_logged_class_own(name, source):
-    assert error_source(logged(name)) is source
+    assert error_source(logged(name), PROVIDER_PACKAGES) is source
 
 
 def test_a_class_named_like_a_sourced_one_is_not_taken_for_it(monkeypatch):
     # the name was once compared: any occubench class called DatasetError counted as one
     impostor = type("DatasetError", (ValueError,), {})
     monkeypatch.setattr(occubench.text, "DatasetError", impostor, raising=False)
-    assert error_source(logged("occubench.text.DatasetError")) is ErrorSource.HARNESS
+    assert (
+        error_source(logged("occubench.text.DatasetError"), PROVIDER_PACKAGES)
+        is ErrorSource.HARNESS
+    )
 
 
 def test_a_new_sourced_class_is_found_by_its_attribute(monkeypatch):
     late = type("JudgeGone", (SourcedError, RuntimeError), {"source": ErrorSource.VERIFIER})
     monkeypatch.setattr(occubench.text, "JudgeGone", late, raising=False)
-    assert error_source(logged("occubench.text.JudgeGone")) is ErrorSource.VERIFIER
+    assert (
+        error_source(logged("occubench.text.JudgeGone"), PROVIDER_PACKAGES) is ErrorSource.VERIFIER
+    )
 
 
 def test_a_dataset_error_is_bad_input_with_its_own_source():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Collection
 from enum import Enum, IntEnum
 from typing import ClassVar
 
@@ -100,18 +101,6 @@ class BudgetExhausted(InfrastructureError):
     source = ErrorSource.BUDGET
 
 
-PROVIDER_MODULES = (
-    "openai",
-    "anthropic",
-    "google",
-    "httpx",
-    "httpcore",
-    "aiohttp",
-    "botocore",
-    "tenacity",
-)
-"""Top-level packages whose exceptions (or innermost frames) are model API failures."""
-
 _LAST_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
 _FRAME = re.compile(r'^\s*File "([^"]+)"')
 
@@ -125,10 +114,11 @@ def exception_name(traceback: str) -> str | None:
     return None
 
 
-def error_source(traceback: str) -> ErrorSource:
+def error_source(traceback: str, provider_packages: Collection[str]) -> ErrorSource:
     """Which part failed, from the traceback Inspect logged for an errored sample.
 
-    A provider's exception (or one raised in a provider's frames) is the provider's; an
+    An exception of one of ``provider_packages`` (or one raised in their frames: the
+    providers' SDKs, ``occubench.providers.PROVIDER_PACKAGES``) is the provider's; an
     occubench exception whose class is a ``SourcedError`` names its own source (the class
     is imported by its logged name and its ``source`` read); anything else is the
     harness's.
@@ -139,8 +129,8 @@ def error_source(traceback: str) -> ErrorSource:
     module, _, cls = name.rpartition(".")
     frames = [m.group(1) for m in map(_FRAME.match, traceback.splitlines()) if m]
     innermost = frames[-1].replace("\\", "/") if frames else ""
-    in_provider = any(f"/{package}/" in innermost for package in PROVIDER_MODULES)
-    if module.split(".")[0] in PROVIDER_MODULES or in_provider:
+    in_provider = any(f"/{package}/" in innermost for package in provider_packages)
+    if module.split(".")[0] in provider_packages or in_provider:
         return ErrorSource.PROVIDER
     if module.startswith("occubench"):
         try:

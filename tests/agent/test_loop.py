@@ -15,6 +15,7 @@ from inspect_ai.tool import ToolCall
 from conftest import SCRIPTED_ROLES, make_dataset, run_task, tool
 from occubench.agent import episode_in
 from occubench.errors import BudgetExhausted, ErrorSource, error_source
+from occubench.providers import PROVIDER_PACKAGES
 from occubench.scripted import BEHAVIOURS
 from occubench.scripted._provider import to_output
 
@@ -84,5 +85,8 @@ def test_a_call_the_budget_refused_errors_the_sample_even_under_the_paper_rule(t
     agent = get_model("mockllm/model", custom_outputs=refused, memoize=False)
     log = run_task(tmp_path / "logs", agent=agent, protocol="paper")
     (sample,) = log.samples[:1]
-    assert sample.error is not None and error_source(sample.error.traceback) is ErrorSource.BUDGET
+    assert (
+        sample.error is not None
+        and error_source(sample.error.traceback, PROVIDER_PACKAGES) is ErrorSource.BUDGET
+    )
     assert not sample.scores and episode_in(sample.store).stop_reason != "agent_error"

@@ -5,6 +5,7 @@ from inspect_ai.model import ChatMessageTool, get_model
 from conftest import run_task
 from occubench.agent import episode_in
 from occubench.errors import ErrorSource, error_source
+from occubench.providers import PROVIDER_PACKAGES
 from occubench.worlds import WORLD_METADATA, ObservationSource, World, close_shared_worlds
 from world_fixtures import Counted, insert_long_line
 
@@ -91,7 +92,7 @@ def test_a_replay_that_leaves_the_recorded_paths_is_an_infrastructure_error(tmp_
     (sample,) = log.samples
     assert counter.calls == 0
     assert sample.error is not None
-    assert error_source(sample.error.traceback) is ErrorSource.WORLD
+    assert error_source(sample.error.traceback, PROVIDER_PACKAGES) is ErrorSource.WORLD
     assert "task 11: step 1 ('get_patient_vitals') is not in the world" in sample.error.message
 
 

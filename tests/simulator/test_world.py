@@ -9,6 +9,7 @@ from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model
 from occubench.dataset import EnvConfig
 from occubench.errors import ErrorSource, error_source
 from occubench.play import Move, human_model
+from occubench.providers import PROVIDER_PACKAGES
 from occubench.simchecks import ObservationChecker
 from occubench.simulator import Simulator, WorldMiss, model_author, world_context
 from occubench.worlds import EntrySource, ObservationSource, PathStep, World, WorldEntry, WorldMode
@@ -127,7 +128,7 @@ def test_replay_never_asks_the_simulator(tmp_path):
     try:
         walk(bound(counter, world, WorldMode.REPLAY), CALLS[1:])
     except WorldMiss:
-        assert error_source(traceback.format_exc()) is ErrorSource.WORLD
+        assert error_source(traceback.format_exc(), PROVIDER_PACKAGES) is ErrorSource.WORLD
 
 
 def test_replay_live_answers_a_miss_live_and_does_not_record(tmp_path):

@@ -74,6 +74,7 @@ from pydantic import BaseModel, Field
 
 from occubench.calls import gated_calls, prompt_tokens_ceiling
 from occubench.errors import BudgetExhausted, ErrorSource, error_source
+from occubench.providers import PROVIDER_PACKAGES
 
 logger = logging.getLogger(__name__)
 
@@ -404,5 +405,8 @@ class BudgetHooks(Hooks):
         """A sample ended: it finished, or a refused call stopped it."""
         if _active is not None:
             error = data.sample.error
-            stopped = error is not None and error_source(error.traceback) is ErrorSource.BUDGET
+            stopped = (
+                error is not None
+                and error_source(error.traceback, PROVIDER_PACKAGES) is ErrorSource.BUDGET
+            )
             _active.finish(data.sample_id, stopped)

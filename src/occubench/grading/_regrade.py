@@ -62,6 +62,7 @@ from occubench.grading._grade import SCORER_NAME
 from occubench.grading._scorer import VERIFIER_FAILED, occubench_scorer
 from occubench.guard import DEFAULT_GUARD, ExploitGuard
 from occubench.protocols import MessageStyle
+from occubench.providers import PROVIDER_PACKAGES
 from occubench.redaction import (
     model_secrets,
     redact_eval_file,
@@ -186,7 +187,10 @@ def recorded_scorer(log: EvalLog, path: Path) -> dict[str, Any]:
 
 def judging_failed(error: EvalError | None) -> bool:
     """Whether a sample's error came from its judge (so the trajectory is whole)."""
-    return error is not None and error_source(error.traceback) is ErrorSource.VERIFIER
+    return (
+        error is not None
+        and error_source(error.traceback, PROVIDER_PACKAGES) is ErrorSource.VERIFIER
+    )
 
 
 def _passed(sample: EvalSample) -> bool:

@@ -23,6 +23,7 @@ from occubench.config import (
 )
 from occubench.errors import ErrorSource, error_source
 from occubench.grading import REGRADE_METADATA, SCORER_NAME, Grade, Regrade
+from occubench.providers import PROVIDER_PACKAGES
 from occubench.results._release import is_release_results, read_release_rows, release_results
 from occubench.results._row import SampleRow, WireTokens
 from occubench.results._store import (
@@ -188,7 +189,9 @@ def sample_row(run: Mapping[str, Any], sample: Mapping[str, Any]) -> SampleRow:
         checks_passed=None if grade is None else grade.checks_passed,
         checks_total=None if grade is None or grade.checks is None else len(grade.checks),
         error=error["message"] if error else None,
-        error_source=error_source(error.get("traceback") or "") if error else None,
+        error_source=error_source(error.get("traceback") or "", PROVIDER_PACKAGES)
+        if error
+        else None,
         stop_reason=episode["stop_reason"],
         agent_error=episode["agent_error"],
         tool_calls=episode["tool_calls"],

@@ -56,7 +56,13 @@ from occubench.defaults import (
     PREFLIGHT_TOOL_NAME,
 )
 from occubench.errors import UsageError
-from occubench.providers import fast_path, model_wire, release_message
+from occubench.providers import (
+    fast_path,
+    model_wire,
+    provider_name,
+    release_message,
+    service_variables,
+)
 from occubench.redaction import redact
 from occubench.roles import Role
 from occubench.scale._interrupt import Interruption
@@ -127,18 +133,6 @@ class Remedy(NamedTuple):
     fix: str
 
 
-def _provider(model: str) -> str:
-    return model.split("/", 1)[0]
-
-
-def _service_variables(model: str) -> tuple[str, str]:
-    """The key and base-URL variables Inspect reads for a model (best guess by provider)."""
-    parts = model.split("/")
-    service = parts[1] if parts[0] == "openai-api" and len(parts) > 2 else parts[0]
-    prefix = re.sub(r"[^A-Za-z0-9]", "_", service).upper()
-    return f"{prefix}_API_KEY", f"{prefix}_BASE_URL"
-
-
 def _plain(text: str) -> str:
     """An exception's text on one line, without Inspect's rich markup or any secret."""
     return redact(" ".join(_MARKUP.sub("", text).split()))
@@ -148,7 +142,7 @@ def diagnose(model: str, error: BaseException) -> Remedy:
     """What is wrong with a model that failed to build or to answer, and the fix."""
     text = _plain(failure_text(error).split(": ", 1)[-1])
     name = type(error).__name__
-    key_var, url_var = _service_variables(model)
+    key_var, url_var = service_variables(model)
     named = _VARIABLE.findall(text)
     lowered = text.lower()
     if "api_key" in lowered or "api key" in lowered or name == "AuthenticationError":
@@ -171,7 +165,7 @@ def diagnose(model: str, error: BaseException) -> Remedy:
         "connect" in lowered or "timed out" in lowered or "timeout" in lowered
     ):
         return Remedy("the endpoint did not answer", f"check that it is up and {url_var}")
-    if isinstance(error, UsageError) and _provider(model) == "occubench":
+    if isinstance(error, UsageError) and provider_name(model) == "occubench":
         return Remedy("unknown scripted model", text.split("; ", 1)[-1])
     failed = f"the test request failed ({_plain(failure_text(error))[:300]})"
     return Remedy(failed, "check the model and its endpoint")
@@ -199,7 +193,7 @@ def _failure(
     model: str, roles: list[Role], error: BaseException, settings: str = "", turn: int = 1
 ) -> PreflightFailure:
     if isinstance(error, TimeoutError):
-        _, url_var = _service_variables(model)
+        _, url_var = service_variables(model)
         problem, fix = "the endpoint did not answer in time", f"check that it is up and {url_var}"
     else:
         problem, fix = diagnose(model, error)
@@ -333,7 +327,7 @@ class Preflight:
         built = self.built[trial.model, trial.fast]
         if isinstance(built, PreflightFailure):
             return built if turn == 1 else None
-        if _provider(trial.model) in UNCALLED_PROVIDERS:
+        if provider_name(trial.model) in UNCALLED_PROVIDERS:
             return None
         start = time.perf_counter()
         try:
