@@ -5,7 +5,7 @@
 servers speak each provider's own API and refuse, with its own error, what it refuses:
 ``AnthropicServer`` (Messages), ``GoogleServer`` (generateContent), ``ResponsesServer``
 (OpenAI Responses) and ``ReasoningChatServer`` (OpenAI-compatible chat as DeepSeek, Kimi,
-GLM, MiniMax and Qwen speak it); they share ``occubench.testing._wire``. ``WIRE_CASES``
+GLM, MiniMax and Qwen speak it); they share ``occubench.testing._server``. ``WIRE_CASES``
 puts a run's three roles on one wire.
 """
 
@@ -24,7 +24,7 @@ from occubench.testing._openai_server import (
 from occubench.testing._rate_limits import RateLimiter, RateLimits
 from occubench.testing._reasoning_chat_server import ChatDialect, ReasoningChatServer
 from occubench.testing._responses_server import ResponsesServer
-from occubench.testing._wire import WireServer, WireStats
+from occubench.testing._server import WireServer, WireStats
 
 __all__ = [
     "ADAPTIVE_MODEL",

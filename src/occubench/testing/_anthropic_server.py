@@ -69,7 +69,7 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field
 
 from occubench.scripted import Behaviour
-from occubench.testing._wire import (
+from occubench.testing._server import (
     Answer,
     JsonAnswer,
     Refused,

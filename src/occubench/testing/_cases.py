@@ -21,7 +21,7 @@ from occubench.testing._anthropic_server import AnthropicServer
 from occubench.testing._google_server import GoogleServer
 from occubench.testing._reasoning_chat_server import ReasoningChatServer
 from occubench.testing._responses_server import ResponsesServer
-from occubench.testing._wire import WireServer
+from occubench.testing._server import WireServer
 
 CASE_API_KEY = "test-key"
 """The key every case's server accepts."""

@@ -105,7 +105,7 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field, ValidationError
 
 from occubench.scripted import Behaviour, Reply
-from occubench.testing._wire import (
+from occubench.testing._server import (
     Answer,
     JsonAnswer,
     Refused,

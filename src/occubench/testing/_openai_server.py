@@ -62,7 +62,7 @@ from occubench.testing._rate_limits import (
     rate_limit_error,
     retry_after_headers,
 )
-from occubench.testing._wire import is_preflight, turn_of
+from occubench.testing._server import is_preflight, turn_of
 
 
 class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style

@@ -73,7 +73,7 @@ from occubench.testing._responses_server import (
     tool_info,
     unknown_model,
 )
-from occubench.testing._wire import (
+from occubench.testing._server import (
     Answer,
     JsonAnswer,
     Refused,

@@ -57,7 +57,7 @@ from inspect_ai.tool import ToolInfo, ToolParams
 from openai.types.responses.response_create_params import ResponseCreateParamsBase
 
 from occubench.scripted import Reply
-from occubench.testing._wire import (
+from occubench.testing._server import (
     Answer,
     JsonAnswer,
     Refused,
