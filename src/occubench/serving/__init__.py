@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from occubench.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from occubench.serving._access import Access, http_app
     from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
     from occubench.serving._choices import DEFAULT_LINGER, Transport, Unsubmitted
-    from occubench.serving._guard import Access, http_app
     from occubench.serving._mcp import PROMPT_NAME, mcp_server
     from occubench.serving._program import ProgramInputs, agent_program, last_line, run_program
     from occubench.serving._record import (
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from occubench.serving._transports import claimed_stdio, http_endpoint, stdio_streams
 
 _MODULES = {
-    "Access": "_guard",
+    "Access": "_access",
     "AgentProgramError": "_record",
     "AnswerSource": "_record",
     "BRIDGED_MODEL": "_bridge",
@@ -59,7 +59,7 @@ _MODULES = {
     "banner": "_serve",
     "bridge_routes": "_bridge",
     "claimed_stdio": "_transports",
-    "http_app": "_guard",
+    "http_app": "_access",
     "http_endpoint": "_transports",
     "last_line": "_program",
     "mcp_server": "_mcp",

@@ -48,7 +48,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from occubench.providers import Wire
-from occubench.serving._guard import ErrorKind, api_error
+from occubench.serving._access import ErrorKind, api_error
 from occubench.serving._reasoning import ReasoningMemory
 from occubench.serving._record import BridgedCall
 from occubench.serving._streams import (

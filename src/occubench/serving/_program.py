@@ -45,8 +45,8 @@ from occubench.defaults import DEFAULT_AGENT_EXIT_GRACE, DEFAULT_ALLOWED_HOSTS
 from occubench.env import EnvEpisode
 from occubench.errors import UsageError
 from occubench.redaction import redact_strings
+from occubench.serving._access import Access, http_app
 from occubench.serving._bridge import BRIDGED_MODEL, bridge_routes
-from occubench.serving._guard import Access, http_app
 from occubench.serving._mcp import mcp_server
 from occubench.serving._processes import fits_in_environment, start_program
 from occubench.serving._record import (

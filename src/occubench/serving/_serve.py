@@ -12,7 +12,7 @@ Over HTTP every request must carry a token (``Authorization: Bearer <token>``): 
 ``$OCCUBENCH_SERVE_TOKEN`` holds, else a new one printed at start (to stderr, never to a
 log); and name one of the server's hosts (the loopback names, the bound address and
 ``allowed_hosts``). Messages are bounded in size and depth on both transports
-(``occubench.serving._guard``).
+(``occubench.serving._access``).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from occubench.defaults import DEFAULT_ALLOWED_HOSTS, DEFAULT_SERVE_PORT, DEFAUL
 from occubench.env import EnvEpisode, EpisodeStart
 from occubench.errors import UsageError
 from occubench.redaction import register_secrets
+from occubench.serving._access import MCP_PATH, Access, http_app
 from occubench.serving._choices import DEFAULT_LINGER, Transport, Unsubmitted
-from occubench.serving._guard import MCP_PATH, Access, http_app
 from occubench.serving._mcp import mcp_server
 from occubench.serving._record import AnswerSource, ServedSession, SessionEndedError
 from occubench.serving._session import ServedEpisode

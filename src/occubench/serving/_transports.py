@@ -28,7 +28,7 @@ from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp
 
 from occubench.defaults import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_DEPTH
-from occubench.serving._guard import too_deep, too_large, wire_text
+from occubench.serving._access import too_deep, too_large, wire_text
 
 _STARTUP_SECONDS = 10.0
 

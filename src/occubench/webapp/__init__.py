@@ -1,11 +1,11 @@
 """What the local web apps (expert review, play) share: the rules every request passes.
 
 Host names, a cap on request bodies, security headers with no script allowed, form
-tokens with the same-origin rule, and signed cookies (``_guard``'s docstring says what
+tokens with the same-origin rule, and signed cookies (``_rules``'s docstring says what
 they trust and why).
 """
 
-from occubench.webapp._guard import (
+from occubench.webapp._rules import (
     HEADERS,
     TOKEN,
     BodyTooLarge,

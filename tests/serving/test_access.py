@@ -16,7 +16,7 @@ from pydantic import SecretStr
 
 from occubench.defaults import DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_MESSAGE_DEPTH
 from occubench.serving import serve_token
-from occubench.serving._guard import (
+from occubench.serving._access import (
     Access,
     _Guard,
     bearer_matches,
