@@ -20,7 +20,7 @@ from conftest import HTTP_MODEL_ARGS
 from occubench.errors import ExitCode
 from occubench.report import build_report
 from occubench.results import read_runs
-from occubench.testing._openai_server import HardFailure, ScriptedOpenAIServer
+from occubench.testing import HardFailure, ScriptedOpenAIServer
 
 OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
 

@@ -7,7 +7,7 @@ from inspect_ai.log import read_eval_log
 from occubench.config import EvalOptions, RunConfig
 from occubench.roles import Role
 from occubench.scale import BENCHMARK_TASK, run_eval
-from occubench.testing._openai_server import HardFailure, ScriptedOpenAIServer
+from occubench.testing import HardFailure, ScriptedOpenAIServer
 
 ROLES = {
     Role.SIMULATOR: "openai-api/local/echo-simulator",

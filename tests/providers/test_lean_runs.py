@@ -14,12 +14,7 @@ from conftest import HANG_BOUND, HANG_LIMIT, RELEASE_IDS
 from occubench.cli import app
 from occubench.providers import PROVIDER, LeanOpenAIAPI
 from occubench.providers._lean_openai import RETRY_COUNT_HEADER
-from occubench.testing._openai_server import (
-    TRANSIENT_KINDS,
-    FailureKind,
-    Flakiness,
-    ScriptedOpenAIServer,
-)
+from occubench.testing import TRANSIENT_KINDS, FailureKind, Flakiness, ScriptedOpenAIServer
 
 UNCLOSED = ("Unclosed client session", "Unclosed connector")
 """How aiohttp's warnings of a session or connector left open begin."""

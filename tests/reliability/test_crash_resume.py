@@ -14,7 +14,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from conftest import HANG_BOUND, RELEASE_IDS
 from occubench.results import read_runs
-from occubench.testing._openai_server import Hold, ScriptedOpenAIServer
+from occubench.testing import Hold, ScriptedOpenAIServer
 
 KILL_AFTER = 3
 """Samples the server lets start; the run is killed once they are in the log."""

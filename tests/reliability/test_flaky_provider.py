@@ -17,13 +17,8 @@ from inspect_ai.log import read_eval_log
 
 from conftest import HANG_BOUND, HANG_LIMIT, RELEASE_IDS
 from occubench.agent import episode_in
-from occubench.testing._openai_server import (
-    TRANSIENT_KINDS,
-    FailureKind,
-    Flakiness,
-    ScriptedOpenAIServer,
-    request_key,
-)
+from occubench.testing import TRANSIENT_KINDS, FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.testing._hooks import request_key
 
 FLAKY = Flakiness(rate=0.15, seed=5, hang=HANG_BOUND)
 """With this seed every failure kind occurs in the fixture run, the timeout once: the

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from occubench.cli import app
 from occubench.errors import ExitCode
 from occubench.results import read_runs
-from occubench.testing._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.testing import FailureKind, Flakiness, ScriptedOpenAIServer
 
 FAKE_KEY = "sk-occubench-FAKE-0123456789abcdef0123456789abcdef"
 ERRORS = Flakiness(rate=0.1, seed=12, kinds=[FailureKind.SERVER_ERROR], failures=100)

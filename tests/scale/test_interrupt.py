@@ -23,7 +23,7 @@ import pytest
 from conftest import HANG_BOUND
 from occubench.errors import ExitCode
 from occubench.results import read_runs
-from occubench.testing._openai_server import Hold, ScriptedOpenAIServer
+from occubench.testing import Hold, ScriptedOpenAIServer
 from resume_runs import kept_in
 
 BIN = Path(sys.executable).with_name("occubench")

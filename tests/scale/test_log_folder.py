@@ -19,7 +19,7 @@ from conftest import HANG_BOUND, HTTP_MODEL_ARGS, RELEASE_IDS, SCRIPTED_MODEL_AR
 from occubench.defaults import DEFAULT_LOCK_FILE
 from occubench.results import read_runs
 from occubench.scale import LogFolderBusy, hold_log_folder
-from occubench.testing._openai_server import Hold, ScriptedOpenAIServer
+from occubench.testing import Hold, ScriptedOpenAIServer
 
 OCCUBENCH = str(Path(sys.executable).with_name("occubench"))
 

@@ -7,7 +7,7 @@ import pytest
 from conftest import HANG_BOUND
 from occubench.roles import Role
 from occubench.scale import preflight
-from occubench.testing._openai_server import FailureKind, Flakiness, ScriptedOpenAIServer
+from occubench.testing import FailureKind, Flakiness, ScriptedOpenAIServer
 
 KEY = "sk-preflight-0123456789abcdef"
 AGENT = {Role.AGENT: "openai-api/local/schema-agent"}

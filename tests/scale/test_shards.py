@@ -33,7 +33,7 @@ from occubench.scale import (
     shard_count,
     start_shard,
 )
-from occubench.testing._openai_server import Hold, ScriptedOpenAIServer
+from occubench.testing import Hold, ScriptedOpenAIServer
 
 runner = CliRunner()
 # careful follows the plan and retries; canned answers from known observations; checks

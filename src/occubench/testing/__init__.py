@@ -5,26 +5,20 @@
 servers speak each provider's own API and refuse, with its own error, what it refuses:
 ``AnthropicServer`` (Messages), ``GoogleServer`` (generateContent), ``ResponsesServer``
 (OpenAI Responses) and ``ReasoningChatServer`` (OpenAI-compatible chat as DeepSeek, Kimi,
-GLM, MiniMax and Qwen speak it); they share ``occubench.testing._server``. ``WIRE_CASES``
-puts a run's three roles on one wire.
+GLM, MiniMax and Qwen speak it). All of them run on one HTTP stack, ``LocalServer``
+(``occubench.testing._server``), whose hooks (failures, holds, rate limits) any of them
+can use. ``WIRE_CASES`` puts a run's three roles on one wire.
 """
 
 from occubench.testing._anthropic_server import ADAPTIVE_MODEL, AnthropicServer, ModelSupport
 from occubench.testing._cases import WIRE_CASES, WireCase, WireName
 from occubench.testing._google_server import DEFAULT_GEMINI_MODELS, GeminiModel, GoogleServer
-from occubench.testing._openai_server import (
-    TRANSIENT_KINDS,
-    FailureKind,
-    Flakiness,
-    HardFailure,
-    Hold,
-    ScriptedOpenAIServer,
-    ServerStats,
-)
+from occubench.testing._hooks import TRANSIENT_KINDS, FailureKind, Flakiness, HardFailure, Hold
+from occubench.testing._openai_server import ScriptedOpenAIServer, ServerStats
 from occubench.testing._rate_limits import RateLimiter, RateLimits
 from occubench.testing._reasoning_chat_server import ChatDialect, ReasoningChatServer
 from occubench.testing._responses_server import ResponsesServer
-from occubench.testing._server import WireServer, WireStats
+from occubench.testing._server import LocalServer, WireServer, WireStats
 
 __all__ = [
     "ADAPTIVE_MODEL",
@@ -39,6 +33,7 @@ __all__ = [
     "GoogleServer",
     "HardFailure",
     "Hold",
+    "LocalServer",
     "ModelSupport",
     "RateLimiter",
     "RateLimits",

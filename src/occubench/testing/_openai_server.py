@@ -35,151 +35,21 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import ipaddress
 import json
-import select
-import socket
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
-from enum import Enum
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from inspect_ai.model import messages_from_openai
 from inspect_ai.tool import ToolInfo, ToolParams
-from pydantic import BaseModel, Field
 
 from occubench.calls import prompt_tokens, reply_tokens
-from occubench.defaults import PREFLIGHT_TOOL_NAME
-from occubench.errors import UsageError
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
-from occubench.testing._rate_limits import (
-    RateLimiter,
-    RateLimits,
-    rate_limit_error,
-    retry_after_headers,
-)
-from occubench.testing._server import is_preflight, turn_of
-
-
-class FailureKind(str, Enum):  # noqa: UP042 - the project's str-Enum style
-    """How the flaky server fails one attempt of a completion request."""
-
-    RATE_LIMIT = "rate_limit"
-    """HTTP 429 with a ``Retry-After`` header."""
-    SERVER_ERROR = "server_error"
-    """HTTP 500 with an error body."""
-    TIMEOUT = "timeout"
-    """No answer until the client gives up (at most ``Flakiness.hang`` seconds), then the
-    connection closes."""
-    DISCONNECT = "disconnect"
-    """The connection closes at once, with no answer."""
-    BAD_JSON = "bad_json"
-    """HTTP 200 whose body is not valid JSON: the completion cut off mid-object."""
-    NO_CHOICES = "no_choices"
-    """HTTP 200 with a JSON completion that has no ``choices``."""
-    AUTH_ERROR = "auth_error"
-    """HTTP 401 whose body quotes the API key the request carried, as some providers do."""
-
-
-TRANSIENT_KINDS: list[FailureKind] = [k for k in FailureKind if k is not FailureKind.AUTH_ERROR]
-"""The failures a client is right to retry (the default kinds)."""
-
-
-class Flakiness(BaseModel):
-    """Which completion requests the server fails, and how (seeded, deterministic)."""
-
-    rate: float = Field(
-        default=0.3, ge=0.0, le=1.0, description="Share of distinct requests that fail at first."
-    )
-    seed: int = Field(default=0, description="Seed of the choice of requests and kinds.")
-    kinds: list[FailureKind] = Field(
-        default_factory=lambda: list(TRANSIENT_KINDS),
-        min_length=1,
-        description="Failure kinds, chosen per request by the seeded hash.",
-    )
-    failures: int = Field(
-        default=1, ge=1, description="Attempts of a chosen request that fail before it succeeds."
-    )
-    per_attempt: bool = Field(
-        default=False,
-        description="Fail every attempt with probability rate, independently (a retry can "
-        "fail again), instead of the first attempts of a chosen share of the requests.",
-    )
-    retry_after: float = Field(
-        default=0.1, ge=0.0, description="Seconds sent in the Retry-After header of a 429."
-    )
-    hang: float = Field(
-        default=3.0,
-        gt=0.0,
-        description="Seconds a timeout holds the request at most: it ends sooner when the "
-        "client gives up (closes the connection).",
-    )
-
-    def planned(self, key: str) -> FailureKind | None:
-        """The failure planned for the request with this key, or None (always the same)."""
-        digest = hashlib.sha256(f"{self.seed}:{key}".encode()).digest()
-        if int.from_bytes(digest[:8], "big") / 2**64 >= self.rate:
-            return None
-        return self.kinds[int.from_bytes(digest[8:16], "big") % len(self.kinds)]
-
-
-class Hold(BaseModel):
-    """Samples past a count wait: each later sample's first request is held, unanswered.
-
-    A sample's first request is the agent model's request with tools and no assistant
-    message yet. Those of the first ``samples`` distinct such requests are answered (a
-    retry of one is answered too); each later one stays open, unanswered, until
-    ``ScriptedOpenAIServer.release()``. Requests of samples already started, and of the
-    other models, are answered as usual. A held request keeps its client's connection:
-    where the client limits connections, run fewer samples at once than that limit
-    (one at a time is surest), or the started samples wait behind the held ones.
-    """
-
-    model: str = Field(description="The agent's model, as requests name it (its last part).")
-    samples: int = Field(ge=0, description="Samples whose first request is answered.")
-    turn: int | None = Field(
-        default=None,
-        ge=1,
-        description="Hold every sample at this turn instead: each request of ``model`` whose "
-        "messages hold this many assistant turns or more is held (``samples`` is then unused).",
-    )
-
-    def at_turn(self, model: str, body: Mapping[str, Any]) -> bool:
-        """Whether this request is of a sample at or past ``turn`` (never the preflight's)."""
-        if self.turn is None or model != self.model:
-            return False
-        return turn_of(body) >= self.turn and not is_preflight(body)
-
-    def starts_sample(self, model: str, body: Mapping[str, Any]) -> bool:
-        """Whether this request is the first of a sample (by ``model``, with no answer yet).
-
-        The preflight's request (its one tool, ``PREFLIGHT_TOOL_NAME``) starts none.
-        """
-        messages = body.get("messages") or []
-        tools = body.get("tools") or []
-        names = {t.get("function", {}).get("name") for t in tools if isinstance(t, dict)}
-        return (
-            model == self.model
-            and bool(tools)
-            and names != {PREFLIGHT_TOOL_NAME}
-            and not any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
-        )
-
-
-class HardFailure(BaseModel):
-    """One request the server refuses for good: the n-th for a model, answered HTTP 400."""
-
-    model: str = Field(description="The model (behaviour) whose request fails.")
-    call: int = Field(ge=1, description="Which of that model's requests fails (1-based).")
-
-
-def request_key(body: dict[str, Any]) -> str:
-    """A digest of a request body: equal bodies (a retry, a repeated vote) share it."""
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+from occubench.testing._hooks import FailureKind, Flakiness, HardFailure, Hold, request_key
+from occubench.testing._rate_limits import RateLimits
+from occubench.testing._server import JsonAnswer, LocalServer, Send, WireRequest
 
 
 class Sent(NamedTuple):
@@ -392,116 +262,7 @@ def answer(
     return asyncio.run(answer_async(body, behaviours))
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: ScriptedOpenAIServer._HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        """Stay quiet: tests and benchmarks read the stats instead."""
-
-    def _send_bytes(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _send(
-        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> None:
-        self._send_bytes(status, json.dumps(payload).encode(), headers)
-
-    def do_GET(self) -> None:  # noqa: N802
-        if self.path.rstrip("/").endswith("/stats"):
-            self._send(200, self.server.stats.snapshot())
-        elif self.path.rstrip("/").endswith("/models"):
-            names = self.server.behaviours
-            models = [{"id": n, "object": "model", "owned_by": "occubench"} for n in names]
-            self._send(200, {"object": "list", "data": models})
-        else:
-            self._send(404, {"error": {"message": f"no route {self.path}"}})
-
-    def do_POST(self) -> None:  # noqa: N802
-        arrived = time.monotonic()
-        length = int(self.headers.get("Content-Length", 0))
-        try:
-            raw = self.rfile.read(length)
-            body = json.loads(raw or b"{}")
-            if self.server.recorded is not None:
-                with self.server.record_lock:
-                    self.server.recorded.append(Sent(raw, dict(self.headers.items())))
-            model, reply, prompt_tokens = answer(body, self.server.behaviours)
-        except (KeyError, ValueError) as e:
-            self._send(400, {"error": {"message": str(e), "type": "invalid_request_error"}})
-            return
-        stats = self.server.stats
-        number = stats.enter(model, prompt_tokens)
-        stats.authorized(dict(self.headers.items()))
-        if HardFailure(model=model, call=number) in self.server.hard_failures:
-            stats.fail_hard()
-            error = {"message": f"request {number} refused (injected)", "type": "invalid_request"}
-            self._send(400, {"error": error})
-            stats.leave()
-            return
-        try:
-            if stats.holds(self.server.hold, model, body):
-                self.server.released.wait()
-            completion = completion_body(model, reply, prompt_tokens)
-            if self.server.limiter is not None:
-                wait = self.server.limiter.admit(completion["usage"]["total_tokens"])
-                if wait is not None:  # refused at once, as an endpoint does
-                    stats.limit(model)
-                    self._send(429, rate_limit_error(wait), retry_after_headers(wait))
-                    return
-            if self.server.latency:  # the latency is the whole answer time, work included
-                time.sleep(max(0.0, arrived + self.server.latency - time.monotonic()))
-            failure = stats.attempt(request_key(body), self.server.flaky)
-            if failure is None:
-                self._send(200, completion)
-                stats.answer(model)
-            else:
-                self._fail(failure, completion)
-        finally:
-            stats.leave()
-
-    def _fail(self, kind: FailureKind, completion: dict[str, Any]) -> None:
-        flaky = self.server.flaky
-        assert flaky is not None
-        if kind is FailureKind.RATE_LIMIT:
-            error = {"message": "rate limit reached (injected)", "type": "rate_limit_error"}
-            self._send(429, {"error": error}, {"Retry-After": f"{flaky.retry_after:g}"})
-        elif kind is FailureKind.SERVER_ERROR:
-            error = {"message": "internal error (injected)", "type": "server_error"}
-            self._send(500, {"error": error})
-        elif kind is FailureKind.BAD_JSON:
-            data = json.dumps(completion).encode()
-            self._send_bytes(200, data[: len(data) // 2])  # cut off mid-object
-        elif kind is FailureKind.NO_CHOICES:
-            self._send(200, {k: v for k, v in completion.items() if k != "choices"})
-        elif kind is FailureKind.AUTH_ERROR:
-            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-            error = {"message": f"Incorrect API key provided: {key}", "type": "invalid_api_key"}
-            self._send(401, {"error": error})
-        else:
-            if kind is FailureKind.TIMEOUT and self._client_gave_up(flaky.hang):
-                self.server.stats.abandon()
-            self.close_connection = True  # no status line: the client sees a dropped connection
-
-    def _client_gave_up(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` for the client to close the connection; whether it did."""
-        readable, _, _ = select.select([self.connection], [], [], seconds)
-        if not readable:
-            return False
-        try:
-            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)
-        except ConnectionError:
-            return True
-        return peeked == b""
-
-
-class ScriptedOpenAIServer:
+class ScriptedOpenAIServer(LocalServer):
     """The server, run in a background thread: ``with ScriptedOpenAIServer() as s: s.base_url``.
 
     Args:
@@ -519,23 +280,7 @@ class ScriptedOpenAIServer:
             ``release()`` (see ``Hold``).
     """
 
-    class _HTTPServer(ThreadingHTTPServer):
-        daemon_threads = True
-        stats: ServerStats
-        latency: float
-        flaky: Flakiness | None
-        behaviours: Mapping[str, Behaviour]
-        recorded: list[Sent] | None
-        record_lock: threading.Lock
-        hard_failures: list[HardFailure]
-        limiter: RateLimiter | None
-        hold: Hold | None
-        released: threading.Event
-
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            """A client that gave up (timeout, retry) is expected: no traceback on stderr."""
-            if not isinstance(sys.exc_info()[1], ConnectionError):
-                super().handle_error(request, client_address)
+    base_path = "/v1"
 
     def __init__(
         self,
@@ -549,20 +294,75 @@ class ScriptedOpenAIServer:
         rate_limits: RateLimits | None = None,
         hold: Hold | None = None,
     ) -> None:
-        if not ipaddress.ip_address(host).is_loopback:
-            raise UsageError(f"the test server binds to loopback only, not {host}")
-        self._server = self._HTTPServer((host, port), _Handler)
-        self._server.stats = ServerStats()
-        self._server.latency = latency
-        self._server.flaky = flaky
-        self._server.behaviours = {**BEHAVIOURS, **(behaviours or {})}
-        self._server.recorded = [] if record else None
-        self._server.record_lock = threading.Lock()
-        self._server.hard_failures = list(hard_failures or [])
-        self._server.limiter = RateLimiter(rate_limits) if rate_limits else None
-        self._server.hold = hold
-        self._server.released = threading.Event()
-        self._thread: threading.Thread | None = None
+        super().__init__(
+            host, port, record=record, latency=latency, flaky=flaky, rate_limits=rate_limits
+        )
+        self.stats = ServerStats()
+        """Request counts so far."""
+        self.behaviours: dict[str, Behaviour] = {**BEHAVIOURS, **(behaviours or {})}
+        self.hard_failures = list(hard_failures or [])
+        self.hold = hold
+
+    def malformed(self, message: str) -> JsonAnswer:
+        """A body that is not JSON: 400."""
+        return JsonAnswer(400, {"error": {"message": message, "type": "invalid_request_error"}})
+
+    def keep(self, request: WireRequest) -> None:
+        """Record a completion request (the model list and the stats are not kept)."""
+        if request.method == "POST":
+            super().keep(request)
+
+    def respond(self, request: WireRequest, reply: Send) -> None:
+        """The stats and model list (GET), or a completion with the hooks on the way."""
+        if request.method == "GET":
+            reply(self._listing(request.path))
+            return
+        arrived = time.monotonic()
+        body = request.body if request.body is not None else {}
+        try:
+            model, scripted, prompt_tokens = answer(body, self.behaviours)
+        except (KeyError, ValueError) as e:
+            reply(self.malformed(str(e)))
+            return
+        stats = self.stats
+        number = stats.enter(model, prompt_tokens)
+        stats.authorized(request.headers)
+        try:
+            if HardFailure(model=model, call=number) in self.hard_failures:
+                stats.fail_hard()
+                error = {
+                    "message": f"request {number} refused (injected)",
+                    "type": "invalid_request",
+                }
+                reply(JsonAnswer(400, {"error": error}))
+                return
+            if stats.holds(self.hold, model, body):
+                self.wait_released()
+            completion = JsonAnswer(200, completion_body(model, scripted, prompt_tokens))
+            refusal = self.admit(completion.payload["usage"]["total_tokens"])
+            if refusal is not None:  # refused at once, as an endpoint does
+                stats.limit(model)
+                reply(refusal)
+                return
+            self.pace(arrived)  # the latency is the whole answer time, work included
+            failure = stats.attempt(request_key(body), self.flaky)
+            if failure is None:
+                reply(completion)
+                stats.answer(model)
+            else:
+                reply(self.failure(failure, completion, request, stats.abandon))
+        finally:
+            stats.leave()
+
+    def _listing(self, path: str) -> JsonAnswer:
+        if path.rstrip("/").endswith("/stats"):
+            return JsonAnswer(200, self.stats.snapshot())
+        if path.rstrip("/").endswith("/models"):
+            models = [
+                {"id": n, "object": "model", "owned_by": "occubench"} for n in self.behaviours
+            ]
+            return JsonAnswer(200, {"object": "list", "data": models})
+        return JsonAnswer(404, {"error": {"message": f"no route {path}"}})
 
     @property
     def recorded(self) -> list[dict[str, Any]]:
@@ -572,38 +372,4 @@ class ScriptedOpenAIServer:
     @property
     def sent(self) -> list[Sent]:
         """The completion requests as they arrived: raw body and headers (``record=True``)."""
-        with self._server.record_lock:
-            return list(self._server.recorded or [])
-
-    @property
-    def stats(self) -> ServerStats:
-        """Request counts so far."""
-        return self._server.stats
-
-    @property
-    def base_url(self) -> str:
-        """The OpenAI base URL (``http://127.0.0.1:PORT/v1``)."""
-        host, port = cast(tuple[str, int], self._server.server_address[:2])
-        return f"http://{host}:{port}/v1"
-
-    def start(self) -> ScriptedOpenAIServer:
-        """Serve in a daemon thread."""
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def release(self) -> None:
-        """Answer the requests ``hold`` keeps, and every later one."""
-        self._server.released.set()
-
-    def stop(self) -> None:
-        """Stop serving and release the port (held requests are let go)."""
-        self.release()
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> ScriptedOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return [Sent(request.raw, request.headers) for request in self.requests]

@@ -22,8 +22,11 @@ import hmac
 import ipaddress
 import json
 import secrets
+import select
+import socket
 import sys
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -34,9 +37,15 @@ from urllib.parse import parse_qs, urlsplit
 from inspect_ai.model import ChatMessage
 from inspect_ai.tool import ToolInfo
 
-from occubench.defaults import PREFLIGHT_TOOL_NAME
 from occubench.errors import UsageError
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
+from occubench.testing._hooks import FailureKind, Flakiness, at_turn
+from occubench.testing._rate_limits import (
+    RateLimiter,
+    RateLimits,
+    rate_limit_error,
+    retry_after_headers,
+)
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 """A request body larger than this is refused before it is read (413)."""
@@ -72,7 +81,28 @@ class StreamAnswer(NamedTuple):
     headers: Mapping[str, str] = {}
 
 
-Answer = JsonAnswer | StreamAnswer
+class RawAnswer(NamedTuple):
+    """A body sent as it is, as JSON (a flaky endpoint's cut-off completion)."""
+
+    status: int
+    data: bytes
+    headers: Mapping[str, str] = {}
+
+
+class NoAnswer(NamedTuple):
+    """No status line: the connection closes, with no answer (a timeout, a dropped line).
+
+    ``hang``: seconds to wait first for the client to give up (close its end), which
+    ``gave_up`` is told.
+    """
+
+    hang: float = 0.0
+    gave_up: Callable[[], None] | None = None
+
+
+Answer = JsonAnswer | StreamAnswer | RawAnswer | NoAnswer
+Send = Callable[[Answer], None]
+"""Sends one answer to the request being served."""
 
 
 class Refused(Exception):  # noqa: N818 - a refusal the wire answers, not a bug
@@ -83,21 +113,6 @@ class Refused(Exception):  # noqa: N818 - a refusal the wire answers, not a bug
         self.status = status
         self.payload = payload
         self.message = message
-
-
-def turn_of(body: Mapping[str, Any]) -> int:
-    """The assistant turns a request's messages hold (chat completions and Anthropic alike)."""
-    messages = body.get("messages") or []
-    return sum(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
-
-
-def is_preflight(body: Mapping[str, Any]) -> bool:
-    """Whether a request is the preflight's (its one tool, ``PREFLIGHT_TOOL_NAME``)."""
-    tools = body.get("tools") or []
-    names = {
-        t.get("function", {}).get("name") or t.get("name") for t in tools if isinstance(t, dict)
-    }
-    return names == {PREFLIGHT_TOOL_NAME}
 
 
 class WireStats:
@@ -237,6 +252,8 @@ def run_async(work: Callable[[], Awaitable[Any]]) -> Any:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    """The one request handler of every local server: it reads, parses, keeps and sends."""
+
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
 
@@ -250,7 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve("POST")
 
     def _serve(self, method: str) -> None:
-        wire = self.server.wire
+        local = self.server.local
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY_BYTES:
             self.close_connection = True
@@ -263,31 +280,50 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
-            body = None
-            answer: Answer = wire.malformed("the request body is not valid JSON")
-        else:
-            request = WireRequest(method, split.path, query, headers, body, raw)
-            wire.keep(request)
-            wire.wait_if_held(body)
-            try:
-                answer = wire.route(request)
-            except Refused as refused:
-                wire.stats.refuse(refused.message)
-                answer = JsonAnswer(refused.status, refused.payload)
+            self._send(local.malformed("the request body is not valid JSON"))
+            return
+        request = WireRequest(method, split.path, query, headers, body, raw)
+        local.keep(request)
+        local.respond(request, self._send)
+
+    def _send(self, answer: Answer) -> None:
         if isinstance(answer, StreamAnswer):
             self._stream(answer)
+        elif isinstance(answer, RawAnswer):
+            self._bytes(answer)
+        elif isinstance(answer, NoAnswer):
+            self._drop(answer)
         else:
             self._json(answer)
 
-    def _json(self, answer: JsonAnswer) -> None:
-        data = json.dumps(answer.payload).encode()
+    def _bytes(self, answer: RawAnswer) -> None:
         self.send_response(answer.status)
         self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", str(len(answer.data)))
         for name, value in answer.headers.items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        self.wfile.write(answer.data)
+
+    def _drop(self, answer: NoAnswer) -> None:
+        if answer.hang and self._client_gave_up(answer.hang) and answer.gave_up is not None:
+            answer.gave_up()
+        self.close_connection = True  # no status line: the client sees a dropped connection
+
+    def _client_gave_up(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the client to close the connection; whether it did."""
+        readable, _, _ = select.select([self.connection], [], [], seconds)
+        if not readable:
+            return False
+        try:
+            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)
+        except ConnectionError:
+            return True
+        return peeked == b""
+
+    def _json(self, answer: JsonAnswer) -> None:
+        data = json.dumps(answer.payload).encode()
+        self._bytes(RawAnswer(answer.status, data, answer.headers))
 
     def _stream(self, answer: StreamAnswer) -> None:
         parts = []
@@ -306,7 +342,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
-    wire: WireServer
+    local: LocalServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that went away is expected: no traceback on stderr."""
@@ -314,20 +350,23 @@ class _HTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class WireServer(ABC):
-    """A strict local server for one provider's API, served from a daemon thread.
+class LocalServer(ABC):
+    """A local HTTP server on a loopback address, served from a daemon thread.
 
-    ``with AnthropicServer() as server: server.base_url``. Subclasses implement ``route``
-    and ``malformed`` and name their base URL's path in ``base_path``.
+    The one HTTP stack of every server here: it reads each request (a body over
+    ``MAX_BODY_BYTES`` is refused 413 unread), parses its JSON (``malformed`` answers one
+    that is not), keeps it when recording, and hands it to ``respond``, which answers it.
+    Beside answering, a server has the hooks of ``occubench.testing._hooks``: holds
+    (``wait_released`` until ``release()``), per-minute limits (``admit``), a fixed
+    latency (``pace``) and injected failures (``failure``).
 
     Args:
         host: A loopback address (anything else is refused).
         port: Port to bind (0: any free port).
-        behaviours: More models, by name, beside ``BEHAVIOURS``.
         record: Keep every request, in arrival order (``requests``).
-        hold_turn: Hold each request whose messages hold this many assistant turns or more
-            (never the preflight's) unanswered until ``release()``: every sample of a run
-            stops at that turn, however fast the machine (counted in ``stats.held``).
+        latency: Seconds every answer takes at least, work included (``pace``).
+        flaky: The failures ``failure`` answers (see ``Flakiness``).
+        rate_limits: Per-minute request and token limits (``admit``).
     """
 
     base_path = ""
@@ -337,40 +376,28 @@ class WireServer(ABC):
         self,
         host: str = "127.0.0.1",
         port: int = 0,
-        behaviours: Mapping[str, Behaviour] | None = None,
+        *,
         record: bool = False,
-        hold_turn: int | None = None,
+        latency: float = 0.0,
+        flaky: Flakiness | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> None:
         if not ipaddress.ip_address(host).is_loopback:
             raise UsageError(f"the test server binds to loopback only, not {host}")
-        self.behaviours: dict[str, Behaviour] = {**BEHAVIOURS, **(behaviours or {})}
-        self.stats = WireStats()
-        self.cache = PrefixCache()
-        self.signer = Signer()
+        self.latency = latency
+        self.flaky = flaky
+        self.limiter = RateLimiter(rate_limits) if rate_limits else None
         self._record = record
         self._requests: list[WireRequest] = []
         self._lock = threading.Lock()
         self._server = _HTTPServer((host, port), _Handler)
-        self._server.wire = self
+        self._server.local = self
         self._thread: threading.Thread | None = None
-        self.hold_turn = hold_turn
         self._released = threading.Event()
 
-    def wait_if_held(self, body: Any) -> None:
-        """Hold a request at ``hold_turn`` until ``release()`` (others pass at once)."""
-        if self.hold_turn is None or self._released.is_set() or not isinstance(body, dict):
-            return
-        if turn_of(body) >= self.hold_turn and not is_preflight(body):
-            self.stats.hold()
-            self._released.wait()
-
-    def release(self) -> None:
-        """Answer the held requests, and every later one at once."""
-        self._released.set()
-
     @abstractmethod
-    def route(self, request: WireRequest) -> Answer:
-        """Answer one request, or raise ``Refused`` with the provider's error."""
+    def respond(self, request: WireRequest, reply: Send) -> None:
+        """Answer one request: call ``reply`` once, with the answer."""
 
     @abstractmethod
     def malformed(self, message: str) -> JsonAnswer:
@@ -387,6 +414,54 @@ class WireServer(ABC):
         """The requests so far, in arrival order (``record=True``)."""
         with self._lock:
             return list(self._requests)
+
+    def wait_released(self) -> None:
+        """Hold the request being served until ``release()`` (at once if it was)."""
+        self._released.wait()
+
+    def release(self) -> None:
+        """Answer the held requests, and every later one at once."""
+        self._released.set()
+
+    def admit(self, tokens: int) -> JsonAnswer | None:
+        """None when the limits admit a request of ``tokens``; else the 429 to answer."""
+        wait = self.limiter.admit(tokens) if self.limiter is not None else None
+        if wait is None:
+            return None
+        return JsonAnswer(429, rate_limit_error(wait), retry_after_headers(wait))
+
+    def pace(self, arrived: float) -> None:
+        """Wait until ``latency`` seconds have passed since ``arrived`` (monotonic)."""
+        if self.latency:
+            time.sleep(max(0.0, arrived + self.latency - time.monotonic()))
+
+    def failure(
+        self,
+        kind: FailureKind,
+        answer: JsonAnswer,
+        request: WireRequest,
+        gave_up: Callable[[], None],
+    ) -> Answer:
+        """The answer of a request failed as ``kind`` in place of ``answer`` (``flaky``).
+
+        ``gave_up`` is told when the client ends a timeout itself.
+        """
+        flaky = self.flaky or Flakiness()
+        if kind is FailureKind.RATE_LIMIT:
+            headers = {"Retry-After": f"{flaky.retry_after:g}"}
+            return _error(429, "rate limit reached (injected)", "rate_limit_error", headers)
+        if kind is FailureKind.SERVER_ERROR:
+            return _error(500, "internal error (injected)", "server_error")
+        if kind is FailureKind.BAD_JSON:
+            data = json.dumps(answer.payload).encode()
+            return RawAnswer(200, data[: len(data) // 2])  # cut off mid-object
+        if kind is FailureKind.NO_CHOICES:
+            payload = {k: v for k, v in answer.payload.items() if k != "choices"}
+            return JsonAnswer(200, payload)
+        if kind is FailureKind.AUTH_ERROR:
+            key = request.headers.get("authorization", "").removeprefix("Bearer ")
+            return _error(401, f"Incorrect API key provided: {key}", "invalid_api_key")
+        return NoAnswer(flaky.hang if kind is FailureKind.TIMEOUT else 0.0, gave_up)
 
     @property
     def origin(self) -> str:
@@ -416,6 +491,67 @@ class WireServer(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _error(
+    status: int, message: str, kind: str, headers: Mapping[str, str] | None = None
+) -> JsonAnswer:
+    """An error in OpenAI's shape (``{"error": {"message", "type"}}``)."""
+    return JsonAnswer(status, {"error": {"message": message, "type": kind}}, headers or {})
+
+
+class WireServer(LocalServer):
+    """A strict local server for one provider's API.
+
+    ``with AnthropicServer() as server: server.base_url``. Subclasses implement ``route``
+    and ``malformed`` and name their base URL's path in ``base_path``.
+
+    Args:
+        host: A loopback address (anything else is refused).
+        port: Port to bind (0: any free port).
+        behaviours: More models, by name, beside ``BEHAVIOURS``.
+        record: Keep every request, in arrival order (``requests``).
+        hold_turn: Hold each request whose messages hold this many assistant turns or more
+            (never the preflight's) unanswered until ``release()``: every sample of a run
+            stops at that turn, however fast the machine (counted in ``stats.held``).
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        behaviours: Mapping[str, Behaviour] | None = None,
+        record: bool = False,
+        hold_turn: int | None = None,
+    ) -> None:
+        super().__init__(host, port, record=record)
+        self.behaviours: dict[str, Behaviour] = {**BEHAVIOURS, **(behaviours or {})}
+        self.stats = WireStats()
+        self.cache = PrefixCache()
+        self.signer = Signer()
+        self.hold_turn = hold_turn
+
+    def respond(self, request: WireRequest, reply: Send) -> None:
+        """Hold the request at ``hold_turn``, then answer ``route``'s answer or refusal."""
+        self.wait_if_held(request.body)
+        try:
+            answer = self.route(request)
+        except Refused as refused:
+            self.stats.refuse(refused.message)
+            answer = JsonAnswer(refused.status, refused.payload)
+        reply(answer)
+
+    def wait_if_held(self, body: Any) -> None:
+        """Hold a request at ``hold_turn`` until ``release()`` (others pass at once)."""
+        if self.hold_turn is None or self._released.is_set() or not isinstance(body, dict):
+            return
+        if at_turn(body, self.hold_turn):
+            self.stats.hold()
+            self.wait_released()
+
+    @abstractmethod
+    def route(self, request: WireRequest) -> Answer:
+        """Answer one request, or raise ``Refused`` with the provider's error."""
 
 
 def approx_tokens(value: Any) -> int:

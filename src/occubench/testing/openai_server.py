@@ -12,12 +12,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from occubench.testing._openai_server import (
-    TRANSIENT_KINDS,
-    FailureKind,
-    Flakiness,
-    ScriptedOpenAIServer,
-)
+from occubench.testing._hooks import TRANSIENT_KINDS, FailureKind, Flakiness
+from occubench.testing._openai_server import ScriptedOpenAIServer
 from occubench.testing._rate_limits import RateLimits
 
 
