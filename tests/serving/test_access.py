@@ -20,13 +20,13 @@ from occubench.serving._access import (
     Access,
     _Guard,
     bearer_matches,
-    host_allowed,
     leading_id,
     origin_allowed,
     too_deep,
 )
 from occubench.serving._transports import _PipeLines
 from occubench.text import json_nesting
+from occubench.webapp import host_allowed
 
 TOKEN = "t0ken-of-this-sample-1234567890"
 

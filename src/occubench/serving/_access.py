@@ -47,6 +47,7 @@ from occubench.defaults import (
     DEFAULT_MAX_MESSAGE_DEPTH,
 )
 from occubench.text import nests_deeper
+from occubench.webapp import BodyTooLarge, capped, host_allowed, host_name
 
 MCP_PATH = "/mcp"
 """Where the MCP endpoint of an HTTP server is."""
@@ -73,11 +74,7 @@ class Access(BaseModel):
     @classmethod
     def of(cls, token: str, hosts: Collection[str]) -> Access:
         """Access for ``token`` and ``hosts`` as a user writes them (``[::1]``, any case)."""
-        return cls(token=SecretStr(token), hosts=frozenset(_host_name(h) for h in hosts))
-
-
-def _host_name(host: str) -> str:
-    return host.strip().strip("[]").lower()
+        return cls(token=SecretStr(token), hosts=frozenset(host_name(h) for h in hosts))
 
 
 def leading_id(head: bytes) -> int | str | None:
@@ -117,17 +114,6 @@ def too_deep(data: bytes, limit: int) -> types.JSONRPCError | None:
 def wire_text(error: types.JSONRPCError) -> str:
     """A JSON-RPC error as it is sent."""
     return error.model_dump_json(by_alias=True, exclude_unset=True)
-
-
-def host_allowed(value: str | None, hosts: Collection[str]) -> bool:
-    """Whether a Host header (``name`` or ``name:port``) names one of ``hosts``."""
-    if not value or any(c in value for c in "@/\\?# \t"):
-        return False
-    try:
-        name = urlsplit(f"//{value}").hostname
-    except ValueError:
-        return False
-    return name is not None and name in hosts
 
 
 def origin_allowed(value: str | None, hosts: Collection[str]) -> bool:
@@ -172,19 +158,24 @@ async def _bounded_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
 
     The rest of a longer body is read and dropped, so the client gets the answer.
     """
-    body, over = bytearray(), False
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        if not over:
+    body = bytearray()
+    read = capped(receive, limit)
+    try:
+        while True:
+            message = await read()
+            if message["type"] != "http.request":
+                break
             body += message.get("body", b"")
-            over = len(body) > limit
-            if over:
-                del body[_ID_WINDOW:]
-        if not message.get("more_body", False):
-            break
-    return bytes(body), over
+            if not message.get("more_body", False):
+                break
+    except BodyTooLarge as past:
+        head = bytes(body[:_ID_WINDOW] + past.chunk[:_ID_WINDOW])[:_ID_WINDOW]
+        more = past.more
+        while more:
+            message = await receive()
+            more = message["type"] == "http.request" and message.get("more_body", False)
+        return head, True
+    return bytes(body), False
 
 
 class _Guard:

@@ -44,6 +44,7 @@ from occubench.training._openenv_env import (
     OccuBenchObservation,
 )
 from occubench.training._source import EpisodeSource
+from occubench.webapp import host_allowed
 
 LOOPBACK = "127.0.0.1"
 """The only address the server binds."""
@@ -57,16 +58,6 @@ def openenv_url(base_url: str, token: str) -> str:
     """The server's URL with its credential, as OpenEnv's client takes it."""
     parts = urlsplit(base_url)
     return parts._replace(netloc=f"{OPENENV_USER}:{token}@{parts.netloc}").geturl()
-
-
-def _host_allowed(value: str | None) -> bool:
-    if not value or any(c in value for c in "@/\\?# \t"):
-        return False
-    try:
-        name = urlsplit(f"//{value}").hostname
-    except ValueError:
-        return False
-    return name in HOSTS
 
 
 def _credential(value: str) -> bytes | None:
@@ -102,7 +93,7 @@ class _Guard:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        if not _host_allowed(headers.get("host")):
+        if not host_allowed(headers.get("host"), HOSTS):
             refusal = JSONResponse({"error": "this server does not answer to that Host"}, 421)
         elif not authorized(headers, self.token):
             refusal = JSONResponse(

@@ -1,7 +1,7 @@
 """The rules every local web app of occubench applies to every request.
 
 What such an app trusts: nothing in a request. It answers only requests addressed to the
-hosts it serves (``TrustedHostMiddleware``: a page elsewhere cannot reach it through DNS
+hosts it serves (``AllowedHosts``: a page elsewhere cannot reach it through DNS
 rebinding); no request body larger than its cap is read (``BoundedBody``); every response
 carries ``HEADERS`` (no script runs, no frame, no sniffing, no cache); and one rule guards
 every form (``FormGuard``): the form's token must match the app's token cookie
@@ -16,13 +16,12 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, Response
-from starlette.datastructures import MutableHeaders
-from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from occubench.errors import UsageError
@@ -50,7 +49,74 @@ def set_cookie(response: Response, name: str, value: str) -> None:
 
 
 class BodyTooLarge(Exception):
-    """A request body went past the cap while it was read."""
+    """A request body went past the cap while it was read.
+
+    Args:
+        chunk: The body bytes of the message that crossed the cap.
+        more: Whether more of the body follows that message (unread).
+    """
+
+    def __init__(self, chunk: bytes = b"", more: bool = False) -> None:
+        super().__init__("the request body went past the cap")
+        self.chunk = chunk
+        self.more = more
+
+
+def capped(receive: Receive, limit: int) -> Receive:
+    """``receive``, raising ``BodyTooLarge`` once the request body passes ``limit`` bytes.
+
+    The one statement of the size rule: every local server reads a body through it.
+    """
+    read = 0
+
+    async def bounded() -> Message:
+        nonlocal read
+        message = await receive()
+        if message["type"] == "http.request":
+            chunk = message.get("body", b"")
+            read += len(chunk)
+            if read > limit:
+                raise BodyTooLarge(chunk, message.get("more_body", False))
+        return message
+
+    return bounded
+
+
+def host_name(host: str) -> str:
+    """A host name as requests are matched against it (``[::1]`` is ``::1``, any case)."""
+    return host.strip().strip("[]").lower()
+
+
+def host_allowed(value: str | None, hosts: Collection[str]) -> bool:
+    """Whether a Host header (``name`` or ``name:port``) names one of ``hosts``.
+
+    ``hosts`` as ``host_name`` writes them. The one statement of the Host rule (a page
+    elsewhere cannot reach a local server by DNS rebinding).
+    """
+    if not value or any(c in value for c in "@/\\?# \t"):
+        return False
+    try:
+        name = urlsplit(f"//{value}").hostname
+    except ValueError:
+        return False
+    return name is not None and name in hosts
+
+
+class AllowedHosts:
+    """ASGI middleware: a request whose Host names none of ``hosts`` is answered 400."""
+
+    def __init__(self, app: ASGIApp, hosts: Collection[str]) -> None:
+        """Wrap ``app``, answering requests addressed to ``hosts`` (as a user writes them)."""
+        self.app = app
+        self.hosts = frozenset(host_name(h) for h in hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request, or refuse its Host."""
+        if scope["type"] in ("http", "websocket"):
+            if not host_allowed(Headers(scope=scope).get("host"), self.hosts):
+                await PlainTextResponse("Invalid host header", 400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class BoundedBody:
@@ -86,16 +152,13 @@ class BoundedBody:
                 if len(value) > len(str(self.limit)) or int(value) > self.limit:
                     await refusal(413, too_large)(scope, receive, send)
                     return
-        read = 0
         started = False
+        capped_receive = capped(receive, self.limit)
 
         async def bounded() -> Message:
-            nonlocal read, unread
-            message = await receive()
+            nonlocal unread
+            message = await capped_receive()
             if message["type"] == "http.request":
-                read += len(message.get("body", b""))
-                if read > self.limit:
-                    raise BodyTooLarge
                 unread = unread and message.get("more_body", False)
             return message
 
@@ -143,7 +206,7 @@ def guarded_app(title: str, hosts: Sequence[str], max_body: int) -> FastAPI:
     """
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BoundedBody, limit=max_body)
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))
+    app.add_middleware(AllowedHosts, hosts=hosts)
     app.add_middleware(SecurityHeaders)
     return app
 
