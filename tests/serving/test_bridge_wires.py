@@ -21,22 +21,20 @@ import anyio
 import httpx
 import openai
 import pytest
-from anthropic.types import Message, RawMessageStreamEvent
+from anthropic.types import Message
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalSample
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from mcp.server.lowlevel import Server
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from openai.types.responses import Response, ResponseStreamEvent
-from pydantic import TypeAdapter
+from openai.types.chat import ChatCompletion
+from openai.types.responses import Response
 
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.providers import Wire
 from occubench.serving import Access, BridgedCall, bridge_routes, http_app, http_endpoint
 from occubench.serving._program import _maybe_bridge
-from occubench.serving._streams import anthropic_events, chat_events, responses_events
 
 TOKEN = "sample-token-0123456789abcdef"
 CALL = {"tool": "lookup", "arguments": {"station": "N4"}}
@@ -356,99 +354,6 @@ def test_provider_tools_a_client_declares_are_withheld_and_the_request_answered(
     assert response.output_text == ANSWER
     calls = [e for e in sample.events if e.event == "model"]
     assert len(calls) == 2 and all(not call.tools for call in calls)
-
-
-def test_the_event_streams_are_the_sdks_event_types():
-    """Every event validates as the SDK's type (not merely constructed, as clients do)."""
-    message = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "m",
-        "content": [
-            {"type": "thinking", "thinking": "hm", "signature": "s"},
-            {"type": "text", "text": "Reading."},
-            {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"a": "é"}},
-        ],
-        "stop_reason": "tool_use",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 5, "output_tokens": 3},
-    }
-    anthropic_adapter: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
-    sent = [anthropic_adapter.validate_python(data) for _, data in anthropic_events(message, {})]
-    assert [e.type for e in sent][:2] == ["message_start", "content_block_start"]
-    assert sent[-2].usage.output_tokens == 3 and sent[-1].type == "message_stop"
-    response = Response.model_validate(
-        {
-            "id": "resp_1",
-            "object": "response",
-            "created_at": 0,
-            "model": "m",
-            "status": "completed",
-            "parallel_tool_calls": True,
-            "tool_choice": "auto",
-            "tools": [],
-            "output": [
-                {
-                    "type": "message",
-                    "id": "msg_1",
-                    "role": "assistant",
-                    "status": "completed",
-                    "content": [
-                        {"type": "output_text", "text": "Reading.", "annotations": []},
-                        {"type": "refusal", "refusal": "Not that."},
-                    ],
-                },
-                {
-                    "type": "function_call",
-                    "id": "fc_1",
-                    "call_id": "call_1",
-                    "name": "lookup",
-                    "arguments": "{}",
-                    "status": "completed",
-                },
-            ],
-        }
-    ).model_dump(mode="json", exclude_none=True)
-    responses_adapter: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
-    told = responses_events(response, {})
-    events = [responses_adapter.validate_python(data) for _, data in told]
-    assert [e.sequence_number for e in events] == list(range(len(events)))
-    assert events[-1].type == "response.completed"
-    completion = ChatCompletion.model_validate(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "tool_calls",
-                    "message": {
-                        "role": "assistant",
-                        "content": "Reading.",
-                        "tool_calls": [
-                            {
-                                "id": "call_1",
-                                "type": "function",
-                                "function": {"name": "lookup", "arguments": '{"a": 1}'},
-                            }
-                        ],
-                    },
-                }
-            ],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
-        }
-    ).model_dump(mode="json", exclude_none=True)
-    for options, usage in (({}, None), ({"stream_options": {"include_usage": True}}, 8)):
-        *chunks, done = list(chat_events(completion, options))
-        assert done == (None, None)  # data: [DONE]
-        sent_chunks = [ChatCompletionChunk.model_validate(data) for _, data in chunks]
-        assert all(name is None for name, _ in chunks)  # unnamed events, as OpenAI sends
-        last = sent_chunks[-1]
-        assert (last.usage.total_tokens if last.usage else None) == usage
-        assert [c.choices[0].finish_reason for c in sent_chunks if c.choices][-1] == "tool_calls"
 
 
 def test_the_token_is_taken_as_bearer_or_x_api_key_and_a_wrong_one_is_refused():

@@ -1,13 +1,21 @@
-"""Model providers of our own on Inspect's model API, and the lean path for Inspect's.
+"""Model providers of our own, the lean path for Inspect's, and each wire's shapes.
 
 ``occubench-openai/<service>/<model>`` is the lean OpenAI-compatible provider;
 ``fast_path`` puts Inspect's ``openai-api`` and ``vllm`` models on the same lean path.
 ``model_wire`` says which API a model speaks and ``continuity_kept`` what reasoning that
-API needs sent back. ``provider_probe`` reads what Inspect's providers send for a generate
-config; ``provider_name``, ``service_variables`` and ``PROVIDER_PACKAGES`` say what a model
-name and a failure's traceback tell of the provider.
+API needs sent back. One module per wire (Anthropic Messages, OpenAI Responses, chat
+completions, Gemini) holds that wire's answer shapes and tells a whole answer as the
+events of its stream; ``sse`` frames any stream. ``message_events`` loads with its
+module on first use (it imports the anthropic SDK). ``provider_probe`` reads what
+Inspect's providers send for a generate config; ``provider_name``, ``service_variables``
+and ``PROVIDER_PACKAGES`` say what a model name and a failure's traceback tell of the
+provider.
 """
 
+from typing import TYPE_CHECKING
+
+from occubench.lazy import lazy_names
+from occubench.providers._chat_api import completion_body, completion_chunks, usage_asked
 from occubench.providers._fast_path import fast_path, lean_class
 from occubench.providers._lean_openai import PROVIDER, LeanOpenAIAPI, model_calls_kept
 from occubench.providers._names import PROVIDER_PACKAGES, provider_name, service_variables
@@ -18,6 +26,8 @@ from occubench.providers._requests import (
     Request,
     provider_probe,
 )
+from occubench.providers._responses_api import response_events
+from occubench.providers._sse import Event, Pieces, halves, sse, whole
 from occubench.providers._wire import (
     Wire,
     continuity_kept,
@@ -26,23 +36,38 @@ from occubench.providers._wire import (
     release_stop_reason,
 )
 
+if TYPE_CHECKING:
+    from occubench.providers._messages_api import message_events
+
+__getattr__ = lazy_names(__name__, {"message_events": "_messages_api"})
+
 __all__ = [
     "EFFORT_FIELDS",
     "PROVIDER",
     "PROVIDER_PACKAGES",
     "REASONING_FIELDS",
+    "Event",
     "ProviderProbe",
     "Request",
     "provider_name",
     "provider_probe",
     "service_variables",
     "LeanOpenAIAPI",
+    "Pieces",
     "Wire",
+    "completion_body",
+    "completion_chunks",
     "continuity_kept",
     "fast_path",
+    "halves",
     "lean_class",
+    "message_events",
     "model_calls_kept",
     "model_wire",
     "release_message",
     "release_stop_reason",
+    "response_events",
+    "sse",
+    "usage_asked",
+    "whole",
 ]

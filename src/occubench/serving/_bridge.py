@@ -19,7 +19,7 @@ agent model: the generation goes through Inspect (its retries, rate limits, cach
 policy), and its tokens and cost land in the sample's log like the built-in loop's; the
 wire it came by and the tokens that wire's answer reported are told to ``on_call``
 (``BridgedCall``, kept in the sample's store). The bridge answers whole; a streaming
-request gets that answer as the wire's event stream (``occubench.serving._streams``).
+request gets that answer as the wire's event stream (``occubench.providers``).
 The reasoning of each answer (Anthropic thinking blocks, Responses reasoning) is kept
 for the sample and put back into a later request that sends the answer's turn without
 it, as the provider requires (``occubench.serving._reasoning``).
@@ -31,9 +31,9 @@ Inspect's per-sample context, which the bridge and the usage accounting read, is
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from anthropic import AsyncAnthropic
 from anthropic.types import Message, MessageParam, MessageTokensCount
@@ -47,17 +47,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from occubench.providers import Wire
+from occubench.providers import (
+    Event,
+    Wire,
+    completion_chunks,
+    message_events,
+    response_events,
+    sse,
+    usage_asked,
+)
 from occubench.serving._access import ErrorKind, api_error
 from occubench.serving._reasoning import ReasoningMemory
 from occubench.serving._record import BridgedCall
-from occubench.serving._streams import (
-    Events,
-    anthropic_events,
-    chat_events,
-    responses_events,
-    sse,
-)
 from occubench.text import loads
 
 BRIDGED_MODEL = "inspect"
@@ -70,20 +71,21 @@ _STREAM_KEYS = ("stream", "stream_options")
 """Request members about streaming, taken out before the bridge sees the request."""
 
 
-Produce = Callable[[dict[str, Any], Request], Awaitable[BaseModel]]
-"""Answers a request's body (its model already replaced)."""
+_Answer = TypeVar("_Answer", bound=BaseModel)
 
 
 @dataclass(frozen=True)
-class _Route:
+class _Route(Generic[_Answer]):
     """How one model route reads a request and answers it."""
 
     path: str
     conversation: str
     """The member holding the conversation (``messages``, ``input``)."""
-    produce: Produce
-    events: Events | None
-    """The answer as an event stream; None: streaming is refused."""
+    produce: Callable[[dict[str, Any], Request], Awaitable[_Answer]]
+    """Answers a request's body (its model already replaced)."""
+    events: Callable[[_Answer, dict[str, Any]], Iterator[Event]] | None
+    """The answer as an event stream, given the request as sent; None: streaming is
+    refused."""
     wire: Wire | None
     """The wire of a generation; None: the route generates nothing."""
     text_conversation: bool = False
@@ -150,7 +152,7 @@ def bridged_call(
     )
 
 
-def _model_routes() -> list[_Route]:
+def _model_routes() -> list[_Route[Any]]:
     """The model routes.
 
     Each generation is asked of an in-process SDK client that ``agent_bridge``
@@ -159,32 +161,41 @@ def _model_routes() -> list[_Route]:
     openai = AsyncOpenAI(api_key="occubench-bridge", base_url=f"{_UNREACHED_URL}/v1", max_retries=0)
     anthropic = AsyncAnthropic(api_key="occubench-bridge", base_url=_UNREACHED_URL, max_retries=0)
 
-    async def chat(body: dict[str, Any], request: Request) -> BaseModel:
+    async def chat(body: dict[str, Any], request: Request) -> ChatCompletion:
         return await openai.post("/chat/completions", body=body, cast_to=ChatCompletion)
 
-    async def responses(body: dict[str, Any], request: Request) -> BaseModel:
+    def chunks(completion: ChatCompletion, asked: dict[str, Any]) -> Iterator[Event]:
+        return completion_chunks(completion, usage_asked(asked))
+
+    async def responses(body: dict[str, Any], request: Request) -> ResponsesResponse:
         return await openai.post("/responses", body=body, cast_to=ResponsesResponse)
 
-    async def messages(body: dict[str, Any], request: Request) -> BaseModel:
+    async def messages(body: dict[str, Any], request: Request) -> Message | BetaMessage:
         # a beta request (Claude Code's ?beta=true) is answered with the beta types
-        beta = request.query_params.get("beta") == "true"
-        kind: type[BaseModel] = BetaMessage if beta else Message
-        return await anthropic.post("/v1/messages", body=body, cast_to=kind)
+        if request.query_params.get("beta") == "true":
+            return await anthropic.post("/v1/messages", body=body, cast_to=BetaMessage)
+        return await anthropic.post("/v1/messages", body=body, cast_to=Message)
 
-    async def tokens(body: dict[str, Any], request: Request) -> BaseModel:
+    async def tokens(body: dict[str, Any], request: Request) -> MessageTokensCount:
         return await count_tokens(body)
 
     return [
-        _Route("/v1/chat/completions", "messages", chat, chat_events, Wire.OPENAI_CHAT),
+        _Route("/v1/chat/completions", "messages", chat, chunks, Wire.OPENAI_CHAT),
         _Route(
             "/v1/responses",
             "input",
             responses,
-            responses_events,
+            lambda response, asked: response_events(response),
             Wire.OPENAI_RESPONSES,
             text_conversation=True,
         ),
-        _Route("/v1/messages", "messages", messages, anthropic_events, Wire.ANTHROPIC),
+        _Route(
+            "/v1/messages",
+            "messages",
+            messages,
+            lambda message, asked: message_events(message),
+            Wire.ANTHROPIC,
+        ),
         _Route("/v1/messages/count_tokens", "messages", tokens, None, None),
     ]
 
@@ -209,7 +220,7 @@ def bridge_routes(
     """
     memory = ReasoningMemory()
 
-    def handler(route: _Route) -> Callable[[Request], Awaitable[Response]]:
+    def handler(route: _Route[Any]) -> Callable[[Request], Awaitable[Response]]:
         async def answer(request: Request) -> Response:
             try:
                 body: Any = loads((await request.body()).decode("utf-8"))
@@ -240,7 +251,7 @@ def bridge_routes(
                 memory.remember(route.wire, data)
                 on_call(bridged_call(route.wire, streamed, data, restored))
             if streamed and route.events is not None:
-                events = sse(route.events(data, asked))
+                events = sse(route.events(result, asked))
                 return StreamingResponse(events, media_type="text/event-stream")
             return JSONResponse(data)
 

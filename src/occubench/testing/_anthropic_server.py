@@ -58,16 +58,17 @@ from __future__ import annotations
 import base64
 import binascii
 import itertools
-import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, NamedTuple
 
+from anthropic.types import Message
 from inspect_ai.model import ChatMessage, messages_from_anthropic
 from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field
 
+from occubench.providers import halves, message_events
 from occubench.scripted import Behaviour
 from occubench.testing._server import (
     Answer,
@@ -706,7 +707,8 @@ class AnthropicServer(WireServer):
             "usage": usage.model_dump(),
         }
         if body.get("stream"):
-            return StreamAnswer(list(stream_events(message)), {"request-id": self._request_id()})
+            events = message_events(Message.model_validate(message), pieces=halves, ping=True)
+            return StreamAnswer(list(events), {"request-id": self._request_id()})
         return self._json(message)
 
     def _content(
@@ -754,52 +756,3 @@ def _visible(block: dict[str, Any]) -> Any:
     if kind == BlockType.REDACTED_THINKING.value:
         return block["data"]
     return block["input"] if kind == BlockType.TOOL_USE.value else block["text"]
-
-
-def _halves(text: str) -> list[str]:
-    """A text in two deltas (one if short): streams arrive in pieces."""
-    middle = len(text) // 2
-    return [part for part in (text[:middle], text[middle:]) if part]
-
-
-def _block_events(index: int, block: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """``content_block_start``, its deltas and ``content_block_stop`` for one block."""
-    kind = block["type"]
-    start: dict[str, Any]
-    deltas: list[dict[str, Any]]
-    if kind == BlockType.THINKING.value:
-        start = {"type": kind, "thinking": "", "signature": ""}
-        deltas = [{"type": "thinking_delta", "thinking": p} for p in _halves(block["thinking"])]
-        deltas.append({"type": "signature_delta", "signature": block["signature"]})
-    elif kind == BlockType.TEXT.value:
-        start = {"type": kind, "text": ""}
-        deltas = [{"type": "text_delta", "text": p} for p in _halves(block["text"])]
-    elif kind == BlockType.TOOL_USE.value:
-        start = {**block, "input": {}}
-        arguments = json.dumps(block["input"])
-        deltas = [{"type": "input_json_delta", "partial_json": p} for p in _halves(arguments)]
-    else:  # redacted thinking arrives whole
-        start, deltas = block, []
-    yield (
-        "content_block_start",
-        {"type": "content_block_start", "index": index, "content_block": start},
-    )
-    for delta in deltas:
-        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
-    yield "content_block_stop", {"type": "content_block_stop", "index": index}
-
-
-def stream_events(message: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """A message as the API streams it.
-
-    Docs: "Streaming messages"; SDK: ``raw_message_stream_event.py``.
-    """
-    usage = message["usage"]
-    head = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    yield "message_start", {"type": "message_start", "message": head}
-    yield "ping", {"type": "ping"}
-    for index, block in enumerate(message["content"]):
-        yield from _block_events(index, block)
-    delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-    yield "message_delta", {"type": "message_delta", "delta": delta, "usage": usage}
-    yield "message_stop", {"type": "message_stop"}

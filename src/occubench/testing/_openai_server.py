@@ -46,6 +46,7 @@ from inspect_ai.model import messages_from_openai
 from inspect_ai.tool import ToolInfo, ToolParams
 
 from occubench.calls import prompt_tokens, reply_tokens
+from occubench.providers import completion_body as chat_completion_body
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
 from occubench.testing._hooks import FailureKind, Flakiness, HardFailure, Hold, request_key
 from occubench.testing._rate_limits import RateLimits
@@ -207,32 +208,17 @@ class ServerStats:
 
 def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict[str, Any]:
     """An OpenAI chat.completion response for a scripted reply."""
-    calls = [
-        {
-            "id": f"call_{i}_{prompt_tokens}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)},
-        }
-        for i, (name, args) in enumerate(reply.tool_calls)
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
-    if calls:
-        message["tool_calls"] = calls
-    completion_tokens = reply_tokens(reply.content, reply.tool_calls)
-    return {
-        "id": f"chatcmpl-{prompt_tokens}",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+    return chat_completion_body(
+        completion_id=f"chatcmpl-{prompt_tokens}",
+        model=model,
+        content=reply.content or None,
+        tool_calls=[
+            (f"call_{i}_{prompt_tokens}", name, args)
+            for i, (name, args) in enumerate(reply.tool_calls)
         ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
+        prompt_tokens=prompt_tokens,
+        completion_tokens=reply_tokens(reply.content, reply.tool_calls),
+    )
 
 
 async def answer_async(

@@ -33,7 +33,7 @@ tools and instructions, then each input item; every prefix ending at an item bou
 that reaches 1024 tokens is stored (rounded down to a multiple of 128), the longest stored
 one is read. ``prompt_cache_key`` joins the prefix hash (the docs: it is combined with the
 prefix to route requests), so requests with different keys share nothing. Cache writes
-are not reported (the API bills none for automatic caching).
+are reported as none (``cache_write_tokens`` 0: the API bills none for automatic caching).
 
 The OpenAI-family pieces the chat-completions server shares (Bearer auth, the error
 shape, prefix offers, the refused/cache views) are in ``OpenAIFamilyServer``.
@@ -54,8 +54,10 @@ from typing import Any, NamedTuple
 
 from inspect_ai.model import ChatMessage, ChatMessageSystem, messages_from_openai_responses
 from inspect_ai.tool import ToolInfo, ToolParams
+from openai.types.responses import Response
 from openai.types.responses.response_create_params import ResponseCreateParamsBase
 
+from occubench.providers import response_events
 from occubench.scripted import Reply
 from occubench.testing._server import (
     Answer,
@@ -323,7 +325,7 @@ class ResponsesServer(OpenAIFamilyServer):
         reply = self.reply(model, messages, tools)
         response = self._respond(body, prepared, reply)
         if body.get("stream"):
-            return StreamAnswer(_events(response))
+            return StreamAnswer(list(response_events(Response.model_validate(response))))
         return JsonAnswer(200, response)
 
     def _prepare(self, model: str, body: dict[str, Any]) -> _Prepared:
@@ -567,7 +569,7 @@ class ResponsesServer(OpenAIFamilyServer):
             "tools": body.get("tools") or [],
             "usage": {
                 "input_tokens": input_tokens,
-                "input_tokens_details": {"cached_tokens": cached},
+                "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
                 "output_tokens": output_tokens,
                 "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
                 "total_tokens": input_tokens + output_tokens,
@@ -629,75 +631,3 @@ def _input_items(value: Any) -> list[dict[str, Any]]:
             400, "Invalid 'input': expected a string or an array of input items.", param="input"
         )
     return [dict(i) for i in value]
-
-
-def _events(response: dict[str, Any]) -> list[tuple[str | None, Any]]:
-    """The streamed events of a finished response, in the API's order.
-
-    openai SDK: ``types/responses/response_stream_event.py`` (created, in_progress,
-    output_item.added, content_part.added, output_text.delta/done, content_part.done,
-    function_call_arguments.delta/done, output_item.done, completed). Inspect reads the
-    terminal ``response.completed`` and reports the deltas (``openai_responses.py``).
-    """
-    events: list[dict[str, Any]] = []
-    pending = {**response, "status": "in_progress", "output": [], "usage": None}
-    events.append({"type": "response.created", "response": pending})
-    events.append({"type": "response.in_progress", "response": pending})
-    for index, item in enumerate(response["output"]):
-        where = {"output_index": index, "item_id": item["id"]}
-        if item["type"] == "message":
-            events.append(
-                {
-                    "type": "response.output_item.added",
-                    "output_index": index,
-                    "item": {**item, "status": "in_progress", "content": []},
-                }
-            )
-            part = item["content"][0]
-            empty = {**part, "text": ""}
-            events += [
-                {"type": "response.content_part.added", **where, "content_index": 0, "part": empty},
-                {
-                    "type": "response.output_text.delta",
-                    **where,
-                    "content_index": 0,
-                    "delta": part["text"],
-                    "logprobs": [],
-                },
-                {
-                    "type": "response.output_text.done",
-                    **where,
-                    "content_index": 0,
-                    "text": part["text"],
-                    "logprobs": [],
-                },
-                {"type": "response.content_part.done", **where, "content_index": 0, "part": part},
-            ]
-        elif item["type"] == "function_call":
-            events.append(
-                {
-                    "type": "response.output_item.added",
-                    "output_index": index,
-                    "item": {**item, "status": "in_progress", "arguments": ""},
-                }
-            )
-            events += [
-                {
-                    "type": "response.function_call_arguments.delta",
-                    **where,
-                    "delta": item["arguments"],
-                },
-                {
-                    "type": "response.function_call_arguments.done",
-                    **where,
-                    "arguments": item["arguments"],
-                    "name": item["name"],
-                },
-            ]
-        else:
-            events.append(
-                {"type": "response.output_item.added", "output_index": index, "item": item}
-            )
-        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    events.append({"type": "response.completed", "response": response})
-    return [(e["type"], {**e, "sequence_number": n}) for n, e in enumerate(events)]

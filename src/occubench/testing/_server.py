@@ -38,6 +38,7 @@ from inspect_ai.model import ChatMessage
 from inspect_ai.tool import ToolInfo
 
 from occubench.errors import UsageError
+from occubench.providers import Event, sse
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
 from occubench.testing._hooks import FailureKind, Flakiness, at_turn
 from occubench.testing._rate_limits import (
@@ -77,7 +78,7 @@ class JsonAnswer(NamedTuple):
 class StreamAnswer(NamedTuple):
     """A server-sent-events response: (event name or None, data) in order."""
 
-    events: Sequence[tuple[str | None, Any]]
+    events: Sequence[Event]
     headers: Mapping[str, str] = {}
 
 
@@ -326,11 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._bytes(RawAnswer(answer.status, data, answer.headers))
 
     def _stream(self, answer: StreamAnswer) -> None:
-        parts = []
-        for event, data in answer.events:
-            head = f"event: {event}\n" if event else ""
-            parts.append(f"{head}data: {json.dumps(data)}\n\n")
-        payload = "".join(parts).encode()
+        payload = b"".join(sse(answer.events))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(len(payload)))
