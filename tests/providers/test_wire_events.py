@@ -11,11 +11,14 @@ from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from occubench.providers import (
+    GeminiAnswer,
     completion_chunks,
+    generate_response,
     halves,
     message_events,
     response_events,
     sse,
+    stream_chunks,
     whole,
 )
 
@@ -157,3 +160,35 @@ def test_sse_frames_named_and_unnamed_events_in_ascii():
         b'event: ping\ndata: {"type": "ping", "t": "\\u00e9"}\n\ndata: {"a": 1}\n\ndata: [DONE]\n\n'
     )
     assert json.loads(framed.split(b"data: ")[1]) == {"type": "ping", "t": "é"}
+
+
+def test_a_gemini_answer_streams_one_part_a_chunk_finish_and_usage_last():
+    """Text in pieces, its signature on a final empty text, a call whole, usage last."""
+    answer = GeminiAnswer(
+        model="gemini-test",
+        response_id="r1",
+        parts=[
+            {"text": "thinking", "thought": True},
+            {"text": "Reading.", "thoughtSignature": "c2ln"},
+            {"functionCall": {"name": "lookup", "args": {}}},
+        ],
+        finish="STOP",
+        usage={"promptTokenCount": 5, "totalTokenCount": 8},
+    )
+    whole_answer = generate_response(answer)
+    assert whole_answer["candidates"] == [
+        {"index": 0, "content": {"role": "model", "parts": answer.parts}, "finishReason": "STOP"}
+    ]
+    assert whole_answer["usageMetadata"] == answer.usage
+    chunks = stream_chunks(answer, pieces=halves)
+    parts = [p for c in chunks for p in c["candidates"][0]["content"]["parts"]]
+    assert parts == [
+        {"text": "thinking", "thought": True},
+        {"text": "Read"},
+        {"text": "ing."},
+        {"text": "", "thoughtSignature": "c2ln"},
+        {"functionCall": {"name": "lookup", "args": {}}},
+    ]
+    assert [c["candidates"][0].get("finishReason") for c in chunks] == [None] * 4 + ["STOP"]
+    assert ["usageMetadata" in c for c in chunks] == [False] * 4 + [True]
+    assert all(c["responseId"] == "r1" and c["modelVersion"] == "gemini-test" for c in chunks)

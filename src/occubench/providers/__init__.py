@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from occubench.lazy import lazy_names
 from occubench.providers._chat_api import completion_body, completion_chunks, usage_asked
 from occubench.providers._fast_path import fast_path, lean_class
+from occubench.providers._gemini_api import GeminiAnswer, generate_response, stream_chunks
 from occubench.providers._lean_openai import PROVIDER, LeanOpenAIAPI, model_calls_kept
 from occubench.providers._names import PROVIDER_PACKAGES, provider_name, service_variables
 from occubench.providers._requests import (
@@ -43,31 +44,34 @@ __getattr__ = lazy_names(__name__, {"message_events": "_messages_api"})
 
 __all__ = [
     "EFFORT_FIELDS",
+    "Event",
+    "GeminiAnswer",
+    "LeanOpenAIAPI",
     "PROVIDER",
     "PROVIDER_PACKAGES",
-    "REASONING_FIELDS",
-    "Event",
-    "ProviderProbe",
-    "Request",
-    "provider_name",
-    "provider_probe",
-    "service_variables",
-    "LeanOpenAIAPI",
     "Pieces",
+    "ProviderProbe",
+    "REASONING_FIELDS",
+    "Request",
     "Wire",
     "completion_body",
     "completion_chunks",
     "continuity_kept",
     "fast_path",
+    "generate_response",
     "halves",
     "lean_class",
     "message_events",
     "model_calls_kept",
     "model_wire",
+    "provider_name",
+    "provider_probe",
     "release_message",
     "release_stop_reason",
     "response_events",
+    "service_variables",
     "sse",
+    "stream_chunks",
     "usage_asked",
     "whole",
 ]

@@ -104,6 +104,7 @@ from inspect_ai.model import ChatMessage, messages_from_google
 from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field, ValidationError
 
+from occubench.providers import GeminiAnswer, generate_response, halves, stream_chunks
 from occubench.scripted import Behaviour, Reply
 from occubench.testing._server import (
     Answer,
@@ -620,16 +621,13 @@ class GoogleServer(WireServer):
             return self._count(request.body)
         body = parse_body(request.body, "GenerateContentRequest")
         turn = self._generate(model, body)
+        answer = GeminiAnswer(model, digest(body)[:22], turn.parts, turn.finish, turn.usage)
         if method is GeminiMethod.STREAM:
-            chunks = self._chunks(model, body, turn)
+            chunks = stream_chunks(answer, pieces=halves)
             if request.query.get("alt") == "sse":
                 return StreamAnswer([(None, chunk) for chunk in chunks])
             return JsonAnswer(200, chunks)
-        response = self._response(model, body)
-        response["candidates"][0].update(
-            content={"role": "model", "parts": turn.parts}, finishReason=turn.finish
-        )
-        return JsonAnswer(200, {**response, "usageMetadata": turn.usage})
+        return JsonAnswer(200, generate_response(answer))
 
     def _authenticate(self, request: WireRequest) -> None:
         key = request.headers.get("x-goog-api-key") or request.query.get("key")
@@ -754,34 +752,6 @@ class GoogleServer(WireServer):
         calls = [p for p in parts if "functionCall" in p]
         part = calls[0] if calls else parts[-1]
         part["thoughtSignature"] = self.signer.sign(Signed(model, signed_payload(part)).text())
-
-    def _response(self, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        return {
-            "candidates": [{"index": 0}],
-            "modelVersion": model,
-            "responseId": digest(body)[:22],
-        }
-
-    def _chunks(self, model: str, body: Mapping[str, Any], turn: Turn) -> list[dict[str, Any]]:
-        """The turn as stream chunks: one part each, text in two pieces, usage last."""
-        pieces: list[dict[str, Any]] = []
-        for part in turn.parts:
-            text = part.get("text")
-            if "functionCall" in part or part.get("thought") or not text:
-                pieces.append(part)
-                continue
-            half = len(text) // 2
-            pieces += [{"text": text[:half]}, {"text": text[half:]}]
-            if "thoughtSignature" in part:
-                pieces.append({"text": "", "thoughtSignature": part["thoughtSignature"]})
-        chunks = []
-        for piece in pieces:
-            chunk = self._response(model, body)
-            chunk["candidates"][0]["content"] = {"role": "model", "parts": [piece]}
-            chunks.append(chunk)
-        chunks[-1]["candidates"][0]["finishReason"] = turn.finish
-        chunks[-1]["usageMetadata"] = turn.usage
-        return chunks
 
 
 def answer_parts(reply: Reply, max_output: Any) -> tuple[list[dict[str, Any]], str]:
