@@ -10,11 +10,9 @@ module on first use (it imports the anthropic SDK). ``provider_probe`` reads wha
 Inspect's providers send for a generate config; ``provider_name``, ``service_variables``
 and ``PROVIDER_PACKAGES`` say what a model name and a failure's traceback tell of the
 provider.
+events of its stream; ``sse`` frames any stream.
 """
 
-from typing import TYPE_CHECKING
-
-from occubench.lazy import lazy_names
 from occubench.providers._chat_api import completion_body, completion_chunks, usage_asked
 from occubench.providers._fast_path import fast_path, lean_class
 from occubench.providers._gemini_api import GeminiAnswer, generate_response, stream_chunks
@@ -28,6 +26,8 @@ from occubench.providers._requests import (
     provider_probe,
 )
 from occubench.providers._responses_api import response_events
+from occubench.providers._messages_api import THINKING_FIELDS, message_blocks, message_events
+from occubench.providers._responses_api import assistant_text, response_events
 from occubench.providers._sse import Event, Pieces, halves, sse, whole
 from occubench.providers._wire import (
     Wire,
@@ -36,11 +36,6 @@ from occubench.providers._wire import (
     release_message,
     release_stop_reason,
 )
-
-if TYPE_CHECKING:
-    from occubench.providers._messages_api import message_events
-
-__getattr__ = lazy_names(__name__, {"message_events": "_messages_api"})
 
 __all__ = [
     "EFFORT_FIELDS",
@@ -53,7 +48,9 @@ __all__ = [
     "ProviderProbe",
     "REASONING_FIELDS",
     "Request",
+    "THINKING_FIELDS",
     "Wire",
+    "assistant_text",
     "completion_body",
     "completion_chunks",
     "continuity_kept",
@@ -61,6 +58,7 @@ __all__ = [
     "generate_response",
     "halves",
     "lean_class",
+    "message_blocks",
     "message_events",
     "model_calls_kept",
     "model_wire",

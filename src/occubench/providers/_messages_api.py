@@ -1,4 +1,4 @@
-"""Anthropic's Messages API: a whole answer told as the events of its stream.
+"""Anthropic's Messages API: its reasoning blocks, and a whole answer told as its stream.
 
 Docs: Anthropic API, "Streaming Messages" (event flow); anthropic SDK:
 ``types/raw_message_stream_event.py``. ``message_start`` carries the message with no
@@ -15,13 +15,30 @@ Text, thinking and tool-use blocks stream their content (anthropic SDK:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
-
-from anthropic.types import Message
-from anthropic.types.beta import BetaMessage
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from occubench.providers._sse import Event, Pieces, whole
+
+if TYPE_CHECKING:  # the answers come from the SDK's client; this module never imports it
+    from anthropic.types import Message
+    from anthropic.types.beta import BetaMessage
+
+
+THINKING_FIELDS = {
+    "thinking": ("type", "thinking", "signature"),
+    "redacted_thinking": ("type", "data"),
+}
+"""The reasoning blocks and the fields a request sends back of each (anthropic SDK:
+``thinking_block_param.py``, ``redacted_thinking_block_param.py``)."""
+
+
+def message_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A request message's content as blocks (a non-empty string is one text block)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
 def _block(block: dict[str, Any], pieces: Pieces) -> tuple[dict[str, Any], list[dict[str, Any]]]:

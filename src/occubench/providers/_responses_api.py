@@ -12,12 +12,27 @@ then ``response.completed``; every event numbered (``sequence_number``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from openai.types.responses import Response
 
 from occubench.providers._sse import Event
+
+
+def assistant_text(item: Mapping[str, Any]) -> str | None:
+    """An input item's text if it is an assistant message (None: it is not one).
+
+    A message's ``content`` is a string or parts, whose texts are joined (openai SDK:
+    ``types/responses/response_input_param.py``); an item without ``type`` is a message.
+    """
+    if item.get("role") != "assistant" or item.get("type", "message") != "message":
+        return None
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
 
 
 class _Numbered:

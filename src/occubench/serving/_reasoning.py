@@ -48,14 +48,7 @@ from typing import Any
 from inspect_ai.model._reasoning import parse_content_with_reasoning
 
 from occubench.defaults import DEFAULT_BRIDGE_REASONING_ANSWERS
-from occubench.providers import Wire
-
-_THINKING_FIELDS = {
-    "thinking": ("type", "thinking", "signature"),
-    "redacted_thinking": ("type", "data"),
-}
-"""Anthropic's reasoning blocks and the fields sent back (anthropic SDK:
-``thinking_block_param.py``, ``redacted_thinking_block_param.py``)."""
+from occubench.providers import THINKING_FIELDS, Wire, assistant_text, message_blocks
 
 
 @dataclass(frozen=True)
@@ -141,14 +134,14 @@ class ReasoningMemory:
     def _restore_anthropic(self, messages: list[Any]) -> int:
         restored = 0
         for turn in _assistant_turns(messages):
-            blocks = [b for m in turn for b in _message_blocks(m)]
-            if not blocks or any(b.get("type") in _THINKING_FIELDS for b in blocks):
+            blocks = [b for m in turn for b in message_blocks(m)]
+            if not blocks or any(b.get("type") in THINKING_FIELDS for b in blocks):
                 continue  # empty (a prefill) or it kept its reasoning
             found = self._find(_anthropic_keys(blocks))
             if found is None:
                 continue
             first = turn[0]
-            first["content"] = found.copies() + _message_blocks(first)
+            first["content"] = found.copies() + message_blocks(first)
             restored += 1
         return restored
 
@@ -167,14 +160,6 @@ class ReasoningMemory:
                     count += 1
             restored.append(item)
         return count, restored
-
-
-def _message_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """A Messages message's content as blocks (a string is one text block)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
 def _assistant_turns(messages: list[Any]) -> Iterator[list[dict[str, Any]]]:
@@ -197,7 +182,7 @@ def _anthropic_keys(blocks: list[dict[str, Any]]) -> list[str]:
     visible = [
         [b.get("type"), b.get("id") if b.get("type") == "tool_use" else b.get("text")]
         for b in blocks
-        if b.get("type") not in _THINKING_FIELDS
+        if b.get("type") not in THINKING_FIELDS
     ]
     return [*uses, f"anthropic:visible:{_digest(visible)}"] if visible else uses
 
@@ -206,9 +191,9 @@ def _anthropic_answer(message: dict[str, Any]) -> _Reasoning | None:
     """A Messages answer's reasoning blocks and its keys (None: it has no reasoning)."""
     blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
     kept = tuple(
-        {field: b[field] for field in _THINKING_FIELDS[b["type"]] if field in b}
+        {field: b[field] for field in THINKING_FIELDS[b["type"]] if field in b}
         for b in blocks
-        if b.get("type") in _THINKING_FIELDS
+        if b.get("type") in THINKING_FIELDS
     )
     keys = _anthropic_keys(blocks)
     if not kept or not keys:
@@ -216,22 +201,11 @@ def _anthropic_answer(message: dict[str, Any]) -> _Reasoning | None:
     return _Reasoning(kept, frozenset(_digest(b) for b in kept), tuple(keys))
 
 
-def _text(item: dict[str, Any]) -> str | None:
-    """An assistant message item's text (None: not an assistant message)."""
-    if item.get("role") != "assistant" or item.get("type", "message") != "message":
-        return None
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    parts = content if isinstance(content, list) else []
-    return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
-
-
 def _is_reasoning(item: dict[str, Any]) -> bool:
     """A reasoning item, or an assistant message that is one ``<think>`` tag and no more."""
     if item.get("type") == "reasoning":
         return True
-    text = _text(item)
+    text = assistant_text(item)
     if not text:
         return False
     rest, capsule = parse_content_with_reasoning(text)
@@ -242,7 +216,7 @@ def _responses_identity(item: dict[str, Any]) -> str:
     """What tells a Responses item apart when it is sent back (a message: its text)."""
     if item.get("type") == "reasoning":
         return _digest(["reasoning", item.get("encrypted_content") or item.get("id")])
-    text = _text(item)
+    text = assistant_text(item)
     return _digest(["message", text]) if text is not None else _digest(item)
 
 
@@ -250,7 +224,7 @@ def _responses_keys(item: dict[str, Any]) -> list[str]:
     """What finds the answer a sent-back function call or message came from."""
     if item.get("type") == "function_call" and item.get("call_id"):
         return [f"responses:call:{item['call_id']}"]
-    text = _text(item)
+    text = assistant_text(item)
     return [f"responses:message:{_digest(text)}"] if text else []
 
 

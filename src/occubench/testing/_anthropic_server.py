@@ -68,7 +68,7 @@ from inspect_ai.model import ChatMessage, messages_from_anthropic
 from inspect_ai.tool import ToolInfo, ToolParams
 from pydantic import BaseModel, Field
 
-from occubench.providers import halves, message_events
+from occubench.providers import THINKING_FIELDS, halves, message_events
 from occubench.scripted import Behaviour
 from occubench.testing._server import (
     Answer,
@@ -212,7 +212,8 @@ class BlockType(str, Enum):  # noqa: UP042 - the project's str-Enum style
     TOOL_RESULT = "tool_result"
 
 
-THINKING_BLOCKS = (BlockType.THINKING.value, BlockType.REDACTED_THINKING.value)
+THINKING_BLOCKS = tuple(THINKING_FIELDS)
+"""The reasoning block types (``thinking``, ``redacted_thinking``)."""
 
 
 class ModelSupport(BaseModel):
