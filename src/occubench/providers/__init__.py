@@ -13,7 +13,13 @@ provider.
 events of its stream; ``sse`` frames any stream.
 """
 
-from occubench.providers._chat_api import completion_body, completion_chunks, usage_asked
+from occubench.providers._chat_api import (
+    FunctionCall,
+    completion_body,
+    completion_chunks,
+    function_calls,
+    usage_asked,
+)
 from occubench.providers._fast_path import fast_path, lean_class
 from occubench.providers._gemini_api import GeminiAnswer, generate_response, stream_chunks
 from occubench.providers._lean_openai import PROVIDER, LeanOpenAIAPI, model_calls_kept
@@ -40,6 +46,7 @@ from occubench.providers._wire import (
 __all__ = [
     "EFFORT_FIELDS",
     "Event",
+    "FunctionCall",
     "GeminiAnswer",
     "LeanOpenAIAPI",
     "PROVIDER",
@@ -55,6 +62,7 @@ __all__ = [
     "completion_chunks",
     "continuity_kept",
     "fast_path",
+    "function_calls",
     "generate_response",
     "halves",
     "lean_class",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from openai.types.chat import ChatCompletion
 
@@ -50,37 +50,61 @@ def usage_asked(request: Mapping[str, Any]) -> bool:
     return isinstance(options, dict) and bool(options.get("include_usage"))
 
 
+class FunctionCall(NamedTuple):
+    """One tool call of an answer."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+
+
+def function_calls(tool_calls: Sequence[FunctionCall]) -> list[dict[str, Any]]:
+    """An assistant message's ``tool_calls`` (as JSON data)."""
+    return [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(a)}}
+        for call_id, name, a in tool_calls
+    ]
+
+
 def completion_body(
     *,
     completion_id: str,
     model: str,
     content: str | None,
-    tool_calls: Sequence[tuple[str, str, Mapping[str, Any]]],
+    tool_calls: Sequence[FunctionCall],
     prompt_tokens: int,
     completion_tokens: int,
+    created: int = 0,
+    message_extra: Mapping[str, Any] | None = None,
+    usage_extra: Mapping[str, Any] | None = None,
+    choice_extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A ``chat.completion`` (as JSON data) of one choice: text and calls (id, name, args).
+    """A ``chat.completion`` (as JSON data) of one choice: its text and tool calls.
 
-    Its finish reason is ``tool_calls`` when it calls a tool, else ``stop``.
+    Its finish reason is ``tool_calls`` when it calls a tool, else ``stop``. An endpoint's
+    own members follow the standard ones: the message's (its reasoning) after its
+    content, the usage's after the totals, the choice's after its finish reason.
     """
-    calls = [
-        {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(a)}}
-        for call_id, name, a in tool_calls
-    ]
-    message: dict[str, Any] = {"role": "assistant", "content": content}
+    calls = function_calls(tool_calls)
+    message: dict[str, Any] = {"role": "assistant", "content": content, **(message_extra or {})}
     if calls:
         message["tool_calls"] = calls
+    choice = {
+        "index": 0,
+        "message": message,
+        "finish_reason": "tool_calls" if calls else "stop",
+        **(choice_extra or {}),
+    }
     return {
         "id": completion_id,
         "object": "chat.completion",
-        "created": 0,
+        "created": created,
         "model": model,
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
-        ],
+        "choices": [choice],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+            **(usage_extra or {}),
         },
     }

@@ -46,6 +46,9 @@ from inspect_ai.model import messages_from_openai
 from inspect_ai.tool import ToolInfo, ToolParams
 
 from occubench.calls import prompt_tokens, reply_tokens
+from occubench.defaults import PREFLIGHT_TOOL_NAME
+from occubench.errors import UsageError
+from occubench.providers import FunctionCall
 from occubench.providers import completion_body as chat_completion_body
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
 from occubench.testing._hooks import FailureKind, Flakiness, HardFailure, Hold, request_key
@@ -213,7 +216,7 @@ def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict[str, A
         model=model,
         content=reply.content or None,
         tool_calls=[
-            (f"call_{i}_{prompt_tokens}", name, args)
+            FunctionCall(f"call_{i}_{prompt_tokens}", name, args)
             for i, (name, args) in enumerate(reply.tool_calls)
         ],
         prompt_tokens=prompt_tokens,

@@ -61,6 +61,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, messages_from_openai
 
+from occubench.providers import FunctionCall, completion_body, function_calls
 from occubench.scripted import Reply
 from occubench.testing._responses_server import (
     DEFAULT_API_KEY,
@@ -321,18 +322,12 @@ class ReasoningChatServer(OpenAIFamilyServer):
         thought: str | None,
     ) -> dict[str, Any]:
         """The chat.completion (openai SDK: ``types/chat/chat_completion.py``) in the dialect."""
-        calls = [
-            {
-                "id": item_id("call"),
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-            for name, args in reply.tool_calls
-        ]
-        message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        calls = [FunctionCall(item_id("call"), name, args) for name, args in reply.tool_calls]
+        content = reply.content or None
+        reasoning: dict[str, Any] = {}
         if thought is not None and dialect is ChatDialect.MINIMAX:
             if body.get("reasoning_split") is True:
-                message["reasoning_details"] = [
+                reasoning["reasoning_details"] = [
                     {
                         "type": "reasoning.text",
                         "id": "reasoning-text-1",
@@ -342,42 +337,34 @@ class ReasoningChatServer(OpenAIFamilyServer):
                     }
                 ]
             else:
-                message["content"] = f"<think>\n{thought}\n</think>\n\n{reply.content}"
+                content = f"<think>\n{thought}\n</think>\n\n{reply.content}"
         elif thought is not None:
-            message["reasoning_content"] = thought
-        if calls:
-            message["tool_calls"] = calls
+            reasoning["reasoning_content"] = thought
         blocks = [{"tools": body.get("tools")}, *body["messages"]]
         cached = self.cache_read(prefix_offers(model, blocks, CACHE_RULES[dialect]))
         prompt = prompt_tokens(blocks)
         reasoning_tokens = approx_tokens(thought) if thought else 0
-        visible = reply.content or json.dumps(calls)
+        visible = reply.content or json.dumps(function_calls(calls))
         completion = reasoning_tokens + approx_tokens(visible)
         self.stats.answer(model, input_tokens=prompt, output_tokens=completion, read=cached)
-        usage: dict[str, Any] = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
+        details: dict[str, Any] = {
             "prompt_tokens_details": {"cached_tokens": cached},
             "completion_tokens_details": {"reasoning_tokens": reasoning_tokens},
         }
         if dialect is ChatDialect.DEEPSEEK:
-            usage["prompt_cache_hit_tokens"] = cached
-            usage["prompt_cache_miss_tokens"] = prompt - cached
+            details["prompt_cache_hit_tokens"] = cached
+            details["prompt_cache_miss_tokens"] = prompt - cached
         elif dialect is ChatDialect.MOONSHOT:
-            usage["cached_tokens"] = cached
-        return {
-            "id": item_id("chatcmpl"),
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "finish_reason": "tool_calls" if calls else "stop",
-                    "logprobs": None,
-                }
-            ],
-            "usage": usage,
-        }
+            details["cached_tokens"] = cached
+        return completion_body(
+            completion_id=item_id("chatcmpl"),
+            model=model,
+            content=content,
+            tool_calls=calls,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            created=int(time.time()),
+            message_extra=reasoning,
+            usage_extra=details,
+            choice_extra={"logprobs": None},
+        )
