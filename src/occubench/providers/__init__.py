@@ -23,6 +23,7 @@ from occubench.providers._chat_api import (
 from occubench.providers._fast_path import fast_path, lean_class
 from occubench.providers._gemini_api import GeminiAnswer, generate_response, stream_chunks
 from occubench.providers._lean_openai import PROVIDER, LeanOpenAIAPI, model_calls_kept
+from occubench.providers._messages_api import THINKING_FIELDS, message_blocks, message_events
 from occubench.providers._names import PROVIDER_PACKAGES, provider_name, service_variables
 from occubench.providers._requests import (
     EFFORT_FIELDS,
@@ -31,8 +32,6 @@ from occubench.providers._requests import (
     Request,
     provider_probe,
 )
-from occubench.providers._responses_api import response_events
-from occubench.providers._messages_api import THINKING_FIELDS, message_blocks, message_events
 from occubench.providers._responses_api import assistant_text, response_events
 from occubench.providers._sse import Event, Pieces, halves, sse, whole
 from occubench.providers._wire import (

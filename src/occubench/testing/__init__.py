@@ -7,10 +7,8 @@ servers speak each provider's own API and refuse, with its own error, what it re
 (OpenAI Responses) and ``ReasoningChatServer`` (OpenAI-compatible chat as DeepSeek, Kimi,
 GLM, MiniMax and Qwen speak it). All of them run on one HTTP stack, ``LocalServer``
 (``occubench.testing._server``), whose hooks (failures, holds, rate limits) any of them
-can use. ``WIRE_CASES`` puts a run's three roles on one wire.
-GLM, MiniMax and Qwen speak it); they share ``occubench.testing._wire``, and take each
-wire's answer shapes and streams from ``occubench.providers``. ``WIRE_CASES``
-puts a run's three roles on one wire.
+can use; they take each wire's answer shapes and streams from ``occubench.providers``.
+``WIRE_CASES`` puts a run's three roles on one wire.
 """
 
 from occubench.testing._anthropic_server import ADAPTIVE_MODEL, AnthropicServer, ModelSupport

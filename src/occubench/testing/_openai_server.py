@@ -46,8 +46,6 @@ from inspect_ai.model import messages_from_openai
 from inspect_ai.tool import ToolInfo, ToolParams
 
 from occubench.calls import prompt_tokens, reply_tokens
-from occubench.defaults import PREFLIGHT_TOOL_NAME
-from occubench.errors import UsageError
 from occubench.providers import FunctionCall
 from occubench.providers import completion_body as chat_completion_body
 from occubench.scripted import BEHAVIOURS, Behaviour, Reply
