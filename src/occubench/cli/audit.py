@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,35 +20,10 @@ from occubench.defaults import (
     DEFAULT_SEED,
     DEFAULT_TWIN_TOLERANCE,
 )
-from occubench.errors import UsageError
 from occubench.text import terminal_plain
 
 if TYPE_CHECKING:
-    from occubench.fidelity import AuditWorld, GoldReport, TwinAudit
-
-
-def audit_world(chosen: dict[str, Any]) -> AuditWorld | None:
-    """The world of the audit's options (``--world``, its mode and variant), or None.
-
-    Raises:
-        UsageError: a mode or variant that is not one.
-    """
-    from occubench.fidelity import AuditWorld
-
-    config = from_options(RunConfig, chosen)
-    if config.world is None:
-        return None
-    return AuditWorld(
-        path=str(Path(config.world).expanduser().resolve()),
-        mode=config.world_mode,
-        variant=config.world_variant,
-    )
-
-
-def default_audit_dir(models: list[str | None], dataset: str, settings: dict[str, Any]) -> str:
-    """A log folder named after what the audit computes: the same command finds it again."""
-    what = json.dumps({"models": models, "dataset": dataset, **settings}, sort_keys=True)
-    return f"logs/occubench-audit-{hashlib.sha256(what.encode()).hexdigest()[:10]}"
+    from occubench.fidelity import AuditReport, GoldReport, TwinAudit
 
 
 @with_settings(
@@ -128,18 +101,33 @@ def audit(
     and, with a verifier, rule invention. With --twin: each step against the twin's.
     """
     from occubench.calls import named_model
-    from occubench.fidelity import NO_VERIFIER, audit_tables, gold_audit, run_audit, twin_audit
+    from occubench.fidelity import (
+        AuditKind,
+        ProbeSettings,
+        audit_kind,
+        audit_world,
+        gold_audit,
+        probe_audit,
+        twin_audit,
+    )
 
     with user_errors():
         data = load_dataset(dataset_dir(chosen["dataset"]))
         models = [named_model(name) for name in simulator_model]
         judge = named_model(verifier_model) if verifier_model else None
-        world = audit_world(chosen)
-    if twin:
-        with user_errors():
-            if gold is not None or world is not None:
-                raise UsageError("--twin replays against the twins: leave out --gold and --world")
+        world = audit_world(from_options(RunConfig, chosen))
+        kind = audit_kind(
+            twin=twin,
+            gold=gold,
+            world=world,
+            twins=chosen.get("twins"),
+            from_logs=from_logs,
+            trajectories=trajectories or [],
+            free_running=free_running,
+        )
+        if kind is not AuditKind.PROBES:
             run = ResolvedRun.of(from_options(RunConfig, {**chosen, "date": date}))
+        if kind is AuditKind.TWIN:
             found_twin = twin_audit(
                 run,
                 models,
@@ -150,50 +138,58 @@ def audit(
                 concurrency=max_concurrency,
                 max_plans=plans_per_env,
             )
-        _print_twin(found_twin, out)
-        return
-    if chosen.get("twins") is not None or from_logs is not None or free_running or trajectories:
-        with user_errors():
-            raise UsageError(
-                "--twins, --from-logs, --trajectories and --free-running go with --twin"
-            )
-    if gold is not None:
-        with user_errors():
-            if world is not None:
-                raise UsageError("--gold replays the gold world itself: leave out --world")
-            run = ResolvedRun.of(from_options(RunConfig, {**chosen, "date": date}))
+        elif kind is AuditKind.GOLD and gold is not None:
             found = gold_audit(gold, models, run, verifier=judge, concurrency=max_concurrency)
-        _print_gold(found, out)
-        return
-    settings: dict[str, Any] = dict(
+    if kind is AuditKind.TWIN:
+        return _print_twin(found_twin, out)
+    if kind is AuditKind.GOLD:
+        return _print_gold(found, out)
+    settings = ProbeSettings(
         rule_checks=sample_rule_checks, date=date, seed=seed, max_plans=plans_per_env
     )
-    described = settings if world is None else {**settings, "world": world.task_args()}
-    folder = log_dir or default_audit_dir(
-        [*simulator_model, verifier_model], str(data.root), described
-    )
+    names = [*simulator_model, verifier_model]
+    folder = log_dir or settings.default_log_dir(names, str(data.root), world)
     console.print(f"Logs: {folder}  (run the same command again to resume)", highlight=False)
     with user_errors():
-        report = run_audit(
+        report = probe_audit(
             models,
             data,
+            settings,
             verifier=judge,
-            max_concurrency=max_concurrency,
+            concurrency=max_concurrency,
             log_dir=folder,
             world=world,
-            **settings,
         )
+    _print_probes(report, len(data.envs), judge is None, out)
+
+
+def _write_json(out: Path | None, text: str | bytes, what: str) -> None:
+    """Write ``text`` to ``out`` (its folder made), and say where, if ``out`` is given."""
+    if out is None:
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        out.write_bytes(text)
+    else:
+        out.write_text(text)
+    console.print(f"{what}: {out}", highlight=False)
+
+
+def _print_probes(report: AuditReport, envs: int, no_judge: bool, out: Path | None) -> None:
+    """The probe audit's tables, how fidelity is weighted, the simulators' errors."""
+    from occubench.fidelity import NO_VERIFIER, audit_tables
+
     for table in audit_tables(report):
         console.print(table)
     calls = sum(len(t.probes) for t in report.probes)
     weights = ", ".join(f"{m.value} {w:g}" for m, w in report.weights.items())
     console.print(
-        f"{len(report.probes)} probe trajectories ({calls} calls) in {len(data.envs)} "
+        f"{len(report.probes)} probe trajectories ({calls} calls) in {envs} "
         f"environments per simulator. Fidelity = weighted mean of the measured parts "
         f"(weights: {weights}).",
         highlight=False,
     )
-    if judge is None:
+    if no_judge:
         console.print(f"Rule invention {NO_VERIFIER}.", highlight=False)
     for sim in report.simulators:
         if sim.errors:
@@ -203,10 +199,7 @@ def audit(
                 highlight=False,
                 markup=False,
             )
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(report.model_dump_json(indent=2))
-        console.print(f"Full audit: {out}", highlight=False)
+    _write_json(out, report.model_dump_json(indent=2), "Full audit")
 
 
 def _print_gold(report: GoldReport, out: Path | None) -> None:
@@ -229,10 +222,7 @@ def _print_gold(report: GoldReport, out: Path | None) -> None:
         console.print(f"Realism {NO_VERIFIER}.", highlight=False)
     for line in [*report.notes, *report.errors[:5]]:
         console.print(f"note: {terminal_plain(line)}", highlight=False, markup=False)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(report.model_dump_json(indent=2))
-        console.print(f"Full audit: {out}", highlight=False)
+    _write_json(out, report.model_dump_json(indent=2), "Full audit")
 
 
 def _print_twin(found: TwinAudit, out: Path | None) -> None:
@@ -257,8 +247,5 @@ def _print_twin(found: TwinAudit, out: Path | None) -> None:
         )
     for line in found.notes[:5]:
         console.print(f"note: {terminal_plain(line)}", highlight=False, markup=False)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        adapter = TypeAdapter(list[TwinFidelity])
-        out.write_bytes(adapter.dump_json(found.records, indent=2))
-        console.print(f"Step fidelity records: {out}", highlight=False)
+    records = TypeAdapter(list[TwinFidelity]).dump_json(found.records, indent=2)
+    _write_json(out, records, "Step fidelity records")

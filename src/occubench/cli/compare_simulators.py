@@ -48,12 +48,8 @@ def compare_simulators(
     Runs are grouped by env mode, simulator model and agent model. With a reference
     simulator (the twin by default), the verdicts of each other one are held against it.
     """
-    from inspect_ai.model import get_model
-
-    from occubench.calls import resilient
     from occubench.fidelity import compare_simulators as compare
-    from occubench.fidelity import comparison_tables, gold_audit
-    from occubench.play import HUMAN_PROVIDER
+    from occubench.fidelity import comparison_tables, gold_audit, machine_models
     from occubench.results import read_runs
 
     with user_errors():
@@ -65,8 +61,7 @@ def compare_simulators(
         comparison = compare(rows, reference)
         if gold is not None:
             run = ResolvedRun.of(RunConfig.model_validate(chosen))
-            machines = [s for s in comparison.simulators if not s.startswith(f"{HUMAN_PROVIDER}/")]
-            audited = gold_audit(gold, [resilient(get_model(name)) for name in machines], run)
+            audited = gold_audit(gold, machine_models(comparison.simulators), run)
             comparison.against_gold = {
                 g.simulator: g.agreement for g in audited.groups if g.env_name is None
             }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,23 +13,14 @@ from occubench.cli._common import TwinFidelityFiles, console, from_options, user
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
-from occubench.errors import UsageError
 from occubench.report import ReportFormat
-from occubench.text import markdown_cell, terminal_plain
+from occubench.text import terminal_plain
 
 if TYPE_CHECKING:
     from occubench.published import PublishedTable
-    from occubench.report import GoldAgreement, Report
-    from occubench.review import Review
+    from occubench.report import GoldAgreement, RunsReport
 
 BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
-
-
-def _reviews(path: Path) -> list[Review]:
-    """Reviews from a review database or an export (JSON or CSV)."""
-    from occubench.review import is_database, load_reviews, read_reviews
-
-    return read_reviews(path) if is_database(path) else load_reviews(path)
 
 
 @with_settings(RunConfig, only=("dataset", "protocol", "state_mode", "date"))
@@ -119,155 +111,102 @@ def report(
     graded by different verifiers (a regraded log apart from its source) are reported
     apart, never ranked together; R needs E0-E3 on the same tasks.
     """
-    from occubench.analysis import comparable_groups
     from occubench.costs import load_prices
-    from occubench.published import load_published, published_lines, side_by_side
+    from occubench.published import load_published
     from occubench.report import (
-        build_report,
-        floors_beside,
+        check_breakdowns,
+        default_report_dir,
         load_floor,
-        report_tables,
-        rich_table,
-        write_report,
+        report_runs,
+        reviews_at,
     )
-    from occubench.results import agent_error_lines, read_runs, unread_lines
     from occubench.twins import read_fidelity
 
     by = by or ["industry", "difficulty"]
     with user_errors():
-        unknown = [d for d in by if d not in DIMENSIONS]
-        if unknown:
-            raise UsageError(f"unknown breakdown {', '.join(unknown)}; use {', '.join(DIMENSIONS)}")
+        check_breakdowns(by)
         table = load_prices(prices) if prices is not None else None
         stated = load_published(published) if published is not None else None
-        judged = _reviews(reviews) if reviews is not None else None
+        judged = reviews_at(reviews) if reviews is not None else None
         floors = [load_floor(path) for path in floor or []]
         twin = [record for path in twin_fidelity or [] for record in read_fidelity(path)]
-        rows = read_runs(logs)
-        if not rows:
-            raise UsageError(f"no samples in {', '.join(logs)}")
-        groups = comparable_groups(rows)
-        results = [
-            build_report(
-                g.rows,
-                table,
-                n_resamples=resamples,
-                seed=seed,
-                reviews=judged,
-                variance=variance,
-                sources=rows,
-                twin=twin,
-            )
-            for g in groups
-        ]
-        if gold is not None:
-            agreements = _against_gold(
-                gold, chosen, sorted({r.simulator_model or "" for r in rows})
-            )
-            for result in results:
-                result.add_gold(agreements)
-        if floors:
-            for g, result in zip(groups, results, strict=True):
-                lines = [(line.agent, line.simulator) for line in result.leaderboard]
-                tasks = {str(r.task_id) for r in g.rows}
-                result.floor = floors_beside(lines, g.verifier, g.protocol, floors, tasks)
+        runs = report_runs(
+            logs,
+            table,
+            resamples=resamples,
+            seed=seed,
+            reviews=judged,
+            variance=variance,
+            twin=twin,
+            floors=floors,
+            gold=None if gold is None else partial(_against_gold, gold, chosen),
+        )
+    _print_runs(runs, by, stated)
+    if formats or out is not None:
+        _write_files(runs, formats or list(ReportFormat), out or default_report_dir(logs), stated)
+
+
+def _say(text: str) -> None:
+    console.print(text, markup=False, highlight=False)
+
+
+def _print_runs(runs: RunsReport, by: list[str], stated: PublishedTable | None) -> None:
+    """The groups of runs, what was not read, and each group's tables in the terminal."""
+    from occubench.published import published_lines, side_by_side
+    from occubench.report import left_out, report_tables, rich_table
+    from occubench.results import agent_error_lines, unread_lines
+
+    groups = runs.groups
     if len(groups) > 1:
-        console.print(
+        _say(
             f"{len(groups)} groups of runs that are not compared with each other (they ran "
             "different task sets or protocols, different verifiers graded them, or their "
-            "tasks talked to different user models); each is reported on its own:",
-            markup=False,
-            highlight=False,
+            "tasks talked to different user models); each is reported on its own:"
         )
         for i, g in enumerate(groups, 1):
-            console.print(f"  {i}. {terminal_plain(g.label)}: {len(g.runs)} run(s)", markup=False)
-    for line in [*unread_lines(rows), *agent_error_lines(rows)]:
-        console.print(terminal_plain(line), markup=False, highlight=False)
-    folder = out or default_report_dir(logs)
-    written: list[Path] = []
-    for i, (g, result) in enumerate(zip(groups, results, strict=True), 1):
-        if len(groups) > 1:
-            console.print(f"\nGroup {i}: {terminal_plain(g.label)}", markup=False, highlight=False)
-        for text_table in report_tables(result, dimensions=by):
-            console.print(rich_table(text_table))
-        for line in left_out(result):
-            console.print(f"Left out: {terminal_plain(line)}", markup=False, highlight=False)
-        if stated is not None:
-            console.print(rich_table(side_by_side(result, stated)))
-            for line in published_lines(stated, result):
-                console.print(terminal_plain(line), markup=False, highlight=False)
-        if result.errors:
             console.print(
-                f"{result.errors} sample(s) ended in an infrastructure error (not scored)."
+                f"  {i}. {terminal_plain(g.group.label)}: {len(g.group.runs)} run(s)", markup=False
             )
-        if formats or out is not None:
-            where = folder if len(groups) == 1 else folder / f"group-{i}"
-            written += write_report(result, g.rows, formats or list(ReportFormat), where)
-            if stated is not None:
-                written.append(write_published(result, stated, where))
-            console.print(f"Wrote the report's files to {where}", markup=False, highlight=False)
-            if where / "report.html" in written:
-                html = where / "report.html"
-                console.print(f"HTML report: {html}", markup=False, highlight=False)
+    for line in [*unread_lines(runs.rows), *agent_error_lines(runs.rows)]:
+        _say(terminal_plain(line))
+    for i, g in enumerate(groups, 1):
+        if len(groups) > 1:
+            _say(f"\nGroup {i}: {terminal_plain(g.group.label)}")
+        for text_table in report_tables(g.report, dimensions=by):
+            console.print(rich_table(text_table))
+        for line in left_out(g.report):
+            _say(f"Left out: {terminal_plain(line)}")
+        if stated is not None:
+            console.print(rich_table(side_by_side(g.report, stated)))
+            for line in published_lines(stated, g.report):
+                _say(terminal_plain(line))
+        if g.report.errors:
+            console.print(
+                f"{g.report.errors} sample(s) ended in an infrastructure error (not scored)."
+            )
 
 
-def write_published(result: Report, stated: PublishedTable, folder: Path) -> Path:
-    """``published.md``: the measured and published rows side by side, and why apart."""
-    from occubench.published import published_lines, side_by_side
-    from occubench.report import markdown_table
+def _write_files(
+    runs: RunsReport, formats: list[ReportFormat], folder: Path, stated: PublishedTable | None
+) -> None:
+    """Each group's files, in ``folder`` (one group) or ``folder/group-N``; where they went."""
+    from occubench.published import write_published
+    from occubench.report import group_folder, write_report
 
-    path = folder / "published.md"
-    lines = "\n".join(f"> {markdown_cell(line)}" for line in published_lines(stated, result))
-    path.write_text(markdown_table(side_by_side(result, stated)) + "\n" + lines + "\n")
-    return path
-
-
-def default_report_dir(logs: list[str]) -> Path:
-    """Where the report's files go without --out: ``<first log folder>-report`` beside it."""
-    first = Path(logs[0].rstrip("/"))
-    folder = first.parent if first.suffix in (".eval", ".json") else first
-    return folder.with_name(f"{folder.resolve().name}-report")
-
-
-def left_out(result: Report) -> list[str]:
-    """What the report does not compute, and why (R per setup and fault setting)."""
-    lines = []
-    for rob in result.robustness:
-        if rob.r_note:
-            where = f" at {rob.setting}" if rob.setting else ""
-            lines.append(f"R of {rob.agent} @ {rob.simulator}{where}: {rob.r_note}")
-    return lines
+    for i, g in enumerate(runs.groups, 1):
+        where = group_folder(folder, i, len(runs.groups))
+        written = write_report(g.report, g.group.rows, formats, where)
+        if stated is not None:
+            written.append(write_published(g.report, stated, where))
+        _say(f"Wrote the report's files to {where}")
+        if where / "report.html" in written:
+            _say(f"HTML report: {where / 'report.html'}")
 
 
 def _against_gold(
     world: Path, chosen: dict[str, Any], simulators: list[str]
 ) -> list[GoldAgreement]:
-    """Each simulator's agreement with the gold world (people are not audited).
+    """Each simulator's agreement with the gold world, under the run settings given."""
+    from occubench.fidelity import gold_agreements
 
-    Raises:
-        UsageError: not a world, or no entry of a person that the dataset given matches.
-    """
-    from inspect_ai.model import get_model
-
-    from occubench.calls import resilient
-    from occubench.fidelity import gold_audit
-    from occubench.play import HUMAN_PROVIDER
-    from occubench.report import GoldAgreement
-
-    machines = [s for s in simulators if s and not s.startswith(f"{HUMAN_PROVIDER}/")]
-    if not machines:
-        return []
-    run = ResolvedRun.of(from_options(RunConfig, chosen))
-    audited = gold_audit(world, [resilient(get_model(name)) for name in machines], run)
-    return [
-        GoldAgreement(
-            simulator=g.simulator,
-            world=str(world),
-            entries=g.entries,
-            mean=g.agreement.mean,
-            low=g.agreement.low,
-            high=g.agreement.high,
-        )
-        for g in audited.groups
-        if g.env_name is None
-    ]
+    return gold_agreements(world, simulators, ResolvedRun.of(from_options(RunConfig, chosen)))

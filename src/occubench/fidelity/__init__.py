@@ -3,6 +3,7 @@
 Also verdicts against a reference simulator (the twin): the sim-to-real gap and flipped tasks.
 """
 
+from occubench.fidelity._against_gold import gold_agreements, machine_models
 from occubench.fidelity._agreement import (
     SimulatorComparison,
     SimulatorSpread,
@@ -24,6 +25,13 @@ from occubench.fidelity._audit import (
     run_audit,
 )
 from occubench.fidelity._audit_eval import AuditGrade, AuditSample, AuditWorld, ProbeRun, audit_task
+from occubench.fidelity._choice import (
+    AuditKind,
+    ProbeSettings,
+    audit_kind,
+    audit_world,
+    probe_audit,
+)
 from occubench.fidelity._gold import (
     Estimate,
     GoldGroup,
@@ -113,6 +121,13 @@ __all__ = [
     "compare_answers",
     "estimate_cell",
     "gold_audit",
+    "gold_agreements",
+    "AuditKind",
+    "audit_kind",
+    "audit_world",
+    "ProbeSettings",
+    "probe_audit",
+    "machine_models",
     "gold_table",
     "normalised",
     "FidelityCheck",

@@ -10,6 +10,7 @@ from occubench.published._side import (
     published_lines,
     shown_sources,
     side_by_side,
+    write_published,
 )
 from occubench.published._table import (
     MODES,
@@ -38,6 +39,7 @@ __all__ = [
     "apart_line",
     "load_published",
     "published_lines",
+    "write_published",
     "shown_sources",
     "rows_for",
     "side_by_side",

@@ -12,10 +12,12 @@ value for the columns (CR per mode, R) follow; a row stating only a rank is data
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from occubench.published._match import agreements_for, rows_for, stands_for
 from occubench.published._table import MODES, Metric, PublishedRow, PublishedTable
-from occubench.report import Report, TextTable, pct, ratio
+from occubench.report import Report, TextTable, markdown_table, pct, ratio
+from occubench.text import markdown_cell
 
 NOT_PUBLISHED = "not published"
 """What a cell shows for a value the publication does not state."""
@@ -184,3 +186,11 @@ def published_lines(table: PublishedTable, report: Report | None = None) -> list
     if report is not None:
         lines += _agreement_lines(report, table)
     return lines
+
+
+def write_published(report: Report, table: PublishedTable, folder: Path) -> Path:
+    """``published.md``: the measured and published rows side by side, and why apart."""
+    path = folder / "published.md"
+    lines = "\n".join(f"> {markdown_cell(line)}" for line in published_lines(table, report))
+    path.write_text(markdown_table(side_by_side(report, table)) + "\n" + lines + "\n")
+    return path

@@ -23,6 +23,17 @@ if TYPE_CHECKING:
     )
     from occubench.report._html import content_security_policy, render_html
     from occubench.report._report import GoldAgreement, Report, build_report
+    from occubench.report._runs import (
+        GoldAgreements,
+        GroupReport,
+        RunsReport,
+        check_breakdowns,
+        default_report_dir,
+        group_folder,
+        left_out,
+        report_runs,
+        reviews_at,
+    )
     from occubench.report._summary import (
         comparison_table,
         cost_table,
@@ -82,6 +93,15 @@ _MODULES = {
     "summary_tables": "_summary",
     "text_colour": "_contrast",
     "write_report": "_files",
+    "GoldAgreements": "_runs",
+    "GroupReport": "_runs",
+    "RunsReport": "_runs",
+    "check_breakdowns": "_runs",
+    "default_report_dir": "_runs",
+    "group_folder": "_runs",
+    "left_out": "_runs",
+    "report_runs": "_runs",
+    "reviews_at": "_runs",
 }
 """The module of each public name."""
 
@@ -124,4 +144,13 @@ __all__ = [
     "role_table",
     "sim_check_table",
     "summary_tables",
+    "GoldAgreements",
+    "GroupReport",
+    "RunsReport",
+    "check_breakdowns",
+    "default_report_dir",
+    "group_folder",
+    "left_out",
+    "report_runs",
+    "reviews_at",
 ]
