@@ -12,13 +12,10 @@ session's key (``--url-file`` also writes it to a file only you can read).
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Callable
 from contextlib import ExitStack
 from enum import Enum
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import typer
 
@@ -31,18 +28,14 @@ from occubench.cli._common import (
 )
 from occubench.cli._settings import with_settings
 from occubench.config import RunConfig
-from occubench.defaults import (
-    DEFAULT_ALLOWED_HOSTS,
-    DEFAULT_PLAY_LOG_ROOT,
-)
+from occubench.defaults import DEFAULT_PLAY_LOG_ROOT
 from occubench.errors import ExitCode, UsageError
 from occubench.roles import Role
 from occubench.text import terminal_plain
-from occubench.worlds import WorldMode
 
 if TYPE_CHECKING:
     from occubench.dataset import UserBrief
-    from occubench.play import PlayResult, PlaySetup
+    from occubench.play import PlayResult, PlaySetup, SeatChoice, SeatedSession
 
 
 class Interface(str, Enum):
@@ -195,76 +188,19 @@ def play(
     conversation (/end, or the page's button); the user model is human/NAME. Exit codes:
     0 graded, 2 bad input, 3 the session ended in an infrastructure error, 130 interrupted.
     """
-    from inspect_ai.model import get_model
+    from occubench.play import SeatChoice
 
-    from occubench.play import (
-        PlaySetup,
-        TerminalDesk,
-        TerminalSimDesk,
-        TerminalTalkDesk,
-        pick_task,
-        run_play,
-        run_simulate,
-        run_user,
+    browser = ui is not Interface.TERMINAL
+    choice = SeatChoice(
+        Role(seat.value), name, simulator_model, agent_model, draft_model, verifier_model, browser
     )
-    from occubench.scale import stop_signals
-
     with user_errors():
-        simulator_model, agent_model = _seated(seat, name, simulator_model, agent_model)
-        if draft_model is not None and seat is not Seat.SIMULATOR:
-            raise UsageError("--draft-model drafts observations: only with --as simulator")
-        if seat is Seat.SIMULATOR and ui is not Interface.TERMINAL:
-            raise UsageError("--as simulator is played in the terminal (--ui terminal)")
-        base = RunConfig.model_validate(settings)
-        if seat is Seat.SIMULATOR and base.world and base.world_mode is not WorldMode.RECORD:
-            raise UsageError(
-                "--as simulator records what you write: --world-mode record (the default)"
-            )
-        base = base.model_copy(update={"dataset": str(base.dataset_dir().resolve())})
-        chosen = pick_task(base, task_id, pick_seed)
-        config = base.model_copy(
-            update={"task_ids": [chosen], "industries": None, "domains": None, "difficulty": None}
-        )
-        setup = PlaySetup(
-            player=name,
-            simulator=simulator_model,
-            verifier=verifier_model,
-            config=config,
-            log_root=log_dir,
-            agent_model=agent_model,
-        )
-        info = setup.info()
-        brief = setup.brief() if seat is Seat.USER else None
-    machine = draft_model if seat is Seat.SIMULATOR else simulator_model  # the draft stands in
+        choice.models()  # the seats checked before the settings
+        session = choice.session(RunConfig.model_validate(settings), log_dir, task_id, pick_seed)
     if preflight:
-        from occubench.scale import preflight_models
-
-        check_models(
-            preflight_models(
-                {
-                    **({Role.SIMULATOR: machine} if machine else {}),
-                    **({Role.VERIFIER: verifier_model} if verifier_model else {}),
-                },
-                config,
-            )
-        )
-    with stop_signals() as stop:
-        try:
-            if seat is Seat.SIMULATOR:
-                with user_errors():
-                    draft = get_model(draft_model) if draft_model else None
-                    result = run_simulate(setup, TerminalSimDesk(info, console), draft)
-            elif ui is Interface.TERMINAL and brief is not None:
-                with user_errors():
-                    result = run_user(setup, TerminalTalkDesk(info, console), brief)
-            elif ui is Interface.TERMINAL:
-                result = run_play(setup, TerminalDesk(info, console))
-            else:
-                hosts = info_hosts(host, allowed_host)
-                result = _in_browser(setup, hosts, host, port, url_file, brief)
-        except KeyboardInterrupt:
-            result = None
-    if result is None or (stop.signal is not None and result.passed is None):
+        _preflight(choice, session.setup.config)
+    result = _session(choice, session, _Page(host, port, allowed_host, url_file))
+    if result is None:
         _say("Interrupted: the session was not graded.")
         exit_with(ExitCode.INTERRUPTED)
     if ui is Interface.TERMINAL:
@@ -273,40 +209,57 @@ def play(
         exit_with(ExitCode.SAMPLE_ERRORS)
 
 
-def _seated(
-    seat: Seat, name: str, simulator: str | None, agent: str | None
-) -> tuple[str, str | None]:
-    """The simulator and agent models of a session where the person plays ``seat``.
+class _Page(NamedTuple):
+    """Where the browser's page is served, and where its link is written."""
 
-    Raises:
-        UsageError: a model missing for the seat, or one given for the person's own seat.
-    """
-    from occubench.play import HUMAN_PROVIDER
-
-    if seat is Seat.AGENT:
-        if simulator is None:
-            raise UsageError("--simulator-model is required (the person makes the moves)")
-        if agent is not None:
-            raise UsageError(
-                "--agent-model names the agent of --as simulator or --as user; you are the agent"
-            )
-        return simulator, None
-    if seat is Seat.USER:
-        if agent is None:
-            raise UsageError("--as user: name the agent you talk to with --agent-model")
-        if simulator is None:
-            raise UsageError("--as user: --simulator-model is required (a model simulates)")
-        return simulator, agent
-    if agent is None:
-        raise UsageError("--as simulator: name the agent with --agent-model")
-    if simulator is not None:
-        raise UsageError("--as simulator: you are the simulator; leave out --simulator-model")
-    return f"{HUMAN_PROVIDER}/{name}", agent
+    host: str
+    port: int
+    allowed: list[str]
+    url_file: Path | None
 
 
-def info_hosts(host: str, allowed: list[str]) -> list[str]:
-    """The host names the page answers to: the loopback names, ``host`` and ``allowed``."""
-    return list(dict.fromkeys([*DEFAULT_ALLOWED_HOSTS, host, *allowed]))
+def _preflight(choice: SeatChoice, config: RunConfig) -> None:
+    """Send each machine role a tiny request first (a missing key stops here, exit 2)."""
+    from occubench.scale import preflight_models
+
+    check_models(preflight_models(choice.preflight_roles(), config))
+
+
+def _session(choice: SeatChoice, session: SeatedSession, page: _Page) -> PlayResult | None:
+    """The session at the desk of the person's seat and interface; None when interrupted."""
+    from inspect_ai.model import get_model
+
+    from occubench.play import (
+        TerminalDesk,
+        TerminalSimDesk,
+        TerminalTalkDesk,
+        page_hosts,
+        run_play,
+        run_simulate,
+        run_user,
+    )
+    from occubench.scale import stop_signals
+
+    setup, info, brief = session.setup, session.info, session.brief
+    with stop_signals() as stop:
+        try:
+            if choice.seat is Role.SIMULATOR:
+                with user_errors():
+                    draft = get_model(choice.draft) if choice.draft else None
+                    result = run_simulate(setup, TerminalSimDesk(info, console), draft)
+            elif not choice.browser and brief is not None:
+                with user_errors():
+                    result = run_user(setup, TerminalTalkDesk(info, console), brief)
+            elif not choice.browser:
+                result = run_play(setup, TerminalDesk(info, console))
+            else:
+                hosts = page_hosts(page.host, page.allowed)
+                result = _in_browser(setup, hosts, page.host, page.port, page.url_file, brief)
+        except KeyboardInterrupt:
+            return None
+    if stop.signal is not None and result.passed is None:
+        return None
+    return result
 
 
 def _in_browser(
@@ -321,43 +274,24 @@ def _in_browser(
 
     With ``brief`` the person is the user of the task (``--as user``), else the agent.
     """
-    from occubench.play import (
-        HandOff,
-        TalkHandOff,
-        create_play_app,
-        create_user_app,
-        run_play,
-        run_user,
-        served,
-    )
+    from occubench.play import BrowserSession, served
 
     warn_if_exposed(host, "other machines can reach the page; they still need the link's key.")
-    key = secrets.token_urlsafe(24)
-    desk: HandOff | TalkHandOff
-    session: Callable[[], PlayResult]
-    if brief is None:
-        play_desk = HandOff()
-        desk, app = play_desk, create_play_app(play_desk, setup.info(), key, hosts)
-        session = partial(run_play, setup, play_desk)
-    else:
-        talk_desk = TalkHandOff()
-        desk, app = talk_desk, create_user_app(talk_desk, setup.info(), key, hosts)
-        session = partial(run_user, setup, talk_desk, brief)
+    page = BrowserSession.of(setup, hosts, brief)
     with ExitStack() as stack:
         with user_errors():  # the port taken, or the address not this machine's
-            base = stack.enter_context(served(app, host, port))
-        link = f"{base}/start?key={key}"
+            base = stack.enter_context(served(page.app, host, port))
+        link = page.link(base)
         _say(f"Open this link in your browser to play (it holds the session's key):\n  {link}")
         if url_file is not None:
             _write_link(url_file, link)
-        result = session()
-        desk.finish(result)
+        result = page.run()
         print_result(result, "you" if brief is None else "the agent")
         if result.passed is None:  # interrupted, or an infrastructure error: no verdict to read
             return result
         _say("The verdict is on the page: end the session there (or press Ctrl-C).")
         try:
-            desk.wait_closed()
+            page.desk.wait_closed()
         except KeyboardInterrupt:
             pass  # the session is graded and logged: Ctrl-C only closes the page
     return result

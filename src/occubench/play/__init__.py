@@ -34,6 +34,7 @@ from occubench.play._human import (
     move_output,
     turn_of,
 )
+from occubench.play._seats import BrowserSession, SeatChoice, SeatedSession, page_hosts, seated
 from occubench.play._session import PlaySetup, pick_task, run_play, run_simulate, run_user
 from occubench.play._simulate import (
     MAX_OBSERVATION_CHARS,
@@ -78,6 +79,11 @@ from occubench.play._web import (
 )
 
 __all__ = [
+    "BrowserSession",
+    "SeatChoice",
+    "SeatedSession",
+    "page_hosts",
+    "seated",
     "END_COMMAND",
     "MAX_REPLY_CHARS",
     "Reply",
