@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from typer import Option
@@ -22,6 +22,10 @@ from occubench.defaults import (
     DEFAULT_VERIFIER_VOTES,
 )
 from occubench.errors import ExitCode
+
+if TYPE_CHECKING:
+    from occubench.costs import PriceTable
+    from occubench.synthesis import CatalogScenario, Manifest, SynthesisModels, SynthesisSettings
 
 
 class RichProgress:
@@ -86,24 +90,11 @@ def synth(
 
     Running the same command again resumes: finished steps are read from OUT/work.
     """
-    from inspect_ai.model import GenerateConfig
-    from inspect_ai.util import display_type
-
-    from occubench.calls import named_model
     from occubench.costs import load_prices
-    from occubench.synthesis import (
-        DATASET_DIR,
-        MANIFEST_FILE,
-        SynthesisModels,
-        SynthesisSettings,
-        funnel_tables,
-        load_catalog,
-        run_synthesis,
-    )
+    from occubench.synthesis import SynthesisSettings, catalog_scenarios, synthesis_models
 
     with user_errors():
-        loaded = load_catalog(catalog, builtin=False) if catalog else load_catalog()
-        chosen = loaded.select(names=split_names(scenarios))
+        chosen = catalog_scenarios(catalog, split_names(scenarios))
         settings = SynthesisSettings(
             subtopics=subtopics,
             runs_with_plan=runs_with_plan,
@@ -115,13 +106,25 @@ def synth(
             run_batch=run_batch,
         )
         table = load_prices(prices) if prices else None
-        config = GenerateConfig(max_connections=max_connections)
-        models = SynthesisModels(  # unreadable answers retried at the call, for every role
-            generator=named_model(generator_model, config),
-            agent=named_model(agent_model, config),
-            simulator=named_model(simulator_model, config),
-            verifier=named_model(verifier_model, config) if verifier_model else None,
+        models = synthesis_models(
+            generator_model, agent_model, simulator_model, verifier_model, max_connections
         )
+    manifest = _with_bars(chosen, models, out, settings, table)
+    _print_funnel(manifest, out, judged_by_simulator=verifier_model is None)
+
+
+def _with_bars(
+    chosen: list[CatalogScenario],
+    models: SynthesisModels,
+    out: Path,
+    settings: SynthesisSettings,
+    table: PriceTable | None,
+) -> Manifest:
+    """Run the synthesis with one bar per stage (Inspect's display off unless asked)."""
+    from inspect_ai.util import display_type
+
+    from occubench.synthesis import run_synthesis
+
     os.environ.setdefault("INSPECT_DISPLAY", "none")  # our bars, not Inspect's, unless asked
     display_type()
     console.print(
@@ -130,9 +133,15 @@ def synth(
     )
     columns = (TextColumn("{task.description:<13}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=console) as bars:
-        manifest = run_synthesis(
+        return run_synthesis(
             chosen, models, out, settings, prices=table, progress=RichProgress(bars)
         )
+
+
+def _print_funnel(manifest: Manifest, out: Path, *, judged_by_simulator: bool) -> None:
+    """The funnel's tables and where the dataset is; exit 5 when no task passed."""
+    from occubench.synthesis import DATASET_DIR, MANIFEST_FILE, funnel_tables
+
     for rendered in funnel_tables(manifest):
         console.print(rendered)
     root = out / DATASET_DIR
@@ -141,7 +150,11 @@ def synth(
         highlight=False,
     )
     if not manifest.tasks:
-        judge = "" if verifier_model else "; without --verifier-model the simulator judged the runs"
+        judge = (
+            "; without --verifier-model the simulator judged the runs"
+            if judged_by_simulator
+            else ""
+        )
         err_console.print(
             f"Nothing synthesized: no task passed the funnel (the drops above say why each went"
             f"{judge}).",

@@ -41,6 +41,7 @@ from occubench.synthesis._pipeline import (
 from occubench.synthesis._prompts import render_prompt
 from occubench.synthesis._records import DIFFICULTY_LEVELS, TaskDraft
 from occubench.synthesis._repair import Diagnosis, Repair, RepairPatch, repair_instance
+from occubench.synthesis._request import catalog_scenarios, synthesis_models
 from occubench.synthesis._runs import Candidate, RunModels, RunOutcome, run_candidates
 from occubench.synthesis._select import LevelRate, Selection, pool_levels, select_difficulty
 from occubench.synthesis._subtopics import ReferenceDocument, ScenarioPlan, Subtopic, plan_scenario
@@ -48,6 +49,8 @@ from occubench.synthesis._tasks import TaskSet, generate_tasks
 from occubench.synthesis._validate import validate_env, validate_instance, validate_task
 
 __all__ = [
+    "catalog_scenarios",
+    "synthesis_models",
     "CONVERSION_FILE",
     "Conversion",
     "ConversionManifest",
