@@ -12,9 +12,7 @@ value every local user can read from the process list.
 
 from __future__ import annotations
 
-import datetime as dt
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -28,21 +26,21 @@ from occubench.cli._common import (
 )
 from occubench.cli._settings import CLIENT_IS_AGENT, with_settings
 from occubench.cli.run import checked_twins
-from occubench.config import NO_AGENT_MODEL, EvalOptions, RunConfig
+from occubench.config import NO_AGENT_MODEL, RunConfig
 from occubench.defaults import DEFAULT_SERVE_PORT
-from occubench.errors import ExitCode, UsageError
+from occubench.errors import ExitCode
 from occubench.roles import Role
 from occubench.serving import DEFAULT_LINGER, Transport, Unsubmitted
 
-SERVE_TASK = "occubench/serve"
-"""Registry name of the serving task (``occubench.task.serve``)."""
+if TYPE_CHECKING:
+    from occubench.scale import EvalOutcome
+    from occubench.serving import ServeOptions
 
-
-def session_log_dir(root: str, task_id: int, env_mode: str) -> str:
-    """A new folder under ``root`` for one session (a session is never resumed)."""
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    return f"{root.rstrip('/')}/task-{task_id}-{env_mode}-{stamp}"
-
+EXPOSED = (
+    "other machines can reach it; a client needs the token and must address an allowed host "
+    "(--allowed-host NAME)."
+)
+"""What serving over HTTP on an address other machines reach means for them."""
 
 SERVE_EXCLUDED = ("task_ids", "industries", "domains", "difficulty", *CLIENT_IS_AGENT)
 """``RunConfig`` fields ``serve`` has no option for: the selection is ``--task``, and the MCP
@@ -92,65 +90,68 @@ def serve(
     'Authorization: Bearer TOKEN': set TOKEN in $OCCUBENCH_SERVE_TOKEN, or use the one
     printed at start.
     """
-    from occubench.report import summary_tables
-    from occubench.results import read_runs
-    from occubench.scale import absolute_location, run_eval
-    from occubench.serving import serve_token
+    from occubench.scale import absolute_location
+    from occubench.serving import (
+        ServeOptions,
+        served_task,
+        served_world,
+        session_log_dir,
+    )
 
+    served = ServeOptions(
+        simulator_model,
+        verifier_model,
+        transport,
+        host,
+        port,
+        unsubmitted,
+        session_limit,
+        linger,
+        allowed_hosts=allowed_host,
+    )
     with user_errors():
-        if transport is Transport.HTTP:
-            serve_token()  # a bad one is refused before anything starts
-        config = from_options(RunConfig, {**settings, "task_ids": [task_id]})
-        config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
-        loaded = config.load_tasks()
-        if not loaded.tasks:
-            raise UsageError(f"no task {task_id} in {config.dataset}")
-        envs = [loaded.envs[task.env_name] for task in loaded.tasks]
-        config = checked_twins(config, simulator_model, envs)
-        if config.world is not None:
-            config = config.model_copy(
-                update={"world": str(Path(config.world).expanduser().resolve())}
-            )
-        from occubench.agent import open_run_world
-
-        open_run_world(config)  # a world that cannot be used as asked: said now
-    if transport is Transport.HTTP:
-        warn_if_exposed(
-            host,
-            "other machines can reach it; a client needs the token and must address an "
-            "allowed host (--allowed-host NAME).",
+        served.check_token()
+        config, envs = served_task(
+            from_options(RunConfig, {**settings, "task_ids": [task_id]}), task_id
         )
+        config = served_world(checked_twins(config, simulator_model, envs))
+    if transport is Transport.HTTP:
+        warn_if_exposed(host, EXPOSED)
     out = session_log_dir(absolute_location(log_dir), task_id, config.env_mode.value)
-    roles = {
-        Role.SIMULATOR: simulator_model,
-        **({Role.VERIFIER: verifier_model} if verifier_model else {}),
-    }
-    outcome = run_eval(
+    outcome = _run_session(served, config, out)
+    errors = _print_session(outcome.logs, out)
+    if not outcome.success:
+        exit_with(ExitCode.INCOMPLETE)
+    if errors:
+        exit_with(ExitCode.SAMPLE_ERRORS)
+
+
+def _run_session(served: ServeOptions, config: RunConfig, out: str) -> EvalOutcome:
+    """The session as the ``occubench/serve`` task, through the one runner, logged in ``out``."""
+    from occubench.scale import run_eval
+    from occubench.serving import SERVE_TASK
+
+    return run_eval(
         SERVE_TASK,
-        {
-            **config.task_args(),
-            "transport": transport.value,
-            "host": host,
-            "port": port,
-            "unsubmitted": unsubmitted.value,
-            "session_limit": session_limit,
-            "linger": linger,
-            "allowed_hosts": allowed_host,
-        },
+        served.task_args(config),
         log_dir=out,
         model=NO_AGENT_MODEL,
-        roles=roles,
-        options=EvalOptions(retry_on_error=0),
+        roles=served.roles(),
+        options=served.eval_options(),
         role_args={Role.SIMULATOR: config.simulator_args()},
     )
-    rows = read_runs(outcome.logs)
+
+
+def _print_session(logs: list[str], out: str) -> bool:
+    """The session's log folder, summary and error (to stderr); whether it ended in one."""
+    from occubench.report import summary_tables
+    from occubench.results import read_runs
+
+    rows = read_runs(logs)
     err_console.print(f"Log: {out}", highlight=False, markup=False)
     for table in summary_tables(terminal_rows(rows)):
         err_console.print(table)
     for row in rows:
         if row.error:
             err_console.print(f"The session ended in an error: {row.error}", markup=False)
-    if not outcome.success:
-        exit_with(ExitCode.INCOMPLETE)
-    if any(r.error for r in rows):
-        exit_with(ExitCode.SAMPLE_ERRORS)
+    return any(r.error for r in rows)

@@ -30,6 +30,13 @@ if TYPE_CHECKING:
         mcp_session,
         serve_token,
     )
+    from occubench.serving._serve_plan import (
+        SERVE_TASK,
+        ServeOptions,
+        served_task,
+        served_world,
+        session_log_dir,
+    )
     from occubench.serving._session import (
         SUBMIT_DESCRIPTION,
         ServedEpisode,
@@ -69,6 +76,11 @@ _MODULES = {
     "served_calls": "_record",
     "stdio_streams": "_transports",
     "verdict_text": "_session",
+    "SERVE_TASK": "_serve_plan",
+    "ServeOptions": "_serve_plan",
+    "served_task": "_serve_plan",
+    "served_world": "_serve_plan",
+    "session_log_dir": "_serve_plan",
 }
 """The module of each public name."""
 
@@ -107,4 +119,9 @@ __all__ = [
     "served_calls",
     "stdio_streams",
     "verdict_text",
+    "SERVE_TASK",
+    "ServeOptions",
+    "served_task",
+    "served_world",
+    "session_log_dir",
 ]
