@@ -68,7 +68,7 @@ from occubench.defaults import (
 )
 from occubench.errors import UsageError
 from occubench.redaction import known_secrets
-from occubench.results import RELEASE_ARGS, is_release_results, log_files
+from occubench.results import RELEASE_ARGS, is_release_results, some_log_files
 from occubench.twins import TwinFidelity, fidelity_json
 
 
@@ -252,11 +252,9 @@ def make_bundle(
         UsageError: no logs, a log that is not a local ``.eval`` of an occubench run.
         BundleRefused: a log or a file of the bundle holds a secret or passes a bound.
     """
-    found = log_files(logs)
+    found = some_log_files(logs)
     releases = [file for file in found if is_release_results(Path(file))]
     files = [_local(file) for file in found if file not in releases]
-    if not files and not releases:
-        raise UsageError(f"no logs in {', '.join(map(str, logs))}")
     pairs = [(member_name(i, file), file) for i, file in enumerate(files, start=1)]
     runs = [run_record(file, member) for member, file in pairs]
     problems = [p for member, file in pairs for p in log_problems(Path(file), member, limits)]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,8 +9,7 @@ import typer
 from rich.table import Table
 
 from occubench.cli._common import check_models, console, dataset_dir, exit_with, user_errors
-from occubench.config import PRESETS
-from occubench.errors import ExitCode, UsageError
+from occubench.errors import ExitCode
 from occubench.protocols import Protocol
 from occubench.roles import Role
 from occubench.text import terminal_plain, terminal_text
@@ -65,25 +62,15 @@ def regrade(
     was graded is kept as it is; a verifier that fails is an infrastructure error of the
     sample (exit 3), never a failed task. The same command again writes the same files.
     """
-    from occubench.grading import VerifierLayout, regrade_logs
-    from occubench.results import log_files
+    from occubench.grading import default_regrade_dir, protocol_layout, regrade_logs
+    from occubench.results import some_log_files
 
     with user_errors():
-        files = log_files(logs)
-        if not files:
-            raise UsageError(f"no logs in {', '.join(logs)}")
-        layout = None
-        if protocol is not None:
-            points = PRESETS[protocol]
-            layout = VerifierLayout(
-                style=points.verifier_messages, max_tokens=points.verifier_max_tokens or None
-            )
+        files = some_log_files(logs)
+        layout = protocol_layout(protocol) if protocol is not None else None
         rubric = dataset_dir(dataset) if dataset is not None else None
-        folder = (
-            Path(log_dir)
-            if log_dir
-            else default_log_dir(logs[0], [files, verifier_model, votes, protocol, str(rubric)])
-        )
+        settings = [files, verifier_model, votes, protocol, str(rubric)]
+        folder = Path(log_dir) if log_dir else default_regrade_dir(logs[0], settings)
         check_models({Role.VERIFIER: verifier_model})
         done = regrade_logs(
             files, verifier_model, log_dir=folder, votes=votes, layout=layout, dataset=rubric
@@ -104,14 +91,6 @@ def regrade(
             highlight=False,
         )
         exit_with(ExitCode.SAMPLE_ERRORS)
-
-
-def default_log_dir(first: str, settings: list[object]) -> Path:
-    """``<first log folder>-regraded-<hash of the settings>``, beside that folder."""
-    path = Path(first.rstrip("/"))
-    folder = path.parent if path.suffix in (".eval", ".json") else path
-    digest = hashlib.sha256(json.dumps(settings, default=str).encode()).hexdigest()[:8]
-    return folder.with_name(f"{folder.resolve().name}-regraded-{digest}")
 
 
 def regrade_table(done: list[RegradedLog]) -> Table:

@@ -16,6 +16,7 @@ from occubench.grading._regrade import (
     VerifierLayout,
     regrade_logs,
 )
+from occubench.grading._regrade_plan import default_regrade_dir, protocol_layout
 from occubench.grading._scorer import (
     VERIFIER_FAILED,
     VerifierError,
@@ -50,6 +51,8 @@ __all__ = [
     "RegradedLog",
     "VerifierLayout",
     "regrade_logs",
+    "default_regrade_dir",
+    "protocol_layout",
     "PAPER_VERIFIER_PROMPT",
     "paper_verifier_request",
     "task_verifier_request",

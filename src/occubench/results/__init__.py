@@ -17,6 +17,7 @@ from occubench.results._runs import (
     log_files,
     read_runs,
     run_fields,
+    some_log_files,
     unread_lines,
 )
 from occubench.results._store import (
@@ -46,6 +47,7 @@ __all__ = [
     "SampleRow",
     "WireTokens",
     "log_files",
+    "some_log_files",
     "read_runs",
     "run_fields",
     "unread_lines",

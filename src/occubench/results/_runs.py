@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from occubench.config import (
     RunConfig,
     protocol_points,
 )
-from occubench.errors import ErrorSource, error_source
+from occubench.errors import ErrorSource, UsageError, error_source
 from occubench.grading import REGRADE_METADATA, SCORER_NAME, Grade, Regrade
 from occubench.providers import PROVIDER_PACKAGES
 from occubench.results._release import is_release_results, read_release_rows, release_results
@@ -86,6 +86,19 @@ def log_files(paths: Iterable[str | Path]) -> list[str]:
         else:
             raise FileNotFoundError(f"no log file or folder at {p}")
     return sorted(dict.fromkeys(found))
+
+
+def some_log_files(paths: Sequence[str | Path]) -> list[str]:
+    """``log_files`` of ``paths``, at least one.
+
+    Raises:
+        UsageError: no log under the paths.
+        FileNotFoundError: a path that is neither a file nor a folder.
+    """
+    found = log_files(paths)
+    if not found:
+        raise UsageError(f"no logs in {', '.join(map(str, paths))}")
+    return found
 
 
 def _role_model(log: EvalLog, role: Role) -> str | None:
