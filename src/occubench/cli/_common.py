@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
@@ -25,17 +25,6 @@ from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import ExitCode, UsageError
 from occubench.roles import Role
 from occubench.text import terminal_text
-
-TwinFidelityFiles = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--twin-fidelity",
-        help="Records of simulators measured against the executable twins (occubench audit "
-        "--twin --out), repeatable: beside each line its simulator's figures on the line's "
-        "environments ('not measured' where they do not cover them), and a table of them.",
-    ),
-]
-"""The option that brings twin-fidelity records to a command (report, bundle)."""
 
 if TYPE_CHECKING:
     from occubench.results import SampleRow

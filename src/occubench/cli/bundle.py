@@ -9,12 +9,12 @@ import typer
 from rich.table import Table
 
 from occubench.cli._common import (
-    TwinFidelityFiles,
     console,
     err_console,
     exit_with,
     user_errors,
 )
+from occubench.cli._options import LogFiles, Prices, TwinFidelityFiles
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import ExitCode
 from occubench.text import terminal_plain, terminal_text
@@ -28,15 +28,9 @@ def _say(line: str) -> None:
 
 
 def bundle(
-    logs: Annotated[list[str], typer.Argument(help="Inspect log files or folders (recursive).")],
+    logs: LogFiles,
     out: Annotated[Path, typer.Option(help="The bundle file to write (.tar.gz).")],
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            help="Price table, YAML or JSON (as occubench report's): the summary's costs are "
-            "priced with it and it travels in the bundle."
-        ),
-    ] = None,
+    prices: Prices = None,
     twin_fidelity: TwinFidelityFiles = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = (
         DEFAULT_BOOTSTRAP_RESAMPLES

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from occubench.cli._common import console, user_errors
+from occubench.cli._options import GoldWorld
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
 from occubench.defaults import DEFAULT_REFERENCE_SIMULATOR
@@ -24,14 +25,7 @@ def compare_simulators(
     out: Annotated[
         Path | None, typer.Option(help="Write the comparison (JSON) to this file.")
     ] = None,
-    gold: Annotated[
-        Path | None,
-        typer.Option(
-            help="A gold world: each simulator's agreement with it (`audit --gold`) is shown "
-            "as the 'against gold' row (--dataset, --protocol, --state-mode, --date as the "
-            "gold was written; people, human/NAME, are not audited)."
-        ),
-    ] = None,
+    gold: GoldWorld = None,
     reference: Annotated[
         str | None,
         typer.Option(

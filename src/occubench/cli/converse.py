@@ -6,10 +6,11 @@ import os
 from pathlib import Path
 from typing import Annotated
 
+import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from typer import Option
 
 from occubench.cli._common import console, dataset_dir, err_console, exit_with, user_errors
+from occubench.cli._options import GeneratorRetries
 from occubench.cli.synth import RichProgress
 from occubench.defaults import (
     DEFAULT_MAX_CONNECTIONS,
@@ -20,14 +21,14 @@ from occubench.errors import ExitCode
 
 
 def converse(
-    dataset: Annotated[str, Option(help="Dataset to convert: a folder, or reference / occubench.")],
-    out: Annotated[Path, Option(help="New folder for the conversational dataset.")],
-    generator_model: Annotated[str, Option(help="Generator that writes each user brief.")],
-    generator_retries: Annotated[
-        int, Option(help="Re-asks of the generator on an invalid conversion.")
-    ] = DEFAULT_SYNTH_GENERATOR_RETRIES,
-    seed: Annotated[int, Option(help="Seed of the generator.")] = DEFAULT_SEED,
-    max_connections: Annotated[int, Option(help="Concurrent requests to the generator.")] = (
+    dataset: Annotated[
+        str, typer.Option(help="Dataset to convert: a folder, or reference / occubench.")
+    ],
+    out: Annotated[Path, typer.Option(help="New folder for the conversational dataset.")],
+    generator_model: Annotated[str, typer.Option(help="Generator that writes each user brief.")],
+    generator_retries: GeneratorRetries = DEFAULT_SYNTH_GENERATOR_RETRIES,
+    seed: Annotated[int, typer.Option(help="Seed of the generator.")] = DEFAULT_SEED,
+    max_connections: Annotated[int, typer.Option(help="Concurrent requests to the generator.")] = (
         DEFAULT_MAX_CONNECTIONS
     ),
 ) -> None:

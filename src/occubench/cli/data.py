@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -27,18 +28,23 @@ app = typer.Typer(
 
 @app.command(name="fetch", epilog=RELEASE_LIMITS.describe())
 def fetch(
-    to: Path | None = typer.Option(
-        None, help="Folder to unpack the release into (default: the cache, see --dataset)."
-    ),
-    url: str | None = typer.Option(
-        None,
-        help="Download from here instead (a mirror, or your own .tar.gz of the repository).",
-    ),
-    sha256: str | None = typer.Option(
-        None,
-        help="SHA-256 of the archive at --url (checked before it is unpacked, instead of "
-        "the pinned data digest).",
-    ),
+    to: Annotated[
+        Path | None,
+        typer.Option(help="Folder to unpack the release into (default: the cache, see --dataset)."),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            help="Download from here instead (a mirror, or your own .tar.gz of the repository)."
+        ),
+    ] = None,
+    sha256: Annotated[
+        str | None,
+        typer.Option(
+            help="SHA-256 of the archive at --url (checked before it is unpacked, instead of "
+            "the pinned data digest)."
+        ),
+    ] = None,
 ) -> None:
     """Download the public OccuBench release (pinned revision), check it, unpack it.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -26,11 +26,13 @@ from occubench.roles import Role
 @with_settings(RunConfig, only=("fault_count", "fault_duration", "seed"))
 def demo(
     ctx: typer.Context,
-    log_dir: Path = typer.Option(
-        DEFAULT_DEMO_LOG_DIR,
-        help="Folder of the demo's logs (kept: occubench report and inspect view read them; "
-        "the same command again reuses them).",
-    ),
+    log_dir: Annotated[
+        Path,
+        typer.Option(
+            help="Folder of the demo's logs (kept: occubench report and inspect view read them; "
+            "the same command again reuses them)."
+        ),
+    ] = DEFAULT_DEMO_LOG_DIR,
     **settings: Any,
 ) -> None:
     """Run the reference agents on the built-in suite under E0-E3 (no API key, no network).

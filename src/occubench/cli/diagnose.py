@@ -10,13 +10,14 @@ from typing import Annotated
 import typer
 
 from occubench.cli._common import console, exit_with, user_errors
+from occubench.cli._options import Display, LogFiles
 from occubench.config import EvalOptions
 from occubench.defaults import DEFAULT_VERIFIER_VOTES
 from occubench.errors import ExitCode
 
 
 def diagnose(
-    logs: Annotated[list[str], typer.Argument(help="Logs of occubench runs (files or folders).")],
+    logs: LogFiles,
     verifier_model: Annotated[
         str, typer.Option(help="Verifier that classifies (an Inspect model).")
     ],
@@ -30,7 +31,7 @@ def diagnose(
     cache: Annotated[bool, typer.Option(help="Cache the verifier's responses.")] = False,
     max_connections: Annotated[int, typer.Option(min=1, help="Concurrent verifier requests.")] = 32,
     out: Annotated[Path | None, typer.Option(help="Write the whole diagnosis (JSON).")] = None,
-    display: Annotated[str, typer.Option(help="Inspect display.")] = "none",
+    display: Display = "none",
 ) -> None:
     """Classify every failed trajectory (taxonomy below) with k votes of the verifier.
 

@@ -13,12 +13,14 @@ import contextlib
 import io
 import json
 from pathlib import Path
+from typing import Annotated
 
 import anyio
 import typer
 from rich.table import Table
 
 from occubench.cli._common import console, err_console, exit_with, user_errors
+from occubench.cli._options import SimulatorModel
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_DATE, DEFAULT_PROTOCOL
 from occubench.errors import ExitCode
@@ -38,15 +40,16 @@ def _say(text: str, style: str | None = None) -> None:
 
 @app.command(name="new")
 def new(
-    name: str = typer.Argument(..., help="The env's name: lower-case letters, digits, '_'."),
-    industry: str = typer.Option(..., help="Its industry (the scenario pool's category)."),
-    domain: str = typer.Option(..., help="Its domain."),
-    scenario: str | None = typer.Option(
-        None, help="The professional role its tasks are set in (default: NAME in words)."
-    ),
-    folder: Path = typer.Option(
-        Path("."), "--dir", help="The dataset folder to write into (made if need be)."
-    ),
+    name: Annotated[str, typer.Argument(help="The env's name: lower-case letters, digits, '_'.")],
+    industry: Annotated[str, typer.Option(help="Its industry (the scenario pool's category).")],
+    domain: Annotated[str, typer.Option(help="Its domain.")],
+    scenario: Annotated[
+        str | None,
+        typer.Option(help="The professional role its tasks are set in (default: NAME in words)."),
+    ] = None,
+    folder: Annotated[
+        Path, typer.Option("--dir", help="The dataset folder to write into (made if need be).")
+    ] = Path("."),
 ) -> None:
     """Write a new environment and its first task, to fill in, into a dataset folder.
 
@@ -75,12 +78,14 @@ def _config(protocol: str, state_mode: str, date: str) -> RunConfig:
 
 @app.command(name="check")
 def check(
-    folder: Path = typer.Argument(..., help="The dataset folder."),
-    protocol: str = typer.Option(
-        DEFAULT_PROTOCOL, help="The protocol whose simulator prompt is sized (paper, occubench)."
-    ),
-    state_mode: str = typer.Option("history", help="history or explicit (the prompt differs)."),
-    date: str = typer.Option(DEFAULT_DATE, help="The fixed date the simulator is told."),
+    folder: Annotated[Path, typer.Argument(help="The dataset folder.")],
+    protocol: Annotated[
+        str, typer.Option(help="The protocol whose simulator prompt is sized (paper, occubench).")
+    ] = DEFAULT_PROTOCOL,
+    state_mode: Annotated[
+        str, typer.Option(help="history or explicit (the prompt differs).")
+    ] = "history",
+    date: Annotated[str, typer.Option(help="The fixed date the simulator is told.")] = DEFAULT_DATE,
 ) -> None:
     """Check a dataset folder before any model call: every problem at once, each env's size.
 
@@ -123,20 +128,22 @@ def check(
 
 @app.command(name="try")
 def try_(
-    folder: Path = typer.Argument(..., help="The dataset folder."),
-    env: str = typer.Option(..., help="The env (its config's file stem)."),
-    tool: str = typer.Option(..., help="The tool to call."),
-    args: str = typer.Option("{}", help="Its arguments, a JSON object."),
-    simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
-    protocol: str = typer.Option(
-        DEFAULT_PROTOCOL, help="The protocol's layout and argument rule (paper, occubench)."
-    ),
-    state_mode: str = typer.Option("history", help="history or explicit (JSON Patch)."),
-    date: str = typer.Option(DEFAULT_DATE, help="The fixed date the simulator is told."),
-    twins: Path | None = typer.Option(
-        None, help="A folder of twins the twin simulators (occubench/twin) answer from."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    folder: Annotated[Path, typer.Argument(help="The dataset folder.")],
+    *,
+    env: Annotated[str, typer.Option(help="The env (its config's file stem).")],
+    tool: Annotated[str, typer.Option(help="The tool to call.")],
+    args: Annotated[str, typer.Option(help="Its arguments, a JSON object.")] = "{}",
+    simulator_model: SimulatorModel,
+    protocol: Annotated[
+        str, typer.Option(help="The protocol's layout and argument rule (paper, occubench).")
+    ] = DEFAULT_PROTOCOL,
+    state_mode: Annotated[str, typer.Option(help="history or explicit (JSON Patch).")] = "history",
+    date: Annotated[str, typer.Option(help="The fixed date the simulator is told.")] = DEFAULT_DATE,
+    twins: Annotated[
+        Path | None,
+        typer.Option(help="A folder of twins the twin simulators (occubench/twin) answer from."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Ask the simulator for one tool call's observation; show the request as sent.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -34,16 +34,20 @@ RUN_OPTIONS = (*MODEL_OPTIONS, *RunConfig.model_fields, "epochs", "prices")
 
 
 def estimate(
-    agent_retries: bool = typer.Option(
-        True, help="Assume the agent makes a call that failed (explicit fault) again."
-    ),
-    calls_per_step: int = typer.Option(
-        1, min=1, help="Times the agent makes each planned call (re-reads to confirm)."
-    ),
-    compare: list[str] | None = typer.Option(
-        None, help="Logs of a finished run: show its measured tokens per role too."
-    ),
-    out: Path | None = typer.Option(None, help="Write the whole estimate (JSON) to this file."),
+    agent_retries: Annotated[
+        bool, typer.Option(help="Assume the agent makes a call that failed (explicit fault) again.")
+    ] = True,
+    calls_per_step: Annotated[
+        int,
+        typer.Option(min=1, help="Times the agent makes each planned call (re-reads to confirm)."),
+    ] = 1,
+    compare: Annotated[
+        list[str] | None,
+        typer.Option(help="Logs of a finished run: show its measured tokens per role too."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the whole estimate (JSON) to this file.")
+    ] = None,
     **given: Any,
 ) -> None:
     """Estimate the tokens and cost of a run per role (agent, simulator, verifier, user).

@@ -9,11 +9,12 @@ import typer
 from rich.table import Table
 
 from occubench.cli._common import console, split_names, user_errors
+from occubench.cli._options import LogFiles
 from occubench.export import ExportFormat, Verdict
 
 
 def export(
-    logs: Annotated[list[str], typer.Argument(help="Inspect log files or folders (recursive).")],
+    logs: LogFiles,
     formats: Annotated[
         list[ExportFormat] | None,
         typer.Option(

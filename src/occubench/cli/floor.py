@@ -25,6 +25,15 @@ from occubench.cli._common import (
     split_names,
     user_errors,
 )
+from occubench.cli._options import (
+    Display,
+    Epochs,
+    Limit,
+    ModelRole,
+    RunPreflight,
+    RunSimulatorModel,
+    VerifierModel,
+)
 from occubench.cli._settings import with_settings
 from occubench.cli.run import checked_twins, run_log_dir
 from occubench.config import RunConfig
@@ -59,25 +68,9 @@ answers are neither recorded in nor replayed from a world."""
 @with_settings(RunConfig, exclude=NOT_FOR_FLOOR)
 def floor(
     ctx: typer.Context,
-    simulator_model: Annotated[
-        str | None,
-        typer.Option(help="Simulator (LES) model (required, here or as --model-role)."),
-    ] = None,
-    verifier_model: Annotated[
-        str | None,
-        typer.Option(
-            help="Verifier model, the grading LLM to measure (default: the simulator; tasks "
-            "with checks use only checks)."
-        ),
-    ] = None,
-    model_role: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="ROLE=MODEL",
-            help="ROLE=MODEL, as Inspect spells it (repeatable): simulator, verifier, "
-            "simulator_fallback.",
-        ),
-    ] = None,
+    simulator_model: RunSimulatorModel = None,
+    verifier_model: VerifierModel = None,
+    model_role: ModelRole = None,
     null_agents: Annotated[
         str | None,
         typer.Option(
@@ -86,10 +79,8 @@ def floor(
             f"{', '.join(NULL_AGENT_NAMES)}).",
         ),
     ] = None,
-    limit: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N tasks of the selection (by id).")
-    ] = None,
-    epochs: Annotated[int, typer.Option(min=1, help="Runs of each task.")] = 1,
+    limit: Limit = None,
+    epochs: Epochs = 1,
     log_dir: Annotated[
         str,
         typer.Option(
@@ -101,16 +92,8 @@ def floor(
         Path | None,
         typer.Option(help="Write the floor as JSON here (for occubench report --floor)."),
     ] = None,
-    display: Annotated[
-        str, typer.Option(help="Inspect display: rich, plain, full or none.")
-    ] = "none",
-    preflight: Annotated[
-        bool,
-        typer.Option(
-            help="Before the first sample, send every model a tiny request; a missing key or "
-            "an unknown model stops the command (exit 2)."
-        ),
-    ] = True,
+    display: Display = "none",
+    preflight: RunPreflight = True,
     **settings: Any,
 ) -> None:
     """Measure the verifier's floor: how often it passes null agents, which do no work.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -16,9 +16,9 @@ from occubench.text import terminal_text
 
 @with_settings(RunConfig, only=("dataset",))
 def list_tasks(
-    scenarios: bool = typer.Option(
-        False, "--scenarios", help="List scenarios, not just industries."
-    ),
+    scenarios: Annotated[
+        bool, typer.Option("--scenarios", help="List scenarios, not just industries.")
+    ] = False,
     **settings: Any,
 ) -> None:
     """Show the dataset's industries, domains, scenarios and task counts."""

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from occubench.cli._common import err_console, from_options, user_errors
+from occubench.cli._options import Port, SimulatorModel, VerifierModel
 from occubench.cli._settings import CLIENT_IS_AGENT, with_settings
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_OPENENV_SESSIONS, DEFAULT_SERVE_TOKEN_ENV
@@ -23,15 +24,9 @@ from occubench.errors import UsageError
 
 @with_settings(RunConfig, exclude=(*CLIENT_IS_AGENT, "twins"))
 def openenv(
-    simulator_model: Annotated[str, typer.Option(help="Simulator (LES) model.")],
-    verifier_model: Annotated[
-        str | None,
-        typer.Option(
-            help="Verifier model, the grading LLM (default: the simulator; tasks with "
-            "checks use only checks)."
-        ),
-    ] = None,
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: a free one).")] = 0,
+    simulator_model: SimulatorModel,
+    verifier_model: VerifierModel = None,
+    port: Port = 0,
     max_sessions: Annotated[
         int, typer.Option(min=1, help="Sessions (episodes) served at once.")
     ] = DEFAULT_OPENENV_SESSIONS,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 
@@ -26,6 +26,7 @@ from occubench.cli._common import (
     user_errors,
     warn_if_exposed,
 )
+from occubench.cli._options import AllowedHost, Host, Port, SessionLogDir, VerifierModel
 from occubench.cli._settings import with_settings
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_PLAY_LOG_ROOT
@@ -130,53 +131,65 @@ def _write_link(path: Path, link: str) -> None:
 
 @with_settings(RunConfig, only=PLAY_SETTINGS)
 def play(
-    name: str = typer.Option(
-        ..., "--name", help="Your name: the session's agent is human/NAME in logs and reports."
-    ),
-    simulator_model: str | None = typer.Option(
-        None, help="Simulator (LES) model (as the agent: required; as the simulator: you)."
-    ),
-    seat: Seat = typer.Option(  # noqa: B008 - an enum default is immutable
-        Seat.AGENT,
-        "--as",
-        help="agent: you make the moves; simulator: you write each observation of the agent "
-        "--agent-model (record them into a world with --world: a gold world); user: you "
-        "are the user of a task with a user brief, talking to the agent --agent-model.",
-    ),
-    agent_model: str | None = typer.Option(
-        None,
-        help="As the simulator or the user: the agent that runs the task (a model or "
-        "scripted agent).",
-    ),
-    draft_model: str | None = typer.Option(
-        None, help="As the simulator: a model whose observation is offered to accept or edit."
-    ),
-    verifier_model: str | None = typer.Option(
-        None, help="Verifier model (default: the simulator; tasks with checks use only checks)."
-    ),
-    task_id: int | None = typer.Option(
-        None, "--task", help="The task to play (default: one drawn from the selection)."
-    ),
-    pick_seed: int | None = typer.Option(
-        None, help="Seed of the draw of the task (default: a fresh draw)."
-    ),
-    ui: Interface = typer.Option(  # noqa: B008 - an enum default is immutable
-        Interface.TERMINAL, help="terminal, or browser (a local page; the link is printed)."
-    ),
-    host: str = typer.Option("127.0.0.1", help="Browser: the address served (this machine)."),
-    port: int = typer.Option(0, help="Browser: the port (0: any free port, in the link)."),
-    allowed_host: list[str] = typer.Option(  # noqa: B008 - typer's list option
-        [], help="Browser: a host name the page may be addressed by, besides the loopback names."
-    ),
-    url_file: Path | None = typer.Option(
-        None, help="Browser: also write the start link to this file (readable by you only)."
-    ),
-    preflight: bool = typer.Option(
-        True, help="First send each model a tiny request (a missing key stops here, exit 2)."
-    ),
-    log_dir: str = typer.Option(
-        DEFAULT_PLAY_LOG_ROOT, help="Each session logs to a new folder under this one."
-    ),
+    name: Annotated[
+        str,
+        typer.Option(
+            "--name", help="Your name: the session's agent is human/NAME in logs and reports."
+        ),
+    ],
+    simulator_model: Annotated[
+        str | None,
+        typer.Option(help="Simulator (LES) model (as the agent: required; as the simulator: you)."),
+    ] = None,
+    seat: Annotated[
+        Seat,
+        typer.Option(
+            "--as",
+            help="agent: you make the moves; simulator: you write each observation of the agent "
+            "--agent-model (record them into a world with --world: a gold world); user: you "
+            "are the user of a task with a user brief, talking to the agent --agent-model.",
+        ),
+    ] = Seat.AGENT,
+    agent_model: Annotated[
+        str | None,
+        typer.Option(
+            help="As the simulator or the user: the agent that runs the task (a model or "
+            "scripted agent)."
+        ),
+    ] = None,
+    draft_model: Annotated[
+        str | None,
+        typer.Option(
+            help="As the simulator: a model whose observation is offered to accept or edit."
+        ),
+    ] = None,
+    verifier_model: VerifierModel = None,
+    task_id: Annotated[
+        int | None,
+        typer.Option("--task", help="The task to play (default: one drawn from the selection)."),
+    ] = None,
+    pick_seed: Annotated[
+        int | None, typer.Option(help="Seed of the draw of the task (default: a fresh draw).")
+    ] = None,
+    ui: Annotated[
+        Interface, typer.Option(help="terminal, or browser (a local page; the link is printed).")
+    ] = Interface.TERMINAL,
+    host: Host = "127.0.0.1",
+    port: Port = 0,
+    allowed_host: AllowedHost = [],  # noqa: B006 - typer copies a list default
+    url_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Browser: also write the start link to this file (readable by you only)."
+        ),
+    ] = None,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            help="First send each model a tiny request (a missing key stops here, exit 2)."
+        ),
+    ] = True,
+    log_dir: SessionLogDir = DEFAULT_PLAY_LOG_ROOT,
     **settings: Any,
 ) -> None:
     """Play a task as the agent, in the terminal or a browser; get the run's verdict.

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from occubench.cli._common import check_models, console, dataset_dir, exit_with, user_errors
+from occubench.cli._options import LogFiles
 from occubench.errors import ExitCode
 from occubench.protocols import Protocol
 from occubench.roles import Role
@@ -19,9 +20,7 @@ if TYPE_CHECKING:
 
 
 def regrade(
-    logs: Annotated[
-        list[str], typer.Argument(help="Logs of occubench runs: files or folders (recursive).")
-    ],
+    logs: LogFiles,
     verifier_model: Annotated[
         str, typer.Option(help="The verifier that grades again (an Inspect model).")
     ],

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from occubench.analysis import DIMENSIONS
-from occubench.cli._common import TwinFidelityFiles, console, from_options, user_errors
+from occubench.cli._common import console, from_options, user_errors
+from occubench.cli._options import GoldWorld, LogFiles, Prices, TwinFidelityFiles
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
@@ -25,7 +26,7 @@ BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
 
 @with_settings(RunConfig, only=("dataset", "protocol", "state_mode", "date"))
 def report(
-    logs: Annotated[list[str], typer.Argument(help="Inspect log files or folders (recursive).")],
+    logs: LogFiles,
     formats: Annotated[
         list[ReportFormat] | None,
         typer.Option(
@@ -43,12 +44,7 @@ def report(
             "<folder>-report; the path is printed)."
         ),
     ] = None,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            help="Price table, YAML or JSON: models: {NAME: {input_per_mtok, output_per_mtok}}."
-        ),
-    ] = None,
+    prices: Prices = None,
     by: Annotated[
         list[str] | None,
         typer.Option(
@@ -83,14 +79,7 @@ def report(
             "in its format.",
         ),
     ] = None,
-    gold: Annotated[
-        Path | None,
-        typer.Option(
-            help="A gold world: each simulator's agreement with it (`audit --gold`) as a table "
-            "of the report (--dataset, --protocol, --state-mode, --date as the gold was "
-            "written; people, human/NAME, are not audited)."
-        ),
-    ] = None,
+    gold: GoldWorld = None,
     twin_fidelity: TwinFidelityFiles = None,
     floor: Annotated[
         list[Path] | None,

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from occubench.cli._common import console, user_errors, warn_if_exposed
+from occubench.cli._options import Host, Port
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import UsageError
 
@@ -24,12 +25,8 @@ def review(
     db: Annotated[
         Path, typer.Option(help="SQLite file of the reviews (created if missing; reused).")
     ] = Path("reviews.sqlite"),
-    host: Annotated[
-        str, typer.Option(help="Address to serve on (the app has no password: keep it local).")
-    ] = DEFAULT_HOST,
-    port: Annotated[
-        int, typer.Option(help="Port to serve on (0: a free one, said in the URL printed).")
-    ] = DEFAULT_PORT,
+    host: Host = DEFAULT_HOST,
+    port: Port = DEFAULT_PORT,
     export: Annotated[
         Path | None,
         typer.Option(help="Write the reviews in DB to this file (.json or .csv) and exit."),

@@ -13,7 +13,7 @@ import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -31,7 +31,19 @@ from occubench.cli._common import (
     terminal_rows,
     user_errors,
 )
-from occubench.cli._settings import EXECUTORS, executor_named, with_settings
+from occubench.cli._options import (
+    Display,
+    Epochs,
+    Executor,
+    Limit,
+    ModelRole,
+    Prices,
+    RayAddress,
+    RunPreflight,
+    RunSimulatorModel,
+    VerifierModel,
+)
+from occubench.cli._settings import executor_named, with_settings
 from occubench.config import (
     MAX_TOKENS_POINTS,
     NO_AGENT_MODEL,
@@ -150,95 +162,92 @@ def unbounded_roles(config: RunConfig) -> list[Role]:
 @with_settings(RunConfig, EvalOptions)
 def run(
     ctx: typer.Context,
-    agent_model: str | None = typer.Option(
-        None,
-        "--agent-model",
-        "--model",
-        help="Agent under test, an Inspect model name (for --agent-command: the model its "
-        "OpenAI-compatible endpoint answers with; optional there).",
-    ),
-    simulator_model: str | None = typer.Option(
-        None, help="Simulator (LES) model (required, here or as --model-role simulator=M)."
-    ),
-    verifier_model: str | None = typer.Option(
-        None,
-        help="Verifier model, the grading LLM (default: the simulator; tasks with checks "
-        "use only checks).",
-    ),
-    sim_fallback_model: str | None = typer.Option(
-        None, help="Simulator re-asked after a failed online check (default: the simulator)."
-    ),
-    user_model: str | None = typer.Option(
-        None,
-        help="The simulated user of tasks with a 'user' brief (required when the selection "
-        "has one; tasks without a user never call it).",
-    ),
-    model_role: list[str] | None = typer.Option(
-        None,
-        metavar="ROLE=MODEL",
-        help="ROLE=MODEL, as Inspect spells it (repeatable): simulator, verifier, "
-        "simulator_fallback, user.",
-    ),
-    temperature: list[str] | None = typer.Option(
-        None,
-        metavar="[ROLE=]T",
-        help="[ROLE=]T, repeatable: the temperature of a role (a bare T: the agent's).",
-    ),
-    reasoning_effort: list[str] | None = typer.Option(
-        None,
-        metavar="[ROLE=]EFFORT",
-        help="[ROLE=]EFFORT, repeatable: none, minimal, low, medium, high, xhigh (a bare "
-        "EFFORT: the agent's).",
-    ),
-    reasoning_tokens: list[str] | None = typer.Option(
-        None,
-        metavar="[ROLE=]N",
-        help="[ROLE=]N, repeatable: the thinking budget of a role's calls in tokens, 1 or "
-        "more (Anthropic budget_tokens, Gemini thinking budget; a bare N: the agent's).",
-    ),
-    max_tokens: list[str] | None = typer.Option(
-        None,
-        metavar="[ROLE=]N",
-        help="[ROLE=]N, repeatable: max_tokens of a role's calls (agent, simulator, "
-        "verifier; a bare N: the agent's; same as --agent-max-tokens etc.).",
-    ),
-    limit: int | None = typer.Option(
-        None, min=1, help="Only the first N tasks of the selection (by id)."
-    ),
-    epochs: int = typer.Option(1, min=1, help="Runs of each task."),
-    prices: Path | None = typer.Option(
-        None, help="Price table (YAML/JSON): adds cost per run, per task and per solved task."
-    ),
-    log_dir: str | None = typer.Option(
-        None,
-        help="Folder or URL, e.g. s3://..., under which the run logs to a folder of its own "
-        "named agent__simulator__mode-<hash of the arguments> (default: logs). Runs can "
-        "share it; occubench report DIR reads them all.",
-    ),
-    display: str = typer.Option("rich", help="Inspect display: rich, plain, full or none."),
-    preflight: bool = typer.Option(
-        True,
-        help="Before the first sample, resolve every role's model and send it a tiny "
-        "request; a missing key or an unknown model stops the run (exit 2).",
-    ),
-    workers: int | None = typer.Option(
-        None,
-        min=1,
-        help="Shards, each its own Inspect process (default: 1 below "
-        f"{DEFAULT_SHARD_MIN_SAMPLES} samples, else the machine's cores; at most one per "
-        "task; 1 = one in-process eval).",
-    ),
-    executor: str = typer.Option(
-        "local",
-        metavar="<" + "|".join(EXECUTORS) + ">",
-        help="Where shards run: local processes, or Ray tasks (ray extra).",
-    ),
-    ray_address: str | None = typer.Option(
-        None, help="Ray cluster address (default: start a local Ray instance)."
-    ),
-    ray_resources: str | None = typer.Option(
-        None, help="Ray resources each shard needs, JSON, e.g. '{\"node:10.0.0.5\": 0.01}'."
-    ),
+    agent_model: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-model",
+            "--model",
+            help="Agent under test, an Inspect model name (for --agent-command: the model its "
+            "OpenAI-compatible endpoint answers with; optional there).",
+        ),
+    ] = None,
+    simulator_model: RunSimulatorModel = None,
+    verifier_model: VerifierModel = None,
+    sim_fallback_model: Annotated[
+        str | None,
+        typer.Option(
+            help="Simulator re-asked after a failed online check (default: the simulator)."
+        ),
+    ] = None,
+    user_model: Annotated[
+        str | None,
+        typer.Option(
+            help="The simulated user of tasks with a 'user' brief (required when the selection "
+            "has one; tasks without a user never call it)."
+        ),
+    ] = None,
+    model_role: ModelRole = None,
+    temperature: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="[ROLE=]T",
+            help="[ROLE=]T, repeatable: the temperature of a role (a bare T: the agent's).",
+        ),
+    ] = None,
+    reasoning_effort: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="[ROLE=]EFFORT",
+            help="[ROLE=]EFFORT, repeatable: none, minimal, low, medium, high, xhigh (a bare "
+            "EFFORT: the agent's).",
+        ),
+    ] = None,
+    reasoning_tokens: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="[ROLE=]N",
+            help="[ROLE=]N, repeatable: the thinking budget of a role's calls in tokens, 1 or "
+            "more (Anthropic budget_tokens, Gemini thinking budget; a bare N: the agent's).",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="[ROLE=]N",
+            help="[ROLE=]N, repeatable: max_tokens of a role's calls (agent, simulator, "
+            "verifier; a bare N: the agent's; same as --agent-max-tokens etc.).",
+        ),
+    ] = None,
+    limit: Limit = None,
+    epochs: Epochs = 1,
+    prices: Prices = None,
+    log_dir: Annotated[
+        str | None,
+        typer.Option(
+            help="Folder or URL, e.g. s3://..., under which the run logs to a folder of its own "
+            "named agent__simulator__mode-<hash of the arguments> (default: logs). Runs can "
+            "share it; occubench report DIR reads them all."
+        ),
+    ] = None,
+    display: Display = "rich",
+    preflight: RunPreflight = True,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Shards, each its own Inspect process (default: 1 below "
+            f"{DEFAULT_SHARD_MIN_SAMPLES} samples, else the machine's cores; at most one per "
+            "task; 1 = one in-process eval).",
+        ),
+    ] = None,
+    executor: Executor = "local",
+    ray_address: RayAddress = None,
+    ray_resources: Annotated[
+        str | None,
+        typer.Option(
+            help="Ray resources each shard needs, JSON, e.g. '{\"node:10.0.0.5\": 0.01}'."
+        ),
+    ] = None,
     **settings: Any,
 ) -> None:
     """Run agents on the dataset's tasks in the simulator, grade them, print the summary.

@@ -12,7 +12,7 @@ value every local user can read from the process list.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,6 +23,14 @@ from occubench.cli._common import (
     terminal_rows,
     user_errors,
     warn_if_exposed,
+)
+from occubench.cli._options import (
+    AllowedHost,
+    Host,
+    Port,
+    SessionLogDir,
+    SimulatorModel,
+    VerifierModel,
 )
 from occubench.cli._settings import CLIENT_IS_AGENT, with_settings
 from occubench.cli.run import checked_twins
@@ -49,36 +57,30 @@ client is the agent (no agent system, no agent loop of ours)."""
 
 @with_settings(RunConfig, exclude=SERVE_EXCLUDED)
 def serve(
-    simulator_model: str = typer.Option(..., help="Simulator (LES) model."),
-    task_id: int = typer.Option(..., "--task", help="The task to serve (its id)."),
-    verifier_model: str | None = typer.Option(
-        None,
-        help="Verifier model, the grading LLM (default: the simulator; tasks with checks "
-        "use only checks).",
-    ),
-    transport: Transport = typer.Option(  # noqa: B008 - an enum default is immutable
-        Transport.STDIO, help="stdio (the client starts this command) or http (it connects)."
-    ),
-    host: str = typer.Option("127.0.0.1", help="HTTP address (this machine only by default)."),
-    port: int = typer.Option(DEFAULT_SERVE_PORT, help="HTTP port (0: any free port)."),
-    allowed_host: list[str] = typer.Option(  # noqa: B008 - typer's list option
-        [],
-        help="A host name HTTP clients may address the server by, besides the loopback "
-        "names and --host (repeatable; other Host and Origin headers are refused).",
-    ),
-    unsubmitted: Unsubmitted = typer.Option(  # noqa: B008 - an enum default is immutable
-        Unsubmitted.GRADE,
-        help="A session ending without a submission: graded on what it did, or an error.",
-    ),
-    session_limit: float | None = typer.Option(
-        None, help="Seconds before the session ends by itself (default: no limit)."
-    ),
-    linger: float = typer.Option(
-        DEFAULT_LINGER, help="Seconds served after the submission (the verdict's way back)."
-    ),
-    log_dir: str = typer.Option(
-        "logs/serve", help="Each session logs to a new folder under this one."
-    ),
+    simulator_model: SimulatorModel,
+    task_id: Annotated[int, typer.Option("--task", help="The task to serve (its id).")],
+    verifier_model: VerifierModel = None,
+    transport: Annotated[
+        Transport,
+        typer.Option(help="stdio (the client starts this command) or http (it connects)."),
+    ] = Transport.STDIO,
+    host: Host = "127.0.0.1",
+    port: Port = DEFAULT_SERVE_PORT,
+    allowed_host: AllowedHost = [],  # noqa: B006 - typer copies a list default
+    unsubmitted: Annotated[
+        Unsubmitted,
+        typer.Option(
+            help="A session ending without a submission: graded on what it did, or an error."
+        ),
+    ] = Unsubmitted.GRADE,
+    session_limit: Annotated[
+        float | None,
+        typer.Option(help="Seconds before the session ends by itself (default: no limit)."),
+    ] = None,
+    linger: Annotated[
+        float, typer.Option(help="Seconds served after the submission (the verdict's way back).")
+    ] = DEFAULT_LINGER,
+    log_dir: SessionLogDir = "logs/serve",
     **settings: Any,
 ) -> None:
     """Serve one task's environment over MCP; the submission is graded and logged.

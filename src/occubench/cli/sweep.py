@@ -19,7 +19,8 @@ from occubench.cli._common import (
     split_names,
     user_errors,
 )
-from occubench.cli._settings import EXECUTORS, executor_named, with_settings
+from occubench.cli._options import Executor, RayAddress, RunPreflight
+from occubench.cli._settings import executor_named, with_settings
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
 from occubench.errors import ExitCode, UsageError
@@ -96,22 +97,14 @@ def sweep(
             help=f"Folder or URL of the runs (default: the sweep's, else {DEFAULT_SWEEP_LOG_DIR})."
         ),
     ] = None,
-    executor: Annotated[
-        str,
-        typer.Option(
-            metavar="<" + "|".join(EXECUTORS) + ">",
-            help="Where shards run: local processes, or Ray tasks (needs the ray extra).",
-        ),
-    ] = "local",
+    executor: Executor = "local",
     workers: Annotated[
         int | None,
         typer.Option(
             min=1, help="Local executor: shard processes at once (default: the machine's cores)."
         ),
     ] = None,
-    ray_address: Annotated[
-        str | None, typer.Option(help="Ray cluster address (default: start a local Ray instance).")
-    ] = None,
+    ray_address: RayAddress = None,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -127,14 +120,7 @@ def sweep(
     display: Annotated[
         str, typer.Option(help="rich: one live view across shards; none: no view.")
     ] = "rich",
-    preflight: Annotated[
-        bool,
-        typer.Option(
-            help="Before the first sample, try every model of the sweep as its runs call it "
-            "(each role's settings and token limit, two turns); a missing key, an unknown "
-            "model or a refused setting stops it (exit 2)."
-        ),
-    ] = True,
+    preflight: RunPreflight = True,
     **settings: Any,
 ) -> None:
     """Run every combination a sweep file lists, then report on all of it.

@@ -6,10 +6,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
-from typer import Option
 
 from occubench.cli._common import console, err_console, exit_with, split_names, user_errors
+from occubench.cli._options import GeneratorRetries, Prices
 from occubench.defaults import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_SEED,
@@ -48,43 +49,51 @@ class RichProgress:
 
 
 def synth(
-    out: Annotated[Path, Option(help="Output folder: work/ (resumable), runs/ (logs), dataset/.")],
-    generator_model: Annotated[str, Option(help="Generator of sub-topics, envs, tasks, repairs.")],
-    simulator_model: Annotated[str, Option(help="Simulator (LES) of the agent runs.")],
-    agent_model: Annotated[str, Option(help="Agent of the solvability and calibration runs.")],
+    out: Annotated[
+        Path, typer.Option(help="Output folder: work/ (resumable), runs/ (logs), dataset/.")
+    ],
+    generator_model: Annotated[
+        str, typer.Option(help="Generator of sub-topics, envs, tasks, repairs.")
+    ],
+    simulator_model: Annotated[str, typer.Option(help="Simulator (LES) of the agent runs.")],
+    agent_model: Annotated[
+        str, typer.Option(help="Agent of the solvability and calibration runs.")
+    ],
     verifier_model: Annotated[
-        str | None, Option(help="Verifier of the runs (default: the simulator).")
+        str | None, typer.Option(help="Verifier of the runs (default: the simulator).")
     ] = None,
     catalog: Annotated[
-        Path | None, Option(help="Scenario catalog YAML (default: the built-in 100 scenarios).")
+        Path | None,
+        typer.Option(help="Scenario catalog YAML (default: the built-in 100 scenarios)."),
     ] = None,
     scenarios: Annotated[
-        str | None, Option(help="Only these scenarios, by name, comma-separated (default: all).")
+        str | None,
+        typer.Option(help="Only these scenarios, by name, comma-separated (default: all)."),
     ] = None,
-    subtopics: Annotated[int, Option(help="Sub-topics (envs) per scenario.")] = (
+    subtopics: Annotated[int, typer.Option(help="Sub-topics (envs) per scenario.")] = (
         DEFAULT_SYNTH_SUBTOPICS
     ),
-    runs_with_plan: Annotated[int, Option(help="Runs with the plan per task (solvability).")] = (
-        DEFAULT_SYNTH_RUNS_WITH_PLAN
-    ),
+    runs_with_plan: Annotated[
+        int, typer.Option(help="Runs with the plan per task (solvability).")
+    ] = (DEFAULT_SYNTH_RUNS_WITH_PLAN),
     runs_without_plan: Annotated[
-        int, Option(help="Runs without the plan per task (calibration).")
+        int, typer.Option(help="Runs without the plan per task (calibration).")
     ] = DEFAULT_SYNTH_RUNS_WITHOUT_PLAN,
-    max_repairs: Annotated[int, Option(help="Repairs of a task no run with the plan solved.")] = (
-        DEFAULT_SYNTH_MAX_REPAIRS
-    ),
-    generator_retries: Annotated[
-        int, Option(help="Re-asks of the generator on unusable output.")
-    ] = DEFAULT_SYNTH_GENERATOR_RETRIES,
-    votes: Annotated[int, Option(help="Verifier votes per run.")] = DEFAULT_VERIFIER_VOTES,
-    seed: Annotated[int, Option(help="Seed of the runs and of the generator.")] = DEFAULT_SEED,
-    prices: Annotated[Path | None, Option(help="Price table (YAML/JSON) for the cost.")] = None,
-    max_connections: Annotated[int, Option(help="Concurrent requests per model.")] = (
+    max_repairs: Annotated[
+        int, typer.Option(help="Repairs of a task no run with the plan solved.")
+    ] = (DEFAULT_SYNTH_MAX_REPAIRS),
+    generator_retries: GeneratorRetries = DEFAULT_SYNTH_GENERATOR_RETRIES,
+    votes: Annotated[int, typer.Option(help="Verifier votes per run.")] = DEFAULT_VERIFIER_VOTES,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the runs and of the generator.")
+    ] = DEFAULT_SEED,
+    prices: Prices = None,
+    max_connections: Annotated[int, typer.Option(help="Concurrent requests per model.")] = (
         DEFAULT_MAX_CONNECTIONS
     ),
-    run_batch: Annotated[int, Option(help="Tasks per eval of the runs (stored after each).")] = (
-        DEFAULT_SYNTH_RUN_BATCH
-    ),
+    run_batch: Annotated[
+        int, typer.Option(help="Tasks per eval of the runs (stored after each).")
+    ] = (DEFAULT_SYNTH_RUN_BATCH),
 ) -> None:
     """Synthesize a benchmark from catalog scenarios: generate, validate, run, repair, select.
 
