@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
 from occubench.cli._fit import fitted
-from occubench.dataset import DatasetError, TaskRecord, resolve_dataset_dir
+from occubench.dataset import DatasetError, resolve_dataset_dir
 from occubench.defaults import DEFAULT_ALLOWED_HOSTS
 from occubench.errors import ExitCode, UsageError
 from occubench.roles import Role
@@ -272,21 +272,6 @@ _ROLE_OPTIONS = {
     Role.USER: "user_model",
 }
 """The roles a run binds and the option that names each one's model."""
-
-
-def tasks_with_user(tasks: Sequence[TaskRecord], roles: Mapping[Role, str]) -> None:
-    """Refuse a run whose tasks have a simulated user when it names no user model.
-
-    Raises:
-        UsageError: naming the tasks with a ``user`` brief.
-    """
-    talking = [t.task_id for t in tasks if t.user is not None]
-    if talking and Role.USER not in roles:
-        shown = ", ".join(map(str, talking[:10])) + (" ..." if len(talking) > 10 else "")
-        raise UsageError(
-            f"{len(talking)} task(s) have a simulated user (a 'user' brief): {shown}; give "
-            "--user-model MODEL (or --model-role user=MODEL), or leave those tasks out"
-        )
 
 
 def model_roles(given: Mapping[str, Any]) -> dict[Role, str]:

@@ -67,7 +67,7 @@ RunPreflight = Annotated[
 ]
 """The preflight of the runner's runs (``occubench.scale.run_calls``: run, floor, sweep)."""
 
-Executor = Annotated[
+ShardExecutor = Annotated[
     str,
     typer.Option(
         metavar="<" + "|".join(EXECUTORS) + ">",

@@ -35,14 +35,15 @@ from occubench.cli._options import (
     VerifierModel,
 )
 from occubench.cli._settings import with_settings
-from occubench.cli.run import checked_twins, run_log_dir
+from occubench.cli.run import planned_run
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_FLOOR_LOG_DIR
 from occubench.errors import ExitCode, UsageError
-from occubench.roles import Role
 from occubench.text import terminal_plain
 
 if TYPE_CHECKING:
+    from occubench.results import SampleRow
+    from occubench.scale import RunPlan, RunSpec, ShardResult
     from occubench.scripted import NullAgent
 
 NULL_AGENT_NAMES = ("null-answer", "null-one-call", "null-echo")
@@ -107,50 +108,50 @@ def floor(
     given: dict[str, Any] = dict(locals())
     given.update(given.pop("settings"))
     command = invoked_command(ctx, given)
-    from occubench.dataset import content_digest
-    from occubench.report import floor_record, floor_table, floor_verdict, rich_table
-    from occubench.scale import (
-        Preflight,
-        RunSpec,
-        ShardResult,
-        absolute_location,
-        merged_rows,
-        run_calls,
-        run_shard,
-        selected_task_ids,
-        stop_signals,
-        whole_run,
-    )
+    from occubench.scale import RunRequest
 
     with user_errors():
         agents = null_agents_named(split_names(null_agents))
         config = from_options(RunConfig, given)
-        folder = config.dataset_dir().resolve()
-        dataset = config.dataset or str(folder)
-        config = config.model_copy(update={"dataset": str(folder)})
-        selected = selected_task_ids(config)[:limit]
-        if not selected:
-            raise UsageError(f"no task in {dataset} matches the selection")
-        config = config.model_copy(update={"task_ids": selected})
-        roles = model_roles(given)
-        loaded = config.load_tasks()
-        envs = [loaded.envs[task.env_name] for task in loaded.tasks]
-        config = checked_twins(config, roles[Role.SIMULATOR], envs)
-        specs = []
-        for agent in agents:
-            spec = RunSpec(
-                name=agent.value,
-                agent=agent.model,
-                roles=roles,
-                config=config,
-                epochs=epochs,
-                log_dir="",
-            )
-            where = absolute_location(run_log_dir(spec, 1, log_dir))
-            specs.append(spec.model_copy(update={"log_dir": where}))
-        if preflight:
-            check_models(Preflight([call for spec in specs for call in run_calls(spec)]))
-        digest = content_digest(folder)
+        dataset = config.dataset or str(config.dataset_dir().resolve())
+        request = RunRequest(
+            agent_model=agents[0].model,
+            roles=model_roles(given),
+            config=config,
+            limit=limit,
+            epochs=epochs,
+            log_root=log_dir,
+        )
+    specs = floor_runs(planned_run(request), agents)
+    if preflight:
+        from occubench.scale import Preflight, run_calls
+
+        check_models(Preflight([call for spec in specs for call in run_calls(spec)]))
+    rows, results = _run_floor(specs, display, log_dir, command)
+    _say_floor(rows, results, dataset, Path(specs[0].config.dataset or "."), out)
+
+
+def floor_runs(plan: RunPlan, agents: list[NullAgent]) -> list[RunSpec]:
+    """One run of the plan for each null agent, each in its own folder under the plan's root."""
+    from occubench.scale import absolute_location, run_log_dir
+
+    config = plan.spec.config.model_copy(update={"task_ids": plan.selected})
+    specs = []
+    for agent in agents:
+        spec = plan.spec.model_copy(
+            update={"name": agent.value, "agent": agent.model, "config": config}
+        )
+        where = absolute_location(run_log_dir(spec, 1, plan.log_root))
+        specs.append(spec.model_copy(update={"log_dir": where}))
+    return specs
+
+
+def _run_floor(
+    specs: list[RunSpec], display: str, log_dir: str, command: str
+) -> tuple[list[SampleRow], list[ShardResult]]:
+    """Run each null agent's run in turn, as a whole run (exit 130 when interrupted)."""
+    from occubench.scale import merged_rows, run_shard, stop_signals, whole_run
+
     results: list[ShardResult] = []
     stopped = False
     with user_errors(), stop_signals() as stop:
@@ -163,15 +164,25 @@ def floor(
         except KeyboardInterrupt:
             stopped = True
         rows = merged_rows(results)
-        total = len(specs) * len(selected) * epochs
+        total = sum(len(spec.config.task_ids or []) * spec.epochs for spec in specs)
         if stopped or stop.signal is not None or any(r.interrupted for r in results):
             interrupted(stop, sum(r.error is None for r in rows), total, log_dir, command)
+    return rows, results
+
+
+def _say_floor(
+    rows: list[SampleRow], results: list[ShardResult], dataset: str, folder: Path, out: Path | None
+) -> None:
+    """Print the floor (and write it to ``out``); exit 1 or 3 when it is not whole."""
+    from occubench.dataset import content_digest
+    from occubench.report import floor_record, floor_table, floor_verdict, rich_table
+
     for failed in (r for r in results if not r.success):
         console.print(f"{failed.run}: {failed.error}", markup=False, highlight=False)
     if not rows:
         exit_with(ExitCode.INCOMPLETE)
     with user_errors():
-        record = floor_record(rows, dataset, digest)
+        record = floor_record(rows, dataset, content_digest(folder))
     console.print(rich_table(floor_table(record)))
     console.print(terminal_plain(floor_verdict(record)), markup=False, highlight=False)
     if not all(r.success for r in results):

@@ -3,17 +3,17 @@
 Its own options are the models and where the run goes; the options of what the run
 computes (``RunConfig``) and of how it is carried out (``EvalOptions``) are generated
 from those models' fields (``with_settings``), so ``RunConfig`` and ``EvalOptions`` are
-built from them directly.
+built from them directly. The run is planned by the runner (``occubench.scale.plan_run``)
+and carried out here: the log folder, the preflight and the shards, then the summary.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 
@@ -27,35 +27,30 @@ from occubench.cli._common import (
     invoked_command,
     model_roles,
     stopped_by_preflight,
-    tasks_with_user,
     terminal_rows,
     user_errors,
 )
 from occubench.cli._options import (
     Display,
     Epochs,
-    Executor,
     Limit,
     ModelRole,
     Prices,
     RayAddress,
     RunPreflight,
     RunSimulatorModel,
+    ShardExecutor,
     VerifierModel,
 )
 from occubench.cli._settings import executor_named, with_settings
 from occubench.config import (
     MAX_TOKENS_POINTS,
-    NO_AGENT_MODEL,
     EvalOptions,
-    ResolvedRun,
     RunConfig,
     checked_generate,
-    protocol_points,
     role_values,
-    run_clamp_notes,
 )
-from occubench.defaults import DEFAULT_LOG_ROOT, DEFAULT_SHARD_MIN_SAMPLES
+from occubench.defaults import DEFAULT_SHARD_MIN_SAMPLES
 from occubench.errors import ErrorSource, ExitCode, UsageError
 from occubench.roles import Role
 from occubench.text import terminal_plain, terminal_text
@@ -64,20 +59,91 @@ if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig
 
     from occubench.costs import PriceTable, RunEstimate, Spend
-    from occubench.dataset import EnvConfig
     from occubench.results import SampleRow
-    from occubench.scale import Interruption, RunSpec, ShardResult
+    from occubench.scale import (
+        FollowUp,
+        HeldFolder,
+        Interruption,
+        PreflightFailure,
+        RunPlan,
+        RunRequest,
+        ShardResult,
+        ShardSpec,
+        WorkerPool,
+    )
 
-
-def run_log_dir(spec: RunSpec, shards: int, root: str | None) -> str:
-    """The run's own log folder: ``ROOT/<agent>__<simulator>__<mode>-<digest>``.
-
-    ``root`` is ``--log-dir`` (default: ``logs``). The name says what runs there, and
-    the digest of what the run computes (and its shard count) lets the same command
-    find the folder again, while several runs share one ``--log-dir``.
-    """
-    base = (root or DEFAULT_LOG_ROOT).rstrip("/")
-    return f"{base}/{spec.folder_name(shards)}"
+AgentModel = Annotated[
+    str | None,
+    typer.Option(
+        "--agent-model",
+        "--model",
+        help="Agent under test, an Inspect model name (for --agent-command: the model its "
+        "OpenAI-compatible endpoint answers with; optional there).",
+    ),
+]
+SimFallbackModel = Annotated[
+    str | None,
+    typer.Option(help="Simulator re-asked after a failed online check (default: the simulator)."),
+]
+UserModel = Annotated[
+    str | None,
+    typer.Option(
+        help="The simulated user of tasks with a 'user' brief (required when the selection "
+        "has one; tasks without a user never call it)."
+    ),
+]
+Temperature = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="[ROLE=]T",
+        help="[ROLE=]T, repeatable: the temperature of a role (a bare T: the agent's).",
+    ),
+]
+ReasoningEffort = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="[ROLE=]EFFORT",
+        help="[ROLE=]EFFORT, repeatable: none, minimal, low, medium, high, xhigh (a bare "
+        "EFFORT: the agent's).",
+    ),
+]
+ReasoningTokens = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="[ROLE=]N",
+        help="[ROLE=]N, repeatable: the thinking budget of a role's calls in tokens, 1 or "
+        "more (Anthropic budget_tokens, Gemini thinking budget; a bare N: the agent's).",
+    ),
+]
+MaxTokens = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="[ROLE=]N",
+        help="[ROLE=]N, repeatable: max_tokens of a role's calls (agent, simulator, "
+        "verifier; a bare N: the agent's; same as --agent-max-tokens etc.).",
+    ),
+]
+RunLogDir = Annotated[
+    str | None,
+    typer.Option(
+        help="Folder or URL, e.g. s3://..., under which the run logs to a folder of its own "
+        "named agent__simulator__mode-<hash of the arguments> (default: logs). Runs can "
+        "share it; occubench report DIR reads them all."
+    ),
+]
+Workers = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Shards, each its own Inspect process (default: 1 below "
+        f"{DEFAULT_SHARD_MIN_SAMPLES} samples, else the machine's cores; at most one per "
+        "task; 1 = one in-process eval).",
+    ),
+]
+RayResources = Annotated[
+    str | None,
+    typer.Option(help="Ray resources each shard needs, JSON, e.g. '{\"node:10.0.0.5\": 0.01}'."),
+]
 
 
 def _number(text: str) -> float:
@@ -129,125 +195,78 @@ def generation_settings(
     return settings, max_tokens
 
 
-def checked_twins(config: RunConfig, simulator: str, envs: list[EnvConfig]) -> RunConfig:
-    """The run with its ``--twins`` folder made absolute, once the twin simulator can run it.
+def run_request(given: dict[str, Any]) -> RunRequest:
+    """The run ``run``'s options ask for (``occubench.scale.RunRequest``).
 
     Raises:
-        UsageError: what ``check_twin_run`` refuses.
+        UsageError: an option that does not parse (a role, a number, JSON, an executor).
     """
-    from occubench.scripted import check_twin_run
+    from occubench.scale import Executor, RunRequest
 
-    folder = None if config.twins is None else Path(config.twins).expanduser().resolve()
-    check_twin_run(
-        simulator, folder, envs, simulator_places_faults=config.simulator_places_faults()
+    settings, max_tokens = generation_settings(given)
+    config = from_options(RunConfig, {**given, **max_tokens})
+    options = from_options(EvalOptions, given)
+    executor = Executor(executor_named(given["executor"]))
+    try:
+        resources = json.loads(given["ray_resources"]) if given["ray_resources"] else {}
+    except json.JSONDecodeError as e:
+        raise UsageError(f"--ray-resources is not JSON: {e}") from None
+    return RunRequest(
+        agent_model=given["agent_model"],
+        roles=model_roles(given),
+        config=config,
+        options=options,
+        generate=settings,
+        limit=given["limit"],
+        epochs=given["epochs"],
+        prices=given["prices"],
+        log_root=given["log_dir"],
+        workers=given["workers"],
+        executor=executor,
+        resources=resources,
     )
-    return config if folder is None else config.model_copy(update={"twins": str(folder)})
 
 
-def unbounded_roles(config: RunConfig) -> list[Role]:
-    """The roles whose calls the run makes without max_tokens (``--budget`` needs one).
+def planned_run(request: RunRequest) -> RunPlan:
+    """Plan the run (``occubench.scale.plan_run``), saying its warnings and notes.
 
-    The agent's only for the built-in loop: an Inspect agent or an agent program sets
-    its calls' own (a call without one is refused under a budget).
+    Bad input ends the command (``user_errors``: exit 2).
     """
-    points = protocol_points(config)
-    bounds = {
-        Role.AGENT: points.agent_max_tokens or bool(config.agent or config.agent_command),
-        Role.SIMULATOR: points.simulator_max_tokens,
-        Role.VERIFIER: points.verifier_max_tokens,
-    }
-    return [role for role, bound in bounds.items() if not bound]
+    from occubench.scale import plan_run
+
+    def warn(line: str) -> None:
+        err_console.print(terminal_plain(line), markup=False, highlight=False)
+
+    with user_errors():
+        plan = plan_run(request, warn)
+    for note in plan.notes:
+        console.print(f"Note: {terminal_plain(note)}", markup=False, highlight=False)
+    return plan
 
 
 @with_settings(RunConfig, EvalOptions)
 def run(
     ctx: typer.Context,
-    agent_model: Annotated[
-        str | None,
-        typer.Option(
-            "--agent-model",
-            "--model",
-            help="Agent under test, an Inspect model name (for --agent-command: the model its "
-            "OpenAI-compatible endpoint answers with; optional there).",
-        ),
-    ] = None,
+    agent_model: AgentModel = None,
     simulator_model: RunSimulatorModel = None,
     verifier_model: VerifierModel = None,
-    sim_fallback_model: Annotated[
-        str | None,
-        typer.Option(
-            help="Simulator re-asked after a failed online check (default: the simulator)."
-        ),
-    ] = None,
-    user_model: Annotated[
-        str | None,
-        typer.Option(
-            help="The simulated user of tasks with a 'user' brief (required when the selection "
-            "has one; tasks without a user never call it)."
-        ),
-    ] = None,
+    sim_fallback_model: SimFallbackModel = None,
+    user_model: UserModel = None,
     model_role: ModelRole = None,
-    temperature: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="[ROLE=]T",
-            help="[ROLE=]T, repeatable: the temperature of a role (a bare T: the agent's).",
-        ),
-    ] = None,
-    reasoning_effort: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="[ROLE=]EFFORT",
-            help="[ROLE=]EFFORT, repeatable: none, minimal, low, medium, high, xhigh (a bare "
-            "EFFORT: the agent's).",
-        ),
-    ] = None,
-    reasoning_tokens: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="[ROLE=]N",
-            help="[ROLE=]N, repeatable: the thinking budget of a role's calls in tokens, 1 or "
-            "more (Anthropic budget_tokens, Gemini thinking budget; a bare N: the agent's).",
-        ),
-    ] = None,
-    max_tokens: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="[ROLE=]N",
-            help="[ROLE=]N, repeatable: max_tokens of a role's calls (agent, simulator, "
-            "verifier; a bare N: the agent's; same as --agent-max-tokens etc.).",
-        ),
-    ] = None,
+    temperature: Temperature = None,
+    reasoning_effort: ReasoningEffort = None,
+    reasoning_tokens: ReasoningTokens = None,
+    max_tokens: MaxTokens = None,
     limit: Limit = None,
     epochs: Epochs = 1,
     prices: Prices = None,
-    log_dir: Annotated[
-        str | None,
-        typer.Option(
-            help="Folder or URL, e.g. s3://..., under which the run logs to a folder of its own "
-            "named agent__simulator__mode-<hash of the arguments> (default: logs). Runs can "
-            "share it; occubench report DIR reads them all."
-        ),
-    ] = None,
+    log_dir: RunLogDir = None,
     display: Display = "rich",
     preflight: RunPreflight = True,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Shards, each its own Inspect process (default: 1 below "
-            f"{DEFAULT_SHARD_MIN_SAMPLES} samples, else the machine's cores; at most one per "
-            "task; 1 = one in-process eval).",
-        ),
-    ] = None,
-    executor: Executor = "local",
+    workers: Workers = None,
+    executor: ShardExecutor = "local",
     ray_address: RayAddress = None,
-    ray_resources: Annotated[
-        str | None,
-        typer.Option(
-            help="Ray resources each shard needs, JSON, e.g. '{\"node:10.0.0.5\": 0.01}'."
-        ),
-    ] = None,
+    ray_resources: RayResources = None,
     **settings: Any,
 ) -> None:
     """Run agents on the dataset's tasks in the simulator, grade them, print the summary.
@@ -262,190 +281,150 @@ def run(
 
     with stop_signals() as stop:
         try:
-            _run(given, stop, command)
+            with user_errors():
+                request = run_request(given)
+            _run(planned_run(request), given, stop, command)
         except KeyboardInterrupt:
             interrupted(stop, 0, 0, "no log folder yet", command)
 
 
-def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
-    """The body of ``run`` (inside ``stop_signals``)."""
-    from occubench.costs import estimate_run, load_prices
-    from occubench.report import estimate_table
-    from occubench.scale import (
-        Executor,
-        FollowUp,
-        Preflight,
-        RunSpec,
-        absolute_location,
-        check_executor,
-        execute,
-        hold_log_folder,
-        missing_root,
-        plan_shards,
-        read_shard_counts,
-        remove_unstarted,
-        run_calls,
-        run_shard,
-        selected_task_ids,
-        shard_count,
-        start_workers,
-        warm_eval_imports,
-        whole_run,
-    )
+class _Estimate:
+    """The run's estimate: made in a thread while the preflight waits, printed as it starts."""
 
-    agent_model = given["agent_model"]
-    with user_errors():
-        settings, max_tokens = generation_settings(given)
-        config = from_options(RunConfig, {**given, **max_tokens})
-        config = config.model_copy(update={"dataset": str(config.dataset_dir().resolve())})
-        options = from_options(EvalOptions, given)
-        executor = check_executor(executor_named(given["executor"]))
-        try:
-            resources = json.loads(given["ray_resources"]) if given["ray_resources"] else {}
-        except json.JSONDecodeError as e:
-            raise UsageError(f"--ray-resources is not JSON: {e}") from None
-        selected = selected_task_ids(config)  # loaded once: the shard planner reuses it
-        if given["limit"]:
-            selected = selected[: given["limit"]]
-            config = config.model_copy(update={"task_ids": selected})
-        if not selected:  # Inspect would fail on an empty dataset, with a traceback
-            raise UsageError(f"no task in {config.dataset} matches the selection")
-        loaded = config.load_tasks()
-        for line in config.check_fields(loaded.tasks):  # a setting the data
-            err_console.print(f"Warning: {terminal_plain(line)}", markup=False, highlight=False)
-        if config.world is not None:  # shards and workers find it from any folder
-            config = config.model_copy(
-                update={"world": str(Path(config.world).expanduser().resolve())}
-            )
-        resolved = ResolvedRun.of(config)  # a clone that lacks a prompt is bad input: said now
-        from occubench.agent import conflicted_world, open_run_world
+    def __init__(self, plan: RunPlan, preflight: bool) -> None:
+        self.plan = plan
+        self.preflight = preflight
+        self.made: Future[RunEstimate] | None = None
 
-        world = open_run_world(config)  # a world that cannot be used as asked: said now
-        warning = None if world is None else conflicted_world(world, config)
-        if warning is not None:
-            err_console.print(terminal_plain(warning), markup=False, highlight=False)
-        prices = given["prices"]
-        price_table = load_prices(prices) if prices else None
-        if agent_model is None and not config.agent_command:
-            raise UsageError("--agent-model is required (optional only with --agent-command)")
-        roles = model_roles(given)
-        tasks_with_user(loaded.tasks, roles)
-        config = checked_twins(
-            config, roles[Role.SIMULATOR], [loaded.envs[t.env_name] for t in loaded.tasks]
-        )
-        agent = agent_model or NO_AGENT_MODEL
-        budget = given["budget"]
-        if budget is not None:
-            missing = [
-                m
-                for m in ([agent_model] if agent_model else []) + list(roles.values())
-                if price_table is None or m not in price_table.models
-            ]
-            if missing:
-                raise UsageError(
-                    "--budget needs --prices with a price for every model of the run; no "
-                    f"price for {', '.join(missing)}"
-                )
-            unbounded = unbounded_roles(config)
-            if unbounded:
-                raise UsageError(
-                    "--budget bounds each model call's cost by its max_tokens, and the "
-                    f"{', '.join(r.value for r in unbounded)} calls of this protocol set none: "
-                    "give them one, e.g. "
-                    + " ".join(f"--max-tokens {r.value}=16384" for r in unbounded)
-                )
-        epochs = given["epochs"]
-        spec = RunSpec(
-            agent=agent,
-            roles=roles,
-            config=config,
-            epochs=epochs,
-            generate=settings,
-            options=options,
-            log_dir="",
-            resources=resources,
-            prices=price_table,
-        )
-        display = given["display"].lower()
-        models = {Role.AGENT: agent, **roles}  # what each provider is sent, if not as asked
-        for clamp in run_clamp_notes(models, spec.generate_config, resolved.points):
-            console.print(f"Note: {terminal_plain(clamp.line())}", markup=False, highlight=False)
-    samples = len(selected) * epochs
-    in_flight = min(samples, options.samples_at_once())
-    local = executor is Executor.LOCAL
-    most = shard_count(given["workers"], len(selected), samples, in_flight)
-    root = given["log_dir"]
-
-    estimating: Future[RunEstimate] | None = None
-
-    def estimate_meanwhile(in_process: bool) -> None:
+    def start(self, in_process: bool) -> None:
         """Start the estimate in a thread (after the forks: a fork copies no thread).
 
-        It is made while the preflight waits on the endpoints, so no shard waits for it,
-        and printed once the shards have started (``show_estimate``). A run that will
-        run in this process (``in_process``) also imports there what its eval imports
-        at its start (``warm_eval_imports``), which workers do while they wait.
+        A run that will run in this process (``in_process``) also imports there what
+        its eval imports at its start (``warm_eval_imports``), which workers do while
+        they wait.
         """
-        nonlocal estimating
+        from occubench.costs import estimate_run
+        from occubench.scale import warm_eval_imports
+
+        spec = self.plan.spec
 
         def prepare() -> RunEstimate:
             if in_process:
                 warm_eval_imports()
             return estimate_run(
-                resolved,
-                agent=agent,
-                roles=roles,
-                epochs=epochs,
-                prices=price_table,
-                preflight=given["preflight"],
+                self.plan.resolved,
+                agent=spec.agent,
+                roles=spec.roles,
+                epochs=spec.epochs,
+                prices=spec.prices,
+                preflight=self.preflight,
             )
 
         thread = ThreadPoolExecutor(1, "estimate")
-        estimating = thread.submit(prepare)
+        self.made = thread.submit(prepare)
         thread.shutdown(wait=False)  # the thread ends with its one task
 
-    def show_estimate() -> None:
-        """The run's estimate (made meanwhile, printed while the run starts)."""
-        assert estimating is not None  # started before the preflight
+    def show(self) -> None:
+        """Print the estimate (made meanwhile), and whether it passes the budget."""
+        from occubench.report import estimate_table
+
+        assert self.made is not None  # started before the preflight
         with user_errors():
-            estimate = estimating.result()
+            estimate = self.made.result()
         console.print(estimate_table(estimate))
         for note in estimate.notes:
             console.print(f"Not counted: {note}.", highlight=False)
+        budget = self.plan.spec.options.budget
         if budget is not None and (estimate.total_cost or 0) > budget:
             console.print(
                 f"The estimate passes the budget of ${budget:,.4f}: the run will stop early.",
                 highlight=False,
             )
 
-    # the log folder first (read-only, full disk, busy: said before any model call), for
-    # the shards the run may take; the preflight's models are built (their providers
-    # imported), then the shard workers start (forks of this process where they can be),
-    # then the preflight's requests go out while the workers get ready: nothing runs
-    # before it passes. Its latency may then ask for fewer shards (another folder).
-    sticky = given["workers"] is not None or not local
-    first = most if sticky else _shards(spec, root, most, in_flight, None)
-    probe = run_log_dir(spec, 1 if first == 1 and local else first, root)
+
+class _Started(NamedTuple):
+    """What the run holds once its log folder is taken and its preflight's first turn passed."""
+
+    held: HeldFolder
+    pool: WorkerPool | None
+    follow: FollowUp | None
+    latency: float | None
+
+
+class _Carried(NamedTuple):
+    """A run carried out: its folder, its shards, their results, the preflight's refusals."""
+
+    out: str
+    planned: list[ShardSpec]
+    results: list[ShardResult]
+    refused: list[PreflightFailure]
+
+
+def _start(
+    stack: ExitStack, plan: RunPlan, probe: str, estimate: _Estimate, stop: Interruption
+) -> _Started:
+    """Hold the log folder, build the preflight's models, start the workers, try the models.
+
+    The log folder first (read-only, full disk, busy: said before any model call); the
+    preflight's models are built (their providers imported), then the shard workers
+    start (forks of this process where they can be), then the preflight's first turns
+    go out while the workers get ready (the second turns while the run starts: a
+    refusal stops it). Nothing runs before the first turns pass.
+    """
+    from occubench.scale import (
+        FollowUp,
+        Preflight,
+        absolute_location,
+        hold_log_folder,
+        run_calls,
+        start_workers,
+    )
+
+    with user_errors():
+        held = stack.enter_context(hold_log_folder(absolute_location(probe)))
+    checks = Preflight(run_calls(plan.spec)) if estimate.preflight else None
+    many = plan.local and plan.most > 1
+    pool = stack.enter_context(start_workers(plan.most)) if many else None
+    estimate.start(in_process=plan.local and pool is None)
+    if checks is None:
+        return _Started(held, pool, None, None)
+    latency = check_models(checks, follow_up=False)
+    return _Started(held, pool, FollowUp(checks, stop), latency)
+
+
+def _carry_out(plan: RunPlan, given: dict[str, Any], stop: Interruption) -> _Carried:
+    """Take the run's log folder, pass the preflight, run its shards.
+
+    The folder is first chosen for the shards the run may take; the preflight's latency
+    may then ask for fewer (another folder), and the folder held for more is removed if
+    this run made it and nothing started there.
+    """
+    from occubench.scale import (
+        absolute_location,
+        hold_log_folder,
+        missing_root,
+        plan_shards,
+        remove_unstarted,
+        whole_run,
+    )
+
+    estimate = _Estimate(plan, given["preflight"])
+    first = plan.shards(None)
+    probe = plan.log_dir(1 if first == 1 and plan.local else first)
     made = missing_root(absolute_location(probe))
     with ExitStack() as stack:
         try:
-            with user_errors():
-                held = stack.enter_context(hold_log_folder(absolute_location(probe)))
-            checks = Preflight(run_calls(spec)) if given["preflight"] else None
-            pool = stack.enter_context(start_workers(most)) if local and most > 1 else None
-            estimate_meanwhile(in_process=local and pool is None)
-            # the first turns now; the second turns while the run starts (a refusal stops it)
-            latency = check_models(checks, follow_up=False) if checks is not None else None
-            follow = FollowUp(checks, stop) if checks is not None else None
+            started = _start(stack, plan, probe, estimate, stop)
         except typer.Exit:
             stack.close()
             if made is not None:
                 remove_unstarted(made)
             raise
-        shards = first if sticky else _shards(spec, root, most, in_flight, latency)
-        whole = shards == 1 and local  # in this process (which holds the run's folder)
-        out = run_log_dir(spec, 1 if whole else shards, root)
-        spec = spec.model_copy(update={"log_dir": absolute_location(out)})
+        shards = plan.shards(started.latency)
+        whole = shards == 1 and plan.local  # in this process (which holds the run's folder)
+        out = plan.log_dir(1 if whole else shards)
+        spec = plan.spec.model_copy(update={"log_dir": absolute_location(out)})
+        held = started.held
         if out != probe:
             with user_errors():
                 held = stack.enter_context(hold_log_folder(spec.log_dir))
@@ -453,67 +432,68 @@ def _run(given: dict[str, Any], stop: Interruption, command: str) -> None:
             console.print(terminal_text(note), highlight=False)
         with user_errors():
             planned = [whole_run(spec)] if whole else plan_shards(spec, shards)
-        total = sum(shard.samples for shard in planned)
         console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
-        try:
-            if whole:
-                if pool is not None:
-                    pool.dismiss_rest()
-                show_estimate()
-                results = [run_shard(planned[0], display=display)]
-            else:
-                if not local:
-                    show_estimate()
-                results = execute(
-                    planned,
-                    executor,
-                    parallel=len(planned),
-                    ray_address=given["ray_address"],
-                    console=None if display == "none" else console,
-                    pool=pool,
-                    started=show_estimate if local else None,
-                )
-        except KeyboardInterrupt:
-            results = []
-        refused = follow.finish() if follow is not None else []
+        results = _shards_run(planned, whole, plan, started.pool, estimate, given)
+        refused = started.follow.finish() if started.follow is not None else []
     if out != probe and made is not None:  # the folder held for more shards: not used
         remove_unstarted(Path(absolute_location(probe)))
-    if refused:  # the wire refused the second turn: every sample would meet it
-        counts = [read_shard_counts(shard.log_dir) for shard in planned]
-        lines = [failure.line() for failure in refused]
-        stopped_by_preflight(lines, sum(c.done - c.errors for c in counts), total, out)
+    return _Carried(out, planned, results, refused)
+
+
+def _shards_run(
+    planned: list[ShardSpec],
+    whole: bool,
+    plan: RunPlan,
+    pool: WorkerPool | None,
+    estimate: _Estimate,
+    given: dict[str, Any],
+) -> list[ShardResult]:
+    """Run the shards: a whole run in this process, else on the executor (none: stopped)."""
+    from occubench.scale import execute, run_shard
+
+    display = given["display"].lower()
+    try:
+        if whole:
+            if pool is not None:
+                pool.dismiss_rest()
+            estimate.show()
+            return [run_shard(planned[0], display=display)]
+        if not plan.local:
+            estimate.show()
+        return execute(
+            planned,
+            plan.executor,
+            parallel=len(planned),
+            ray_address=given["ray_address"],
+            console=None if display == "none" else console,
+            pool=pool,
+            started=estimate.show if plan.local else None,
+        )
+    except KeyboardInterrupt:
+        return []
+
+
+def _run(plan: RunPlan, given: dict[str, Any], stop: Interruption, command: str) -> None:
+    """Carry out the planned run (inside ``stop_signals``) and print its summary."""
+    from occubench.scale import read_shard_counts
+
+    carried = _carry_out(plan, given, stop)
+    total = sum(shard.samples for shard in carried.planned)
+
+    def kept() -> int:
+        counts = [read_shard_counts(shard.log_dir) for shard in carried.planned]
+        return sum(c.done - c.errors for c in counts)
+
+    if carried.refused:  # the wire refused the second turn: every sample would meet it
+        lines = [failure.line() for failure in carried.refused]
+        stopped_by_preflight(lines, kept(), total, carried.out)
+    results = carried.results
     try:  # a signal during the summary too: the logs say what was kept
         if stop.signal is not None or not results or any(r.interrupted for r in results):
             raise KeyboardInterrupt
-        _summary(results, price_table, budget)
+        _summary(results, plan.spec.prices, plan.spec.options.budget)
     except KeyboardInterrupt:
-        counts = [read_shard_counts(shard.log_dir) for shard in planned]
-        kept = sum(c.done - c.errors for c in counts)
-        interrupted(stop, kept, total, out, command)
-
-
-def _shards(
-    spec: RunSpec, root: str | None, most: int, in_flight: int, latency: float | None
-) -> int:
-    """The run's shards, at most ``most``.
-
-    Those of its log folder under ``root`` if it was started before (resume), else as
-    many as its endpoints' latency needs (``shards_for_latency``). A remote root is not
-    looked in: the run takes ``most``.
-    """
-    from occubench.scale import shards_for_latency
-
-    base = (root or DEFAULT_LOG_ROOT).rstrip("/")
-    if "://" in base and not base.startswith("file://"):
-        return most
-    started = [
-        (folder.stat().st_mtime, count)
-        for count in range(1, max(most, os.cpu_count() or 1) + 1)
-        if (folder := Path(base.removeprefix("file://")) / spec.folder_name(count)).is_dir()
-    ]
-    if started:
-        return max(started)[1]  # the newest
-    return shards_for_latency(most, in_flight, latency)
+        interrupted(stop, kept(), total, carried.out, command)
 
 
 def _summary(

@@ -33,7 +33,6 @@ from occubench.cli._options import (
     VerifierModel,
 )
 from occubench.cli._settings import CLIENT_IS_AGENT, with_settings
-from occubench.cli.run import checked_twins
 from occubench.config import NO_AGENT_MODEL, RunConfig
 from occubench.defaults import DEFAULT_SERVE_PORT
 from occubench.errors import ExitCode
@@ -92,7 +91,7 @@ def serve(
     'Authorization: Bearer TOKEN': set TOKEN in $OCCUBENCH_SERVE_TOKEN, or use the one
     printed at start.
     """
-    from occubench.scale import absolute_location
+    from occubench.scale import absolute_location, checked_twins
     from occubench.serving import (
         ServeOptions,
         served_task,

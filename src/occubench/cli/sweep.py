@@ -19,7 +19,7 @@ from occubench.cli._common import (
     split_names,
     user_errors,
 )
-from occubench.cli._options import Executor, RayAddress, RunPreflight
+from occubench.cli._options import RayAddress, RunPreflight, ShardExecutor
 from occubench.cli._settings import executor_named, with_settings
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
@@ -97,7 +97,7 @@ def sweep(
             help=f"Folder or URL of the runs (default: the sweep's, else {DEFAULT_SWEEP_LOG_DIR})."
         ),
     ] = None,
-    executor: Executor = "local",
+    executor: ShardExecutor = "local",
     workers: Annotated[
         int | None,
         typer.Option(

@@ -32,6 +32,19 @@ from occubench.scale._log_folder import (
     remove_unstarted,
 )
 from occubench.scale._log_housekeeping import move_aside_unreadable_logs, remove_superseded_logs
+from occubench.scale._plan import (
+    RunPlan,
+    RunRequest,
+    check_budget,
+    check_world,
+    checked_twins,
+    plan_run,
+    run_log_dir,
+    selected_run,
+    started_shards,
+    tasks_with_user,
+    unbounded_roles,
+)
 from occubench.scale._preflight import (
     FollowUp,
     Preflight,
@@ -79,6 +92,17 @@ from occubench.scale._sweep import (
 )
 
 __all__ = [
+    "RunPlan",
+    "RunRequest",
+    "checked_twins",
+    "plan_run",
+    "run_log_dir",
+    "selected_run",
+    "started_shards",
+    "tasks_with_user",
+    "unbounded_roles",
+    "check_world",
+    "check_budget",
     "DEMO_SWEEP",
     "BENCHMARK_TASK",
     "EvalOutcome",
