@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -21,6 +21,9 @@ from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_DEMO_LOG_DIR
 from occubench.faults import EnvMode
 from occubench.roles import Role
+
+if TYPE_CHECKING:
+    from occubench.results import SampleRow
 
 
 @with_settings(RunConfig, only=("fault_count", "fault_duration", "seed"))
@@ -40,7 +43,6 @@ def demo(
     careful retries errors and re-reads until data is complete and consistent; no-retry
     gives up at the first error; trusting retries errors but believes degraded data.
     """
-    from occubench.analysis import rate_row, robustness
     from occubench.scale import RunSpec, ShardResult, demo_sweep, run_demo, stop_signals
 
     command = invoked_command(ctx, {"log_dir": log_dir, **settings})
@@ -75,6 +77,25 @@ def demo(
     if stop.signal is not None or len(rows) < 120:
         kept = sum(r.error is None for r in rows)
         interrupted(stop, kept, 120, str(log_dir), command)
+    console.print(_rates_table(rows, agents, settings))
+    errors = sum(r.error is not None for r in rows)
+    console.print(
+        f"{len(rows)} samples, {errors} infrastructure errors. "
+        "R = min(CR_E1, CR_E2, CR_E3) / CR_E0."
+    )
+    console.print(
+        f"Logs: {log_dir}\n"
+        f"  occubench report {log_dir}     the report's tables (--format html for a page)\n"
+        f"  inspect view --log-dir {log_dir}   every trajectory in Inspect's viewer",
+        markup=False,
+        highlight=False,
+    )
+
+
+def _rates_table(rows: list[SampleRow], agents: list[str], settings: dict[str, Any]) -> Table:
+    """Each reference agent's completion rate per mode, and its robustness R."""
+    from occubench.analysis import rate_row, robustness
+
     table = Table(
         title=f"Reference agents on the reference suite (fc={settings['fault_count']}, "
         f"fd={settings['fault_duration']}, seed={settings['seed']}): completion rate %"
@@ -96,16 +117,4 @@ def demo(
             *(f"{100 * rates[m.value]:.0f}" for m in EnvMode),
             "-" if r != r else f"{r:.2f}",
         )
-    console.print(table)
-    errors = sum(r.error is not None for r in rows)
-    console.print(
-        f"{len(rows)} samples, {errors} infrastructure errors. "
-        "R = min(CR_E1, CR_E2, CR_E3) / CR_E0."
-    )
-    console.print(
-        f"Logs: {log_dir}\n"
-        f"  occubench report {log_dir}     the report's tables (--format html for a page)\n"
-        f"  inspect view --log-dir {log_dir}   every trajectory in Inspect's viewer",
-        markup=False,
-        highlight=False,
-    )
+    return table

@@ -23,11 +23,11 @@ from occubench.cli._options import RayAddress, RunPreflight, ShardExecutor
 from occubench.cli._settings import executor_named, with_settings
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SWEEP_LOG_DIR
-from occubench.errors import ExitCode, UsageError
+from occubench.errors import ExitCode
 from occubench.roles import Role
 
 if TYPE_CHECKING:
-    from occubench.scale import SweepRun
+    from occubench.scale import Executor, ShardResult, ShardSpec, Sweep, SweepRun
 
 
 def runs_table(runs: Sequence[SweepRun]) -> Table:
@@ -65,6 +65,48 @@ def runs_table(runs: Sequence[SweepRun]) -> Table:
     return table
 
 
+Sweeps = Annotated[
+    list[str],
+    typer.Argument(
+        help="Sweep YAML files or shipped names (paper-main, ...); 'paper-*' takes them all."
+    ),
+]
+Agents = Annotated[
+    str | None,
+    typer.Option(
+        help="Agent models replacing the sweep's (comma-separated); its generate options "
+        "(e.g. reasoning efforts) apply to each."
+    ),
+]
+Simulators = Annotated[
+    str | None, typer.Option(help="Simulator models replacing the sweep's (comma-separated).")
+]
+Verifiers = Annotated[
+    str | None, typer.Option(help="Verifier models replacing the sweep's (comma-separated).")
+]
+SweepLogDir = Annotated[
+    str | None,
+    typer.Option(
+        help=f"Folder or URL of the runs (default: the sweep's, else {DEFAULT_SWEEP_LOG_DIR})."
+    ),
+]
+SweepWorkers = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Local executor: shard processes at once (default: the machine's cores)."
+    ),
+]
+DryRun = Annotated[
+    bool,
+    typer.Option(help="Print the runs (and the shards, when the dataset is known); run nothing."),
+]
+ReportOut = Annotated[
+    Path | None,
+    typer.Option(help="Also write the report's files (Markdown, CSV, JSON, HTML) to this folder."),
+]
+LiveView = Annotated[str, typer.Option(help="rich: one live view across shards; none: no view.")]
+
+
 @with_settings(
     RunConfig,
     only=("dataset",),
@@ -72,54 +114,17 @@ def runs_table(runs: Sequence[SweepRun]) -> Table:
 )
 def sweep(
     ctx: typer.Context,
-    sweeps: Annotated[
-        list[str],
-        typer.Argument(
-            help="Sweep YAML files or shipped names (paper-main, ...); 'paper-*' takes them all."
-        ),
-    ],
-    agents: Annotated[
-        str | None,
-        typer.Option(
-            help="Agent models replacing the sweep's (comma-separated); its generate options "
-            "(e.g. reasoning efforts) apply to each."
-        ),
-    ] = None,
-    simulators: Annotated[
-        str | None, typer.Option(help="Simulator models replacing the sweep's (comma-separated).")
-    ] = None,
-    verifiers: Annotated[
-        str | None, typer.Option(help="Verifier models replacing the sweep's (comma-separated).")
-    ] = None,
-    log_dir: Annotated[
-        str | None,
-        typer.Option(
-            help=f"Folder or URL of the runs (default: the sweep's, else {DEFAULT_SWEEP_LOG_DIR})."
-        ),
-    ] = None,
+    sweeps: Sweeps,
+    agents: Agents = None,
+    simulators: Simulators = None,
+    verifiers: Verifiers = None,
+    log_dir: SweepLogDir = None,
     executor: ShardExecutor = "local",
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            min=1, help="Local executor: shard processes at once (default: the machine's cores)."
-        ),
-    ] = None,
+    workers: SweepWorkers = None,
     ray_address: RayAddress = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option(
-            help="Print the runs (and the shards, when the dataset is known); run nothing."
-        ),
-    ] = False,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Also write the report's files (Markdown, CSV, JSON, HTML) to this folder."
-        ),
-    ] = None,
-    display: Annotated[
-        str, typer.Option(help="rich: one live view across shards; none: no view.")
-    ] = "rich",
+    dry_run: DryRun = False,
+    out: ReportOut = None,
+    display: LiveView = "rich",
     preflight: RunPreflight = True,
     **settings: Any,
 ) -> None:
@@ -130,29 +135,14 @@ def sweep(
     (their comments list the API keys to set); --agents, --simulators, --verifiers
     replace them.
     """
-    from occubench.report import (
-        ReportFormat,
-        build_report,
-        report_tables,
-        rich_table,
-        write_report,
-    )
-    from occubench.results import agent_error_lines
     from occubench.scale import (
         Preflight,
         check_executor,
-        execute,
-        expand_sweep,
-        labelled,
         load_sweeps,
-        merged_rows,
         override,
-        placeholders,
-        read_shard_counts,
+        plan_sweep,
         run_calls,
-        stop_signals,
         sweep_runs,
-        sweep_shards,
     )
 
     command = invoked_command(ctx, {**locals(), **settings})
@@ -171,32 +161,10 @@ def sweep(
         runs = sweep_runs(chosen)
         where = check_executor(executor_named(executor))
     if dry_run:
-        console.print(runs_table(runs))
-        counts = ", ".join(f"{s.name} {len(expand_sweep(s))}" for s in chosen)
-        console.print(
-            f"{len(runs)} runs ({counts}; a run shared by sweeps counts once)", highlight=False
-        )
-        if all(run.config.dataset for run, _ in runs):
-            with user_errors():
-                console.print(f"{len(sweep_shards(runs))} shards", highlight=False)
-        else:
-            console.print(
-                "Shards are dealt once the dataset is known (--dataset or $OCCUBENCH_DATASET)."
-            )
+        _dry_run(chosen, runs)
         return
     with user_errors():
-        missing = sorted({name for s in chosen for name in placeholders(s)})
-        if missing:
-            raise UsageError(
-                f"the sweep names placeholder models ({', '.join(missing)}): "
-                "replace them with --agents, --simulators, --verifiers or edit a "
-                "copy of the sweep file"
-            )
-        shards = sweep_shards(runs)
-        for run, _ in runs:
-            from occubench.agent import open_run_world
-
-            open_run_world(run.config)  # a world that cannot be used as asked: said now
+        shards = plan_sweep(chosen, runs)
     if preflight:
         check_models(Preflight([call for run, _ in runs for call in run_calls(run)]))
     root = Path(runs[0][0].log_dir).parent
@@ -205,6 +173,40 @@ def sweep(
         "again to resume)",
         highlight=False,
     )
+    results = _run_shards(shards, where, workers, ray_address, display, str(root), command)
+    _report(results, runs, out)
+
+
+def _dry_run(chosen: list[Sweep], runs: list[SweepRun]) -> None:
+    """``--dry-run``: the runs, and their shards when the dataset is known."""
+    from occubench.scale import expand_sweep, sweep_shards
+
+    console.print(runs_table(runs))
+    counts = ", ".join(f"{s.name} {len(expand_sweep(s))}" for s in chosen)
+    console.print(
+        f"{len(runs)} runs ({counts}; a run shared by sweeps counts once)", highlight=False
+    )
+    if all(run.config.dataset for run, _ in runs):
+        with user_errors():
+            console.print(f"{len(sweep_shards(runs))} shards", highlight=False)
+    else:
+        console.print(
+            "Shards are dealt once the dataset is known (--dataset or $OCCUBENCH_DATASET)."
+        )
+
+
+def _run_shards(
+    shards: list[ShardSpec],
+    where: Executor,
+    workers: int | None,
+    ray_address: str | None,
+    display: str,
+    root: str,
+    command: str,
+) -> list[ShardResult]:
+    """Run the sweep's shards on the executor; exit 130 when interrupted."""
+    from occubench.scale import execute, read_shard_counts, stop_signals
+
     with stop_signals() as stop:
         try:
             results = execute(
@@ -219,7 +221,22 @@ def sweep(
     if stop.signal is not None or not results or any(r.interrupted for r in results):
         found = [read_shard_counts(shard.log_dir) for shard in shards]
         kept = sum(c.done - c.errors for c in found)
-        interrupted(stop, kept, sum(s.samples for s in shards), str(root), command)
+        interrupted(stop, kept, sum(s.samples for s in shards), root, command)
+    return results
+
+
+def _report(results: list[ShardResult], runs: list[SweepRun], out: Path | None) -> None:
+    """The sweep's report (and its files in ``out``); exit 1, 3 or 4 when it is not OK."""
+    from occubench.report import (
+        ReportFormat,
+        build_report,
+        report_tables,
+        rich_table,
+        write_report,
+    )
+    from occubench.results import agent_error_lines
+    from occubench.scale import labelled, merged_rows
+
     for failed in (r for r in results if not r.success):
         console.print(f"{failed.run} [{failed.index}/{failed.count}]: {failed.error}", markup=False)
     rows = labelled(merged_rows(results), results, [run for run, _ in runs])

@@ -29,7 +29,8 @@ from occubench.errors import UsageError
 from occubench.roles import Role
 from occubench.scale._execute import check_executor
 from occubench.scale._shards import selected_task_ids, shard_count, shards_for_latency
-from occubench.scale._spec import Executor, RoleSettings, RunSpec
+from occubench.scale._spec import Executor, RoleSettings, RunSpec, ShardSpec
+from occubench.scale._sweep import Sweep, SweepRun, placeholders, sweep_shards
 
 Warn = Callable[[str], None]
 """Where a plan says a warning as it meets it (a problem that does not stop the run)."""
@@ -290,3 +291,23 @@ def plan_run(request: RunRequest, warn: Warn) -> RunPlan:
         workers=request.workers,
         notes=notes,
     )
+
+
+def plan_sweep(sweeps: list[Sweep], runs: list[SweepRun]) -> list[ShardSpec]:
+    """The shards of a sweep's runs, once every model is named and every world can be used.
+
+    Raises:
+        UsageError: a placeholder model left in a sweep, a dataset or a world that cannot
+            be used as asked.
+    """
+    missing = sorted({name for s in sweeps for name in placeholders(s)})
+    if missing:
+        raise UsageError(
+            f"the sweep names placeholder models ({', '.join(missing)}): "
+            "replace them with --agents, --simulators, --verifiers or edit a "
+            "copy of the sweep file"
+        )
+    shards = sweep_shards(runs)
+    for run, _ in runs:
+        check_world(run.config)  # a world that cannot be used as asked: said now
+    return shards

@@ -22,7 +22,7 @@ from typing import Any
 import rich
 from inspect_ai import eval_set
 from inspect_ai.hooks import Hooks, RunStart, SampleEnd, SampleStart, TaskStart, hooks
-from inspect_ai.log import read_eval_log_sample_summaries
+from inspect_ai.log import EvalLog, read_eval_log_sample_summaries
 from inspect_ai.model import GenerateConfig, Model
 from pydantic import BaseModel, Field
 
@@ -331,26 +331,14 @@ def run_eval(
         lean_inspect(),
         spending_limit(budget),
     ):
-        fast = options.fast_path
-        main = _model(model, settings(Role.AGENT), replay, fast)
-        role_models = {
-            role.value: _model(m, settings(role), replay, fast, (role_args or {}).get(role))
-            for role, m in roles.items()
-        }
-        for built in (main, *role_models.values()):
-            register_secrets(model_secrets(built))
+        main, role_models = _built_models(model, roles, settings, options, role_args)
         register_secrets(secrets_of_settings(dict(task_args)))
         redact_log_records()
         for note in held.notes:
             logger.warning(note)
         reset_concurrency()  # each eval's limits start at their ceilings
-        place = (
-            journal_place_of(
-                log_dir, task, task_args, {Role.AGENT.value: main, **role_models}, epochs
-            )
-            if replay
-            else None
-        )
+        models = {Role.AGENT.value: main, **role_models}
+        place = journal_place_of(log_dir, task, task_args, models, epochs) if replay else None
         try:
             with journaled_calls(place):
                 success, logs = eval_set(
@@ -378,30 +366,65 @@ def run_eval(
             raise problem from None
         finally:
             close_shared_worlds()  # the worlds the run's samples recorded to, on disk
-        resumed, ignored = resumed_calls(), ignored_journals()
-        locations = [log.location for log in logs]
-        check_logs_written(locations, log_dir)
-        interrupted = any(log.status == "cancelled" for log in logs)
-        success = success and not interrupted
-        remove_superseded_logs(locations)
-        if "://" not in log_dir or log_dir.startswith("file://"):
-            redact_log_folder(log_dir.removeprefix("file://"))
-        spend = budget.spend.model_copy() if budget is not None else None
-        if spend is not None and spend.reached:
-            success = False
-            mark_unfinished(
-                locations,
-                f"budget reached: {spend.refused} sample(s) not started, {spend.stopped} "
-                "stopped by a model call it could not cover",
-            )
-        # an interrupted eval set may return no log at all: complete only with every log done
-        complete = success and bool(logs) and all(log.status == "success" for log in logs)
-        drop_journals(place, locations, complete)
+        return _outcome(success, logs, log_dir, budget, place, held.notes)
+
+
+def _built_models(
+    model: str | Model,
+    roles: Mapping[Role, str | Model],
+    settings: Callable[[Role], GenerateConfig],
+    options: EvalOptions,
+    role_args: Mapping[Role, Mapping[str, Any]] | None,
+) -> tuple[Model, dict[str, Model]]:
+    """The eval's main model and role models (by role name), their secrets registered."""
+    replay, fast = options.replay_calls, options.fast_path
+    main = _model(model, settings(Role.AGENT), replay, fast)
+    role_models = {
+        role.value: _model(m, settings(role), replay, fast, (role_args or {}).get(role))
+        for role, m in roles.items()
+    }
+    for built in (main, *role_models.values()):
+        register_secrets(model_secrets(built))
+    return main, role_models
+
+
+def _outcome(
+    success: bool,
+    logs: list[EvalLog],
+    log_dir: str,
+    budget: SpendGuard | None,
+    place: JournalPlace | None,
+    notes: list[str],
+) -> EvalOutcome:
+    """What an eval set gave, its log folder put in order.
+
+    The logs are checked written, superseded ones removed, secrets redacted; a run
+    its budget stopped leaves its logs unfinished; journals of a complete run dropped.
+    """
+    resumed, ignored = resumed_calls(), ignored_journals()
+    locations = [log.location for log in logs]
+    check_logs_written(locations, log_dir)
+    interrupted = any(log.status == "cancelled" for log in logs)
+    success = success and not interrupted
+    remove_superseded_logs(locations)
+    if "://" not in log_dir or log_dir.startswith("file://"):
+        redact_log_folder(log_dir.removeprefix("file://"))
+    spend = budget.spend.model_copy() if budget is not None else None
+    if spend is not None and spend.reached:
+        success = False
+        mark_unfinished(
+            locations,
+            f"budget reached: {spend.refused} sample(s) not started, {spend.stopped} "
+            "stopped by a model call it could not cover",
+        )
+    # an interrupted eval set may return no log at all: complete only with every log done
+    complete = success and bool(logs) and all(log.status == "success" for log in logs)
+    drop_journals(place, locations, complete)
     return EvalOutcome(
         success=success,
         interrupted=interrupted,
         logs=locations,
-        notes=held.notes,
+        notes=notes,
         concurrency=concurrency_report(),
         spend=spend,
         resumed_calls=resumed,
