@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import rich
 from inspect_ai import eval_set
@@ -339,22 +339,46 @@ def run_eval(
         reset_concurrency()  # each eval's limits start at their ceilings
         models = {Role.AGENT.value: main, **role_models}
         place = journal_place_of(log_dir, task, task_args, models, epochs) if replay else None
+        run = _EvalSetRun(task, task_args, log_dir, epochs, display, options)
+        success, logs = run.start(main, role_models, max_samples, place)
+        return _outcome(success, logs, log_dir, budget, place, held.notes)
+
+
+class _EvalSetRun(NamedTuple):
+    """What ``run_eval`` hands Inspect's ``eval_set`` besides the models."""
+
+    task: str
+    task_args: Mapping[str, Any]
+    log_dir: str
+    epochs: int
+    display: str
+    options: EvalOptions
+
+    def start(
+        self,
+        main: Model,
+        role_models: dict[str, Model],
+        max_samples: int | None,
+        place: JournalPlace | None,
+    ) -> tuple[bool, list[EvalLog]]:
+        """Run the eval set; a log write that failed on the disk is one ``LogFolderError``."""
+        options, log_dir = self.options, self.log_dir
         try:
             with journaled_calls(place):
                 success, logs = eval_set(
-                    tasks=task,
-                    task_args=dict(task_args),
+                    tasks=self.task,
+                    task_args=dict(self.task_args),
                     log_dir=log_dir,
                     model=main,
                     model_roles=role_models,
-                    epochs=epochs,
+                    epochs=self.epochs,
                     max_samples=max_samples or options.samples_at_once(),
                     log_realtime=options.log_realtime,
                     log_model_api=options.log_model_api,
                     log_buffer=options.log_buffer,
                     retry_on_error=options.retry_on_error,
                     fail_on_error=False,
-                    display=display,  # type: ignore[arg-type]
+                    display=self.display,  # type: ignore[arg-type]
                     # Inspect's control server (an HTTP app for `inspect ctl`) costs each eval
                     # about half a second to start; off unless the environment asks for it
                     ctl_server=None if CTL_SERVER_ENV in os.environ else False,
@@ -366,7 +390,7 @@ def run_eval(
             raise problem from None
         finally:
             close_shared_worlds()  # the worlds the run's samples recorded to, on disk
-        return _outcome(success, logs, log_dir, budget, place, held.notes)
+        return success, list(logs)
 
 
 def _built_models(
