@@ -224,6 +224,8 @@ def run_request(given: dict[str, Any]) -> RunRequest:
         workers=given["workers"],
         executor=executor,
         resources=resources,
+        ray_address=given["ray_address"],
+        preflight=given["preflight"],
     )
 
 
@@ -283,7 +285,7 @@ def run(
         try:
             with user_errors():
                 request = run_request(given)
-            _run(planned_run(request), given, stop, command)
+            _run(planned_run(request), display.lower(), stop, command)
         except KeyboardInterrupt:
             interrupted(stop, 0, 0, "no log folder yet", command)
 
@@ -291,9 +293,8 @@ def run(
 class _Estimate:
     """The run's estimate: made in a thread while the preflight waits, printed as it starts."""
 
-    def __init__(self, plan: RunPlan, preflight: bool) -> None:
+    def __init__(self, plan: RunPlan) -> None:
         self.plan = plan
-        self.preflight = preflight
         self.made: Future[RunEstimate] | None = None
 
     def start(self, in_process: bool) -> None:
@@ -317,7 +318,7 @@ class _Estimate:
                 roles=spec.roles,
                 epochs=spec.epochs,
                 prices=spec.prices,
-                preflight=self.preflight,
+                preflight=self.plan.preflight,
             )
 
         thread = ThreadPoolExecutor(1, "estimate")
@@ -382,7 +383,7 @@ def _start(
 
     with user_errors():
         held = stack.enter_context(hold_log_folder(absolute_location(probe)))
-    checks = Preflight(run_calls(plan.spec)) if estimate.preflight else None
+    checks = Preflight(run_calls(plan.spec)) if plan.preflight else None
     many = plan.local and plan.most > 1
     pool = stack.enter_context(start_workers(plan.most)) if many else None
     estimate.start(in_process=plan.local and pool is None)
@@ -392,7 +393,7 @@ def _start(
     return _Started(held, pool, FollowUp(checks, stop), latency)
 
 
-def _carry_out(plan: RunPlan, given: dict[str, Any], stop: Interruption) -> _Carried:
+def _carry_out(plan: RunPlan, display: str, stop: Interruption) -> _Carried:
     """Take the run's log folder, pass the preflight, run its shards.
 
     The folder is first chosen for the shards the run may take; the preflight's latency
@@ -408,7 +409,7 @@ def _carry_out(plan: RunPlan, given: dict[str, Any], stop: Interruption) -> _Car
         whole_run,
     )
 
-    estimate = _Estimate(plan, given["preflight"])
+    estimate = _Estimate(plan)
     first = plan.shards(None)
     probe = plan.log_dir(1 if first == 1 and plan.local else first)
     made = missing_root(absolute_location(probe))
@@ -433,7 +434,7 @@ def _carry_out(plan: RunPlan, given: dict[str, Any], stop: Interruption) -> _Car
         with user_errors():
             planned = [whole_run(spec)] if whole else plan_shards(spec, shards)
         console.print(f"Logs: {out}  (run the same command again to resume)", highlight=False)
-        results = _shards_run(planned, whole, plan, started.pool, estimate, given)
+        results = _shards_run(planned, whole, plan, started.pool, estimate, display)
         refused = started.follow.finish() if started.follow is not None else []
     if out != probe and made is not None:  # the folder held for more shards: not used
         remove_unstarted(Path(absolute_location(probe)))
@@ -446,12 +447,11 @@ def _shards_run(
     plan: RunPlan,
     pool: WorkerPool | None,
     estimate: _Estimate,
-    given: dict[str, Any],
+    display: str,
 ) -> list[ShardResult]:
     """Run the shards: a whole run in this process, else on the executor (none: stopped)."""
     from occubench.scale import execute, run_shard
 
-    display = given["display"].lower()
     try:
         if whole:
             if pool is not None:
@@ -464,7 +464,7 @@ def _shards_run(
             planned,
             plan.executor,
             parallel=len(planned),
-            ray_address=given["ray_address"],
+            ray_address=plan.ray_address,
             console=None if display == "none" else console,
             pool=pool,
             started=estimate.show if plan.local else None,
@@ -473,11 +473,11 @@ def _shards_run(
         return []
 
 
-def _run(plan: RunPlan, given: dict[str, Any], stop: Interruption, command: str) -> None:
+def _run(plan: RunPlan, display: str, stop: Interruption, command: str) -> None:
     """Carry out the planned run (inside ``stop_signals``) and print its summary."""
     from occubench.scale import read_shard_counts
 
-    carried = _carry_out(plan, given, stop)
+    carried = _carry_out(plan, display, stop)
     total = sum(shard.samples for shard in carried.planned)
 
     def kept() -> int:

@@ -59,6 +59,8 @@ class RunRequest(BaseModel):
     resources: dict[str, float] = Field(
         default_factory=dict, description="Ray resources each shard needs."
     )
+    ray_address: str | None = Field(default=None, description="The Ray cluster (None: local).")
+    preflight: bool = Field(default=True, description="Try every model before the first sample.")
 
 
 class RunPlan(BaseModel):
@@ -72,6 +74,8 @@ class RunPlan(BaseModel):
     executor: Executor = Field(description="Where its shards run.")
     log_root: str | None = Field(description="The folder its own folder is made under.")
     workers: int | None = Field(description="Shards asked for (None: chosen by the run).")
+    ray_address: str | None = Field(description="The Ray cluster (None: a local instance).")
+    preflight: bool = Field(description="Whether every model is tried before the first sample.")
     notes: list[str] = Field(
         default_factory=list, description="What each provider is sent, if not as asked."
     )
@@ -289,6 +293,8 @@ def plan_run(request: RunRequest, warn: Warn) -> RunPlan:
         executor=executor,
         log_root=request.log_root,
         workers=request.workers,
+        ray_address=request.ray_address,
+        preflight=request.preflight,
         notes=notes,
     )
 
