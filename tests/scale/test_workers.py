@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from conftest import RELEASE_DIR, RELEASE_IDS
-from occubench.cli.run import _shards
 from occubench.config import RunConfig
 from occubench.defaults import DEFAULT_SHARD_CALLS_PER_SECOND
 from occubench.results import read_runs
@@ -25,6 +24,7 @@ from occubench.scale import (
     merged_rows,
     plan_shards,
     role_calls,
+    run_shards,
     shard_count,
     shards_for_latency,
     start_workers,
@@ -90,10 +90,10 @@ def test_default_shards_follow_cores_size_and_latency(monkeypatch):
 
 def test_a_started_run_keeps_its_shards_whatever_the_latency(tmp_path):
     run = spec(tmp_path)
-    assert _shards(run, str(tmp_path), 4, 100, 10.0) == 1  # new: by its latency
+    assert run_shards(run, str(tmp_path), 4, 100, 10.0) == 1  # new: by its latency
     (tmp_path / run.folder_name(3)).mkdir()  # started before with three shards
-    assert _shards(run, str(tmp_path), 4, 100, 10.0) == 3  # resumed with three
-    assert _shards(run, "s3://bucket/logs", 4, 100, 10.0) == 4  # not looked for remotely
+    assert run_shards(run, str(tmp_path), 4, 100, 10.0) == 3  # resumed with three
+    assert run_shards(run, "s3://bucket/logs", 4, 100, 10.0) == 4  # not looked for remotely
 
 
 @pytest.mark.parametrize("fork", FORK_CASES, ids=["forked", "spawned"])

@@ -113,9 +113,7 @@ class RunPlan(BaseModel):
         """The run's shards: fixed, those of a started folder (resume), else by latency."""
         if self.sticky:
             return self.most
-        return started_shards(self.spec, self.log_root, self.most) or shards_for_latency(
-            self.most, self.in_flight, latency
-        )
+        return run_shards(self.spec, self.log_root, self.most, self.in_flight, latency)
 
 
 def run_log_dir(spec: RunSpec, shards: int, root: str | None) -> str:
@@ -127,6 +125,18 @@ def run_log_dir(spec: RunSpec, shards: int, root: str | None) -> str:
     """
     base = (root or DEFAULT_LOG_ROOT).rstrip("/")
     return f"{base}/{spec.folder_name(shards)}"
+
+
+def run_shards(
+    spec: RunSpec, root: str | None, most: int, in_flight: int, latency: float | None
+) -> int:
+    """The run's shards, at most ``most``.
+
+    Those of its log folder under ``root`` if it was started before (resume), else as
+    many as its endpoints' latency needs (``shards_for_latency``). A remote root is not
+    looked in: the run takes ``most``.
+    """
+    return started_shards(spec, root, most) or shards_for_latency(most, in_flight, latency)
 
 
 def started_shards(spec: RunSpec, root: str | None, most: int) -> int | None:
