@@ -2,6 +2,7 @@
 
 import ast
 import re
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,41 @@ def test_every_import_follows_the_layout():
     assert not problems, "imports ARCHITECTURE.md does not allow:\n" + "\n".join(problems)
 
 
+def module_name(path: Path, package: Path) -> str:
+    """A file's dotted module name (a package's ``__init__`` is the package)."""
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_circle(package: Path) -> list[str] | None:
+    """One circle of imports between the package's modules, or None when there is none.
+
+    Every import counts, those under ``TYPE_CHECKING`` and inside functions too: a circle a
+    type checker follows is a circle. A package re-exporting its own modules from its
+    ``__init__`` is not one (the modules import the package's siblings, never it back).
+    """
+    files = {module_name(path, package): path for path in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets = set()
+        for _, imported in imports(path):
+            while imported and imported not in files:
+                imported = imported.rpartition(".")[0]  # a name imported from a module
+            if imported and imported != name and not imported.startswith(f"{name}."):
+                targets.add(imported)
+        graph[name] = targets
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as found:
+        return list(found.args[1])
+    return None
+
+
+def test_no_module_imports_itself_back():
+    circle = import_circle(PACKAGE)
+    assert circle is None, "an import circle: " + " -> ".join(circle or [])
+
+
 @pytest.fixture
 def package(tmp_path):
     """A small package laid out as ARCHITECTURE.md says, to plant bad imports in."""
@@ -154,6 +190,22 @@ def test_a_planted_import_is_found(package, file, text, problem):
     (package / file).write_text(text)
     problems = layout_problems(package, MINI)
     assert len(problems) == 1 and problem in problems[0], problems
+
+
+def test_a_layout_that_holds_has_no_circle(package):
+    assert import_circle(package) is None
+
+
+def test_a_planted_circle_is_found_even_behind_type_checking(package):
+    (package / "calls/_ask.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from occubench.calls._back import b\n"
+    )
+    (package / "calls/_back.py").write_text("from occubench.calls._ask import ask\n")
+    circle = import_circle(package)
+    assert circle is not None
+    assert {"occubench.calls._ask", "occubench.calls._back"} == set(circle)
 
 
 def test_a_room_the_package_lacks_is_found(package):
