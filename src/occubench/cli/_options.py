@@ -138,3 +138,9 @@ TwinFidelityFiles = Annotated[
     ),
 ]
 """Twin-fidelity records (report, bundle)."""
+
+BootstrapResamples = Annotated[int, typer.Option(help="Bootstrap resamples.")]
+"""Resamples of the bootstrap intervals (report, bundle, leaderboard)."""
+
+BootstrapSeed = Annotated[int, typer.Option(help="Bootstrap seed.")]
+"""Seed of the bootstrap resampling (report, bundle, leaderboard)."""

@@ -23,7 +23,67 @@ from occubench.defaults import (
 from occubench.text import terminal_plain
 
 if TYPE_CHECKING:
-    from occubench.fidelity import AuditReport, GoldReport, TwinAudit
+    from collections.abc import Sequence
+
+    from inspect_ai.model import Model
+
+    from occubench.dataset import Dataset
+    from occubench.fidelity import AuditReport, AuditWorld, GoldReport, ProbeSettings, TwinAudit
+
+
+AuditedSimulators = Annotated[
+    list[str], typer.Option(help="Simulator model to audit; repeat the option to compare several.")
+]
+RuleVerifier = Annotated[
+    str | None,
+    typer.Option(help="Verifier of rule invention (without one, that part is not measured)."),
+]
+RuleChecks = Annotated[
+    int, typer.Option(help="Observations per simulator the verifier checks for invented rules.")
+]
+PlansPerEnv = Annotated[int, typer.Option(help="Task plans replayed per environment.")]
+RuleSeed = Annotated[int, typer.Option(help="Seed of the rule-invention sample.")]
+SimulatorDate = Annotated[str, typer.Option(help="Date given to the simulators.")]
+AuditConcurrency = Annotated[
+    int, typer.Option(help="Probe trajectories and verifier calls at once.")
+]
+GoldToReplay = Annotated[
+    Path | None,
+    typer.Option(
+        help="A gold world (answers people wrote, `play --as simulator`): replay each of "
+        "its paths and score each simulator's answers against the person's instead of "
+        "probing (--dataset, --protocol, --state-mode and --date as it was written)."
+    ),
+]
+TwinSteps = Annotated[
+    bool,
+    typer.Option(
+        "--twin",
+        help="Step fidelity against the twins: replay probe (and --from-logs) trajectories "
+        "step by step against each environment's twin and each simulator, fed the twin's "
+        "history; --out writes the TwinFidelity records.",
+    ),
+]
+TwinLogs = Annotated[
+    Path | None, typer.Option(help="--twin: also replay the agents' tool calls of these logs.")
+]
+TwinTrajectories = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--trajectories",
+        help="--twin: also replay the trajectories of this JSON file (a list of "
+        "{environment, name, calls: [{tool, arguments}]}); repeat for several files.",
+    ),
+]
+FreeRunning = Annotated[
+    bool, typer.Option(help="--twin: also replay each simulator on its own history (drift).")
+]
+TwinTolerance = Annotated[float, typer.Option(help="--twin: relative tolerance of numeric fields.")]
+AuditOut = Annotated[Path | None, typer.Option(help="Write the full audit (JSON) to this file.")]
+AuditLogDir = Annotated[
+    str | None,
+    typer.Option(help="Log folder (default: logs/occubench-audit-<hash of the arguments>)."),
+]
 
 
 @with_settings(
@@ -31,68 +91,21 @@ if TYPE_CHECKING:
     only=("dataset", "protocol", "state_mode", "world", "world_mode", "world_variant", "twins"),
 )
 def audit(
-    simulator_model: Annotated[
-        list[str],
-        typer.Option(help="Simulator model to audit; repeat the option to compare several."),
-    ],
-    verifier_model: Annotated[
-        str | None,
-        typer.Option(help="Verifier of rule invention (without one, that part is not measured)."),
-    ] = None,
-    sample_rule_checks: Annotated[
-        int, typer.Option(help="Observations per simulator the verifier checks for invented rules.")
-    ] = DEFAULT_AUDIT_RULE_CHECKS,
-    plans_per_env: Annotated[
-        int, typer.Option(help="Task plans replayed per environment.")
-    ] = DEFAULT_AUDIT_PLANS_PER_ENV,
-    seed: Annotated[int, typer.Option(help="Seed of the rule-invention sample.")] = DEFAULT_SEED,
-    date: Annotated[str, typer.Option(help="Date given to the simulators.")] = DEFAULT_DATE,
-    max_concurrency: Annotated[
-        int, typer.Option(help="Probe trajectories and verifier calls at once.")
-    ] = DEFAULT_AUDIT_CONCURRENCY,
-    gold: Annotated[
-        Path | None,
-        typer.Option(
-            help="A gold world (answers people wrote, `play --as simulator`): replay each of "
-            "its paths and score each simulator's answers against the person's instead of "
-            "probing (--dataset, --protocol, --state-mode and --date as it was written)."
-        ),
-    ] = None,
-    twin: Annotated[
-        bool,
-        typer.Option(
-            "--twin",
-            help="Step fidelity against the twins: replay probe (and --from-logs) trajectories "
-            "step by step against each environment's twin and each simulator, fed the twin's "
-            "history; --out writes the TwinFidelity records.",
-        ),
-    ] = False,
-    from_logs: Annotated[
-        Path | None,
-        typer.Option(help="--twin: also replay the agents' tool calls of these logs."),
-    ] = None,
-    trajectories: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--trajectories",
-            help="--twin: also replay the trajectories of this JSON file (a list of "
-            "{environment, name, calls: [{tool, arguments}]}); repeat for several files.",
-        ),
-    ] = None,
-    free_running: Annotated[
-        bool,
-        typer.Option(help="--twin: also replay each simulator on its own history (drift)."),
-    ] = False,
-    tolerance: Annotated[
-        float, typer.Option(help="--twin: relative tolerance of numeric fields.")
-    ] = DEFAULT_TWIN_TOLERANCE,
-    out: Annotated[
-        Path | None, typer.Option(help="Write the full audit (JSON) to this file.")
-    ] = None,
-    log_dir: Annotated[
-        str | None,
-        typer.Option(help="Log folder (default: logs/occubench-audit-<hash of the arguments>)."),
-    ] = None,
+    simulator_model: AuditedSimulators,
+    verifier_model: RuleVerifier = None,
+    sample_rule_checks: RuleChecks = DEFAULT_AUDIT_RULE_CHECKS,
+    plans_per_env: PlansPerEnv = DEFAULT_AUDIT_PLANS_PER_ENV,
+    seed: RuleSeed = DEFAULT_SEED,
+    date: SimulatorDate = DEFAULT_DATE,
+    max_concurrency: AuditConcurrency = DEFAULT_AUDIT_CONCURRENCY,
+    gold: GoldToReplay = None,
+    twin: TwinSteps = False,
+    from_logs: TwinLogs = None,
+    trajectories: TwinTrajectories = None,
+    free_running: FreeRunning = False,
+    tolerance: TwinTolerance = DEFAULT_TWIN_TOLERANCE,
+    out: AuditOut = None,
+    log_dir: AuditLogDir = None,
     **chosen: Any,
 ) -> None:
     """Score each simulator's fidelity and flag the environments it fails in.
@@ -107,7 +120,6 @@ def audit(
         audit_kind,
         audit_world,
         gold_audit,
-        probe_audit,
         twin_audit,
     )
 
@@ -149,6 +161,22 @@ def audit(
     )
     names = [*simulator_model, verifier_model]
     folder = log_dir or settings.default_log_dir(names, str(data.root), world)
+    _probe(models, data, settings, judge, world, folder, max_concurrency, out)
+
+
+def _probe(
+    models: Sequence[Model],
+    data: Dataset,
+    settings: ProbeSettings,
+    judge: Model | None,
+    world: AuditWorld | None,
+    folder: str,
+    concurrency: int,
+    out: Path | None,
+) -> None:
+    """Probe each simulator (logging to ``folder``, resumable) and print the audit."""
+    from occubench.fidelity import probe_audit
+
     console.print(f"Logs: {folder}  (run the same command again to resume)", highlight=False)
     with user_errors():
         report = probe_audit(
@@ -156,7 +184,7 @@ def audit(
             data,
             settings,
             verifier=judge,
-            concurrency=max_concurrency,
+            concurrency=concurrency,
             log_dir=folder,
             world=world,
         )

@@ -14,7 +14,13 @@ from occubench.cli._common import (
     exit_with,
     user_errors,
 )
-from occubench.cli._options import LogFiles, Prices, TwinFidelityFiles
+from occubench.cli._options import (
+    BootstrapResamples,
+    BootstrapSeed,
+    LogFiles,
+    Prices,
+    TwinFidelityFiles,
+)
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import ExitCode
 from occubench.text import terminal_plain, terminal_text
@@ -32,10 +38,8 @@ def bundle(
     out: Annotated[Path, typer.Option(help="The bundle file to write (.tar.gz).")],
     prices: Prices = None,
     twin_fidelity: TwinFidelityFiles = None,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = (
-        DEFAULT_BOOTSTRAP_RESAMPLES
-    ),
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_BOOTSTRAP_SEED,
+    resamples: BootstrapResamples = DEFAULT_BOOTSTRAP_RESAMPLES,
+    seed: BootstrapSeed = DEFAULT_BOOTSTRAP_SEED,
 ) -> None:
     """Bundle runs into one archive someone else can check with occubench verify.
 

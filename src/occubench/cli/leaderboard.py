@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from occubench.cli._common import console, exit_with, user_errors
+from occubench.cli._options import BootstrapResamples, BootstrapSeed
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
 from occubench.errors import ExitCode
 from occubench.text import terminal_text
@@ -27,10 +28,8 @@ def leaderboard(
         Path | None,
         typer.Option(help="A dataset folder each bundle's logged task records are compared with."),
     ] = None,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = (
-        DEFAULT_BOOTSTRAP_RESAMPLES
-    ),
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_BOOTSTRAP_SEED,
+    resamples: BootstrapResamples = DEFAULT_BOOTSTRAP_RESAMPLES,
+    seed: BootstrapSeed = DEFAULT_BOOTSTRAP_SEED,
     floor: Annotated[
         list[Path] | None,
         typer.Option(

@@ -129,66 +129,72 @@ def _write_link(path: Path, link: str) -> None:
             raise UsageError(f"cannot write the link to {path}: {e.strerror or e}") from e
 
 
+PlayerName = Annotated[
+    str,
+    typer.Option(
+        "--name", help="Your name: the session's agent is human/NAME in logs and reports."
+    ),
+]
+PlaySimulator = Annotated[
+    str | None,
+    typer.Option(help="Simulator (LES) model (as the agent: required; as the simulator: you)."),
+]
+PlayedSeat = Annotated[
+    Seat,
+    typer.Option(
+        "--as",
+        help="agent: you make the moves; simulator: you write each observation of the agent "
+        "--agent-model (record them into a world with --world: a gold world); user: you "
+        "are the user of a task with a user brief, talking to the agent --agent-model.",
+    ),
+]
+SeatedAgent = Annotated[
+    str | None,
+    typer.Option(
+        help="As the simulator or the user: the agent that runs the task (a model or "
+        "scripted agent)."
+    ),
+]
+DraftModel = Annotated[
+    str | None,
+    typer.Option(help="As the simulator: a model whose observation is offered to accept or edit."),
+]
+PlayedTask = Annotated[
+    int | None,
+    typer.Option("--task", help="The task to play (default: one drawn from the selection)."),
+]
+PickSeed = Annotated[
+    int | None, typer.Option(help="Seed of the draw of the task (default: a fresh draw).")
+]
+PlayInterface = Annotated[
+    Interface, typer.Option(help="terminal, or browser (a local page; the link is printed).")
+]
+LinkFile = Annotated[
+    Path | None,
+    typer.Option(help="Browser: also write the start link to this file (readable by you only)."),
+]
+ModelPreflight = Annotated[
+    bool,
+    typer.Option(help="First send each model a tiny request (a missing key stops here, exit 2)."),
+]
+
+
 @with_settings(RunConfig, only=PLAY_SETTINGS)
 def play(
-    name: Annotated[
-        str,
-        typer.Option(
-            "--name", help="Your name: the session's agent is human/NAME in logs and reports."
-        ),
-    ],
-    simulator_model: Annotated[
-        str | None,
-        typer.Option(help="Simulator (LES) model (as the agent: required; as the simulator: you)."),
-    ] = None,
-    seat: Annotated[
-        Seat,
-        typer.Option(
-            "--as",
-            help="agent: you make the moves; simulator: you write each observation of the agent "
-            "--agent-model (record them into a world with --world: a gold world); user: you "
-            "are the user of a task with a user brief, talking to the agent --agent-model.",
-        ),
-    ] = Seat.AGENT,
-    agent_model: Annotated[
-        str | None,
-        typer.Option(
-            help="As the simulator or the user: the agent that runs the task (a model or "
-            "scripted agent)."
-        ),
-    ] = None,
-    draft_model: Annotated[
-        str | None,
-        typer.Option(
-            help="As the simulator: a model whose observation is offered to accept or edit."
-        ),
-    ] = None,
+    name: PlayerName,
+    simulator_model: PlaySimulator = None,
+    seat: PlayedSeat = Seat.AGENT,
+    agent_model: SeatedAgent = None,
+    draft_model: DraftModel = None,
     verifier_model: VerifierModel = None,
-    task_id: Annotated[
-        int | None,
-        typer.Option("--task", help="The task to play (default: one drawn from the selection)."),
-    ] = None,
-    pick_seed: Annotated[
-        int | None, typer.Option(help="Seed of the draw of the task (default: a fresh draw).")
-    ] = None,
-    ui: Annotated[
-        Interface, typer.Option(help="terminal, or browser (a local page; the link is printed).")
-    ] = Interface.TERMINAL,
+    task_id: PlayedTask = None,
+    pick_seed: PickSeed = None,
+    ui: PlayInterface = Interface.TERMINAL,
     host: Host = "127.0.0.1",
     port: Port = 0,
     allowed_host: AllowedHost = [],  # noqa: B006 - typer copies a list default
-    url_file: Annotated[
-        Path | None,
-        typer.Option(
-            help="Browser: also write the start link to this file (readable by you only)."
-        ),
-    ] = None,
-    preflight: Annotated[
-        bool,
-        typer.Option(
-            help="First send each model a tiny request (a missing key stops here, exit 2)."
-        ),
-    ] = True,
+    url_file: LinkFile = None,
+    preflight: ModelPreflight = True,
     log_dir: SessionLogDir = DEFAULT_PLAY_LOG_ROOT,
     **settings: Any,
 ) -> None:

@@ -10,7 +10,14 @@ import typer
 
 from occubench.analysis import DIMENSIONS
 from occubench.cli._common import console, from_options, user_errors
-from occubench.cli._options import GoldWorld, LogFiles, Prices, TwinFidelityFiles
+from occubench.cli._options import (
+    BootstrapResamples,
+    BootstrapSeed,
+    GoldWorld,
+    LogFiles,
+    Prices,
+    TwinFidelityFiles,
+)
 from occubench.cli._settings import with_settings
 from occubench.config import ResolvedRun, RunConfig
 from occubench.defaults import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED
@@ -24,71 +31,78 @@ if TYPE_CHECKING:
 BREAKDOWNS = ", ".join(d for d in DIMENSIONS if d != "overall")
 
 
+ReportFormats = Annotated[
+    list[ReportFormat] | None,
+    typer.Option(
+        "--format",
+        "-f",
+        case_sensitive=False,
+        help="File format to write, repeatable: md, csv, json, html, parquet (default with "
+        "--out: all).",
+    ),
+]
+ReportFolder = Annotated[
+    Path | None,
+    typer.Option(
+        help="Folder for the files (default: beside the first log folder, named "
+        "<folder>-report; the path is printed)."
+    ),
+]
+Breakdowns = Annotated[
+    list[str] | None,
+    typer.Option(
+        help=f"Breakdown shown in the terminal, repeatable: {BREAKDOWNS} "
+        "(default: industry and difficulty)."
+    ),
+]
+Reviews = Annotated[
+    Path | None,
+    typer.Option(
+        help="Expert reviews: a review database (occubench review --db) or its JSON/CSV "
+        "export. Adds reviewer agreement, realism ratings and CR with human verdicts."
+    ),
+]
+Variance = Annotated[
+    bool,
+    typer.Option(
+        "--variance",
+        help="Add variance components (task, simulator, agent, verifier) and the minimum "
+        "detectable difference; mark leaderboard lines closer than it.",
+    ),
+]
+PublishedBeside = Annotated[
+    str | None,
+    typer.Option(
+        help="Show a publication's stated results beside the measured ones, marked and "
+        "never ranked with them: 'paper' (the OccuBench paper, shipped) or a JSON file "
+        "in its format.",
+    ),
+]
+FloorRecords = Annotated[
+    list[Path] | None,
+    typer.Option(
+        help="A floor record (occubench floor --out), repeatable: each leaderboard line "
+        "shows the highest null agent's pass rate under its simulator, verifier and "
+        "protocol, or 'not measured'.",
+    ),
+]
+
+
 @with_settings(RunConfig, only=("dataset", "protocol", "state_mode", "date"))
 def report(
     logs: LogFiles,
-    formats: Annotated[
-        list[ReportFormat] | None,
-        typer.Option(
-            "--format",
-            "-f",
-            case_sensitive=False,
-            help="File format to write, repeatable: md, csv, json, html, parquet (default with "
-            "--out: all).",
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Folder for the files (default: beside the first log folder, named "
-            "<folder>-report; the path is printed)."
-        ),
-    ] = None,
+    formats: ReportFormats = None,
+    out: ReportFolder = None,
     prices: Prices = None,
-    by: Annotated[
-        list[str] | None,
-        typer.Option(
-            help=f"Breakdown shown in the terminal, repeatable: {BREAKDOWNS} "
-            "(default: industry and difficulty)."
-        ),
-    ] = None,
-    reviews: Annotated[
-        Path | None,
-        typer.Option(
-            help="Expert reviews: a review database (occubench review --db) or its JSON/CSV "
-            "export. Adds reviewer agreement, realism ratings and CR with human verdicts."
-        ),
-    ] = None,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = (
-        DEFAULT_BOOTSTRAP_RESAMPLES
-    ),
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = DEFAULT_BOOTSTRAP_SEED,
-    variance: Annotated[
-        bool,
-        typer.Option(
-            "--variance",
-            help="Add variance components (task, simulator, agent, verifier) and the minimum "
-            "detectable difference; mark leaderboard lines closer than it.",
-        ),
-    ] = False,
-    published: Annotated[
-        str | None,
-        typer.Option(
-            help="Show a publication's stated results beside the measured ones, marked and "
-            "never ranked with them: 'paper' (the OccuBench paper, shipped) or a JSON file "
-            "in its format.",
-        ),
-    ] = None,
+    by: Breakdowns = None,
+    reviews: Reviews = None,
+    resamples: BootstrapResamples = DEFAULT_BOOTSTRAP_RESAMPLES,
+    seed: BootstrapSeed = DEFAULT_BOOTSTRAP_SEED,
+    variance: Variance = False,
+    published: PublishedBeside = None,
     gold: GoldWorld = None,
     twin_fidelity: TwinFidelityFiles = None,
-    floor: Annotated[
-        list[Path] | None,
-        typer.Option(
-            help="A floor record (occubench floor --out), repeatable: each leaderboard line "
-            "shows the highest null agent's pass rate under its simulator, verifier and "
-            "protocol, or 'not measured'.",
-        ),
-    ] = None,
+    floor: FloorRecords = None,
     **chosen: Any,
 ) -> None:
     """Report completion rates, robustness R, comparisons and cost of runs, with 95% CIs.
