@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
-
-from openai.types.chat import ChatCompletion
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from occubench.providers._sse import Event
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletion  # types only: `--help` loads no SDK
 
 
 def completion_chunks(completion: ChatCompletion, include_usage: bool = False) -> Iterator[Event]:

@@ -13,11 +13,12 @@ then ``response.completed``; every event numbered (``sequence_number``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
-
-from openai.types.responses import Response
+from typing import TYPE_CHECKING, Any
 
 from occubench.providers._sse import Event
+
+if TYPE_CHECKING:
+    from openai.types.responses import Response  # types only: `--help` loads no SDK
 
 
 def assistant_text(item: Mapping[str, Any]) -> str | None:
