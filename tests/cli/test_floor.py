@@ -177,3 +177,31 @@ def test_a_file_that_is_no_floor_record_is_bad_input(tmp_path):
     bad.write_text("{}")
     result = runner.invoke(app, ["report", str(tmp_path), "--floor", str(bad)])
     assert result.exit_code == 2
+
+
+def test_the_floor_of_tasks_with_a_user_asks_for_the_user_model_and_runs_with_one(tmp_path):
+    refused, _ = floor(
+        tmp_path,
+        SCRIPTED,
+        "--null-agents",
+        "null-answer",
+        "--limit",
+        "1",
+        dataset="conversational",
+        out="refused.json",
+    )
+    assert refused.exit_code == 2 and "--user-model" in refused.output
+    result, record = floor(
+        tmp_path,
+        SCRIPTED,
+        "--null-agents",
+        "null-answer",
+        "--limit",
+        "1",
+        "--user-model",
+        "occubench/user-cooperative",
+        dataset="conversational",
+    )
+    assert result.exit_code == 0, result.output
+    assert record is not None
+    assert counts(record.null_agents) == {"occubench/null-answer": (1, 0)}

@@ -36,6 +36,15 @@ VerifierModel = Annotated[
 ]
 """The grading model of a run or a session (run, floor, serve, openenv, play)."""
 
+UserModel = Annotated[
+    str | None,
+    typer.Option(
+        help="The simulated user of tasks with a 'user' brief (required when the selection "
+        "has one; tasks without a user never call it)."
+    ),
+]
+"""The simulated user of a run's tasks with a ``user`` brief (run, floor)."""
+
 ModelRole = Annotated[
     list[str] | None,
     typer.Option(

@@ -32,6 +32,7 @@ from occubench.cli._options import (
     ModelRole,
     RunPreflight,
     RunSimulatorModel,
+    UserModel,
     VerifierModel,
 )
 from occubench.cli._settings import with_settings
@@ -71,6 +72,7 @@ def floor(
     ctx: typer.Context,
     simulator_model: RunSimulatorModel = None,
     verifier_model: VerifierModel = None,
+    user_model: UserModel = None,
     model_role: ModelRole = None,
     null_agents: Annotated[
         str | None,

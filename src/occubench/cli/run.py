@@ -40,6 +40,7 @@ from occubench.cli._options import (
     RunPreflight,
     RunSimulatorModel,
     ShardExecutor,
+    UserModel,
     VerifierModel,
 )
 from occubench.cli._settings import executor_named, with_settings
@@ -84,13 +85,6 @@ AgentModel = Annotated[
 SimFallbackModel = Annotated[
     str | None,
     typer.Option(help="Simulator re-asked after a failed online check (default: the simulator)."),
-]
-UserModel = Annotated[
-    str | None,
-    typer.Option(
-        help="The simulated user of tasks with a 'user' brief (required when the selection "
-        "has one; tasks without a user never call it)."
-    ),
 ]
 Temperature = Annotated[
     list[str] | None,
