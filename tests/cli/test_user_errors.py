@@ -6,7 +6,6 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-import occubench.results
 from occubench.cli import app
 from occubench.errors import ExitCode, UsageError
 
@@ -20,8 +19,15 @@ def fails_with(error: Exception):
     return read_runs
 
 
+def reading_fails(monkeypatch, error: Exception) -> None:
+    """The report's reading of the logs raises ``error`` (where the report room calls it)."""
+    import occubench.report._runs
+
+    monkeypatch.setattr(occubench.report._runs, "read_runs", fails_with(error))
+
+
 def test_a_value_error_from_a_bug_is_not_bad_input(monkeypatch, tmp_path):
-    monkeypatch.setattr(occubench.results, "read_runs", fails_with(ValueError("a bug: 1/0")))
+    reading_fails(monkeypatch, ValueError("a bug: 1/0"))
     result = runner.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code != ExitCode.BAD_INPUT
     assert isinstance(result.exception, ValueError) and "a bug" in str(result.exception)
@@ -30,7 +36,7 @@ def test_a_value_error_from_a_bug_is_not_bad_input(monkeypatch, tmp_path):
 
 
 def test_a_usage_error_is_bad_input_in_one_line(monkeypatch, tmp_path):
-    monkeypatch.setattr(occubench.results, "read_runs", fails_with(UsageError("no such run")))
+    reading_fails(monkeypatch, UsageError("no such run"))
     result = runner.invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == ExitCode.BAD_INPUT
     assert isinstance(result.exception, SystemExit)
