@@ -1,4 +1,4 @@
-"""The guard of a served environment: token, hosts, and bounded messages (stdio and HTTP).
+"""The access checks of a served environment: token, hosts, and bounded messages (stdio and HTTP).
 
 The end-to-end attacks are in ``test_serve.py`` and ``test_agent_command.py``; here each
 rule at its edges, in process.
@@ -18,7 +18,7 @@ from occubench.defaults import DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_MESSAGE_DEPTH
 from occubench.serving import serve_token
 from occubench.serving._access import (
     Access,
-    _Guard,
+    _AccessChecks,
     bearer_matches,
     leading_id,
     origin_allowed,
@@ -147,11 +147,11 @@ async def _echo(scope, receive, send) -> None:
 
 
 def test_http_guard_refuses_before_the_app_and_passes_a_good_body_whole():
-    guard = _Guard(_echo, Access.of(TOKEN, ["127.0.0.1"]), max_bytes=100, max_depth=3)
+    checks = _AccessChecks(_echo, Access.of(TOKEN, ["127.0.0.1"]), max_bytes=100, max_depth=3)
     auth = {"Authorization": f"Bearer {TOKEN}"}
 
     async def requests() -> list[httpx.Response]:
-        transport = httpx.ASGITransport(app=guard)
+        transport = httpx.ASGITransport(app=checks)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             return [
                 await http.post("/mcp", content=b'{"id":1}'),

@@ -178,7 +178,7 @@ async def _bounded_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
     return bytes(body), False
 
 
-class _Guard:
+class _AccessChecks:
     """The checks of the module doc, in front of an ASGI app."""
 
     def __init__(self, app: ASGIApp, access: Access, max_bytes: int, max_depth: int) -> None:
@@ -322,4 +322,4 @@ def http_app(
         custom_starlette_routes=list(routes) or None,
     )
     app.router.default = _unknown_route(offered_routes(routes))
-    return _Guard(app, access, max_bytes, max_depth)
+    return _AccessChecks(app, access, max_bytes, max_depth)

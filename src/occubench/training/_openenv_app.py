@@ -81,7 +81,7 @@ def authorized(headers: Headers, token: SecretStr) -> bool:
     return bool(sent) and all(s is not None and hmac.compare_digest(s, expected) for s in sent)
 
 
-class _Guard:
+class _AccessChecks:
     """The module docstring's checks, in front of every route."""
 
     def __init__(self, app: ASGIApp, token: SecretStr) -> None:
@@ -128,7 +128,7 @@ def openenv_app(
         OccuBenchObservation,
         max_concurrent_envs=max_sessions,
     )
-    return _Guard(app, SecretStr(token))
+    return _AccessChecks(app, SecretStr(token))
 
 
 class OpenEnvServer:
